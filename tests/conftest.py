@@ -1,0 +1,32 @@
+"""Shared fixtures: tiny models of every cache kind, built once per test session."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from tests.tiny_models import KINDS, build_model
+
+
+@pytest.fixture(scope="session")
+def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with one tiny MLX model per cache kind: <dir>/<kind>/."""
+    root = tmp_path_factory.mktemp("tiny-models")
+    for kind in KINDS:
+        build_model(kind, root / kind)
+    return root
+
+
+@pytest.fixture(scope="session", params=KINDS)
+def tiny_model_path(request: pytest.FixtureRequest, tiny_models_dir: Path) -> Path:
+    """Parametrised over every cache kind."""
+    return tiny_models_dir / request.param
+
+
+@pytest.fixture(scope="session")
+def llama_path(tiny_models_dir: Path) -> Path:
+    return tiny_models_dir / "llama"

@@ -1,0 +1,185 @@
+"""Tiny random-weight models, one per layer-cache kind, saved in MLX format.
+
+They are built with mlx-lm's own model classes and written as an ordinary model folder
+(config.json, model.safetensors, tokenizer.json, tokenizer_config.json with a ChatML template), so
+`mlx_lm.load(path)` reads them through the real loading path. Building all four takes a few
+seconds; the session fixture in conftest.py builds them once per test run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import mlx.core as mx
+import mlx.nn as nn
+from mlx.utils import tree_flatten, tree_map
+from mlx_lm.utils import _get_classes
+from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+VOCAB_SIZE = 384
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+# A small English corpus so the byte-level BPE learns real merges and prompts tokenize to a
+# realistic number of tokens (a few characters per token), not one token per byte.
+_CORPUS = """
+You are a helpful assistant. Answer the question in one sentence.
+What is the capital of France? The capital of France is Paris.
+Tell me a story about a cat and a dog who became friends in the city.
+Write a haiku about the sea. The sea is calm and blue; waves fold over sand.
+How do I sort a list in Python? Use the sorted function or the list sort method.
+Explain recursion to a child. A function that calls itself on a smaller problem.
+Hello! How are you today? I am fine, thank you. What would you like to talk about?
+Please summarize the following text in three bullet points for a busy reader.
+The quick brown fox jumps over the lazy dog near the river bank at noon.
+Can you translate this sentence into German, French and Spanish for me please?
+Numbers: 0 1 2 3 4 5 6 7 8 9 10 100 1000. Code: def main(): return 0
+""" * 4
+
+COMMON: dict[str, Any] = {
+    "vocab_size": VOCAB_SIZE,
+    "hidden_size": 64,
+    "intermediate_size": 128,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "rms_norm_eps": 1e-6,
+    "max_position_embeddings": 4096,
+    "tie_word_embeddings": False,
+    "bos_token_id": None,
+    "eos_token_id": 2,
+}
+
+CONFIGS: dict[str, dict[str, Any]] = {
+    # Attention KV with grouped-query attention (4 query heads over 2 KV heads).
+    "llama": {
+        **COMMON,
+        "model_type": "llama",
+        "num_hidden_layers": 2,
+        "head_dim": 16,
+        "rope_theta": 10000.0,
+    },
+    # GatedDeltaNet hybrid: layers 0-2 are recurrent (ArraysCache), layer 3 is full attention.
+    "qwen3_5": {
+        "model_type": "qwen3_5",
+        "tie_word_embeddings": False,
+        "eos_token_id": 2,
+        "text_config": {
+            **COMMON,
+            "model_type": "qwen3_5_text",
+            "num_hidden_layers": 4,
+            "full_attention_interval": 4,
+            "head_dim": 16,
+            "linear_num_value_heads": 4,
+            "linear_num_key_heads": 2,
+            "linear_key_head_dim": 16,
+            "linear_value_head_dim": 16,
+            "linear_conv_kernel_dim": 4,
+            "rope_parameters": {
+                "type": "default",
+                "rope_theta": 10000.0,
+                "partial_rotary_factor": 0.5,
+            },
+        },
+    },
+    # Sliding window of 16 tokens on layers 0-1 (RotatingKVCache), global KV on layer 2.
+    "gemma3_text": {
+        **COMMON,
+        "model_type": "gemma3_text",
+        "num_hidden_layers": 3,
+        "head_dim": 16,
+        "query_pre_attn_scalar": 16,
+        "sliding_window": 16,
+        "sliding_window_pattern": 3,
+        "rope_theta": 10000.0,
+        "rope_local_base_freq": 10000.0,
+    },
+    # Multi-head latent attention: the cache holds the compressed latent and the RoPE key part.
+    "deepseek_v3": {
+        **COMMON,
+        "model_type": "deepseek_v3",
+        "num_hidden_layers": 2,
+        "num_key_value_heads": 4,
+        "kv_lora_rank": 32,
+        "q_lora_rank": 48,
+        "qk_rope_head_dim": 8,
+        "qk_nope_head_dim": 16,
+        "v_head_dim": 16,
+        "moe_intermediate_size": 32,
+        "n_routed_experts": 4,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1,
+        "n_group": 1,
+        "topk_group": 1,
+        "rope_theta": 10000.0,
+    },
+}
+
+KINDS = tuple(CONFIGS)
+
+# Random init gives logits with a spread of a few hundredths, where greedy choices are near-ties
+# that summation order could flip. Scaling the output layer spreads the logits so the argmax is
+# well separated, which keeps the exactness tests meaningful rather than flaky.
+_OUTPUT_SCALE = 8.0
+
+
+def build_tokenizer() -> Tokenizer:
+    """Train a byte-level BPE tokenizer of VOCAB_SIZE tokens with the ChatML special tokens."""
+    tokenizer = Tokenizer(models.BPE())
+    tokenizer.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tokenizer.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    tokenizer.train_from_iterator(_CORPUS.splitlines(), trainer=trainer)
+    return tokenizer
+
+
+def _write_tokenizer(folder: Path, tokenizer: Tokenizer) -> None:
+    tokenizer.save(str(folder / "tokenizer.json"))
+    config = {
+        "tokenizer_class": "PreTrainedTokenizerFast",
+        "bos_token": None,
+        "eos_token": "<|im_end|>",
+        "pad_token": "<|endoftext|>",
+        "unk_token": None,
+        "model_max_length": 4096,
+        "add_bos_token": False,
+        "chat_template": CHATML_TEMPLATE,
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2))
+    special_map = {"eos_token": "<|im_end|>", "pad_token": "<|endoftext|>"}
+    (folder / "special_tokens_map.json").write_text(json.dumps(special_map))
+
+
+def build_model(kind: str, folder: Path, seed: int = 0) -> Path:
+    """Write the tiny `kind` model into `folder` (created) and return the folder."""
+    config = CONFIGS[kind]
+    folder.mkdir(parents=True, exist_ok=True)
+    mx.random.seed(seed)
+    model_class, args_class = _get_classes(config)
+    model: nn.Module = model_class(args_class.from_dict(config))
+    params = tree_map(lambda p: p.astype(mx.float32), model.parameters())
+    flat = dict(tree_flatten(params))
+    for name in list(flat):
+        if name.endswith("lm_head.weight"):
+            flat[name] = flat[name] * _OUTPUT_SCALE
+    mx.save_safetensors(str(folder / "model.safetensors"), flat, metadata={"format": "mlx"})
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    _write_tokenizer(folder, build_tokenizer())
+    return folder
+
+
+def build_all(root: Path) -> dict[str, Path]:
+    """Build every kind under `root` and return {kind: folder}."""
+    return {kind: build_model(kind, root / kind) for kind in KINDS}
