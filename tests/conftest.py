@@ -30,3 +30,21 @@ def tiny_model_path(request: pytest.FixtureRequest, tiny_models_dir: Path) -> Pa
 @pytest.fixture(scope="session")
 def llama_path(tiny_models_dir: Path) -> Path:
     return tiny_models_dir / "llama"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--run-package",
+        action="store_true",
+        help="build (or reuse a fresh) PyInstaller bundle and test it (tests marked `package`)",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--run-package"):
+        return
+    skip = pytest.mark.skip(reason="builds the PyInstaller bundle: run with --run-package "
+                            "(make package-test)")
+    for item in items:
+        if "package" in item.keywords:
+            item.add_marker(skip)
