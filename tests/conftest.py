@@ -46,5 +46,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     skip = pytest.mark.skip(reason="builds the PyInstaller bundle: run with --run-package "
                             "(make package-test)")
     for item in items:
-        if "package" in item.keywords:
+        if item.get_closest_marker("package") is not None:
             item.add_marker(skip)
