@@ -1,0 +1,79 @@
+"""Writing a streaming reply to the store as it grows, without one write per token.
+
+Tokens arrive tens of times a second; the text goes to disk at most once per interval (one
+second by default) and always on finish. A crash therefore loses at most the text of the last
+interval, and `Store.close()` finishes any writer still open as "interrupted".
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from app.store_models import InvalidInputError, Status
+
+if TYPE_CHECKING:
+    from app.store import Store
+    from app.store_models import Message
+
+
+class ReplyWriter:
+    """Get one from `Store.reply_writer(message_id)` after `Store.begin_reply`."""
+
+    def __init__(
+        self,
+        store: Store,
+        message: Message,
+        *,
+        interval_s: float = 1.0,
+        clock: Callable[[], float] | None = None,
+    ) -> None:
+        self._store = store
+        self.message_id = message.id
+        self._parts = [message.content]
+        self._dirty = False
+        self._done = False
+        self._interval_s = interval_s
+        self._clock = clock or time.monotonic
+        self._last_write = self._clock()
+
+    @property
+    def text(self) -> str:
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0]
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def append(self, text: str) -> None:
+        """Add decoded text; written now only if the last write is an interval old."""
+        if self._done:
+            raise InvalidInputError(f"Reply {self.message_id} is already finished.")
+        if not text:
+            return
+        self._parts.append(text)
+        self._dirty = True
+        if self._clock() - self._last_write >= self._interval_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write what has not been written yet (cheap when nothing is pending)."""
+        if self._dirty and not self._done:
+            self._store.update_streaming(self.message_id, self.text)
+            self._dirty = False
+            self._last_write = self._clock()
+
+    def finish(
+        self,
+        status: Status = "complete",
+        stats: dict[str, Any] | None = None,
+        error: str | None = None,
+    ) -> Message:
+        """Write the whole text with its final status ("complete", "stopped", "error",
+        "interrupted"); the writer takes no more text."""
+        message = self._store.finish_reply(self.message_id, self.text, status, stats, error)
+        self._done = True
+        return message

@@ -1,0 +1,96 @@
+"""The conversation store's schema, as forward migrations keyed on `PRAGMA user_version`.
+
+`MIGRATIONS[n]` takes a database from version n to n + 1. Each runs in one transaction together
+with the version bump, so a failed migration leaves the file at the version it had. Append new
+steps; never edit a released one.
+
+Full-text search uses external-content FTS5 tables kept in sync by triggers. A reply still
+streaming is left out of the index (its text changes every second, and nobody searches a reply
+being written); it enters the index when it is finished or found interrupted. The triggers test
+the same status on the way in and out, because FTS5's 'delete' must be given exactly what was
+indexed.
+"""
+
+from __future__ import annotations
+
+_V1 = """
+CREATE TABLE conversations (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    title          TEXT    NOT NULL,
+    created_at     REAL    NOT NULL,
+    updated_at     REAL    NOT NULL,
+    system_prompt  TEXT    NOT NULL DEFAULT '',
+    model_id       TEXT,
+    params         TEXT    NOT NULL DEFAULT '{}',
+    active_leaf_id INTEGER REFERENCES messages(id) ON DELETE SET NULL,
+    pinned         INTEGER NOT NULL DEFAULT 0 CHECK (pinned IN (0, 1)),
+    archived       INTEGER NOT NULL DEFAULT 0 CHECK (archived IN (0, 1)),
+    deleted_at     REAL,
+    -- Counts visits to leaves; messages.visit holds the count at a leaf's latest visit, so
+    -- "most recently visited" never depends on the wall clock.
+    visit_clock    INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX conversations_by_active_leaf ON conversations(active_leaf_id);
+
+CREATE TABLE messages (
+    id              INTEGER PRIMARY KEY AUTOINCREMENT,
+    conversation_id INTEGER NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,
+    -- No cascade here: a subtree is deleted in one statement (a cascade would recurse once per
+    -- level and hit SQLite's trigger depth limit on long conversations).
+    parent_id       INTEGER REFERENCES messages(id),
+    role            TEXT    NOT NULL CHECK (role IN ('user', 'assistant')),
+    content         TEXT    NOT NULL,
+    created_at      REAL    NOT NULL,
+    status          TEXT    NOT NULL CHECK (status IN
+                        ('complete', 'streaming', 'stopped', 'error', 'interrupted')),
+    model_id        TEXT,
+    params          TEXT    NOT NULL DEFAULT '{}',
+    stats           TEXT    NOT NULL DEFAULT '{}',
+    error           TEXT,
+    visit           INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX messages_by_parent ON messages(parent_id);
+CREATE INDEX messages_by_conversation ON messages(conversation_id, parent_id);
+CREATE INDEX messages_streaming ON messages(status) WHERE status = 'streaming';
+
+CREATE VIRTUAL TABLE message_search USING fts5(
+    content, content='messages', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+);
+CREATE TRIGGER message_search_insert AFTER INSERT ON messages
+WHEN new.status != 'streaming' BEGIN
+    INSERT INTO message_search(rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER message_search_delete AFTER DELETE ON messages
+WHEN old.status != 'streaming' BEGIN
+    INSERT INTO message_search(message_search, rowid, content)
+        VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER message_search_update AFTER UPDATE OF content, status ON messages BEGIN
+    INSERT INTO message_search(message_search, rowid, content)
+        SELECT 'delete', old.id, old.content WHERE old.status != 'streaming';
+    INSERT INTO message_search(rowid, content)
+        SELECT new.id, new.content WHERE new.status != 'streaming';
+END;
+
+CREATE VIRTUAL TABLE title_search USING fts5(
+    title, content='conversations', content_rowid='id',
+    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+);
+CREATE TRIGGER title_search_insert AFTER INSERT ON conversations BEGIN
+    INSERT INTO title_search(rowid, title) VALUES (new.id, new.title);
+END;
+CREATE TRIGGER title_search_delete AFTER DELETE ON conversations BEGIN
+    INSERT INTO title_search(title_search, rowid, title) VALUES ('delete', old.id, old.title);
+END;
+CREATE TRIGGER title_search_update AFTER UPDATE OF title ON conversations BEGIN
+    INSERT INTO title_search(title_search, rowid, title) VALUES ('delete', old.id, old.title);
+    INSERT INTO title_search(rowid, title) VALUES (new.id, new.title);
+END;
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1,)
+
+
+def latest_version() -> int:
+    return len(MIGRATIONS)
