@@ -1,0 +1,59 @@
+"""Branchwise inference: exact, cache-aware generation on MLX with mlx-lm.
+
+Public API (everything runs on one thread, the inference worker's, which owns every MLX object;
+results hold plain Python values only)::
+
+    from inference import load_model, Engine, SamplingParams, InferenceError
+
+    model = load_model(path)          # an MLX model folder -> LoadedModel
+    engine = Engine(model, cache_budget_bytes=None, prefill_chunk_tokens=512)
+    result = engine.generate(
+        messages,                     # [{"role": "system"|"user"|"assistant", "content": str}, ...]
+        SamplingParams(temperature=0.0, top_p=1.0, top_k=0, min_p=0.0,
+                       repetition_penalty=1.0, max_tokens=512, seed=None, stop=()),
+        conversation_id=None,         # any hashable; ties and forget() use it
+        on_token=None,                # on_token(text_delta: str)
+        on_progress=None,             # on_progress(done: int, total: int) during prefill
+        cancel=None,                  # threading.Event: stops within one chunk / one token
+    )
+
+`load_model(path) -> LoadedModel` with `.model`, `.tokenizer`, `.config`, `.path`, `.model_id`
+(the folder name), `.model_type`, `.context_length` (int or None) and `.weights_bytes`. It reads
+only safetensors and never runs code from the folder (models needing trust_remote_code are
+refused). A missing folder or file, corrupt weights or an unsupported model type raise
+`ModelLoadError`.
+
+`GenerationResult`: `.text`, `.token_ids` (generated ids, with the end-of-sequence id when the
+model ended the reply), `.finish_reason` ("stop", "length" or "cancelled") and `.stats`
+(`GenerationStats`: `prompt_tokens`, `cached_tokens`, `prefill_tokens`, `generated_tokens`,
+`ttft_s`, `prefill_tps`, `decode_tps`; `cached_tokens + prefill_tokens == prompt_tokens`).
+
+`Engine` also has `context_length`, `count_prompt_tokens(messages) -> int`, `cache_bytes()`,
+`clear_cache()`, `forget(conversation_id)` and a settable `cache_budget_bytes` (default: a fifth
+of the machine's memory). Branching is implicit: a regenerate, an edit or a branch switch is
+just another message path, and the engine reuses the longest token prefix it has stored.
+
+Every refusal is an `InferenceError`: `ModelLoadError` (loading), `PromptError` (empty or
+malformed messages, unknown role, prompt longer than the context, by how many tokens),
+`SamplingError` (settings out of range, e.g. `max_tokens` <= 0). The engine stays usable after
+any of them.
+"""
+
+from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
+from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
+from inference.loading import LoadedModel, load_model
+from inference.sampling import SamplingParams
+
+__all__ = [
+    "Engine",
+    "GenerationResult",
+    "GenerationStats",
+    "InferenceError",
+    "LoadedModel",
+    "ModelLoadError",
+    "PromptError",
+    "SamplingError",
+    "SamplingParams",
+    "default_cache_budget",
+    "load_model",
+]

@@ -14,3 +14,7 @@ class ModelLoadError(InferenceError):
 
 class PromptError(InferenceError):
     """A request the engine cannot serve: empty, malformed, or longer than the context."""
+
+
+class SamplingError(InferenceError):
+    """Sampling settings out of range (e.g. `max_tokens` <= 0 or a negative temperature)."""

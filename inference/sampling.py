@@ -1,0 +1,134 @@
+"""Sampling settings, turned into mlx-lm's own samplers and logits processors, and stop strings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import mlx.core as mx
+from mlx_lm.sample_utils import make_logits_processors, make_sampler
+
+from inference.errors import SamplingError
+
+Sampler = Callable[[mx.array], mx.array]
+LogitsProcessor = Callable[[mx.array, mx.array], mx.array]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """How to pick each next token. Invalid values raise `SamplingError` when constructed.
+
+    `temperature` 0 means greedy. `top_p` 1.0, `top_k` 0, `min_p` 0.0 and `repetition_penalty`
+    1.0 switch those filters off. `seed` makes sampling reproducible: the engine calls
+    `mx.random.seed(seed)` right before decoding, as a from-scratch mlx-lm run seeded just
+    before `stream_generate` does. Generation ends at the model's end-of-sequence token, after
+    `max_tokens`, or when the text contains one of the `stop` strings (cut before it).
+    """
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    top_k: int = 0
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    max_tokens: int = 512
+    seed: int | None = None
+    stop: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        # A list of stop strings is accepted for convenience and frozen into a tuple.
+        object.__setattr__(self, "stop", tuple(self.stop))
+        problems = [
+            message
+            for bad, message in (
+                (not _finite(self.temperature) or self.temperature < 0,
+                 f"temperature must be 0 or more, not {self.temperature}"),
+                (not _finite(self.top_p) or not 0 < self.top_p <= 1,
+                 f"top_p must be above 0 and at most 1, not {self.top_p}"),
+                (not _whole(self.top_k) or self.top_k < 0,
+                 f"top_k must be a whole number, 0 or more, not {self.top_k}"),
+                (not _finite(self.min_p) or not 0 <= self.min_p <= 1,
+                 f"min_p must be between 0 and 1, not {self.min_p}"),
+                (not _finite(self.repetition_penalty) or self.repetition_penalty <= 0,
+                 f"repetition_penalty must be above 0, not {self.repetition_penalty}"),
+                (not _whole(self.max_tokens) or self.max_tokens <= 0,
+                 f"max_tokens must be a whole number above 0, not {self.max_tokens}"),
+                (self.seed is not None and (not _whole(self.seed) or self.seed < 0),
+                 f"seed must be a whole number, 0 or more, not {self.seed}"),
+                (not all(isinstance(s, str) and s for s in self.stop),
+                 "stop strings must be non-empty text"),
+            )
+            if bad
+        ]
+        if problems:
+            raise SamplingError("Invalid sampling settings: " + "; ".join(problems) + ".")
+
+    def make_sampler(self) -> Sampler:
+        return make_sampler(
+            temp=self.temperature, top_p=self.top_p, min_p=self.min_p, top_k=self.top_k
+        )
+
+    def make_logits_processors(self, cached_prompt: Sequence[int]) -> list[LogitsProcessor]:
+        """mlx-lm's processors, seeing `cached_prompt` before the tokens fed to the generator.
+
+        mlx-lm's generator shows a processor only the tokens it was given itself; the engine
+        feeds it just the uncached tail, so the prompt before it is prepended to match what a
+        from-scratch run sees (the repetition penalty looks back over the prompt).
+        """
+        penalty = None if self.repetition_penalty == 1.0 else self.repetition_penalty
+        processors = make_logits_processors(repetition_penalty=penalty)
+        if not processors or not cached_prompt:
+            return processors
+        prefix = mx.array(list(cached_prompt), dtype=mx.int32)
+        return [_after_prefix(p, prefix) for p in processors]
+
+
+def _after_prefix(processor: LogitsProcessor, prefix: mx.array) -> LogitsProcessor:
+    def apply(tokens: mx.array, logits: mx.array) -> mx.array:
+        return processor(mx.concatenate([prefix, tokens.astype(mx.int32)]), logits)
+
+    return apply
+
+
+def _finite(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+class StopMatcher:
+    """Cuts streamed text at the first stop string, holding back a tail that may begin one.
+
+    Text is released only once it can no longer be the start of a stop string, so a stop string
+    split across tokens never reaches the reader.
+    """
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self._stops = tuple(stops)
+        self._held = ""
+
+    def feed(self, segment: str) -> tuple[str, bool]:
+        """Return (text safe to show, whether a stop string was found)."""
+        text = self._held + segment
+        hits = [i for i in (text.find(s) for s in self._stops) if i >= 0]
+        if hits:
+            self._held = ""
+            return text[: min(hits)], True
+        hold = self._partial_stop_length(text)
+        self._held = text[len(text) - hold :]
+        return text[: len(text) - hold], False
+
+    def flush(self) -> str:
+        """The held-back text, once generation ended without completing a stop string."""
+        held, self._held = self._held, ""
+        return held
+
+    def _partial_stop_length(self, text: str) -> int:
+        longest = max((len(s) - 1 for s in self._stops), default=0)
+        for k in range(min(longest, len(text)), 0, -1):
+            tail = text[-k:]
+            if any(s.startswith(tail) for s in self._stops):
+                return k
+        return 0
