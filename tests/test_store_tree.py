@@ -277,7 +277,7 @@ def test_long_conversation_deletes_in_one_step(store: Store) -> None:
 
 
 def test_unknown_ids_raise_not_found(store: Store) -> None:
-    conversation, messages = _chat(store, "q")
+    conversation, _ = _chat(store, "q")
     calls = [
         lambda: store.get_conversation(999),
         lambda: store.rename(999, "x"),
