@@ -1,0 +1,197 @@
+"""The inference worker: coalesced token updates, a GUI thread that never stalls, instant stop,
+errors that reach the GUI while the worker keeps serving."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import QElapsedTimer, QTimer
+
+from app.worker import GenerationRequest, InferenceWorker
+
+
+@dataclass
+class _Result:
+    text: str
+    finish_reason: str
+    stats: dict = field(default_factory=dict)
+
+
+class SyntheticEngine:
+    """Emits `tokens_per_s` one-character tokens, honouring cancel between tokens."""
+
+    context_length = 4096
+
+    def __init__(self, tokens: int = 2000, tokens_per_s: float = 2000.0) -> None:
+        self.tokens = tokens
+        self.interval = 1.0 / tokens_per_s
+        self.fail_with: Exception | None = None
+        self.threads: set[str] = set()
+
+    def generate(self, messages, params, *, on_token=None, cancel=None, **_kwargs) -> _Result:
+        self.threads.add(threading.current_thread().name)
+        if self.fail_with is not None:
+            raise self.fail_with
+        out = []
+        next_at = time.perf_counter()
+        for i in range(self.tokens):
+            if cancel is not None and cancel.is_set():
+                return _Result("".join(out), "cancelled", {"generated_tokens": i})
+            next_at += self.interval
+            # MLX releases the GIL while it computes a token; sleeping models that faithfully.
+            time.sleep(max(0.0, next_at - time.perf_counter()))
+            out.append("x")
+            if on_token is not None:
+                on_token("x")
+        return _Result("".join(out), "length", {"generated_tokens": self.tokens})
+
+    def count_prompt_tokens(self, messages) -> int:
+        return sum(len(m["content"]) for m in messages)
+
+    def cache_bytes(self) -> int:
+        return 0
+
+    def clear_cache(self) -> None:
+        pass
+
+
+def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
+    worker = InferenceWorker(lambda path, progress: (engine, {"model_id": "synthetic"}))
+    with qtbot.waitSignal(worker.modelLoaded, timeout=5000):
+        worker.load_model(Path("synthetic"))
+    return worker
+
+
+def _request(rid: int) -> GenerationRequest:
+    return GenerationRequest(rid, [{"role": "user", "content": "hi"}], {"max_tokens": 10})
+
+
+def test_fast_tokens_are_coalesced_and_gui_never_stalls(qtbot) -> None:
+    engine = SyntheticEngine(tokens=2000, tokens_per_s=2000.0)
+    worker = _worker_with(engine, qtbot)
+    updates: list[str] = []
+    worker.tokensReady.connect(lambda p: updates.append(p["text"]))
+
+    # Event-loop latency probe: a 5 ms timer; any gap well over its interval is a stall.
+    gaps: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+
+    def tick() -> None:
+        now = clock.nsecsElapsed()
+        gaps.append((now - last[0]) / 1e6)
+        last[0] = now
+
+    probe = QTimer()
+    probe.setInterval(5)
+    probe.timeout.connect(tick)
+    probe.start()
+    started = time.monotonic()
+    with qtbot.waitSignal(worker.generationFinished, timeout=15000) as done:
+        worker.submit(_request(1))
+    elapsed = time.monotonic() - started
+    probe.stop()
+    worker.shutdown()
+
+    assert done.args[0]["text"] == "x" * 2000
+    assert "".join(updates) == "x" * 2000, "coalescing must not lose or reorder text"
+    assert len(updates) <= 60 * elapsed + 2, f"{len(updates)} updates in {elapsed:.2f}s"
+    assert engine.threads == {"inference-worker"}
+    assert gaps, "the probe never ran"
+    stall = max(gaps) - 5
+    assert stall < 16, f"GUI thread stalled for {stall:.1f} ms"
+
+
+def test_stop_is_immediate_and_keeps_partial_text(qtbot) -> None:
+    engine = SyntheticEngine(tokens=100_000, tokens_per_s=1000.0)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.tokensReady, timeout=5000):
+        worker.submit(_request(7))
+    with qtbot.waitSignal(worker.generationFinished, timeout=1000) as done:
+        stop_at = time.monotonic()
+        worker.cancel(7)
+    latency = time.monotonic() - stop_at
+    worker.shutdown()
+    assert done.args[0]["finish_reason"] == "cancelled"
+    assert 0 < len(done.args[0]["text"]) < 100_000
+    assert latency < 0.5
+
+
+def test_cancel_of_another_request_does_not_stop_the_running_one(qtbot) -> None:
+    engine = SyntheticEngine(tokens=200, tokens_per_s=2000.0)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
+        worker.submit(_request(1))
+        worker.cancel(2)
+    worker.shutdown()
+    assert done.args[0]["finish_reason"] == "length"
+
+
+def test_requests_run_one_after_another(qtbot) -> None:
+    engine = SyntheticEngine(tokens=50, tokens_per_s=5000.0)
+    worker = _worker_with(engine, qtbot)
+    order: list[tuple[str, int]] = []
+    worker.generationStarted.connect(lambda rid: order.append(("start", rid)))
+    worker.generationFinished.connect(lambda p: order.append(("end", p["request_id"])))
+    with qtbot.waitSignals([worker.generationFinished] * 2, timeout=5000):
+        worker.submit(_request(1))
+        worker.submit(_request(2))
+    worker.shutdown()
+    assert order == [("start", 1), ("end", 1), ("start", 2), ("end", 2)]
+
+
+def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
+    engine = SyntheticEngine(tokens=5)
+    worker = _worker_with(engine, qtbot)
+    engine.fail_with = MemoryError("out of memory")
+    with qtbot.waitSignal(worker.generationFailed, timeout=5000) as failed:
+        worker.submit(_request(1))
+    assert failed.args[0] == {"request_id": 1, "message": "out of memory"}
+    engine.fail_with = None
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
+        worker.submit(_request(2))
+    worker.shutdown()
+    assert done.args[0]["text"] == "xxxxx"
+
+
+def test_failed_load_is_reported_and_generation_is_refused(qtbot) -> None:
+    def broken_factory(path, progress):
+        raise FileNotFoundError(f"No config.json in {path}")
+
+    worker = InferenceWorker(broken_factory)
+    with qtbot.waitSignal(worker.loadFailed, timeout=5000) as failed:
+        worker.load_model(Path("/nowhere"))
+    assert "No config.json" in failed.args[0]
+    with qtbot.waitSignal(worker.generationFailed, timeout=5000) as refused:
+        worker.submit(_request(3))
+    worker.shutdown()
+    assert refused.args[0]["message"] == "No model is loaded yet."
+
+
+def test_shutdown_during_generation_joins_within_two_seconds(qtbot) -> None:
+    engine = SyntheticEngine(tokens=1_000_000, tokens_per_s=1000.0)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.tokensReady, timeout=5000):
+        worker.submit(_request(1))
+    started = time.monotonic()
+    assert worker.shutdown(timeout_s=2.0)
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize("kind", ["llama"])
+def test_real_model_loads_on_the_worker_thread(qtbot, tiny_models_dir: Path, kind: str) -> None:
+    worker = InferenceWorker()
+    with qtbot.waitSignal(worker.modelLoaded, timeout=60000) as loaded:
+        worker.load_model(tiny_models_dir / kind)
+    assert loaded.args[0]["context_length"] > 0
+    with qtbot.waitSignal(worker.generationFinished, timeout=60000) as done:
+        worker.submit(
+            GenerationRequest(1, [{"role": "user", "content": "Hello"}], {"max_tokens": 4})
+        )
+    worker.shutdown()
+    assert done.args[0]["stats"]["generated_tokens"] == 4
