@@ -1,0 +1,234 @@
+"""The message box under the chat: Enter sends, Shift+Enter breaks the line, Esc stops.
+
+It knows three things about the outside world, all set by the window: whether a reply is being
+generated (the button becomes Stop), why sending is impossible right now (the model is loading),
+and how many tokens the prompt will take against the context window.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.icons import ColorRole, themed_icon
+from ui.theme import em, scale_font
+
+# Warn once the prompt takes this share of the context window.
+NEAR_CONTEXT_SHARE = 0.85
+_MAX_VISIBLE_LINES = 8
+
+
+def _context_notice(count: int, context_length: int) -> tuple[str, str]:
+    """(kind, text) for a prompt of `count` tokens; kind is "", "warning" or "danger"."""
+    if count > context_length:
+        return "danger", (
+            f"Over the {context_length:,}-token context by {count - context_length:,} tokens:"
+            " the reply cannot start; shorten the message or start a new chat."
+        )
+    if count >= NEAR_CONTEXT_SHARE * context_length:
+        return "warning", (
+            f"Near the {context_length:,}-token context: the prompt takes {count:,} tokens,"
+            f" so the reply will stop after at most {context_length - count:,} tokens."
+        )
+    return "", ""
+
+
+class ComposerEdit(QPlainTextEdit):
+    submitted = Signal()
+    escapePressed = Signal()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                # A real paragraph break, not the line separator Qt inserts for Shift+Enter.
+                self.textCursor().insertText("\n")
+            else:
+                self.submitted.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escapePressed.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class Composer(QFrame):
+    sendRequested = Signal(str)
+    stopRequested = Signal()
+    draftChanged = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Composer")
+        self._generating = False
+        self._reason: str | None = None
+        self._over_context = False
+        self._token_notice = ("", "")
+
+        self.notice = QLabel()
+        self.notice.setObjectName("ComposerNotice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+
+        self.edit = ComposerEdit()
+        self.edit.setObjectName("ComposerEdit")
+        self.edit.setPlaceholderText("Message Branchwise…")
+        self.edit.setAccessibleName("Message")
+        self.edit.setToolTip("Enter sends · Shift+Enter adds a line · Esc stops the reply")
+        self.edit.setFrameShape(QFrame.Shape.NoFrame)
+        self.edit.setTabChangesFocus(True)
+
+        self.button = QToolButton()
+        self.button.setObjectName("SendButton")
+        self.button.setCursor(Qt.CursorShape.PointingHandCursor)
+        size = em(self, 2.3)
+        self.button.setFixedSize(size, size)
+        self.button.setIconSize(self.button.size() * 0.5)
+
+        self.token_label = QLabel()
+        self.token_label.setObjectName("TokenLabel")
+        self.token_label.setAccessibleName("Prompt size")
+        scale_font(self.token_label, 0.85)
+        self.token_label.setToolTip(
+            "Tokens the model will read for this message, against its context window"
+        )
+        self.token_label.hide()
+
+        box = QFrame()
+        box.setObjectName("ComposerBox")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(em(self, 0.8), em(self, 0.5), em(self, 0.5), em(self, 0.5))
+        row.addWidget(self.edit, 1)
+        row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(em(self, 0.3))
+        layout.addWidget(self.notice)
+        layout.addWidget(box)
+        layout.addWidget(self.token_label, 0, Qt.AlignmentFlag.AlignRight)
+
+        self.edit.submitted.connect(self.send)
+        self.edit.escapePressed.connect(self._on_escape)
+        self.edit.textChanged.connect(self._on_text_changed)
+        self.button.clicked.connect(self._on_button)
+        self._fit_height()
+        self._refresh()
+
+    # -- state set by the window ---------------------------------------------------------
+
+    def set_generating(self, generating: bool) -> None:
+        self._generating = generating
+        self._refresh()
+
+    def set_enabled_reason(self, reason: str | None) -> None:
+        """None enables the composer; a reason disables it and says why (e.g. model loading)."""
+        self._reason = reason
+        self._refresh()
+
+    def set_token_info(self, count: int | None, context_length: int | None) -> None:
+        """Show the prompt's size; near or over the context window, say what will happen."""
+        self._over_context = bool(count and context_length and count > context_length)
+        if count is None or not context_length:
+            self._token_notice = ("", "")
+            self.token_label.hide()
+        else:
+            self._token_notice = _context_notice(count, context_length)
+            self.token_label.setText(f"{count:,} / {context_length:,} tokens")
+            self.token_label.setProperty("kind", self._token_notice[0])
+            self._repolish(self.token_label)
+            self.token_label.show()
+        self._refresh()
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Put a draft back, e.g. when the window could not send it."""
+        self.edit.setPlainText(text)
+        self.edit.moveCursor(self.edit.textCursor().MoveOperation.End)
+
+    @property
+    def can_send(self) -> bool:
+        return not (self._generating or self._reason or self._over_context)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    @Slot()
+    def send(self) -> None:
+        text = self.edit.toPlainText().strip()
+        if not text or not self.can_send:
+            return
+        self.edit.clear()
+        self.sendRequested.emit(text)
+
+    @Slot()
+    def _on_escape(self) -> None:
+        if self._generating:
+            self.stopRequested.emit()
+
+    @Slot()
+    def _on_button(self) -> None:
+        if self._generating:
+            self.stopRequested.emit()
+        else:
+            self.send()
+
+    @Slot()
+    def _on_text_changed(self) -> None:
+        self._fit_height()
+        self._refresh_button()
+        self.draftChanged.emit(self.edit.toPlainText())
+
+    # -- presentation ------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        self.edit.setEnabled(self._reason is None)
+        kind, text = ("info", self._reason) if self._reason else self._token_notice
+        self.notice.setText(text)
+        self.notice.setAccessibleName(text or "Composer notice")
+        self.notice.setProperty("kind", kind)
+        self._repolish(self.notice)
+        self.notice.setVisible(bool(text))
+        self._refresh_button()
+
+    def _refresh_button(self) -> None:
+        button = self.button
+        if self._generating:
+            button.setIcon(themed_icon("stop", ColorRole.BrightText, ColorRole.BrightText))
+            button.setAccessibleName("Stop generating")
+            button.setToolTip("Stop generating (Esc)")
+            button.setEnabled(True)
+        else:
+            button.setIcon(themed_icon("send", ColorRole.BrightText, ColorRole.BrightText))
+            button.setAccessibleName("Send message")
+            button.setToolTip(self._reason or "Send message (Enter)")
+            button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
+        button.setProperty("generating", self._generating)
+        self._repolish(button)
+
+    def _fit_height(self) -> None:
+        # Grow with the text up to a few lines, then scroll.
+        lines = max(1, int(self.edit.document().size().height()))
+        policy = Qt.ScrollBarPolicy
+        overflow = lines > _MAX_VISIBLE_LINES
+        self.edit.setVerticalScrollBarPolicy(
+            policy.ScrollBarAsNeeded if overflow else policy.ScrollBarAlwaysOff
+        )
+        visible = min(lines, _MAX_VISIBLE_LINES)
+        margins = self.edit.contentsMargins()
+        frame = margins.top() + margins.bottom() + 2 * round(self.edit.document().documentMargin())
+        self.edit.setFixedHeight(visible * self.edit.fontMetrics().lineSpacing() + frame)
+
+    @staticmethod
+    def _repolish(widget: QLabel | QToolButton) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)

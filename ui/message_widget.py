@@ -1,0 +1,413 @@
+"""One message of the chat: its text, its actions (copy, edit, regenerate, ‹ n/m ›) and its stats.
+
+It shows a `MessageView` and reports what the person wants through signals; it never changes the
+conversation itself, so the window decides what an edit or a regeneration means.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+
+from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtGui import QCursor, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSizePolicy,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.icons import themed_icon
+from ui.safe_browser import SafeBrowser
+from ui.theme import em, is_dark, scale_font
+from ui.view_models import MessageView
+
+_ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
+_BADGES = {
+    "stopped": "Stopped",
+    "interrupted": "Interrupted: the app closed before this reply finished",
+}
+# A user bubble never takes more of the row than this, like the chat apps people know.
+_BUBBLE_SHARE = 0.8
+
+
+def format_stats(stats: Mapping[str, float]) -> str:
+    """The line under a reply, e.g. "42 tokens · 38.1 tok/s · 0.21 s to first token · ..."."""
+    parts = []
+    if "generated_tokens" in stats:
+        parts.append(f"{int(stats['generated_tokens']):,} tokens")
+    if "decode_tps" in stats:
+        parts.append(f"{stats['decode_tps']:,.1f} tok/s")
+    if "ttft_s" in stats:
+        ttft = stats["ttft_s"]
+        parts.append(f"{ttft:.{2 if ttft < 10 else 1}f} s to first token")
+    if "cached_tokens" in stats:
+        parts.append(f"{int(stats['cached_tokens']):,} reused from cache")
+    return " · ".join(parts)
+
+
+def _stats_details(stats: Mapping[str, float]) -> str:
+    labels = (
+        ("prompt_tokens", "Prompt: {:,.0f} tokens"),
+        ("cached_tokens", "Reused from cache: {:,.0f} tokens"),
+        ("prefill_tokens", "Read afresh: {:,.0f} tokens"),
+        ("prefill_tps", "Reading speed: {:,.1f} tok/s"),
+        ("generated_tokens", "Generated: {:,.0f} tokens"),
+        ("decode_tps", "Writing speed: {:,.1f} tok/s"),
+        ("ttft_s", "Time to first token: {:.2f} s"),
+    )
+    return "\n".join(text.format(stats[key]) for key, text in labels if key in stats)
+
+
+def _tool_button(icon: str, name: str, shortcut_hint: str = "") -> QToolButton:
+    button = QToolButton()
+    button.setObjectName("MessageAction")
+    button.setIcon(themed_icon(icon))
+    button.setAutoRaise(True)
+    button.setAccessibleName(name)
+    button.setToolTip(f"{name} ({shortcut_hint})" if shortcut_hint else name)
+    button.setCursor(Qt.CursorShape.PointingHandCursor)
+    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
+    return button
+
+
+class SiblingNav(QWidget):
+    """`‹ 2/3 ›`: moves between the versions of a message. Hidden when there is only one."""
+
+    stepRequested = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._index = 1
+        self._count = 1
+        self._previous = _tool_button("chevron-left", "Previous version", "Alt+Left")
+        self._next = _tool_button("chevron-right", "Next version", "Alt+Right")
+        self._label = QLabel()
+        self._label.setObjectName("SiblingLabel")
+        self._label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        scale_font(self._label, 0.9)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        for widget in (self._previous, self._label, self._next):
+            layout.addWidget(widget)
+        self._previous.clicked.connect(lambda: self.step(-1))
+        self._next.clicked.connect(lambda: self.step(+1))
+
+    def set_position(self, index: int, count: int) -> None:
+        self._index, self._count = index, count
+        self._label.setText(f"{index}/{count}")
+        description = f"Version {index} of {count}"
+        self._label.setAccessibleName(description)
+        self._label.setToolTip(description)
+        self._previous.setEnabled(index > 1)
+        self._next.setEnabled(index < count)
+        self.setVisible(count > 1)
+
+    def step(self, delta: int) -> None:
+        if 1 <= self._index + delta <= self._count:
+            self.stepRequested.emit(delta)
+
+
+class _InlineEditor(QFrame):
+    """The editor that replaces a user bubble while it is being edited."""
+
+    saved = Signal(str)
+    cancelled = Signal()
+
+    def __init__(self, text: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("InlineEditor")
+        self._original = text
+        self.edit = QPlainTextEdit(text)
+        self.edit.setObjectName("InlineEditorText")
+        self.edit.setAccessibleName("Edit message")
+        self.edit.setToolTip("Edit the message; saving keeps the old version as a sibling")
+        self.edit.setMinimumHeight(em(self, 5))
+        self.edit.setMaximumHeight(em(self, 18))
+        self.save_button = QPushButton("Save && send")
+        self.save_button.setObjectName("PrimaryButton")
+        self.save_button.setAccessibleName("Save edit and send")
+        self.save_button.setToolTip("Save as a new version and generate a reply (Ctrl+Enter)")
+        cancel = QPushButton("Cancel")
+        cancel.setAccessibleName("Cancel editing")
+        cancel.setToolTip("Discard the changes (Esc)")
+        buttons = QHBoxLayout()
+        buttons.addStretch(1)
+        buttons.addWidget(cancel)
+        buttons.addWidget(self.save_button)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(em(self, 0.6), em(self, 0.6), em(self, 0.6), em(self, 0.6))
+        layout.addWidget(self.edit)
+        layout.addLayout(buttons)
+        self.save_button.clicked.connect(self._save)
+        cancel.clicked.connect(self.cancelled)
+        self.edit.textChanged.connect(self._update_save_button)
+        for keys, slot in (
+            ("Ctrl+Return", self._save),
+            ("Ctrl+Enter", self._save),
+            ("Escape", self.cancelled.emit),
+        ):
+            QShortcut(QKeySequence(keys), self, slot, Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self._update_save_button()
+
+    def _text(self) -> str:
+        return self.edit.toPlainText().strip()
+
+    @Slot()
+    def _update_save_button(self) -> None:
+        text = self._text()
+        self.save_button.setEnabled(bool(text) and text != self._original.strip())
+
+    @Slot()
+    def _save(self) -> None:
+        if self.save_button.isEnabled():
+            self.saved.emit(self._text())
+
+
+class MessageWidget(QFrame):
+    """Shows one MessageView; `set_content` re-renders only this message while it streams."""
+
+    editSubmitted = Signal(str, str)
+    regenerateRequested = Signal(str)
+    siblingRequested = Signal(str, int)
+
+    def __init__(self, view: MessageView, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._view = view
+        self._dark = is_dark()
+        self._natural_width = 0
+        self._editor: _InlineEditor | None = None
+        role = view.role
+        self.setObjectName({"user": "UserMessage", "assistant": "AssistantMessage"}.get(
+            role, "SystemMessage"
+        ))
+        self.setAccessibleName(_ROLE_NAMES[role])
+        self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+
+        self.body = SafeBrowser()
+        self.body.setObjectName("MessageBody")
+        self.body.setAccessibleName(f"{_ROLE_NAMES[role]} text")
+        self._bubble = QFrame()
+        self._bubble.setObjectName({"user": "UserBubble", "system": "SystemBubble"}.get(
+            role, "AssistantBubble"
+        ))
+        bubble_layout = QVBoxLayout(self._bubble)
+        across = em(self, 0.9) if role != "assistant" else 0
+        down = round(across * 0.6)
+        bubble_layout.setContentsMargins(across, down, across, down)
+        if role == "system":
+            caption = QLabel("System prompt")
+            caption.setObjectName("SystemCaption")
+            scale_font(caption, 0.85, bold=True)
+            bubble_layout.addWidget(caption)
+        bubble_layout.addWidget(self.body)
+
+        self.badge = QLabel()
+        self.badge.setObjectName("StatusBadge")
+        self.badge.setWordWrap(True)
+        scale_font(self.badge, 0.9)
+        self.badge.hide()
+
+        self.nav = SiblingNav()
+        self.nav.stepRequested.connect(self._on_step)
+        self.copy_button = _tool_button("copy", "Copy message")
+        self.copy_button.clicked.connect(self._copy_message)
+        self.edit_button = _tool_button("edit", "Edit message")
+        self.edit_button.clicked.connect(self.start_editing)
+        self.regenerate_button = _tool_button("regenerate", "Regenerate reply")
+        self.regenerate_button.clicked.connect(self._request_regenerate)
+        self.stats_label = QLabel()
+        self.stats_label.setObjectName("StatsLabel")
+        self.stats_label.setWordWrap(True)
+        scale_font(self.stats_label, 0.85)
+        self.stats_label.setAccessibleName("Reply statistics")
+        self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+
+        self._toolbar = QWidget()
+        self._toolbar.setObjectName("MessageToolbar")
+        self._build_layout(role)
+        for keys, delta in (("Alt+Left", -1), ("Alt+Right", +1)):
+            QShortcut(
+                QKeySequence(keys),
+                self,
+                lambda d=delta: self.nav.step(d),
+                Qt.ShortcutContext.WidgetWithChildrenShortcut,
+            )
+        self._apply(view, render=True)
+
+    # -- public API -------------------------------------------------------------------------
+
+    @property
+    def view(self) -> MessageView:
+        return self._view
+
+    @property
+    def is_editing(self) -> bool:
+        return self._editor is not None
+
+    def set_view(self, view: MessageView) -> None:
+        """Show `view`; re-renders the text only when it (or streaming-ness) changed."""
+        old = self._view
+        render = view.content != old.content or (view.status == "streaming") != (
+            old.status == "streaming"
+        )
+        self._view = view
+        self._apply(view, render)
+
+    def set_content(self, text: str) -> None:
+        """New text for a streaming reply; renders only this widget, without caching."""
+        self._view = replace(self._view, content=text)
+        self._render_body(streaming=True)
+        self._update_badge()
+
+    def start_editing(self) -> None:
+        if self._view.role != "user" or self._editor is not None:
+            return
+        self._editor = _InlineEditor(self._view.content)
+        self._editor.saved.connect(self._submit_edit)
+        self._editor.cancelled.connect(self.stop_editing)
+        self.layout().insertWidget(0, self._editor)
+        self._bubble.hide()
+        self._toolbar.hide()
+        self._editor.edit.setFocus()
+        self._editor.edit.moveCursor(self._editor.edit.textCursor().MoveOperation.End)
+
+    def stop_editing(self) -> None:
+        if self._editor is None:
+            return
+        self._editor.hide()
+        self._editor.deleteLater()
+        self._editor = None
+        self._bubble.show()
+        self._toolbar.setVisible(self._view.status != "streaming")
+
+    # -- building and updating --------------------------------------------------------------
+
+    def _build_layout(self, role: str) -> None:
+        toolbar = QHBoxLayout(self._toolbar)
+        toolbar.setContentsMargins(0, 0, 0, 0)
+        toolbar.setSpacing(em(self, 0.15))
+        self._bubble_row = QHBoxLayout()
+        self._bubble_row.setContentsMargins(0, 0, 0, 0)
+        if role == "user":
+            self._bubble_row.addStretch(1)
+            self._bubble_row.addWidget(self._bubble)
+            toolbar.addStretch(1)
+            for widget in (self.nav, self.copy_button, self.edit_button):
+                toolbar.addWidget(widget)
+            self.regenerate_button.hide()
+            self.stats_label.hide()
+            self.badge.setAlignment(Qt.AlignmentFlag.AlignRight)
+        else:
+            self._bubble_row.addWidget(self._bubble, 1)
+            toolbar.addWidget(self.nav)
+            toolbar.addWidget(self.copy_button)
+            if role == "assistant":
+                toolbar.addWidget(self.regenerate_button)
+                toolbar.addSpacing(em(self, 0.5))
+                toolbar.addWidget(self.stats_label, 1)
+                # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
+                toolbar.addStretch(0)
+            else:
+                self.regenerate_button.hide()
+                self.stats_label.hide()
+                toolbar.addStretch(1)
+            self.edit_button.hide()
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(em(self, 0.3))
+        layout.addLayout(self._bubble_row)
+        layout.addWidget(self.badge)
+        layout.addWidget(self._toolbar)
+
+    def _apply(self, view: MessageView, render: bool) -> None:
+        if render:
+            self._render_body(streaming=view.status == "streaming")
+        self.nav.set_position(view.sibling_index, view.sibling_count)
+        self.copy_button.setVisible(bool(view.content))
+        streaming = view.status == "streaming"
+        self._toolbar.setVisible(not streaming and self._editor is None)
+        stats_text = format_stats(view.stats) if view.role == "assistant" and not streaming else ""
+        self.stats_label.setText(stats_text)
+        self.stats_label.setToolTip(_stats_details(view.stats))
+        self.stats_label.setVisible(bool(stats_text))
+        self._update_badge()
+
+    def _render_body(self, streaming: bool) -> None:
+        text = self._view.content
+        if self._view.role == "assistant":
+            self.body.set_markdown(text, self._dark, streaming)
+            self.body.setVisible(bool(text))
+        else:
+            self.body.set_plain_text(text)
+            self._natural_width = self._measure_natural_width(text)
+            self._fit_bubble()
+
+    def _update_badge(self) -> None:
+        view = self._view
+        if view.status == "error":
+            text = f"Error: {view.error or 'the reply could not be generated'}"
+        elif view.status == "streaming" and not view.content:
+            text = "Generating…"
+        else:
+            text = _BADGES.get(view.status, "")
+        self.badge.setText(text)
+        self.badge.setProperty("kind", view.status)
+        self.badge.setAccessibleName(text or "Status")
+        self.badge.style().unpolish(self.badge)
+        self.badge.style().polish(self.badge)
+        self.badge.setVisible(bool(text))
+
+    def _measure_natural_width(self, text: str) -> int:
+        metrics = self.body.fontMetrics()
+        lines = text.splitlines() or [""]
+        return max(metrics.horizontalAdvance(line) for line in lines) + metrics.averageCharWidth()
+
+    def _fit_bubble(self) -> None:
+        if self._view.role != "user":
+            return
+        margins = self._bubble.layout().contentsMargins()
+        wanted = self._natural_width + margins.left() + margins.right()
+        available = int(self.width() * _BUBBLE_SHARE)
+        self._bubble.setFixedWidth(max(em(self, 3), min(wanted, available)))
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit_bubble()
+
+    def changeEvent(self, event: QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            dark = is_dark()
+            if dark != self._dark:
+                self._dark = dark
+                if self._view.role == "assistant":
+                    self._render_body(streaming=self._view.status == "streaming")
+
+    # -- actions ----------------------------------------------------------------------------
+
+    def _on_step(self, delta: int) -> None:
+        self.siblingRequested.emit(self._view.id, delta)
+
+    def _copy_message(self) -> None:
+        QGuiApplication.clipboard().setText(self._view.content)
+        QToolTip.showText(QCursor.pos(), "Message copied", self.copy_button)
+
+    def _request_regenerate(self) -> None:
+        if self._view.status != "streaming":
+            self.regenerateRequested.emit(self._view.id)
+
+    def _submit_edit(self, text: str) -> None:
+        message_id = self._view.id
+        self.stop_editing()
+        self.editSubmitted.emit(message_id, text)
+

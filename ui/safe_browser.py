@@ -1,0 +1,92 @@
+"""A QTextBrowser hardened for untrusted model output, sized to its content.
+
+QTextBrowser would follow links itself and read files named by images (returning None from
+`loadResource` makes QTextDocument fall back to reading the file on its own; `file:///dev/zero`
+then aborts the process). Here every resource load gets an empty QByteArray, links only open
+http/https URLs in the system browser, and `copy:N` anchors copy a code block.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from PySide6.QtCore import QByteArray, QSize, QSizeF, Qt, QUrl, Signal, Slot
+from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QTextOption, QWheelEvent
+from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
+
+from ui.markdown_render import COPY_SCHEME, code_blocks, is_safe_link, render
+
+
+class SafeBrowser(QTextBrowser):
+    """Shows Markdown or plain text; its height always fits the content, so it never scrolls."""
+
+    codeCopied = Signal(int)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self._markdown = ""
+        self.setOpenLinks(False)
+        self.setOpenExternalLinks(False)
+        self.setFrameShape(QFrame.Shape.NoFrame)
+        self.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setLineWrapMode(QTextBrowser.LineWrapMode.WidgetWidth)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+        self.viewport().setAutoFillBackground(False)
+        document = self.document()
+        document.setDocumentMargin(0)
+        document.setUndoRedoEnabled(False)
+        document.setIndentWidth(1.5 * self.fontMetrics().horizontalAdvance("M"))
+        document.documentLayout().documentSizeChanged.connect(self._fit_height)
+        self.anchorClicked.connect(self._on_anchor_clicked)
+
+    def set_markdown(self, text: str, dark: bool, streaming: bool = False) -> None:
+        self._markdown = text
+        self.setHtml(render(text, dark, streaming))
+
+    def set_plain_text(self, text: str) -> None:
+        self._markdown = ""
+        self.setPlainText(text)
+
+    def loadResource(self, type: int, name: QUrl) -> Any:
+        # Never None: QTextDocument would then read the file itself.
+        return QByteArray()
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self._content_height())
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance("M" * 4), self._content_height())
+
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        # It never scrolls itself; let the chat's scroll area have the wheel.
+        event.ignore()
+
+    def _content_height(self) -> int:
+        margins = self.contentsMargins()
+        height = self.document().documentLayout().documentSize().height()
+        return math.ceil(height) + margins.top() + margins.bottom()
+
+    @Slot(QSizeF)
+    def _fit_height(self, _size: QSizeF | None = None) -> None:
+        height = self._content_height()
+        if height != self.height() or self.minimumHeight() != height:
+            self.setFixedHeight(height)
+
+    @Slot(QUrl)
+    def _on_anchor_clicked(self, url: QUrl) -> None:
+        if url.scheme() == COPY_SCHEME:
+            self._copy_code_block(url.path())
+        elif is_safe_link(url.toString()):
+            QDesktopServices.openUrl(url)
+
+    def _copy_code_block(self, number_text: str) -> None:
+        blocks = code_blocks(self._markdown)
+        if not number_text.isdigit() or int(number_text) >= len(blocks):
+            return
+        number = int(number_text)
+        QGuiApplication.clipboard().setText(blocks[number])
+        QToolTip.showText(QCursor.pos(), "Code copied", self)
+        self.codeCopied.emit(number)

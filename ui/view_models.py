@@ -1,0 +1,52 @@
+"""Plain, immutable data the widgets show; the window fills them from the store.
+
+The widgets depend on these rather than on the store's classes, so they can be built and tested
+without a database or a model, and the store can change shape without touching the widgets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from types import MappingProxyType
+from typing import Literal
+
+Role = Literal["system", "user", "assistant"]
+Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
+
+_NO_STATS: Mapping[str, float] = MappingProxyType({})
+
+
+@dataclass(frozen=True)
+class MessageView:
+    """One message on the active path, with its place among its siblings (1-based index)."""
+
+    id: str
+    role: Role
+    content: str
+    status: Status = "complete"
+    sibling_index: int = 1
+    sibling_count: int = 1
+    # Keys as the store records them: prompt_tokens, cached_tokens, prefill_tokens,
+    # generated_tokens, ttft_s, prefill_tps, decode_tps. Missing keys are simply not shown.
+    stats: Mapping[str, float] = field(default=_NO_STATS)
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class ConversationRow:
+    id: str
+    title: str
+    pinned: bool = False
+    updated_at: datetime = field(default_factory=datetime.now)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A message that matched a search; `snippet` is plain text around the match."""
+
+    conversation_id: str
+    message_id: str
+    title: str
+    snippet: str
