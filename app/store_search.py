@@ -21,6 +21,8 @@ _SNIPPET_TOKENS = 16
 
 def fts_query(text: str) -> str | None:
     """The FTS5 query for what a person typed, or None when it holds no searchable word."""
+    # FTS5 reads the query as a C string: a NUL would end it inside a quoted phrase.
+    text = text.replace("\x00", " ")
     words = [word for word in text.split() if any(ch.isalnum() for ch in word)]
     if not words:
         return None
