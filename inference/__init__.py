@@ -41,6 +41,7 @@ any of them.
 
 from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
 from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
+from inference.gguf_import import import_gguf
 from inference.loading import LoadedModel, load_model
 from inference.sampling import SamplingParams
 
@@ -55,5 +56,6 @@ __all__ = [
     "SamplingError",
     "SamplingParams",
     "default_cache_budget",
+    "import_gguf",
     "load_model",
 ]
