@@ -168,7 +168,9 @@ def to_markdown(conversation: Conversation, path: list[Message]) -> str:
         heading = "User" if message.role == "user" else "Assistant"
         if message.role == "assistant" and message.model_id:
             heading += f" ({message.model_id})"
-        lines += [f"## {heading}", "", message.content, ""]
+        lines += [f"## {heading}", ""]
+        if message.content:
+            lines += [message.content, ""]
         if message.status in _STATUS_NOTES:
             lines += [f"*({_STATUS_NOTES[message.status]})*", ""]
         if message.error:
