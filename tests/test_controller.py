@@ -1,0 +1,233 @@
+"""The chat controller driving the real worker and a tiny real model, end to end: the store and the
+engine's stats must agree with what a person did."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from app.controller import BUSY_MESSAGE, ChatController
+from app.settings import Preferences
+from app.store import Store
+from app.worker import InferenceWorker
+
+GREEDY = {"temperature": 0.0, "max_tokens": 6, "seed": 0}
+LONG = {"temperature": 0.0, "max_tokens": 3000, "seed": 0}
+
+
+@pytest.fixture
+def controller(qtbot, tmp_path: Path, llama_path: Path) -> Iterator[ChatController]:
+    store = Store.open(tmp_path / "chat.sqlite3")
+    worker = InferenceWorker()
+    ctl = ChatController(
+        store, worker, Preferences(tmp_path / "settings.ini"), lambda progress: llama_path
+    )
+    with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
+        ctl.start()
+    yield ctl
+    if worker._thread.is_alive():
+        ctl.shutdown()
+
+
+def _conversation(ctl: ChatController, params: dict = GREEDY) -> int:
+    cid = ctl.new_conversation()
+    ctl.update_settings(cid, params=params)
+    return cid
+
+
+def _send_and_wait(qtbot, ctl: ChatController, cid: int, text: str) -> None:
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        assert ctl.send(cid, text)
+
+
+def _path(ctl: ChatController, cid: int) -> list[tuple[str, str, str]]:
+    return [(m.role, m.content, m.status) for m in ctl.store.active_path(cid)]
+
+
+def test_whole_session_send_stop_regenerate_edit_switch(qtbot, controller: ChatController) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    _send_and_wait(qtbot, ctl, cid, "Hello there")
+    path = ctl.store.active_path(cid)
+    assert [m.role for m in path] == ["user", "assistant"]
+    first_reply = path[-1]
+    assert first_reply.status == "complete" and first_reply.content
+    assert first_reply.stats["generated_tokens"] == 6
+    assert first_reply.stats["cached_tokens"] + first_reply.stats["prefill_tokens"] == (
+        first_reply.stats["prompt_tokens"]
+    )
+
+    # A follow-up reuses the whole first turn from the cache.
+    _send_and_wait(qtbot, ctl, cid, "Tell me more")
+    follow_up = ctl.store.active_path(cid)[-1]
+    assert follow_up.stats["cached_tokens"] >= first_reply.stats["prompt_tokens"]
+
+    # Regenerate: a sibling reply, and (llama is trimmable) at most one token prefilled.
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        assert ctl.regenerate(follow_up.id)
+    regenerated = ctl.store.active_path(cid)[-1]
+    assert regenerated.id != follow_up.id and regenerated.parent_id == follow_up.parent_id
+    assert regenerated.stats["prefill_tokens"] <= 1
+    assert regenerated.content == follow_up.content, "greedy regenerate must be exact"
+    siblings, index = ctl.store.siblings(regenerated.id)
+    assert (len(siblings), index) == (2, 1)
+
+    # Edit the first message: a new branch; the original stays.
+    first_user = ctl.store.active_path(cid)[0]
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        assert ctl.edit(first_user.id, "Hello again")
+    assert _path(ctl, cid)[0][1] == "Hello again"
+    assert len(ctl.store.active_path(cid)) == 2
+
+    # Switch back to the original first message: its last visited leaf (the regenerated reply).
+    edited_first = ctl.store.active_path(cid)[0]
+    ctl.switch_sibling(edited_first.id, -1)
+    assert ctl.store.active_path(cid)[-1].id == regenerated.id
+    ctl.switch_sibling(first_user.id, +1)
+    assert ctl.store.active_path(cid)[0].content == "Hello again"
+
+    # Stop mid-stream keeps the partial reply, marked stopped.
+    ctl.update_settings(cid, params=LONG)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        assert ctl.send(cid, "Write a long story")
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000):
+        ctl.stop()
+    stopped = ctl.store.active_path(cid)[-1]
+    assert stopped.status == "stopped"
+    assert stopped.content and stopped.stats["generated_tokens"] < 3000
+
+
+def test_second_request_while_streaming_is_refused_with_a_reason(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "First")
+    assert not ctl.send(cid, "Second")
+    assert notices == [BUSY_MESSAGE]
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000):
+        ctl.stop()
+    assert [m.content for m in ctl.store.active_path(cid) if m.role == "user"] == ["First"]
+
+
+def test_switching_conversation_while_streaming_keeps_tokens_in_their_message(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    first = _conversation(ctl, {**GREEDY, "max_tokens": 40})
+    second = _conversation(ctl)
+    _send_and_wait(qtbot, ctl, second, "Other chat")
+    before = _path(ctl, second)
+    updates: list[dict] = []
+    ctl.streamUpdated.connect(updates.append)
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        ctl.send(first, "Streaming here")
+        ctl.open_conversation(second)
+    assert _path(ctl, second) == before
+    reply = ctl.store.active_path(first)[-1]
+    assert reply.status == "complete" and reply.stats["generated_tokens"] == 40
+    assert {u["message_id"] for u in updates} == {reply.id}
+    assert updates[-1]["text"] == reply.content
+
+
+def test_switching_branch_while_streaming_keeps_tokens_in_their_message(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    _send_and_wait(qtbot, ctl, cid, "Question")
+    old_reply = ctl.store.active_path(cid)[-1]
+    ctl.update_settings(cid, params={**GREEDY, "max_tokens": 40})
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        ctl.regenerate(old_reply.id)
+        new_reply_id = ctl.streaming_message_id()
+        ctl.switch_sibling(new_reply_id, -1)  # back to the old reply while the new one streams
+    assert ctl.store.get_message(old_reply.id).content == old_reply.content
+    new_reply = ctl.store.get_message(new_reply_id)
+    assert new_reply.status == "complete" and new_reply.stats["generated_tokens"] == 40
+    assert ctl.store.active_path(cid)[-1].id == old_reply.id
+
+
+def test_editing_while_streaming_is_refused_and_changes_nothing(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Original")
+    user = ctl.store.active_path(cid)[0]
+    assert not ctl.edit(user.id, "Changed")
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000):
+        ctl.stop()
+    siblings, _ = ctl.store.siblings(user.id)
+    assert [s.content for s in siblings] == ["Original"]
+
+
+def test_deleting_the_streaming_reply_stops_it_and_no_token_lands_elsewhere(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    _send_and_wait(qtbot, ctl, cid, "Keep me")
+    kept = _path(ctl, cid)
+    ctl.update_settings(cid, params=LONG)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Delete me")
+    doomed_user = ctl.store.active_path(cid)[-2]
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000):
+        ctl.delete_message(doomed_user.id)
+    qtbot.waitUntil(lambda: not ctl.is_busy(), timeout=5000)
+    assert _path(ctl, cid) == kept
+
+
+def test_closing_during_generation_saves_partial_reply_and_joins_fast(
+    qtbot, tmp_path: Path, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Long one")
+    reply_id = ctl.streaming_message_id()
+    started = time.monotonic()
+    assert ctl.shutdown(timeout_s=2.0)
+    assert time.monotonic() - started < 2.0
+    reopened = Store.open(tmp_path / "chat.sqlite3")
+    reply = reopened.get_message(reply_id)
+    reopened.close()
+    assert reply.status == "stopped" and reply.content
+
+
+def test_prompt_longer_than_context_reports_error_and_keeps_serving(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+    with qtbot.waitSignal(ctl.worker.generationFailed, timeout=60000):
+        ctl.send(cid, "word " * 6000)
+    assert notices and "context" in notices[-1].lower()
+    failed = ctl.store.active_path(cid)[-1]
+    assert failed.status == "error" and failed.error
+    long_message = ctl.store.active_path(cid)[0]
+    assert long_message.content == "word " * 6000
+    # The person shortens the message: the worker still serves, and the long one is kept.
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
+        assert ctl.edit(long_message.id, "Short")
+    assert _path(ctl, cid)[-1][2] == "complete"
+    assert ctl.store.get_message(long_message.id).content == "word " * 6000
+
+
+def test_token_count_reports_prompt_size(qtbot, controller: ChatController) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    with qtbot.waitSignal(ctl.tokenCount, timeout=10000) as counted:
+        ctl.request_token_count(cid, "How many tokens is this?")
+    assert counted.args[0]["count"] > 5
+    assert counted.args[0]["context_length"] == 4096
