@@ -98,6 +98,15 @@ def validate_folder(path: str | Path) -> dict[str, Any]:
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise LibraryError(f"{folder} is not a folder.")
+    config = check_config(folder)
+    _check_weights(folder)
+    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
+        raise LibraryError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
+    return config
+
+
+def check_config(folder: Path) -> dict[str, Any]:
+    """The config part of `validate_folder`: it can be checked before the weights arrive."""
     config = _read_json(folder / "config.json", "config.json")
     if config is None:
         raise LibraryError(f"{folder} has no config.json, so it is not an MLX model folder.")
@@ -107,7 +116,7 @@ def validate_folder(path: str | Path) -> dict[str, Any]:
     tokenizer_config = _read_json(folder / "tokenizer_config.json", "tokenizer_config.json") or {}
     if "auto_map" in config or "model_file" in config or "auto_map" in tokenizer_config:
         raise LibraryError(
-            f"The model in {folder} needs Python code shipped with it (trust_remote_code); "
+            "This model needs Python code shipped with it (trust_remote_code); "
             "Branchwise never runs such code."
         )
     if not mlx_lm_supports(model_type):
@@ -115,9 +124,6 @@ def validate_folder(path: str | Path) -> dict[str, Any]:
             f"The model type '{model_type}' is not supported by mlx-lm "
             f"{metadata.version('mlx-lm')}."
         )
-    _check_weights(folder)
-    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
-        raise LibraryError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
     return config
 
 
