@@ -19,8 +19,12 @@ from ui.message_widget import MessageWidget
 from ui.theme import em, scale_font
 from ui.view_models import MessageView
 
-# Messages built when a conversation opens, and per step when scrolling up into older ones.
+# Most messages built in one go: when a chat opens, and per step when scrolling up.
 BATCH = 24
+# Build enough messages to fill this many viewports (by an estimate from their text length).
+_FILL_VIEWPORTS = 1.5
+# Overhead of a message beyond its text, in lines: padding, toolbar, spacing.
+_MESSAGE_OVERHEAD_LINES = 4
 # Reading column width in font units; wider lines are hard to read.
 _COLUMN_EM = 48
 _HIGHLIGHT_MS = 1600
@@ -161,13 +165,32 @@ class ChatView(QScrollArea):
 
     def _first_to_build(self, views: list[MessageView]) -> int:
         # Keep as much history built as before, so an update never makes the view jump.
-        newest_first = max(0, len(views) - BATCH)
+        newest_first = self._start_to_fill(views, len(views))
         if self._first_built < len(self._views):
             kept = self._views[self._first_built].id
             for i, view in enumerate(views):
                 if view.id == kept:
                     return min(i, newest_first)
         return newest_first
+
+    def _start_to_fill(self, views: list[MessageView], end: int) -> int:
+        """Where to start building so views[start:end] fill the viewport about 1.5 times.
+
+        Building costs milliseconds per message, so a long chat only builds what shows; the
+        height is estimated from the text, which is cheap and close enough.
+        """
+        metrics = self.fontMetrics()
+        width = min(self.viewport().width(), self._column.maximumWidth())
+        per_row = max(20, width // max(1, metrics.averageCharWidth()))
+        wanted = _FILL_VIEWPORTS * max(self.viewport().height(), em(self, 30))
+        height = 0
+        start = end
+        while start > 0 and height < wanted and end - start < BATCH:
+            start -= 1
+            lines = views[start].content.splitlines() or [""]
+            rows = sum(1 + len(line) // per_row for line in lines) + _MESSAGE_OVERHEAD_LINES
+            height += rows * metrics.lineSpacing()
+        return start
 
     def _place(self, views: list[MessageView]) -> None:
         """Lay out widgets for `views` in order, reusing existing ones."""
@@ -201,7 +224,7 @@ class ChatView(QScrollArea):
         # Keep the message the person is looking at in place while older ones appear above.
         oldest = self._widgets[self._views[self._first_built].id]
         self._anchor = (oldest, self._top_of(oldest) - self.verticalScrollBar().value())
-        self._first_built = max(0, self._first_built - BATCH)
+        self._first_built = self._start_to_fill(self._views, self._first_built)
         self._place(self._views[self._first_built :])
 
     # -- scrolling --------------------------------------------------------------------------
@@ -236,7 +259,9 @@ class ChatView(QScrollArea):
         bar = self.verticalScrollBar()
         self._anchor = None
         self._stick_to_bottom = value >= bar.maximum() - em(self, 1)
-        if value == bar.minimum() and self._first_built > 0 and bar.maximum() > 0:
+        # Build older messages a viewport ahead, so scrolling up never hits a wall.
+        near_top = value < self.viewport().height()
+        if near_top and self._first_built > 0 and bar.maximum() > 0:
             self._build_older()
 
     @staticmethod

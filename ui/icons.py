@@ -46,6 +46,8 @@ class _PaletteSvgEngine(QIconEngine):
     def scaledPixmap(
         self, size: QSize, mode: QIcon.Mode, state: QIcon.State, scale: float
     ) -> QPixmap:
+        if size.isEmpty():
+            return QPixmap()
         pixmap = QPixmap(size * scale)
         pixmap.setDevicePixelRatio(scale)
         pixmap.fill(Qt.GlobalColor.transparent)

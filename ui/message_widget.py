@@ -30,6 +30,11 @@ from ui.theme import em, is_dark, scale_font
 from ui.view_models import MessageView
 
 _ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
+_OBJECT_NAMES = {
+    "user": ("UserMessage", "UserBubble"),
+    "assistant": ("AssistantMessage", "AssistantBubble"),
+    "system": ("SystemMessage", "SystemBubble"),
+}
 _BADGES = {
     "stopped": "Stopped",
     "interrupted": "Interrupted: the app closed before this reply finished",
@@ -173,7 +178,11 @@ class _InlineEditor(QFrame):
 
 
 class MessageWidget(QFrame):
-    """Shows one MessageView; `set_content` re-renders only this message while it streams."""
+    """Shows one MessageView; `set_content` re-renders only this message while it streams.
+
+    A chat opens with many of these at once, so parts most messages never need (the `‹ n/m ›`
+    control, the status badge, the editor) are only built when a message needs them.
+    """
 
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
@@ -185,21 +194,22 @@ class MessageWidget(QFrame):
         self._dark = is_dark()
         self._natural_width = 0
         self._editor: _InlineEditor | None = None
+        self._nav: SiblingNav | None = None
+        self._badge: QLabel | None = None
+        self.edit_button: QToolButton | None = None
+        self.regenerate_button: QToolButton | None = None
+        self.stats_label: QLabel | None = None
         role = view.role
-        self.setObjectName({"user": "UserMessage", "assistant": "AssistantMessage"}.get(
-            role, "SystemMessage"
-        ))
+        self.setObjectName(_OBJECT_NAMES[role][0])
         self.setAccessibleName(_ROLE_NAMES[role])
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
 
-        self.body = SafeBrowser()
+        self.body = SafeBrowser(self)
         self.body.setObjectName("MessageBody")
         self.body.setAccessibleName(f"{_ROLE_NAMES[role]} text")
-        self._bubble = QFrame()
-        self._bubble.setObjectName({"user": "UserBubble", "system": "SystemBubble"}.get(
-            role, "AssistantBubble"
-        ))
+        self._bubble = QFrame(self)
+        self._bubble.setObjectName(_OBJECT_NAMES[role][1])
         bubble_layout = QVBoxLayout(self._bubble)
         across = em(self, 0.9) if role != "assistant" else 0
         down = round(across * 0.6)
@@ -211,37 +221,46 @@ class MessageWidget(QFrame):
             bubble_layout.addWidget(caption)
         bubble_layout.addWidget(self.body)
 
-        self.badge = QLabel()
-        self.badge.setObjectName("StatusBadge")
-        self.badge.setWordWrap(True)
-        scale_font(self.badge, 0.9)
-        self.badge.hide()
-
-        self.nav = SiblingNav()
-        self.nav.stepRequested.connect(self._on_step)
+        self._toolbar = QWidget(self)
+        self._toolbar.setObjectName("MessageToolbar")
+        self._tools = QHBoxLayout(self._toolbar)
+        self._tools.setContentsMargins(0, 0, 0, 0)
+        self._tools.setSpacing(em(self, 0.15))
         self.copy_button = _tool_button("copy", "Copy message")
         self.copy_button.clicked.connect(self._copy_message)
-        self.edit_button = _tool_button("edit", "Edit message")
-        self.edit_button.clicked.connect(self.start_editing)
-        self.regenerate_button = _tool_button("regenerate", "Regenerate reply")
-        self.regenerate_button.clicked.connect(self._request_regenerate)
-        self.stats_label = QLabel()
-        self.stats_label.setObjectName("StatsLabel")
-        self.stats_label.setWordWrap(True)
-        scale_font(self.stats_label, 0.85)
-        self.stats_label.setAccessibleName("Reply statistics")
-        self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-
-        self._toolbar = QWidget()
-        self._toolbar.setObjectName("MessageToolbar")
-        self._build_layout(role)
-        for keys, delta in (("Alt+Left", -1), ("Alt+Right", +1)):
-            QShortcut(
-                QKeySequence(keys),
-                self,
-                lambda d=delta: self.nav.step(d),
-                Qt.ShortcutContext.WidgetWithChildrenShortcut,
-            )
+        bubble_row = QHBoxLayout()
+        if role == "user":
+            bubble_row.addStretch(1)
+            bubble_row.addWidget(self._bubble)
+            self.edit_button = _tool_button("edit", "Edit message")
+            self.edit_button.clicked.connect(self.start_editing)
+            self._tools.addStretch(1)
+            self._tools.addWidget(self.copy_button)
+            self._tools.addWidget(self.edit_button)
+        else:
+            bubble_row.addWidget(self._bubble, 1)
+            self._tools.addWidget(self.copy_button)
+            if role == "assistant":
+                self.regenerate_button = _tool_button("regenerate", "Regenerate reply")
+                self.regenerate_button.clicked.connect(self._request_regenerate)
+                self.stats_label = QLabel()
+                self.stats_label.setObjectName("StatsLabel")
+                self.stats_label.setWordWrap(True)
+                scale_font(self.stats_label, 0.85)
+                self.stats_label.setAccessibleName("Reply statistics")
+                self.stats_label.setTextInteractionFlags(
+                    Qt.TextInteractionFlag.TextSelectableByMouse
+                )
+                self._tools.addWidget(self.regenerate_button)
+                self._tools.addSpacing(em(self, 0.5))
+                self._tools.addWidget(self.stats_label, 1)
+            # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
+            self._tools.addStretch(0)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(em(self, 0.3))
+        layout.addLayout(bubble_row)
+        layout.addWidget(self._toolbar)
         self._apply(view, render=True)
 
     # -- public API -------------------------------------------------------------------------
@@ -249,6 +268,16 @@ class MessageWidget(QFrame):
     @property
     def view(self) -> MessageView:
         return self._view
+
+    @property
+    def nav(self) -> SiblingNav | None:
+        """The `‹ n/m ›` control, once the message has had siblings."""
+        return self._nav
+
+    @property
+    def badge(self) -> QLabel | None:
+        """The status line (stopped, error, interrupted, generating), once one was needed."""
+        return self._badge
 
     @property
     def is_editing(self) -> bool:
@@ -292,61 +321,41 @@ class MessageWidget(QFrame):
 
     # -- building and updating --------------------------------------------------------------
 
-    def _build_layout(self, role: str) -> None:
-        toolbar = QHBoxLayout(self._toolbar)
-        toolbar.setContentsMargins(0, 0, 0, 0)
-        toolbar.setSpacing(em(self, 0.15))
-        self._bubble_row = QHBoxLayout()
-        self._bubble_row.setContentsMargins(0, 0, 0, 0)
-        if role == "user":
-            self._bubble_row.addStretch(1)
-            self._bubble_row.addWidget(self._bubble)
-            toolbar.addStretch(1)
-            for widget in (self.nav, self.copy_button, self.edit_button):
-                toolbar.addWidget(widget)
-            self.regenerate_button.hide()
-            self.stats_label.hide()
-            self.badge.setAlignment(Qt.AlignmentFlag.AlignRight)
-        else:
-            self._bubble_row.addWidget(self._bubble, 1)
-            toolbar.addWidget(self.nav)
-            toolbar.addWidget(self.copy_button)
-            if role == "assistant":
-                toolbar.addWidget(self.regenerate_button)
-                toolbar.addSpacing(em(self, 0.5))
-                toolbar.addWidget(self.stats_label, 1)
-                # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
-                toolbar.addStretch(0)
-            else:
-                self.regenerate_button.hide()
-                self.stats_label.hide()
-                toolbar.addStretch(1)
-            self.edit_button.hide()
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(em(self, 0.3))
-        layout.addLayout(self._bubble_row)
-        layout.addWidget(self.badge)
-        layout.addWidget(self._toolbar)
-
     def _apply(self, view: MessageView, render: bool) -> None:
-        if render:
-            self._render_body(streaming=view.status == "streaming")
-        self.nav.set_position(view.sibling_index, view.sibling_count)
-        self.copy_button.setVisible(bool(view.content))
         streaming = view.status == "streaming"
-        self._toolbar.setVisible(not streaming and self._editor is None)
-        stats_text = format_stats(view.stats) if view.role == "assistant" and not streaming else ""
-        self.stats_label.setText(stats_text)
-        self.stats_label.setToolTip(_stats_details(view.stats))
-        self.stats_label.setVisible(bool(stats_text))
+        if render:
+            self._render_body(streaming)
+        if view.sibling_count > 1 or self._nav is not None:
+            self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
+        _set_shown(self.copy_button, bool(view.content))
+        _set_shown(self._toolbar, not streaming and self._editor is None)
+        if self.stats_label is not None:
+            stats_text = "" if streaming else format_stats(view.stats)
+            self.stats_label.setText(stats_text)
+            self.stats_label.setToolTip(_stats_details(view.stats))
+            _set_shown(self.stats_label, bool(stats_text))
         self._update_badge()
+
+    def _ensure_nav(self) -> SiblingNav:
+        if self._nav is None:
+            self._nav = SiblingNav(self._toolbar)
+            self._nav.stepRequested.connect(self._on_step)
+            # After the stretch that right-aligns a user's toolbar, else first.
+            self._tools.insertWidget(1 if self._view.role == "user" else 0, self._nav)
+            for keys, delta in (("Alt+Left", -1), ("Alt+Right", +1)):
+                QShortcut(
+                    QKeySequence(keys),
+                    self,
+                    lambda d=delta: self._nav.step(d) if self._nav else None,
+                    Qt.ShortcutContext.WidgetWithChildrenShortcut,
+                )
+        return self._nav
 
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self._view.role == "assistant":
             self.body.set_markdown(text, self._dark, streaming)
-            self.body.setVisible(bool(text))
+            _set_shown(self.body, bool(text))
         else:
             self.body.set_plain_text(text)
             self._natural_width = self._measure_natural_width(text)
@@ -360,12 +369,27 @@ class MessageWidget(QFrame):
             text = "Generating…"
         else:
             text = _BADGES.get(view.status, "")
-        self.badge.setText(text)
-        self.badge.setProperty("kind", view.status)
-        self.badge.setAccessibleName(text or "Status")
-        self.badge.style().unpolish(self.badge)
-        self.badge.style().polish(self.badge)
-        self.badge.setVisible(bool(text))
+        if not text and self._badge is None:
+            return
+        badge = self._ensure_badge()
+        badge.setText(text)
+        badge.setAccessibleName(text or "Status")
+        if badge.property("kind") != view.status:
+            badge.setProperty("kind", view.status)
+            badge.style().unpolish(badge)
+            badge.style().polish(badge)
+        _set_shown(badge, bool(text))
+
+    def _ensure_badge(self) -> QLabel:
+        if self._badge is None:
+            self._badge = QLabel(self)
+            self._badge.setObjectName("StatusBadge")
+            self._badge.setWordWrap(True)
+            scale_font(self._badge, 0.9)
+            if self._view.role == "user":
+                self._badge.setAlignment(Qt.AlignmentFlag.AlignRight)
+            self.layout().insertWidget(1, self._badge)
+        return self._badge
 
     def _measure_natural_width(self, text: str) -> int:
         metrics = self.body.fontMetrics()
@@ -411,3 +435,8 @@ class MessageWidget(QFrame):
         self.stop_editing()
         self.editSubmitted.emit(message_id, text)
 
+
+def _set_shown(widget: QWidget, shown: bool) -> None:
+    # setVisible is not free on a shown parent; most updates change nothing.
+    if widget.isHidden() == shown:
+        widget.setVisible(shown)

@@ -1,21 +1,41 @@
 """A QTextBrowser hardened for untrusted model output, sized to its content.
 
-QTextBrowser would follow links itself and read files named by images (returning None from
-`loadResource` makes QTextDocument fall back to reading the file on its own; `file:///dev/zero`
-then aborts the process). Here every resource load gets an empty QByteArray, links only open
-http/https URLs in the system browser, and `copy:N` anchors copy a code block.
+QTextBrowser would follow links itself and read any file an image or style sheet names:
+returning None from `loadResource` makes QTextDocument read the file on its own
+(`file:///dev/zero` then aborts the process), and for images even an empty QByteArray is not
+enough: Qt's image handler, given bytes it cannot decode, loads the file by name (verified with
+PySide6 6.12: a 400-pixel PNG still appeared). So images get a 1x1 transparent placeholder and
+every other resource an empty QByteArray; links only open http/https URLs in the system browser,
+and `copy:N` anchors copy a code block. The Markdown renderer emits no <img> or <link> at all;
+this is the second line of defence.
 """
 
 from __future__ import annotations
 
 import math
+from functools import cache
 from typing import Any
 
 from PySide6.QtCore import QByteArray, QSize, QSizeF, Qt, QUrl, Signal, Slot
-from PySide6.QtGui import QCursor, QDesktopServices, QGuiApplication, QTextOption, QWheelEvent
+from PySide6.QtGui import (
+    QCursor,
+    QDesktopServices,
+    QGuiApplication,
+    QImage,
+    QTextDocument,
+    QTextOption,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
 from ui.markdown_render import COPY_SCHEME, code_blocks, is_safe_link, render
+
+
+@cache
+def _placeholder_image() -> QImage:
+    image = QImage(1, 1, QImage.Format.Format_ARGB32)
+    image.fill(Qt.GlobalColor.transparent)
+    return image
 
 
 class SafeBrowser(QTextBrowser):
@@ -51,7 +71,9 @@ class SafeBrowser(QTextBrowser):
         self.setPlainText(text)
 
     def loadResource(self, type: int, name: QUrl) -> Any:
-        # Never None: QTextDocument would then read the file itself.
+        # Never None, and never undecodable bytes for an image: Qt would read the file itself.
+        if type == QTextDocument.ResourceType.ImageResource.value:
+            return _placeholder_image()
         return QByteArray()
 
     def sizeHint(self) -> QSize:

@@ -1,0 +1,127 @@
+"""Assistant Markdown renders as a person expects: structure, highlighted code, copy buttons."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtGui import QColor, QTextCursor, QTextDocument
+from pytestqt.qtbot import QtBot
+
+from ui.markdown_render import code_blocks, render
+from ui.safe_browser import SafeBrowser
+from ui.theme import colors_for
+
+SAMPLE = """# Title
+
+## Section
+
+- one
+- two
+
+1. first
+2. second
+
+| Name | Value |
+|------|------:|
+| alpha | 1 |
+| beta | 22 |
+
+Some `inline code` and ~~old~~ text.
+
+```python
+def greet(name):
+    return "hi " + name
+```
+
+```
+plain block
+```
+"""
+
+
+@pytest.fixture
+def browser(qtbot: QtBot) -> SafeBrowser:
+    widget = SafeBrowser()
+    qtbot.addWidget(widget)
+    widget.resize(600, 400)
+    return widget
+
+
+def _find(document: QTextDocument, text: str) -> QTextCursor:
+    cursor = document.find(text)
+    assert not cursor.isNull(), f"{text!r} is not in the rendered text"
+    return cursor
+
+
+def test_headings_lists_and_tables_become_real_document_structure(browser: SafeBrowser) -> None:
+    browser.set_markdown(SAMPLE, dark=False)
+    document = browser.document()
+
+    assert _find(document, "Title").block().blockFormat().headingLevel() == 1
+    assert _find(document, "Section").block().blockFormat().headingLevel() == 2
+    assert _find(document, "one").block().textList() is not None
+    assert _find(document, "first").block().textList() is not None
+    alpha = _find(document, "alpha")
+    assert alpha.currentTable() is not None
+    assert _find(document, "22").currentTable() is alpha.currentTable()
+    assert "#" not in document.toPlainText()
+    assert "|" not in document.toPlainText()
+
+
+def test_inline_code_is_monospace_and_strikethrough_is_struck(browser: SafeBrowser) -> None:
+    browser.set_markdown(SAMPLE, dark=False)
+    document = browser.document()
+
+    inline = _find(document, "inline code").charFormat()
+    assert inline.fontFixedPitch() or "mono" in " ".join(inline.fontFamilies()).lower()
+    assert _find(document, "old").charFormat().fontStrikeOut()
+
+
+def test_fenced_code_is_highlighted_by_language(browser: SafeBrowser) -> None:
+    browser.set_markdown(SAMPLE, dark=False)
+    document = browser.document()
+
+    keyword = _find(document, "def").charFormat().foreground().color()
+    string = _find(document, '"hi "').charFormat().foreground().color()
+    name = _find(document, "greet").charFormat().foreground().color()
+    assert keyword != name, "the keyword is coloured differently from a plain name"
+    assert string != name
+    plain = _find(document, "plain block").charFormat().foreground().color()
+    assert plain in (QColor(colors_for(False).text), QColor())
+
+
+def test_each_code_block_gets_a_numbered_copy_anchor_matching_its_source() -> None:
+    html = render(SAMPLE, dark=False)
+
+    assert '<a href="copy:0">Copy</a>' in html
+    assert '<a href="copy:1">Copy</a>' in html
+    assert "copy:2" not in html
+    assert code_blocks(SAMPLE) == [
+        'def greet(name):\n    return "hi " + name\n',
+        "plain block\n",
+    ]
+
+
+def test_dark_and_light_themes_colour_code_differently() -> None:
+    light = render("```python\nimport os\n```", dark=False)
+    dark = render("```python\nimport os\n```", dark=True)
+
+    assert colors_for(True).code_bg in dark
+    assert colors_for(False).code_bg in light
+    assert light != dark
+
+
+def test_an_unclosed_fence_renders_as_code_while_streaming(browser: SafeBrowser) -> None:
+    partial = "Here you go:\n\n```python\ndef half_written(x):\n    return x +"
+    browser.set_markdown(partial, dark=False, streaming=True)
+    document = browser.document()
+
+    assert "```" not in document.toPlainText()
+    keyword = _find(document, "def").charFormat()
+    assert keyword.fontFixedPitch() or "mono" in " ".join(keyword.fontFamilies()).lower()
+    name = _find(document, "half_written").charFormat()
+    assert keyword.foreground().color() != name.foreground().color()
+
+
+def test_streaming_then_complete_text_render_the_same(browser: SafeBrowser) -> None:
+    text = "A **bold** claim.\n\n```js\nlet x = 1;\n```"
+    assert render(text, dark=False, streaming=True) == render(text, dark=False)
