@@ -58,8 +58,10 @@ _IN_BLOCK = {
     "ffn_up": "mlp.up_proj",
     "ffn_down": "mlp.down_proj",
 }
-# Steps after reading the tensors: tokenizer, weights file, load check.
-_FINAL_STEPS = 3
+# Metadata every file must have, beyond its tensors (`{arch}` is the architecture).
+_REQUIRED = ("embedding_length", "block_count", "feed_forward_length", "attention.head_count")
+# Steps besides reading the tensors: tokenizer, weights file, load check.
+_OTHER_STEPS = 3
 
 
 class ImportCancelled(ModelLoadError):
@@ -129,14 +131,21 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
             f"{source.name} is a '{architecture}' model; Branchwise imports GGUF files of the "
             f"architectures {', '.join(sorted(ARCHITECTURES))}."
         )
-    total = gguf.tensor_count + _FINAL_STEPS
+    missing = [key for key in _REQUIRED if f"{architecture}.{key}" not in metadata]
+    if missing:
+        raise ModelLoadError(f"{source.name} lacks the metadata {', '.join(missing)}.")
+    total = gguf.tensor_count + _OTHER_STEPS
     report(0, total)
-    tensors = gguf.read_tensors(lambda done, _: report(done, total))
+    # The tokenizer first: it is quick, and refuses a vocabulary it cannot rebuild before the
+    # tensors are read (slow for types that need re-quantizing).
+    write_tokenizer(metadata, folder, metadata.get(f"{architecture}.context_length"))
+    report(1, total)
+    tensors = gguf.read_tensors(lambda done, _: report(1 + done, total))
     rope_factors = tensors.pop("rope_freqs.weight", None)
     weights = rename_tensors(tensors)
+    if "model.embed_tokens.weight" not in weights:
+        raise ModelLoadError(f"{source.name} has no token embedding (token_embd).")
     config = model_config(metadata, architecture, weights, rope_factors)
-    write_tokenizer(metadata, folder, config["max_position_embeddings"])
-    report(total - 2, total)
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     try:
         mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})

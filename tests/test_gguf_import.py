@@ -236,14 +236,20 @@ def test_an_unknown_pre_tokenizer_is_named(tmp_path: Path, library: Path) -> Non
 
 
 def test_an_unreadable_tensor_type_is_named(tmp_path: Path, library: Path) -> None:
-    writer = gguf.GGUFWriter(tmp_path / "q8k.gguf", "llama")
-    # Q8_K blocks: 256 values in 292 bytes. Neither MLX nor gguf's numpy code reads them.
-    writer.add_tensor("token_embd.weight", np.zeros((4, 292), np.uint8), raw_dtype=Type.Q8_K)
+    # Neither MLX nor gguf's numpy code reads Q8_1 blocks.
+    model, config = tiny_model("llama")
+    source = write_gguf(model, config, tmp_path / "q8_1.gguf", Type.Q8_1)
+    assert "GGUF type Q8_1" in _refused(source, library)
+
+
+def test_missing_metadata_is_named(tmp_path: Path, library: Path) -> None:
+    writer = gguf.GGUFWriter(tmp_path / "bare.gguf", "llama")
+    writer.add_tensor("token_embd.weight", np.zeros((8, 32), np.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()
     writer.close()
-    assert "Q8_K" in _refused(tmp_path / "q8k.gguf", library)
+    assert "lacks the metadata embedding_length" in _refused(tmp_path / "bare.gguf", library)
 
 
 def test_cancel_leaves_nothing_behind(library: Path, llama_gguf: Path) -> None:

