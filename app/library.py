@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import errno
 import fnmatch
+import functools
 import importlib.util
 import json
 import math
@@ -164,6 +165,7 @@ def _mlx_lm_folder() -> Path:
     return Path(spec.origin).parent
 
 
+@functools.cache
 def _model_remapping() -> dict[str, str]:
     """mlx-lm's MODEL_REMAPPING (e.g. mistral -> llama), read from its source, not imported."""
     tree = ast.parse((_mlx_lm_folder() / "utils.py").read_text(encoding="utf-8"))

@@ -103,6 +103,8 @@ def import_gguf(
                 f"in {models}, and {free:.2f} GB is free."
             ) from error
         raise ModelLoadError(f"Could not import {source.name}: {error}") from error
+    except (ValueError, KeyError, TypeError, IndexError) as error:  # malformed metadata
+        raise ModelLoadError(f"{source.name} could not be imported: {error!r}") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
