@@ -472,7 +472,9 @@ def import_gguf_file(
 
 def ensure_default_model(models_dir: str | Path, progress: Progress | None = None) -> Path:
     """The built-in default model's folder, imported from the embedded SmolLM2 GGUF the first
-    time (no network needed) and reused afterwards. Runs MLX the first time: worker thread."""
+    time (no network needed) and reused afterwards. Runs MLX the first time: worker thread.
+    It brings the model back if the person deleted it, so call it when there is no model to
+    open, not on every start."""
     for info in list_models(models_dir):
         if info.builtin and info.problem is None:
             return info.path
