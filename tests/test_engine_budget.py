@@ -1,0 +1,104 @@
+"""Memory budget: stored cache bytes stay within it, least recently used first out."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mlx.core as mx
+import pytest
+
+from inference import Engine, LoadedModel, SamplingParams, load_model
+
+ONE = SamplingParams(max_tokens=1)
+
+
+def ask(text: str) -> list[dict[str, str]]:
+    return [{"role": "user", "content": text}]
+
+
+def follow_up(messages: list[dict[str, str]], reply: str) -> list[dict[str, str]]:
+    return [*messages, {"role": "assistant", "content": reply}, *ask("and then?")]
+
+
+@pytest.fixture(scope="module", params=["llama", "qwen3_5"])
+def loaded(request: pytest.FixtureRequest, tiny_models_dir: Path) -> LoadedModel:
+    return load_model(tiny_models_dir / request.param)
+
+
+def conversation_bytes(loaded: LoadedModel) -> int:
+    """What one short conversation stores (its tip, plus checkpoints where needed)."""
+    engine = Engine(loaded, 10**9)
+    engine.generate(ask("the cat sat on the mat"), ONE, "probe")
+    return engine.cache_bytes()
+
+
+def reused(engine: Engine, messages: list[dict[str, str]], reply: str, cid: str) -> bool:
+    """Whether a follow-up found this conversation's own stored prefix (not just a shared few
+    template tokens)."""
+    result = engine.generate(follow_up(messages, reply), ONE, cid)
+    return result.stats.cached_tokens > len(messages[0]["content"]) // 2
+
+
+def test_least_recently_used_conversation_goes_first(loaded: LoadedModel) -> None:
+    size = conversation_bytes(loaded)
+    engine = Engine(loaded, int(size * 2.5))
+    a, b, c = ask("the cat sat on the mat"), ask("tell me a story about Paris"), ask("code")
+    reply_a = engine.generate(a, ONE, "a").text
+    reply_b = engine.generate(b, ONE, "b").text
+    engine.generate(c, ONE, "c")  # a is the least recently used: it goes
+    assert engine.cache_bytes() <= engine.cache_budget_bytes
+    assert reused(engine, b, reply_b, "b")
+    assert not reused(engine, a, reply_a, "a")
+
+
+def test_the_active_conversation_is_kept_longest(loaded: LoadedModel) -> None:
+    size = conversation_bytes(loaded)
+    engine = Engine(loaded, int(size * 2.5))
+    a, b, c = ask("the cat sat on the mat"), ask("tell me a story about Paris"), ask("code")
+    reply_a = engine.generate(a, ONE, "a").text
+    reply_b = engine.generate(b, ONE, "b").text
+    # Back to a: its whole path becomes the most recently used, so b goes first.
+    reply_a2 = engine.generate(follow_up(a, reply_a), ONE, "a").text
+    engine.generate(c, ONE, "c")
+    assert engine.cache_bytes() <= engine.cache_budget_bytes
+    assert reused(engine, follow_up(a, reply_a), reply_a2, "a")
+    assert not reused(engine, b, reply_b, "b")
+
+
+def test_an_entry_larger_than_the_budget_is_not_stored_and_evicts_nothing(
+    loaded: LoadedModel,
+) -> None:
+    size = conversation_bytes(loaded)
+    engine = Engine(loaded, int(size * 1.5))
+    short = ask("the cat sat on the mat")
+    reply = engine.generate(short, ONE, "short").text
+    held = engine.cache_bytes()
+    long = ask("tell me a story about Paris " * 150)  # every entry of it outgrows the budget
+    engine.generate(long, ONE, "long")
+    assert engine.cache_bytes() == held
+    assert reused(engine, short, reply, "short")
+
+
+def test_shrinking_the_budget_evicts_and_returns_the_memory(loaded: LoadedModel) -> None:
+    engine = Engine(loaded, 10**9)
+    for text in ("the cat", "a story", "code"):
+        engine.generate(ask(text), ONE, text)
+    full = engine.cache_bytes()
+    engine.cache_budget_bytes = full // 2
+    assert 0 < engine.cache_bytes() <= full // 2
+    assert mx.get_cache_memory() == 0  # freed buffers went back, not into MLX's pool
+    engine.cache_budget_bytes = 0
+    assert engine.cache_bytes() == 0
+
+
+def test_forget_drops_one_conversation_and_clear_drops_all(loaded: LoadedModel) -> None:
+    engine = Engine(loaded, 10**9)
+    a, b = ask("the cat sat on the mat"), ask("tell me a story about Paris")
+    reply_a = engine.generate(a, ONE, "a").text
+    reply_b = engine.generate(b, ONE, "b").text
+    engine.forget("a")
+    assert not reused(engine, a, reply_a, "a")
+    assert reused(engine, b, reply_b, "b")
+    engine.clear_cache()
+    assert engine.cache_bytes() == 0
+    assert not reused(engine, b, reply_b, "b")
