@@ -1,14 +1,30 @@
-"""Start-up: parse the command line, show the window at once, let the model load behind it."""
+"""Start-up: parse the command line, show the window at once, let the model load behind it.
+
+The window is on screen before any model work starts: the controller resolves the start-up
+model (the last one used if it is still in the library, else the built-in default, imported
+from its GGUF on first start) and loads it on the inference worker while the person can
+already read, search and type.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QLabel, QMainWindow
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app.paths import AppPaths
+from app.controller import ChatController, ModelResolver
+from app.paths import APP_NAME, AppPaths
+from app.settings import Preferences
+from app.store import Store, StoreError
+from app.worker import InferenceWorker
+from ui.main_window import MainWindow
+from ui.theme import apply_theme
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -19,8 +35,87 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         action="store_true",
         help="load a model, stream a short reply, render it offscreen, print a summary and exit",
     )
-    parser.add_argument("--model", type=Path, help="the model folder --self-test uses")
+    parser.add_argument(
+        "--model",
+        type=Path,
+        help="an MLX model folder to load instead of the last used one (and for --self-test)",
+    )
     return parser.parse_args(argv)
+
+
+def model_resolver(
+    models_dir: Path, preferred_id: str | None, explicit: Path | None = None
+) -> ModelResolver:
+    """What to load at start-up; runs on the inference worker (a first start imports MLX)."""
+
+    def resolve(progress: Callable[[str, int, int], None]) -> Path:
+        from app.library import ensure_default_model, list_models
+
+        if explicit is not None:
+            return explicit
+        if preferred_id:
+            for info in list_models(models_dir):
+                if info.problem is None and info.path.name == preferred_id:
+                    return info.path
+        return ensure_default_model(
+            models_dir, lambda done, total: progress("Importing the built-in model", done, total)
+        )
+
+    return resolve
+
+
+@dataclass
+class Launched:
+    app: QApplication
+    window: MainWindow
+    controller: ChatController
+
+    @property
+    def store(self) -> Store:
+        return self.controller.store
+
+
+def create_application() -> QApplication:
+    existing = QApplication.instance()
+    app = existing if isinstance(existing, QApplication) else QApplication(sys.argv[:1])
+    app.setApplicationName(APP_NAME)
+    app.setApplicationDisplayName(APP_NAME)
+    app.setOrganizationName(APP_NAME)
+    app.setDesktopFileName("branchwise")
+    # A QIcon made from a file name decodes the PNG only when it is first drawn.
+    app.setWindowIcon(QIcon(str(resources.files("resources").joinpath("icon.png"))))
+    return app
+
+
+def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> Launched | None:
+    """Open the store, show the window, then start loading the model; None if the store
+    cannot be opened (the person has been told why). `worker` replaces the real inference
+    worker (tests give one with a scripted engine)."""
+    app = create_application()
+    paths = AppPaths.resolve(args.data_dir)
+    preferences = Preferences(paths.settings_file)
+    apply_theme(app, preferences.theme)  # type: ignore[arg-type]  (a str from THEMES)
+    try:
+        store = Store.open(paths.database)
+    except StoreError as exc:
+        QMessageBox.critical(None, "Branchwise cannot open its conversations", str(exc))
+        return None
+    worker = worker or InferenceWorker()
+    resolver = model_resolver(paths.models_dir, preferences.model_id, args.model)
+    controller = ChatController(store, worker, preferences, resolver)
+    window = MainWindow(controller, paths, preferences)
+    window.restore_state()
+    window.show()
+    window.composer.edit.setFocus()
+    if store.recovered_from is not None:
+        window.banner.show_notice(
+            "The conversation database was damaged, so Branchwise started a new one. The "
+            f"damaged file was kept at {store.recovered_from}.",
+            kind="warning",
+            sticky=True,
+        )
+    controller.start()
+    return Launched(app, window, controller)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -29,14 +124,10 @@ def main(argv: list[str] | None = None) -> int:
         from ui.self_test import run_self_test
 
         return run_self_test(args.model, args.data_dir)
-    paths = AppPaths.resolve(args.data_dir)
-    app = QApplication.instance() or QApplication(sys.argv[:1])
-    window = QMainWindow()
-    window.setWindowTitle("Branchwise")
-    window.setCentralWidget(QLabel(f"No model is loaded yet.\nData folder: {paths.data_dir}"))
-    window.resize(900, 640)
-    window.show()
-    return app.exec()
+    launched = launch(args)
+    if launched is None:
+        return 1
+    return launched.app.exec()
 
 
 if __name__ == "__main__":

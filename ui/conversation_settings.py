@@ -1,0 +1,187 @@
+"""Per-conversation settings: the model (from the library), the system prompt and the sampling
+parameters. The dialog only collects values; the window applies them through the controller."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.controller import DEFAULT_PARAMS
+from ui.theme import em
+
+if TYPE_CHECKING:
+    from app.library import ModelInfo
+    from app.store import Conversation
+
+MAX_TOKENS_LIMIT = 1_000_000
+_SEED_LIMIT = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class ConversationSettings:
+    model_folder_name: str | None  # the loaded model's id is its folder's name
+    system_prompt: str
+    params: dict[str, Any]
+
+
+def _double(low: float, high: float, step: float, decimals: int, tip: str) -> QDoubleSpinBox:
+    box = QDoubleSpinBox()
+    box.setRange(low, high)
+    box.setSingleStep(step)
+    box.setDecimals(decimals)
+    box.setToolTip(tip)
+    return box
+
+
+class ConversationSettingsDialog(QDialog):
+    libraryRequested = Signal()
+
+    def __init__(
+        self,
+        conversation: Conversation,
+        models: Sequence[ModelInfo],
+        parent: QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ConversationSettingsDialog")
+        self.setWindowTitle(f"Settings for “{conversation.title}”")
+        self.setAccessibleName("Conversation settings")
+        # Keys this dialog does not show (from an import, or a newer version) are kept.
+        self._other_params = dict(conversation.params)
+        params = {**DEFAULT_PARAMS, **conversation.params}
+
+        self.model_box = QComboBox()
+        self.model_box.setToolTip("The model this conversation uses; choosing another loads it")
+        library = QPushButton("Library…")
+        library.setAccessibleName("Model library")
+        library.setToolTip("Import a GGUF file, add an MLX folder or download a model")
+        library.clicked.connect(self.libraryRequested)
+        model_row = QHBoxLayout()
+        model_row.addWidget(self.model_box, 1)
+        model_row.addWidget(library)
+        self.set_models(models, conversation.model_id)
+
+        self.system_prompt = QPlainTextEdit(conversation.system_prompt)
+        self.system_prompt.setPlaceholderText("e.g. You are a concise assistant.")
+        self.system_prompt.setToolTip("Instructions the model reads before the conversation")
+        self.system_prompt.setMinimumHeight(em(self, 5))
+
+        self.temperature = _double(0.0, 2.0, 0.05, 2, "0 always picks the likeliest token")
+        self.top_p = _double(0.0, 1.0, 0.01, 2, "Sample from the smallest set of tokens whose "
+                             "probabilities add up to this (1 = off)")
+        self.top_k = QSpinBox()
+        self.top_k.setRange(0, 1000)
+        self.top_k.setSpecialValueText("off")
+        self.top_k.setToolTip("Sample from this many likeliest tokens (0 = off)")
+        self.min_p = _double(0.0, 1.0, 0.01, 2, "Drop tokens less likely than this share of the "
+                             "likeliest one (0 = off)")
+        self.repetition_penalty = _double(0.5, 2.0, 0.05, 2, "Above 1 discourages repeating "
+                                          "recent tokens (1 = off)")
+        self.max_tokens = QSpinBox()
+        self.max_tokens.setRange(1, MAX_TOKENS_LIMIT)
+        self.max_tokens.setSingleStep(64)
+        self.max_tokens.setToolTip("The longest reply, in tokens")
+        self.seed = QSpinBox()
+        self.seed.setRange(-1, _SEED_LIMIT)
+        self.seed.setSpecialValueText("random")
+        self.seed.setToolTip("A fixed seed makes sampled replies repeatable (random = none)")
+
+        self.temperature.setValue(float(params["temperature"]))
+        self.top_p.setValue(float(params["top_p"]))
+        self.top_k.setValue(int(params["top_k"]))
+        self.min_p.setValue(float(params["min_p"]))
+        self.repetition_penalty.setValue(float(params["repetition_penalty"]))
+        self.max_tokens.setValue(int(params["max_tokens"]))
+        self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
+
+        form = QFormLayout()
+        for label, field in (
+            ("Model", model_row),
+            ("System prompt", self.system_prompt),
+            ("Temperature", self.temperature),
+            ("Top-p", self.top_p),
+            ("Top-k", self.top_k),
+            ("Min-p", self.min_p),
+            ("Repetition penalty", self.repetition_penalty),
+            ("Max tokens", self.max_tokens),
+            ("Seed", self.seed),
+        ):
+            if isinstance(field, QWidget):
+                field.setAccessibleName(label)
+            else:
+                self.model_box.setAccessibleName(label)
+            form.addRow(QLabel(label), field)
+        buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
+        )
+        defaults = buttons.addButton(QDialogButtonBox.StandardButton.RestoreDefaults)
+        defaults.setToolTip("Put the sampling parameters back to Branchwise's defaults")
+        for button in buttons.buttons():
+            button.setAccessibleName(button.text().replace("&", ""))
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        defaults.clicked.connect(self.restore_defaults)
+        layout = QVBoxLayout(self)
+        layout.addLayout(form)
+        layout.addWidget(buttons)
+        self.setMinimumWidth(em(self, 26))
+
+    def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
+        """Fill the model list; `current` is a folder name (the loaded model's id)."""
+        wanted = current if self.model_box.count() == 0 else self.model_box.currentData()
+        self.model_box.clear()
+        for info in models:
+            if info.problem is None:
+                self.model_box.addItem(info.name, info.path.name)
+                self.model_box.setItemData(
+                    self.model_box.count() - 1,
+                    f"{info.architecture} · {info.quantization}",
+                    Qt.ItemDataRole.ToolTipRole,
+                )
+        if wanted is not None and self.model_box.findData(wanted) < 0:
+            self.model_box.addItem(f"{wanted} (not in the library)", wanted)
+        index = self.model_box.findData(wanted) if wanted is not None else -1
+        self.model_box.setCurrentIndex(index)
+
+    def restore_defaults(self) -> None:
+        self.temperature.setValue(DEFAULT_PARAMS["temperature"])
+        self.top_p.setValue(DEFAULT_PARAMS["top_p"])
+        self.top_k.setValue(DEFAULT_PARAMS["top_k"])
+        self.min_p.setValue(DEFAULT_PARAMS["min_p"])
+        self.repetition_penalty.setValue(DEFAULT_PARAMS["repetition_penalty"])
+        self.max_tokens.setValue(DEFAULT_PARAMS["max_tokens"])
+        self.seed.setValue(-1)
+
+    def settings(self) -> ConversationSettings:
+        seed = self.seed.value()
+        return ConversationSettings(
+            model_folder_name=self.model_box.currentData(),
+            system_prompt=self.system_prompt.toPlainText(),
+            params={
+                **self._other_params,
+                "temperature": round(self.temperature.value(), 4),
+                "top_p": round(self.top_p.value(), 4),
+                "top_k": self.top_k.value(),
+                "min_p": round(self.min_p.value(), 4),
+                "repetition_penalty": round(self.repetition_penalty.value(), 4),
+                "max_tokens": self.max_tokens.value(),
+                "seed": None if seed < 0 else seed,
+            },
+        )

@@ -1,0 +1,96 @@
+"""The status bar's permanent part: which model is loaded (or loading), the memory its weights
+and the layer caches hold, and a progress bar for loading and for reading a long prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+
+from ui.theme import em
+
+
+def format_bytes(count: float) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if abs(count) < 1000 or unit == "GB":
+            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
+        count /= 1000
+    raise AssertionError("unreachable")
+
+
+class StatusPanel(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("StatusPanel")
+        self.progress = QProgressBar()
+        self.progress.setObjectName("LoadProgress")
+        self.progress.setAccessibleName("Progress")
+        self.progress.setMaximumWidth(em(self, 9))
+        self.progress.setMaximumHeight(em(self, 0.9))
+        self.progress.setTextVisible(False)
+        self.progress.hide()
+        self.model_label = QLabel("No model")
+        self.model_label.setObjectName("ModelLabel")
+        self.model_label.setAccessibleName("Model")
+        self.memory_label = QLabel()
+        self.memory_label.setObjectName("MemoryLabel")
+        self.memory_label.setAccessibleName("Memory in use")
+        self.memory_label.setToolTip(
+            "Memory held by the model's weights and by the layer caches that make branching "
+            "and follow-ups instant (the cache budget is in Preferences)"
+        )
+        self.memory_label.hide()
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(0, 0, em(self, 0.5), 0)
+        layout.setSpacing(em(self, 1))
+        layout.addWidget(self.progress)
+        layout.addWidget(self.model_label)
+        layout.addWidget(self.memory_label)
+        self._loading = False
+
+    def set_model_status(self, status: dict[str, Any]) -> None:
+        state = status.get("state")
+        message = str(status.get("message") or "")
+        self._loading = state == "loading"
+        if state == "ready":
+            context = status.get("context_length")
+            self.model_label.setText(str(status.get("model_id") or "Model ready"))
+            self.model_label.setToolTip(
+                f"Loaded model; context window {context:,} tokens" if context else "Loaded model"
+            )
+            self.progress.hide()
+        elif state == "loading":
+            self.model_label.setText(message or "Loading the model…")
+            self.model_label.setToolTip("The model is loading; you can read and search meanwhile")
+            self._show_progress(int(status.get("done") or 0), int(status.get("total") or 0))
+        else:
+            self.model_label.setText("No model loaded")
+            self.model_label.setToolTip(message or "Choose a model in File › Model Library")
+            self.progress.hide()
+
+    def set_memory(self, memory: dict[str, Any]) -> None:
+        weights = int(memory.get("weights_bytes") or 0)
+        caches = int(memory.get("cache_bytes") or 0)
+        self.memory_label.setText(
+            f"Weights {format_bytes(weights)} · Caches {format_bytes(caches)}"
+        )
+        self.memory_label.setVisible(bool(weights or caches))
+
+    def set_prefill(self, done: int, total: int) -> None:
+        """Reading a long prompt: a bar until the first token (hidden again when done)."""
+        if self._loading:
+            return
+        if total > 0 and done < total:
+            self._show_progress(done, total)
+            self.progress.setToolTip(f"Reading the prompt: {done:,} of {total:,} tokens")
+        else:
+            self.progress.hide()
+
+    def _show_progress(self, done: int, total: int) -> None:
+        if total > 0:
+            # Per mille: totals in bytes overflow the bar's int range.
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(min(1000, done * 1000 // total))
+        else:
+            self.progress.setRange(0, 0)  # busy indicator: no known total
+        self.progress.show()
