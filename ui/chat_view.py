@@ -1,9 +1,9 @@
 """The scrolling list of messages on the active path.
 
-Only the newest messages get widgets at first; older ones are built in batches when the person
-scrolls to the top (as Open WebUI does), so a 500-message conversation opens as fast as a short
-one. Widgets whose message is unchanged are kept across updates, so switching a branch or
-finishing a reply re-renders only what changed.
+Only the messages that fill the view get widgets; more are built a viewport ahead as the person
+scrolls (as Open WebUI does), so a 500-message conversation opens as fast as a short one, and a
+jump to an old search hit builds around the hit only. Widgets whose message is unchanged are
+kept across updates, so switching a branch or finishing a reply re-renders only what changed.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from PySide6.QtCore import QPoint, Qt, QTimer, Signal, Slot
+from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ui.icons import themed_icon
@@ -72,7 +72,9 @@ class ChatView(QScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._views: list[MessageView] = []
         self._widgets: dict[str, MessageWidget] = {}
-        self._first_built = 0
+        # Widgets exist for self._views[self._first:self._end] only.
+        self._first = 0
+        self._end = 0
         self._stick_to_bottom = True
         # (widget, pixels from the viewport top) to hold still while heights above it settle.
         self._anchor: tuple[MessageWidget, int] | None = None
@@ -98,6 +100,10 @@ class ChatView(QScrollArea):
         row.addStretch(1)
         self.setWidget(container)
 
+        self._build_timer = QTimer(self)
+        self._build_timer.setSingleShot(True)
+        self._build_timer.setInterval(0)
+        self._build_timer.timeout.connect(self._build_ahead)
         bar = self.verticalScrollBar()
         bar.rangeChanged.connect(self._on_range_changed)
         bar.valueChanged.connect(self._on_scrolled)
@@ -109,16 +115,10 @@ class ChatView(QScrollArea):
         views = list(views)
         known = {view.id for view in self._views}
         opens_another = not any(view.id in known for view in views)
-        first = self._first_to_build(views)
+        self._first, self._end = self._window_for(views, opens_another)
         self._views = views
-        wanted = {view.id for view in views[first:]}
-        for message_id in [m for m in self._widgets if m not in wanted]:
-            self._drop(message_id)
-        self._first_built = first
         self._empty.setVisible(not views)
-        self._place(views[first:])
-        if self._anchor is not None and self._anchor[0].view.id not in wanted:
-            self._anchor = None
+        self._show_window()
         if opens_another:
             self.scroll_to_bottom()
 
@@ -136,66 +136,91 @@ class ChatView(QScrollArea):
         return self._widgets.get(message_id)
 
     def scroll_to_bottom(self) -> None:
+        """Show the newest message and follow new text from now on."""
+        if self._end < len(self._views):
+            self._end = len(self._views)
+            self._first = self._start_to_fill(self._end)
+            self._show_window()
         self._stick_to_bottom = True
-        self._anchor = None
+        self._set_anchor(None)
         self._set_value(self.verticalScrollBar().maximum())
 
     def scroll_to_message(self, message_id: str) -> None:
-        """Bring a message into view (building older ones if needed) and flash it briefly."""
+        """Bring a message into view (building around it if needed) and flash it briefly."""
         index = next((i for i, v in enumerate(self._views) if v.id == message_id), None)
         if index is None:
             return
-        if index < self._first_built:
-            self._first_built = index
-            self._place(self._views[index:])
+        if not self._first <= index < self._end:
+            # Far from what is built: build a fresh stretch that starts at the message,
+            # rather than every message in between.
+            self._first = index
+            self._end = self._end_to_fill(index)
+            self._show_window()
         widget = self._widgets[message_id]
         self._stick_to_bottom = False
         self._column.layout().activate()
-        self._anchor = (widget, em(self, 2))
-        self._apply_anchor()
+        self._set_anchor((widget, em(self, 2)))
         self._set_highlight(widget, True)
         QTimer.singleShot(_HIGHLIGHT_MS, widget, lambda: self._set_highlight(widget, False))
 
     @property
     def built_count(self) -> int:
-        """How many messages have widgets now (the rest are built on scrolling up)."""
+        """How many messages have widgets now (the rest are built when scrolled to)."""
         return len(self._widgets)
 
     # -- building ---------------------------------------------------------------------------
 
-    def _first_to_build(self, views: list[MessageView]) -> int:
-        # Keep as much history built as before, so an update never makes the view jump.
-        newest_first = self._start_to_fill(views, len(views))
-        if self._first_built < len(self._views):
-            kept = self._views[self._first_built].id
-            for i, view in enumerate(views):
-                if view.id == kept:
-                    return min(i, newest_first)
-        return newest_first
+    def _window_for(self, views: list[MessageView], opens_another: bool) -> tuple[int, int]:
+        """Which messages to build: keep what was built, so an update never makes the view
+        jump; a chat that was followed to its end keeps following it."""
+        if opens_another or not self._widgets:
+            end = len(views)
+            return self._start_to_fill(end, views), end
+        index = {view.id: i for i, view in enumerate(views)}
+        old = self._views
+        first = index.get(old[self._first].id) if self._first < len(old) else None
+        last = index.get(old[self._end - 1].id) if 0 < self._end <= len(old) else None
+        end = len(views) if self._end >= len(old) or last is None else last + 1
+        start = self._start_to_fill(end, views)
+        return (start if first is None else min(first, start)), end
 
-    def _start_to_fill(self, views: list[MessageView], end: int) -> int:
-        """Where to start building so views[start:end] fill the viewport about 1.5 times.
+    def _start_to_fill(self, end: int, views: list[MessageView] | None = None) -> int:
+        """Where to start so views[start:end] fill the viewport about 1.5 times."""
+        views = self._views if views is None else views
+        start, height = end, 0
+        while start > 0 and height < self._fill_height() and end - start < BATCH:
+            start -= 1
+            height += self._estimated_height(views[start])
+        return start
 
-        Building costs milliseconds per message, so a long chat only builds what shows; the
-        height is estimated from the text, which is cheap and close enough.
-        """
+    def _end_to_fill(self, start: int) -> int:
+        end, height = start, 0
+        while end < len(self._views) and height < self._fill_height() and end - start < BATCH:
+            height += self._estimated_height(self._views[end])
+            end += 1
+        return end
+
+    def _fill_height(self) -> float:
+        return _FILL_VIEWPORTS * max(self.viewport().height(), em(self, 30))
+
+    def _estimated_height(self, view: MessageView) -> int:
+        # Building costs milliseconds per message, so only what shows is built; the height
+        # guessed from the text length is cheap and close enough for that.
         metrics = self.fontMetrics()
         width = min(self.viewport().width(), self._column.maximumWidth())
         per_row = max(20, width // max(1, metrics.averageCharWidth()))
-        wanted = _FILL_VIEWPORTS * max(self.viewport().height(), em(self, 30))
-        height = 0
-        start = end
-        while start > 0 and height < wanted and end - start < BATCH:
-            start -= 1
-            lines = views[start].content.splitlines() or [""]
-            rows = sum(1 + len(line) // per_row for line in lines) + _MESSAGE_OVERHEAD_LINES
-            height += rows * metrics.lineSpacing()
-        return start
+        lines = view.content.splitlines() or [""]
+        rows = sum(1 + len(line) // per_row for line in lines) + _MESSAGE_OVERHEAD_LINES
+        return rows * metrics.lineSpacing()
 
-    def _place(self, views: list[MessageView]) -> None:
-        """Lay out widgets for `views` in order, reusing existing ones."""
+    def _show_window(self) -> None:
+        """Build views[first:end] in order, reusing widgets, and drop every other widget."""
+        shown = self._views[self._first : self._end]
+        wanted = {view.id for view in shown}
+        for message_id in [m for m in self._widgets if m not in wanted]:
+            self._drop(message_id)
         base = 1  # after the empty-state placeholder
-        for offset, view in enumerate(views):
+        for offset, view in enumerate(shown):
             widget = self._widgets.get(view.id)
             if widget is None:
                 widget = self._create(view)
@@ -214,23 +239,46 @@ class ChatView(QScrollArea):
 
     def _drop(self, message_id: str) -> None:
         widget = self._widgets.pop(message_id)
+        if self._anchor is not None and self._anchor[0] is widget:
+            self._set_anchor(None)
         self._list.removeWidget(widget)
         widget.hide()
         widget.deleteLater()
 
     def _build_older(self) -> None:
-        if self._first_built == 0:
-            return
         # Keep the message the person is looking at in place while older ones appear above.
-        oldest = self._widgets[self._views[self._first_built].id]
-        self._anchor = (oldest, self._top_of(oldest) - self.verticalScrollBar().value())
-        self._first_built = self._start_to_fill(self._views, self._first_built)
-        self._place(self._views[self._first_built :])
+        oldest = self._widgets[self._views[self._first].id]
+        self._set_anchor((oldest, self._top_of(oldest) - self.verticalScrollBar().value()))
+        self._first = self._start_to_fill(self._first)
+        self._show_window()
+
+    def _build_newer(self) -> None:
+        self._end = self._end_to_fill(self._end)
+        self._show_window()
 
     # -- scrolling --------------------------------------------------------------------------
 
     def _top_of(self, widget: QWidget) -> int:
         return widget.mapTo(self.widget(), QPoint(0, 0)).y()
+
+    def _set_anchor(self, anchor: tuple[MessageWidget, int] | None) -> None:
+        # The anchored widget is moved by nested layouts after the scroll range has changed,
+        # so its Move events (not rangeChanged alone) are what keep it still.
+        if self._anchor is not None:
+            self._anchor[0].removeEventFilter(self)
+        self._anchor = anchor
+        if anchor is not None:
+            anchor[0].installEventFilter(self)
+            self._apply_anchor()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if (
+            event.type() == QEvent.Type.Move
+            and self._anchor is not None
+            and watched is self._anchor[0]
+        ):
+            self._apply_anchor()
+        return super().eventFilter(watched, event)
 
     def _apply_anchor(self) -> None:
         if self._anchor is not None:
@@ -251,18 +299,29 @@ class ChatView(QScrollArea):
             self._apply_anchor()
         elif self._stick_to_bottom:
             self._set_value(maximum)
+        # Once the layout has settled (heights only become known then).
+        self._build_timer.start()
 
     @Slot(int)
     def _on_scrolled(self, value: int) -> None:
         if self._adjusting:
             return
         bar = self.verticalScrollBar()
-        self._anchor = None
-        self._stick_to_bottom = value >= bar.maximum() - em(self, 1)
-        # Build older messages a viewport ahead, so scrolling up never hits a wall.
-        near_top = value < self.viewport().height()
-        if near_top and self._first_built > 0 and bar.maximum() > 0:
+        self._set_anchor(None)
+        near_end = value >= bar.maximum() - em(self, 1)
+        self._stick_to_bottom = near_end and self._end == len(self._views)
+        self._build_ahead()
+
+    @Slot()
+    def _build_ahead(self) -> None:
+        """Build a viewport ahead of the person in the direction they can still scroll, so
+        scrolling never hits a wall (and a too-low height estimate corrects itself)."""
+        bar = self.verticalScrollBar()
+        margin = self.viewport().height()
+        if bar.value() < margin and self._first > 0:
             self._build_older()
+        elif bar.value() > bar.maximum() - margin and self._end < len(self._views):
+            self._build_newer()
 
     @staticmethod
     def _set_highlight(widget: MessageWidget, on: bool) -> None:

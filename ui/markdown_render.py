@@ -57,7 +57,8 @@ def _render_cached(text: str, dark: bool) -> str:
 def _render(text: str, dark: bool) -> str:
     colors = colors_for(dark)
     env: dict[str, Any] = {"colors": colors, "code_index": 0, "open_links": []}
-    return _document_style(colors) + _parser().render(text, env)
+    # A trailing newline would show as a trailing space in the document.
+    return _document_style(colors) + _parser().render(text, env).rstrip()
 
 
 @cache

@@ -233,7 +233,7 @@ class MessageWidget(QFrame):
             bubble_row.addStretch(1)
             bubble_row.addWidget(self._bubble)
             self.edit_button = _tool_button("edit", "Edit message")
-            self.edit_button.clicked.connect(self.start_editing)
+            self.edit_button.clicked.connect(lambda: self.start_editing())
             self._tools.addStretch(1)
             self._tools.addWidget(self.copy_button)
             self._tools.addWidget(self.edit_button)
@@ -298,10 +298,14 @@ class MessageWidget(QFrame):
         self._render_body(streaming=True)
         self._update_badge()
 
-    def start_editing(self) -> None:
+    def start_editing(self, draft: str | None = None) -> None:
+        """Open the inline editor on a user message, with `draft` in it if given (e.g. an edit
+        the window could not save), else the message's own text."""
         if self._view.role != "user" or self._editor is not None:
             return
         self._editor = _InlineEditor(self._view.content)
+        if draft is not None:
+            self._editor.edit.setPlainText(draft)
         self._editor.saved.connect(self._submit_edit)
         self._editor.cancelled.connect(self.stop_editing)
         self.layout().insertWidget(0, self._editor)
@@ -314,6 +318,7 @@ class MessageWidget(QFrame):
         if self._editor is None:
             return
         self._editor.hide()
+        self._editor.setParent(None)  # gone from findChild at once, not at the next loop turn
         self._editor.deleteLater()
         self._editor = None
         self._bubble.show()
