@@ -55,7 +55,7 @@ CREATE INDEX messages_streaming ON messages(status) WHERE status = 'streaming';
 
 CREATE VIRTUAL TABLE message_search USING fts5(
     content, content='messages', content_rowid='id',
-    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='unicode61 remove_diacritics 2', prefix='3 4'
 );
 CREATE TRIGGER message_search_insert AFTER INSERT ON messages
 WHEN new.status != 'streaming' BEGIN
@@ -75,7 +75,7 @@ END;
 
 CREATE VIRTUAL TABLE title_search USING fts5(
     title, content='conversations', content_rowid='id',
-    tokenize='unicode61 remove_diacritics 2', prefix='2 3'
+    tokenize='unicode61 remove_diacritics 2', prefix='3 4'
 );
 CREATE TRIGGER title_search_insert AFTER INSERT ON conversations BEGIN
     INSERT INTO title_search(rowid, title) VALUES (new.id, new.title);

@@ -1,17 +1,26 @@
 """Full-text search over conversation titles and message text (SQLite FTS5, bm25 ranking).
 
 What a person types is never passed to FTS5 as query syntax: every word becomes a quoted phrase
-(so quotes, `*`, `-`, `AND`, `NEAR` and brackets are plain text), the words must all occur, and
-the last word also matches as a prefix while it is still being typed.
+(so quotes, `*`, `-`, `AND`, `NEAR` and brackets are plain text) and the words must all occur.
+The last word, while it is still being typed (no space after it) and at least
+`MIN_PREFIX_CHARS` long, also matches as a prefix.
+
+bm25 has to score every match before it can sort, which for a word found in most of 100,000
+messages takes hundreds of milliseconds. Messages are therefore ranked among the
+`RANKED_WINDOW` most recently written ones that match; a rarer word is ranked over all of them.
 """
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import replace
 
 from app.store_models import InvalidInputError, SearchHit
 
+RANKED_WINDOW = 1000
+# Shorter prefixes match so many words that merging them costs more than the answer is worth.
+MIN_PREFIX_CHARS = 3
 # Snippet delimiters. Control characters that chat text practically never contains; the spans
 # returned to callers carry no markers at all.
 _OPEN, _CLOSE = "\x02", "\x03"
@@ -27,7 +36,7 @@ def fts_query(text: str) -> str | None:
     if not words:
         return None
     phrases = ['"' + word.replace('"', '""') + '"' for word in words]
-    if not text[-1].isspace():
+    if not text[-1].isspace() and len(words[-1]) >= MIN_PREFIX_CHARS:
         phrases[-1] += "*"
     return " ".join(phrases)
 
@@ -42,38 +51,60 @@ def search(conn: sqlite3.Connection, text: str, limit: int) -> list[SearchHit]:
     query = fts_query(text)
     if query is None:
         return []
-    title_hits = [
-        SearchHit(conversation_id, None, title, _spans(snippet), rank)
-        for conversation_id, title, snippet, rank in conn.execute(
-            "SELECT c.id, c.title, snippet(title_search, 0, ?, ?, ?, ?), f.rank"
-            " FROM title_search AS f JOIN conversations AS c ON c.id = f.rowid"
-            " WHERE title_search MATCH ? AND c.deleted_at IS NULL ORDER BY f.rank LIMIT ?",
-            (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, limit),
-        )
-    ]
-    # Snippets are made only for the hits kept: in one ranked query SQLite would build one for
-    # every matching message before sorting.
-    message_rows = conn.execute(
-        "SELECT m.conversation_id, m.id, c.title, f.rank FROM message_search AS f"
-        " JOIN messages AS m ON m.id = f.rowid JOIN conversations AS c ON c.id = m.conversation_id"
-        " WHERE message_search MATCH ? AND c.deleted_at IS NULL ORDER BY f.rank LIMIT ?",
-        (query, limit),
-    ).fetchall()
-    message_hits = [
-        SearchHit(conversation_id, message_id, title, (), rank)
-        for conversation_id, message_id, title, rank in message_rows
-    ]
-    best = sorted(title_hits + message_hits, key=lambda hit: hit.rank)[:limit]
-    return [_with_snippet(conn, query, hit) if hit.message_id else hit for hit in best]
+    best = sorted(
+        _title_hits(conn, query, limit) + _message_hits(conn, query, limit),
+        key=lambda hit: hit.rank,
+    )[:limit]
+    snippets = _message_snippets(conn, query, [h.message_id for h in best if h.message_id])
+    return [replace(h, spans=_spans(snippets[h.message_id])) if h.message_id else h for h in best]
 
 
-def _with_snippet(conn: sqlite3.Connection, query: str, hit: SearchHit) -> SearchHit:
-    (snippet,) = conn.execute(
-        "SELECT snippet(message_search, 0, ?, ?, ?, ?) FROM message_search"
-        " WHERE message_search MATCH ? AND rowid = ?",
-        (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, hit.message_id),
+def _title_hits(conn: sqlite3.Connection, query: str, limit: int) -> list[SearchHit]:
+    rows = conn.execute(
+        "SELECT c.id, c.title, snippet(title_search, 0, ?, ?, ?, ?), f.rank"
+        " FROM title_search AS f JOIN conversations AS c ON c.id = f.rowid"
+        " WHERE title_search MATCH ? AND c.deleted_at IS NULL ORDER BY f.rank LIMIT ?",
+        (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, limit),
+    )
+    return [
+        SearchHit(cid, None, title, _spans(snippet), rank) for cid, title, snippet, rank in rows
+    ]
+
+
+def _message_hits(conn: sqlite3.Connection, query: str, limit: int) -> list[SearchHit]:
+    """Ranked hits without snippets: those are made only for the hits kept."""
+    window = conn.execute(
+        "SELECT rowid FROM message_search WHERE message_search MATCH ?"
+        " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+        (query, RANKED_WINDOW - 1),
     ).fetchone()
-    return replace(hit, spans=_spans(snippet))
+    (hidden,) = conn.execute(
+        "SELECT json_group_array(id) FROM messages WHERE conversation_id IN"
+        " (SELECT id FROM conversations WHERE deleted_at IS NOT NULL)"
+    ).fetchone()
+    ranked = conn.execute(
+        "SELECT rowid, rank FROM message_search WHERE message_search MATCH ? AND rowid >= ?"
+        " AND rowid NOT IN (SELECT value FROM json_each(?)) ORDER BY rank LIMIT ?",
+        (query, window[0] if window else 0, hidden, limit),
+    ).fetchall()
+    rank_of = dict(ranked)
+    rows = conn.execute(
+        "SELECT m.id, m.conversation_id, c.title FROM messages AS m"
+        " JOIN conversations AS c ON c.id = m.conversation_id"
+        " WHERE m.id IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(rank_of)),),
+    )
+    return [SearchHit(cid, mid, title, (), rank_of[mid]) for mid, cid, title in rows]
+
+
+def _message_snippets(conn: sqlite3.Connection, query: str, ids: list[int]) -> dict[int, str]:
+    # One statement: SQLite hands FTS5 the ids one at a time, so no other match is visited.
+    rows = conn.execute(
+        "SELECT rowid, snippet(message_search, 0, ?, ?, ?, ?) FROM message_search"
+        " WHERE message_search MATCH ? AND rowid IN (SELECT value FROM json_each(?))",
+        (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, json.dumps(ids)),
+    )
+    return dict(rows)
 
 
 def _spans(snippet: str) -> tuple[tuple[str, bool], ...]:

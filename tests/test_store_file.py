@@ -124,8 +124,8 @@ def test_garbage_file_is_moved_aside_and_an_empty_store_opens(tmp_path: Path) ->
         assert [c.title for c in store.list_conversations()] == ["fresh start"]
 
 
-def test_damaged_pages_are_detected_at_open(tmp_path: Path) -> None:
-    path = tmp_path / "db.sqlite3"
+def _damage_table(path: Path, table: str) -> bytes:
+    """Scribble over the root page of `table` in a database of 300 long messages."""
     with Store.open(path) as store:
         conversation = store.create_conversation()
         parent = None
@@ -134,16 +134,32 @@ def test_damaged_pages_are_detected_at_open(tmp_path: Path) -> None:
     with closing(sqlite3.connect(path)) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         page_size = conn.execute("PRAGMA page_size").fetchone()[0]
+        (root,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
     data = bytearray(path.read_bytes())
-    # Scribble over the b-tree page headers of a run of pages after the schema page.
-    for page in range(2, min(40, len(data) // page_size)):
-        data[page * page_size : page * page_size + 16] = b"\xff" * 16
+    start = (root[0] - 1) * page_size
+    data[start : start + 64] = b"\xff" * 64
     path.write_bytes(bytes(data))
+    return bytes(data)
 
+
+def test_damaged_conversation_list_is_detected_at_open(tmp_path: Path) -> None:
+    path = tmp_path / "db.sqlite3"
+    damaged = _damage_table(path, "conversations")
     with Store.open(path) as store:
         assert store.recovered_from is not None
-        assert store.recovered_from.read_bytes() == bytes(data)
+        assert store.recovered_from.read_bytes() == damaged
         assert store.list_conversations() == []
+
+
+def test_damage_elsewhere_is_a_clear_error_where_met(tmp_path: Path) -> None:
+    # Only the conversation list is checked at open: a whole-file check reads every page.
+    path = tmp_path / "db.sqlite3"
+    _damage_table(path, "messages")
+    with Store.open(path) as store:
+        assert store.recovered_from is None
+        (conversation,) = store.list_conversations()
+        with pytest.raises(StoreError, match="could not be used: database disk image is malformed"):
+            store.active_path(conversation.id)
 
 
 def test_reply_left_streaming_becomes_interrupted_with_its_text(tmp_path: Path) -> None:
