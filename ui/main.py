@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -114,7 +115,9 @@ def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> L
             kind="warning",
             sticky=True,
         )
-    controller.start()
+    # Model work starts once the event loop runs, after the first paint: the worker's MLX
+    # imports would otherwise compete with the window for the CPU and the GIL.
+    QTimer.singleShot(0, controller.start)
     return Launched(app, window, controller)
 
 

@@ -214,7 +214,7 @@ class MainWindow(QMainWindow):
             "about": self._about,
         }
         for mode in ("system", "light", "dark"):
-            slots[f"theme_{mode}"] = lambda m=mode: self.set_theme(m)
+            slots[f"theme_{mode}"] = lambda _checked=False, m=mode: self.set_theme(m)
         return slots
 
     def _connect(self) -> None:
