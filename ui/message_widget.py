@@ -203,7 +203,7 @@ class MessageWidget(QFrame):
         self.setObjectName(_OBJECT_NAMES[role][0])
         self.setAccessibleName(_ROLE_NAMES[role])
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
-        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Maximum)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
         self.body = SafeBrowser(self)
         self.body.setObjectName("MessageBody")
