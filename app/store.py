@@ -21,7 +21,8 @@ transaction; any failure raises `StoreError` with a message written for the pers
     edit_message(message_id, new_content) -> Message  # new sibling, original kept
     begin_reply(conversation_id, parent_id, model_id=None, params=None) -> Message
                                       # "streaming", empty; regenerate = same parent again
-    reply_writer(message_id) -> ReplyWriter    # buffers tokens, writes <= once a second
+    reply_writer(message_id) -> ReplyWriter    # .append(text), .flush(),
+                                      # .finish(status, stats, error); writes <= once a second
     update_streaming(message_id, content)      # full text so far
     finish_reply(message_id, content, status="complete", stats=None, error=None) -> Message
     switch_to_sibling(message_id) -> Message   # the new active leaf
@@ -29,8 +30,12 @@ transaction; any failure raises `StoreError` with a message written for the pers
 
     get_message(id) / children(id) / siblings(id) -> (list, index) / active_path(conv_id)
     all_messages(conv_id)             # the whole tree, parents first
-    search(query, limit=50) -> list[SearchHit]
+    search(query, limit=50) -> list[SearchHit]  # plain typed text; hit.spans holds
+                                      # (text, is_match) pieces; message_id None = title hit
     export_json(conv_id) -> dict / export_markdown(conv_id) -> str / import_json(data)
+
+Errors: StoreError, and its kinds NotFoundError (an unknown id), InvalidInputError (empty
+text, unknown role or status, malformed import) and NewerDatabaseError (file left untouched).
 
 The active leaf is always a leaf (or None for an empty conversation). Switching to any message
 makes the most recently visited leaf below it active; visits are counted per conversation, so
@@ -60,6 +65,7 @@ from app.store_models import (
     Message,
     NewerDatabaseError,
     NotFoundError,
+    Role,
     SearchHit,
     Status,
     StoreError,
@@ -133,13 +139,19 @@ class Store:
         return store
 
     def close(self) -> None:
+        """Finish any reply still being written as "interrupted", then close the file (even
+        if that finishing fails, e.g. on a full disk: the reply is then marked at next open)."""
         if self._conn is None:
             return
-        for writer in list(self._writers):
-            if not writer.done:
-                writer.finish("interrupted")
-        self._conn.close()
-        self._conn = None
+        try:
+            for writer in list(self._writers):
+                if not writer.done and self._still_streaming(writer.message_id):
+                    writer.finish("interrupted")
+            with self._errors():
+                self._conn.execute("PRAGMA optimize")  # SQLite's advice for closing
+        finally:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self) -> Store:
         return self
@@ -286,7 +298,7 @@ class Store:
         self,
         conversation_id: int,
         parent_id: int | None,
-        role: str,
+        role: Role,
         content: str,
         status: Status = "complete",
         model_id: str | None = None,
@@ -547,6 +559,11 @@ class Store:
         )
         assert row is not None, "messages.conversation_id is a foreign key"
         return _conversation(row)
+
+    def _still_streaming(self, message_id: int) -> bool:
+        """False when the reply was finished or deleted without its writer."""
+        row = self._one("SELECT status FROM messages WHERE id = ?", (message_id,))
+        return row is not None and row[0] == "streaming"
 
     def _streaming(self, message_id: int) -> Message:
         message = self.get_message(message_id)

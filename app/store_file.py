@@ -25,7 +25,10 @@ class _CorruptDatabase(Exception):
 def open_database(path: Path) -> tuple[sqlite3.Connection, Path | None]:
     """A connection to an up-to-date store at `path`, and where a corrupt file was moved (or
     None). Raises NewerDatabaseError or StoreError; neither changes the file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"Could not create the folder for {path}: {exc}.") from exc
     try:
         return _connect(path), None
     except _CorruptDatabase:
@@ -37,8 +40,11 @@ def open_database(path: Path) -> tuple[sqlite3.Connection, Path | None]:
 
 
 def _connect(path: Path) -> sqlite3.Connection:
-    # autocommit=True: SQLite's own mode, so every transaction here is an explicit BEGIN.
-    conn = sqlite3.connect(path, autocommit=True)
+    try:
+        # autocommit=True: SQLite's own mode, so every transaction here is an explicit BEGIN.
+        conn = sqlite3.connect(path, autocommit=True)
+    except sqlite3.Error as exc:
+        raise _cannot_open(path, exc) from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         version = _user_version(conn)
@@ -65,11 +71,15 @@ def _connect(path: Path) -> sqlite3.Connection:
         conn.close()
         if exc.sqlite_errorcode & 0xFF in _CORRUPT_CODES:
             raise _CorruptDatabase(path) from exc
-        raise StoreError(f"Could not open the conversation database {path}: {exc}.") from exc
+        raise _cannot_open(path, exc) from exc
     except BaseException:
         conn.close()
         raise
     return conn
+
+
+def _cannot_open(path: Path, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"Could not open the conversation database {path}: {exc}.")
 
 
 def _user_version(conn: sqlite3.Connection) -> int:

@@ -63,6 +63,15 @@ def test_newer_database_is_refused_and_left_unchanged(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["db.sqlite3"]
 
 
+def test_unusable_path_is_a_clear_error_and_nothing_is_moved(tmp_path: Path) -> None:
+    folder = tmp_path / "a folder"
+    (folder / "inside").mkdir(parents=True)
+    with pytest.raises(StoreError, match="Could not open the conversation database"):
+        Store.open(folder)
+    assert [p.name for p in tmp_path.iterdir()] == ["a folder"]
+    assert (folder / "inside").is_dir()
+
+
 def _add_version(monkeypatch: pytest.MonkeyPatch, script: str) -> None:
     monkeypatch.setattr(store_schema, "MIGRATIONS", (*store_schema.MIGRATIONS, script))
 

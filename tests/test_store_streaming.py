@@ -102,3 +102,15 @@ def test_writer_needs_a_streaming_reply(store: Store) -> None:
     store.finish_reply(reply.id, "done", "complete")
     with pytest.raises(InvalidInputError, match="not a reply being written"):
         store.reply_writer(reply.id)
+
+
+def test_close_leaves_alone_a_reply_finished_or_deleted_without_its_writer(path: Path) -> None:
+    store = Store.open(path)
+    finished = store.reply_writer(_reply(store).id)
+    finished.append("written by the writer")
+    store.finish_reply(finished.message_id, "finished elsewhere", "stopped")
+    deleted = store.reply_writer(_reply(store).id)
+    deleted.append("gone")
+    store.delete_message(deleted.message_id)
+    store.close()
+    assert _on_disk(path, finished.message_id) == ("finished elsewhere", "stopped")
