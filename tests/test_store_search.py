@@ -9,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from app import store_search
 from app.store import InvalidInputError, Store
 from app.store_search import fts_query
 
@@ -68,6 +69,32 @@ def test_all_words_must_match_and_the_last_is_a_prefix(store: Store) -> None:
     assert [h.message_id for h in store.search("springtime par")] == [both.id]
     assert store.search("paris spring ") == []  # a finished word is matched whole
     assert len(store.search("PARIS")) == 2
+
+
+def test_a_short_last_word_is_matched_whole(store: Store) -> None:
+    conversation = store.create_conversation("x")
+    message = store.append_message(conversation.id, None, "user", "springtime in sp")
+    assert [h.snippet for h in store.search("sp")] == ["springtime in sp"]
+    assert store.search("spr ") == []
+    assert [h.message_id for h in store.search("spr")] == [message.id]
+
+
+def test_a_word_found_everywhere_is_ranked_among_the_latest_matches(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_search, "RANKED_WINDOW", 3)
+    conversation = store.create_conversation("x")
+    oldest = store.append_message(conversation.id, None, "user", "tea tea tea tea")
+    parent = oldest.id
+    newer = []
+    for text in ("tea with milk and sugar", "a tea", "iced tea, lemon, mint and honey"):
+        parent = store.append_message(conversation.id, parent, "user", text).id
+        newer.append(parent)
+    hits = store.search("tea ")
+    assert sorted(h.message_id for h in hits) == newer
+    assert hits[0].message_id == newer[1]  # the best of those: shortest text with the word
+    monkeypatch.setattr(store_search, "RANKED_WINDOW", 4)
+    assert store.search("tea ")[0].message_id == oldest.id
 
 
 def test_accents_and_case_do_not_matter(store: Store) -> None:
