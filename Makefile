@@ -34,6 +34,7 @@ bench: $(STAMP)
 
 package: $(STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --distpath dist --workpath build packaging/branchwise.spec
+	@du -sh dist/branchwise $$([ -d dist/Branchwise.app ] && echo dist/Branchwise.app)
 
 package-test: package
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest tests/test_package.py --run-package

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QEventLoop, QObject, QTimer, Slot
+from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QApplication
 
@@ -48,7 +48,7 @@ def run_self_test(model_path: Path | None, data_dir: str | None = None) -> int:
     started = time.perf_counter()
     worker = InferenceWorker()
     try:
-        path = model_path if model_path is not None else _default_model(data_dir)
+        path = model_path if model_path is not None else _default_model(worker, data_dir)
         summary = _check(worker, path)
     except SelfTestError as exc:
         print(f"self-test failed: {exc}", file=sys.stderr)
@@ -60,10 +60,25 @@ def run_self_test(model_path: Path | None, data_dir: str | None = None) -> int:
     return 0
 
 
-def _default_model(data_dir: str | None) -> Path:
+class _Relay(QObject):
+    """Carries a worker-thread call's result back as signals (its callbacks run on that thread)."""
+
+    done = Signal(object)
+    failed = Signal(object)
+
+
+def _default_model(worker: InferenceWorker, data_dir: str | None) -> Path:
+    """The built-in model's folder, imported from the embedded GGUF first if need be; the import
+    runs MLX, so it runs on the worker thread."""
     from app.library import ensure_default_model
 
-    return ensure_default_model(AppPaths.resolve(data_dir).models_dir)
+    models_dir = AppPaths.resolve(data_dir).models_dir
+    relay = _Relay()
+    return _wait(
+        relay.done, relay.failed, LOAD_TIMEOUT_S, "importing the built-in model",
+        lambda: worker.call(lambda _engine: ensure_default_model(models_dir),
+                            relay.done.emit, relay.failed.emit),
+    )
 
 
 def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
@@ -80,9 +95,9 @@ def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
     image = _render_offscreen(result["text"])
     libmlx = _loaded_libmlx()
     return {
-        "model": info["name"],
+        "model": info["model_id"],
         "tokens": stats["generated_tokens"],
-        "decode": f"{stats['decode_tokens_per_s']:.1f} tok/s",
+        "decode": f"{stats['decode_tps']:.1f} tok/s",
         "render": f"{image.width()}x{image.height()}",
         "libmlx": libmlx,
         "metallib": _check_metallib(libmlx),
