@@ -62,6 +62,9 @@ class ComposerEdit(QPlainTextEdit):
 
 
 class Composer(QFrame):
+    """`sendRequested(text)` clears the box; if the window cannot send it, `set_text` puts the
+    draft back. `draftChanged(text)` fires on every edit, for counting tokens."""
+
     sendRequested = Signal(str)
     stopRequested = Signal()
     draftChanged = Signal(str)
@@ -73,6 +76,7 @@ class Composer(QFrame):
         self._reason: str | None = None
         self._over_context = False
         self._token_notice = ("", "")
+        self._button_stops: bool | None = None
 
         self.notice = QLabel()
         self.notice.setObjectName("ComposerNotice")
@@ -87,6 +91,8 @@ class Composer(QFrame):
         self.edit.setFrameShape(QFrame.Shape.NoFrame)
         self.edit.setTabChangesFocus(True)
 
+        self._send_icon = themed_icon("send", ColorRole.BrightText, ColorRole.BrightText)
+        self._stop_icon = themed_icon("stop", ColorRole.BrightText, ColorRole.BrightText)
         self.button = QToolButton()
         self.button.setObjectName("SendButton")
         self.button.setCursor(Qt.CursorShape.PointingHandCursor)
@@ -201,19 +207,19 @@ class Composer(QFrame):
         self._refresh_button()
 
     def _refresh_button(self) -> None:
+        # Runs on every keystroke: only the enabled state may change then.
         button = self.button
         if self._generating:
-            button.setIcon(themed_icon("stop", ColorRole.BrightText, ColorRole.BrightText))
-            button.setAccessibleName("Stop generating")
-            button.setToolTip("Stop generating (Esc)")
             button.setEnabled(True)
         else:
-            button.setIcon(themed_icon("send", ColorRole.BrightText, ColorRole.BrightText))
-            button.setAccessibleName("Send message")
-            button.setToolTip(self._reason or "Send message (Enter)")
             button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
-        button.setProperty("generating", self._generating)
-        self._repolish(button)
+        button.setToolTip(
+            "Stop generating (Esc)" if self._generating else self._reason or "Send message (Enter)"
+        )
+        if self._button_stops is not self._generating:
+            self._button_stops = self._generating
+            button.setIcon(self._stop_icon if self._generating else self._send_icon)
+            button.setAccessibleName("Stop generating" if self._generating else "Send message")
 
     def _fit_height(self) -> None:
         # Grow with the text up to a few lines, then scroll.
@@ -229,6 +235,6 @@ class Composer(QFrame):
         self.edit.setFixedHeight(visible * self.edit.fontMetrics().lineSpacing() + frame)
 
     @staticmethod
-    def _repolish(widget: QLabel | QToolButton) -> None:
+    def _repolish(widget: QLabel) -> None:
         widget.style().unpolish(widget)
         widget.style().polish(widget)

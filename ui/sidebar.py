@@ -22,7 +22,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -140,12 +140,13 @@ class _RowDelegate(QStyledItemDelegate):
             pin = QRect(inner.right() - side, inner.top(), side, side)
             themed_icon("pin").paint(painter, pin)
             inner.setRight(pin.left() - pad)
-        title_font = option.font
+        title_font = QFont(option.font)
         second = index.data(SecondLineRole)
         if second:
             title_font.setWeight(title_font.Weight.DemiBold)
         painter.setFont(title_font)
-        painter.setPen(QColor(colors.text))
+        enabled = bool(index.flags() & Qt.ItemFlag.ItemIsEnabled)
+        painter.setPen(QColor(colors.text if enabled else colors.muted))
         title_rect = QRect(inner.left(), inner.top(), inner.width(), metrics.lineSpacing())
         title = metrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight, inner.width())
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
@@ -169,7 +170,6 @@ def _list_view(name: str) -> QListView:
     view.setFrameShape(QListView.Shape.NoFrame)
     view.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
     view.setVerticalScrollMode(QAbstractItemView.ScrollMode.ScrollPerPixel)
-    view.setUniformItemSizes(False)
     return view
 
 
