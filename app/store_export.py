@@ -16,6 +16,7 @@ for reading.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,7 +33,6 @@ from app.store_models import (
     check_status,
     check_text,
     dump_mapping,
-    is_finite_number,
 )
 
 FORMAT = "branchwise-conversation"
@@ -122,7 +122,7 @@ def from_json(data: object) -> ConversationRecord:
             "This is not a Branchwise conversation export (no matching format)."
         )
     version = data.get("version")
-    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+    if not _is_int(version) or version < 1:
         raise InvalidInputError(f"The export has an invalid version {version!r}.")
     if version > EXPORT_VERSION:
         raise InvalidInputError(
@@ -221,14 +221,14 @@ def _mapping(value: object, where: str) -> Mapping[str, Any]:
 
 
 def _json_mapping(value: object, where: str) -> dict[str, Any]:
-    dump_mapping(value, where)
-    return {} if value is None else dict(value)  # type: ignore[call-overload]
+    dump_mapping(value, where)  # refuses anything but nothing or a JSON-safe dict
+    return dict(value) if isinstance(value, dict) else {}
 
 
 def _time(value: object, where: str) -> float:
-    if not is_finite_number(value):
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
         raise InvalidInputError(f"{where} must be a time in seconds, not {value!r}.")
-    return float(value)  # type: ignore[arg-type]
+    return float(value)
 
 
 def _flag(value: object, where: str) -> bool:

@@ -4,9 +4,8 @@ given. No SQL here: `app.store` turns rows into these."""
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 Role = Literal["user", "assistant"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
@@ -103,13 +102,13 @@ def check_text(content: object, what: str, *, allow_empty: bool) -> str:
 def check_role(role: object) -> Role:
     if role not in ROLES:
         raise InvalidInputError(f"Unknown role {role!r}; expected one of {sorted(ROLES)}.")
-    return role  # type: ignore[return-value]
+    return cast(Role, role)
 
 
 def check_status(status: object, allowed: frozenset[str] = STATUSES) -> Status:
     if status not in allowed:
         raise InvalidInputError(f"Unknown status {status!r}; expected one of {sorted(allowed)}.")
-    return status  # type: ignore[return-value]
+    return cast(Status, status)
 
 
 def check_optional_text(value: object, what: str) -> str | None:
@@ -132,7 +131,3 @@ def dump_mapping(value: object, what: str) -> str:
         # e.g. integer keys come back as strings, tuples as lists.
         raise InvalidInputError(f"{what} would not load back unchanged; use plain JSON values.")
     return text
-
-
-def is_finite_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
