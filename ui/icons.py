@@ -6,7 +6,7 @@ having to reload them, and SVG keeps them sharp at any scale factor.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 
 from PySide6.QtCore import QByteArray, QRect, QRectF, QSize, Qt
@@ -19,6 +19,13 @@ ColorRole = QPalette.ColorRole
 @cache
 def _svg_source(name: str) -> str:
     return resources.files("resources").joinpath("icons", f"{name}.svg").read_text("utf-8")
+
+
+@lru_cache(maxsize=128)
+def _renderer(name: str, color: str) -> QSvgRenderer:
+    # Icons repaint often (hover, every toolbar of every message); parse each colour once.
+    svg = _svg_source(name).replace("currentColor", color)
+    return QSvgRenderer(QByteArray(svg.encode()))
 
 
 class _PaletteSvgEngine(QIconEngine):
@@ -36,9 +43,7 @@ class _PaletteSvgEngine(QIconEngine):
         return palette.color(role).name()
 
     def paint(self, painter: QPainter, rect: QRect, mode: QIcon.Mode, state: QIcon.State) -> None:
-        svg = _svg_source(self._name).replace("currentColor", self._color(mode))
-        renderer = QSvgRenderer(QByteArray(svg.encode()))
-        renderer.render(painter, QRectF(rect))
+        _renderer(self._name, self._color(mode)).render(painter, QRectF(rect))
 
     def pixmap(self, size: QSize, mode: QIcon.Mode, state: QIcon.State) -> QPixmap:
         return self.scaledPixmap(size, mode, state, 1.0)

@@ -244,3 +244,28 @@ def test_set_content_renders_the_streaming_text(make: Make) -> None:
 
     assert "print(1)" in widget.body.toPlainText()
     assert "```" not in widget.body.toPlainText()
+
+
+def test_a_system_prompt_is_shown_plainly_with_a_caption(make: Make) -> None:
+    widget = make(role="system", content="You are **terse**.")
+
+    assert widget.body.toPlainText() == "You are **terse**."
+    assert widget.findChild(QLabel, "SystemCaption").text() == "System prompt"
+    assert set(_buttons(widget)) == {"Copy message"}
+
+
+def test_every_control_has_an_accessible_name_and_tooltip(make: Make) -> None:
+    reply = make(sibling_index=1, sibling_count=2, stats=STATS)
+    user = make(role="user", content="Question")
+    user.start_editing()
+
+    controls = [
+        *reply.findChildren(QToolButton),
+        *user.findChildren(QToolButton),
+        *user.findChildren(QPushButton),
+        user.findChild(QPlainTextEdit, "InlineEditorText"),
+    ]
+    assert len(controls) >= 8
+    for control in controls:
+        assert control.accessibleName(), control
+        assert control.toolTip(), control.accessibleName()
