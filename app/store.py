@@ -134,8 +134,13 @@ class Store:
         path = Path(path)
         conn, recovered_from = open_database(path)
         store = cls(conn, path, recovered_from)
-        with store._write() as db:
-            db.execute("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
+        try:
+            with store._write() as db:
+                # Nobody streams into these any more: the app that did stopped without saying.
+                db.execute("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
+        except BaseException:
+            conn.close()
+            raise
         return store
 
     def close(self) -> None:
@@ -386,7 +391,7 @@ class Store:
         and is returned."""
         message = self.get_message(message_id)
         with self._write() as db:
-            leaf_id = self._latest_leaf(db, message.conversation_id, message.id)
+            leaf_id = self._latest_leaf_under(db, message.id)
             self._activate(db, message.conversation_id, leaf_id)
         return self.get_message(leaf_id)
 
@@ -403,13 +408,16 @@ class Store:
             ).fetchone()
             db.execute(
                 "DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (_json_list(doomed),),
+                (json.dumps(doomed),),
             )
             if active_id in doomed or active_id is None:
-                leaf_id = self._latest_leaf(db, conversation_id, message.parent_id)
-                if leaf_id is not None:
-                    self._activate(db, conversation_id, leaf_id)
-                active_id = leaf_id
+                active_id = (
+                    self._latest_leaf_in(db, conversation_id)
+                    if message.parent_id is None
+                    else self._latest_leaf_under(db, message.parent_id)
+                )
+                if active_id is not None:
+                    self._activate(db, conversation_id, active_id)
             self._touch(db, conversation_id)
         return None if active_id is None else self.get_message(active_id)
 
@@ -500,12 +508,16 @@ class Store:
             for m in record.messages:
                 parent = None if m.parent_id is None else new_ids[m.parent_id]
                 new_ids[m.id] = self._insert_copy(db, new_id, parent, m, m.status, m.visit)
-            if new_ids:
-                root = None if record.active_leaf_id is None else new_ids[record.active_leaf_id]
-                leaf_id = self._latest_leaf(db, new_id, root)
-                db.execute(
-                    "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf_id, new_id)
-                )
+            # The file's active leaf, or the leaf last visited below it (a hand-edited file may
+            # name an inner message); the visit counts come from the file as they are.
+            leaf_id = (
+                self._latest_leaf_in(db, new_id)
+                if record.active_leaf_id is None
+                else self._latest_leaf_under(db, new_ids[record.active_leaf_id])
+            )
+            db.execute(
+                "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf_id, new_id)
+            )
         return self.get_conversation(new_id)
 
     # --- internals ---------------------------------------------------------------------------
@@ -656,25 +668,25 @@ class Store:
         )
 
     @staticmethod
-    def _latest_leaf(
-        db: sqlite3.Connection, conversation_id: int, root_id: int | None
-    ) -> int | None:
-        """The most recently visited leaf under `root_id` (itself if it has no children), or
-        under every root of the conversation when `root_id` is None."""
-        if root_id is None:
-            row = db.execute(
-                "SELECT id FROM messages AS m WHERE conversation_id = ? AND NOT EXISTS"
-                " (SELECT 1 FROM messages AS c WHERE c.parent_id = m.id)"
-                " ORDER BY visit DESC, id DESC LIMIT 1",
-                (conversation_id,),
-            ).fetchone()
-        else:
-            row = db.execute(
-                f"SELECT s.id FROM ({_SUBTREE_SQL}) AS s JOIN messages AS m ON m.id = s.id"
-                " WHERE NOT EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = s.id)"
-                " ORDER BY m.visit DESC, m.id DESC LIMIT 1",
-                (root_id,),
-            ).fetchone()
+    def _latest_leaf_under(db: sqlite3.Connection, root_id: int) -> int:
+        """The most recently visited leaf below `root_id` (itself if it has no children)."""
+        (leaf_id,) = db.execute(
+            f"SELECT s.id FROM ({_SUBTREE_SQL}) AS s JOIN messages AS m ON m.id = s.id"
+            " WHERE NOT EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = s.id)"
+            " ORDER BY m.visit DESC, m.id DESC LIMIT 1",
+            (root_id,),
+        ).fetchone()
+        return int(leaf_id)
+
+    @staticmethod
+    def _latest_leaf_in(db: sqlite3.Connection, conversation_id: int) -> int | None:
+        """The most recently visited leaf of the whole conversation; None when it is empty."""
+        row = db.execute(
+            "SELECT id FROM messages AS m WHERE conversation_id = ? AND NOT EXISTS"
+            " (SELECT 1 FROM messages AS c WHERE c.parent_id = m.id)"
+            " ORDER BY visit DESC, id DESC LIMIT 1",
+            (conversation_id,),
+        ).fetchone()
         return None if row is None else int(row[0])
 
     def _path_to(self, message_id: int) -> list[Message]:
@@ -696,10 +708,6 @@ _SUBTREE_SQL = (
     " SELECT m.id FROM messages AS m JOIN subtree AS s ON m.parent_id = s.id)"
     " SELECT id FROM subtree"
 )
-
-
-def _json_list(values: list[int]) -> str:
-    return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
 def _conversation(row: tuple[Any, ...]) -> Conversation:

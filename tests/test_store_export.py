@@ -193,3 +193,15 @@ def test_messages_come_parents_first(store: Store) -> None:
         assert record["parent_id"] is None or record["parent_id"] in seen
         seen.add(record["id"])
     assert {m.id for m in store.all_messages(conversation.id)} == seen
+
+
+def test_active_leaf_from_a_hand_edited_file_is_resolved_to_a_leaf(store: Store) -> None:
+    conversation = _branchy(store)
+    data = store.export_json(conversation.id)
+    q_edit = next(m for m in data["messages"] if m["content"] == "q edited")
+    data["conversation"]["active_leaf_id"] = q_edit["id"]  # an inner message
+    imported = store.import_json(data)
+    assert [m.content for m in store.active_path(imported.id)] == ["q edited", ""]
+    data["conversation"]["active_leaf_id"] = None  # the leaf visited last overall
+    imported = store.import_json(data)
+    assert [m.content for m in store.active_path(imported.id)] == ["q", "a1", "q2", "a2"]
