@@ -21,10 +21,13 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
+    QPlainTextEdit,
     QSizePolicy,
     QSplitter,
+    QTextEdit,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -300,6 +303,8 @@ class MainWindow(QMainWindow):
             return
         changed = conversation_id != self._cid
         self._cid = conversation_id
+        if self.sidebar.model.row_of(str(conversation_id)) < 0:
+            self._refresh_sidebar()  # made elsewhere (an import, a fork): list it first
         self.sidebar.set_current(str(conversation_id))
         self._set_title(conversation.title)
         self._render()
@@ -575,21 +580,28 @@ class MainWindow(QMainWindow):
     @Slot(object)
     def _on_model_status(self, status: dict[str, Any]) -> None:
         self._model = status
-        self.status_panel.set_model_status(status)
         state = status.get("state")
         if state == "ready":
             self.composer.set_enabled_reason(None)
             self._count_timer.start()
+            focused = QApplication.focusWidget()
+            if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
+                self.composer.edit.setFocus()  # typing goes where it is expected
+            name = self._display_name(status.get("model_id"))
+            status = {**status, "model_id": name}
         elif state == "loading":
-            stage = status.get("message") or "Loading the model"
-            self.composer.set_enabled_reason(
-                f"The model is loading ({stage.rstrip('…')}); you can send once it is ready."
-            )
+            stage = str(status.get("message") or "Loading the model").rstrip(".…")
+            self.composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
         else:
             reason = status.get("message") or "No model is loaded."
             self.composer.set_enabled_reason(
                 f"{reason.rstrip('.')}. Choose a model in File › Model Library."
             )
+        self.status_panel.set_model_status(status)
+
+    def _display_name(self, model_id: str | None) -> str | None:
+        """The library's name for a loaded model (its id is only the folder's name)."""
+        return next((m.name for m in self._library() if m.path.name == model_id), model_id)
 
     @Slot(object)
     def _on_memory(self, memory: dict[str, Any]) -> None:

@@ -1,0 +1,149 @@
+"""Screenshots of the main states (empty, streaming, branched `‹ 2/3 ›`, dark theme, 200 %
+scaling) saved into tests/screenshots/ for a person to look at; each must be a real picture."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from PySide6.QtGui import QImage
+from PySide6.QtWidgets import QWidget
+
+from tests.gui.window_harness import (
+    OFFSCREEN_NOISE,
+    ScriptedEngine,
+    running_app,
+    scripted_worker,
+    send_and_wait,
+)
+
+pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
+
+ROOT = Path(__file__).resolve().parents[2]
+SHOTS = ROOT / "tests" / "screenshots"
+QUESTION = "How do I read a file line by line in Python?"
+REPLIES = [
+    "## Reading a file line by line\n\n"
+    "Open the file in a `with` block and loop over it; Python reads one line at a time, "
+    "so even a huge file uses little memory:\n\n"
+    "```python\nwith open(\"notes.txt\", encoding=\"utf-8\") as file:\n"
+    "    for number, line in enumerate(file, start=1):\n"
+    "        print(number, line.rstrip())\n```\n\n"
+    "| Method | Memory | Best for |\n|---|---|---|\n"
+    "| `for line in file` | one line | large files |\n"
+    "| `file.readlines()` | whole file | small files |\n\n"
+    "- `rstrip()` drops the newline at the end of each line.\n"
+    "- See the [io docs](https://docs.python.org/3/library/io.html) for more.",
+    "Use `pathlib`:\n\n```python\nfrom pathlib import Path\n\n"
+    "for line in Path(\"notes.txt\").read_text().splitlines():\n    print(line)\n```\n\n"
+    "It reads the whole file at once, which is fine for small files.",
+    "The simplest way is a `for` loop over the open file object. Each iteration gives you the "
+    "next line, newline included, and the `with` block closes the file for you.",
+    "You're welcome! Ask again any time.",
+]
+
+
+def _save(widget: QWidget, name: str) -> QImage:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    image = widget.grab().toImage()
+    path = SHOTS / f"{name}.png"
+    assert image.save(str(path))
+    _assert_real_picture(QImage(str(path)), name)
+    return image
+
+
+def _assert_real_picture(image: QImage, name: str) -> None:
+    """Not blank: a real window shot has text and controls, so many distinct colours."""
+    assert image.width() >= 600 and image.height() >= 400, name
+    colours = {
+        image.pixel(x, y)
+        for y in range(0, image.height(), 3)
+        for x in range(0, image.width(), 3)
+    }
+    assert len(colours) > 40, f"{name} looks blank ({len(colours)} colours)"
+
+
+def test_screenshots_of_the_main_states(qtbot, tmp_path: Path) -> None:
+    engine = ScriptedEngine(list(REPLIES), chars_per_step=4, step_s=0.01)
+    with running_app(qtbot, tmp_path, tmp_path / "demo-model", scripted_worker(engine)) as app:
+        window = app.window
+        window.resize(1100, 760)
+        window.set_theme("light")
+        _save(window, "empty")
+
+        composer = window.composer
+        qtbot.keyClicks(composer.edit, QUESTION)
+        composer.send()
+        qtbot.waitUntil(lambda: "```python\nwith open" in _streamed(window), timeout=10000)
+        _save(window, "streaming")
+        qtbot.waitUntil(lambda: not app.controller.is_busy(), timeout=20000)
+
+        reply = app.store.active_path(window.current_conversation_id)[-1]
+        for _ in range(2):
+            with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
+                                  check_params_cb=lambda busy: not busy):
+                app.controller.regenerate(reply.id)
+        latest = app.store.active_path(window.current_conversation_id)[-1]
+        app.controller.switch_sibling(latest.id, -1)
+        shown = window.chat_view.message_widget(
+            str(app.store.active_path(window.current_conversation_id)[-1].id))
+        assert shown.nav._label.text() == "2/3"
+        send_and_wait(qtbot, app, "Thanks!")  # a message below the branch point
+        _save(window, "branched")
+
+        window.set_theme("dark")
+        _save(window, "dark")
+        window.set_theme("light")
+
+
+def _streamed(window) -> str:
+    path = window.store.active_path(window.current_conversation_id)
+    widget = window.chat_view.message_widget(str(path[-1].id))
+    return widget.view.content if widget is not None else ""
+
+
+_SCALED = textwrap.dedent(
+    """
+    import sys
+    from PySide6.QtCore import QTimer
+    from ui.main import launch, parse_args
+
+    data_dir, model, out = sys.argv[1:4]
+    launched = launch(parse_args(["--data-dir", data_dir, "--model", model]))
+    store, window = launched.store, launched.window
+    conversation = store.create_conversation(title="Scaled to 200%")
+    question = store.append_message(conversation.id, None, "user", "Explain recursion briefly.")
+    for text in ("A function that calls itself on a smaller problem until a base case.",
+                 "Recursion solves a problem by solving **smaller copies** of it:\\n\\n"
+                 "```python\\ndef factorial(n):\\n    return 1 if n <= 1 else n * factorial(n - 1)"
+                 "\\n```"):
+        store.append_message(conversation.id, question.id, "assistant", text,
+                             model_id="demo", params={})
+    window.resize(900, 640)
+    window.open_conversation(conversation.id)
+
+    def shoot():
+        window.grab().save(out)
+        window.close()
+
+    QTimer.singleShot(300, shoot)
+    launched.app.exec()
+    """
+)
+
+
+def test_screenshot_at_200_percent_scaling(tmp_path: Path, llama_path: Path) -> None:
+    out = SHOTS / "scaled-200.png"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "QT_SCALE_FACTOR": "2"}
+    subprocess.run(
+        [sys.executable, "-c", _SCALED, str(tmp_path), str(llama_path), str(out)],
+        cwd=ROOT, env=env, check=True, timeout=120, capture_output=True,
+    )
+    image = QImage(str(out))
+    assert image.width() >= 1800, "900 logical pixels at 200 % are 1800 device pixels"
+    _assert_real_picture(image, "scaled-200")
