@@ -163,6 +163,7 @@ class MainWindow(QMainWindow):
         self.splitter.setObjectName("MainSplitter")
         self.splitter.setAccessibleName("Sidebar and chat")
         self.splitter.setChildrenCollapsible(False)
+        self.splitter.setHandleWidth(1)
         self.splitter.addWidget(self.sidebar)
         self.splitter.addWidget(pane)
         self.splitter.setStretchFactor(0, 0)
@@ -273,6 +274,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closed:
             self._closed = True
+            self._stream_timer.stop()
+            self._count_timer.stop()
             self.preferences.set_window_state("geometry", self.saveGeometry())
             self.preferences.set_window_state("splitter", self.splitter.saveState())
             try:
@@ -504,7 +507,7 @@ class MainWindow(QMainWindow):
             widget = self.chat_view.message_widget(message_id)
             if widget is not None:  # reopen the editor with the text, so nothing is lost
                 widget.start_editing()
-                widget.findChild(QWidget, "InlineEditorText").setPlainText(text)
+                widget.findChild(QPlainTextEdit, "InlineEditorText").setPlainText(text)
 
     @Slot(str)
     def _on_regenerate(self, message_id: str) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt, QTimer, QUrl
 from PySide6.QtGui import QDesktopServices
-from PySide6.QtWidgets import QLineEdit, QPlainTextEdit
+from PySide6.QtWidgets import QLineEdit, QPlainTextEdit, QPushButton
 
 from app.controller import BUSY_MESSAGE
 from tests.gui.window_harness import (
@@ -170,10 +170,22 @@ def test_a_second_send_while_busy_is_refused_and_the_draft_kept(
         set_params(app, ENDLESS)
         with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
             window.send("First")
+        first = window.current_conversation_id
         window.open_conversation(app.controller.new_conversation())
         assert not window.send("Second")
         assert window.banner.text == BUSY_MESSAGE
         assert window.composer.text() == "Second"
+        # An edit refused for the same reason reopens the editor with the new text.
+        window.open_conversation(first)
+        user = _last_widget(app, "user")
+        qtbot.waitUntil(user.isVisible)
+        user.start_editing()
+        editor = user.findChild(QPlainTextEdit, "InlineEditorText")
+        editor.setPlainText("First, edited")
+        user.findChild(QPushButton, "PrimaryButton").click()
+        assert _last_widget(app, "user").is_editing
+        reopened = _last_widget(app, "user").findChild(QPlainTextEdit, "InlineEditorText")
+        assert reopened.toPlainText() == "First, edited"
         with qtbot.waitSignal(app.controller.busyChanged, timeout=5000):
             app.controller.stop()
 
