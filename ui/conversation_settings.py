@@ -57,6 +57,7 @@ class ConversationSettingsDialog(QDialog):
         self,
         conversation: Conversation,
         models: Sequence[ModelInfo],
+        current_model: str | None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -76,12 +77,13 @@ class ConversationSettingsDialog(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(library)
-        self.set_models(models, conversation.model_id)
+        self.set_models(models, current_model)
 
         self.system_prompt = QPlainTextEdit(conversation.system_prompt)
         self.system_prompt.setPlaceholderText("e.g. You are a concise assistant.")
         self.system_prompt.setToolTip("Instructions the model reads before the conversation")
-        self.system_prompt.setMinimumHeight(em(self, 5))
+        self.system_prompt.setMinimumHeight(em(self, 4))
+        self.system_prompt.setMaximumHeight(em(self, 8))
 
         self.temperature = _double(0.0, 2.0, 0.05, 2, "0 always picks the likeliest token")
         self.top_p = _double(0.0, 1.0, 0.01, 2, "Sample from the smallest set of tokens whose "
@@ -144,8 +146,8 @@ class ConversationSettingsDialog(QDialog):
         self.setMinimumWidth(em(self, 26))
 
     def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
-        """Fill the model list; `current` is a folder name (the loaded model's id)."""
-        wanted = current if self.model_box.count() == 0 else self.model_box.currentData()
+        """Fill the model list and select `current`, a folder name (a loaded model's id)."""
+        wanted = current
         self.model_box.clear()
         for info in models:
             if info.problem is None:

@@ -93,6 +93,7 @@ class MainWindow(QMainWindow):
         self._streamed_text: dict[int, str] = {}  # message id -> text newer than the store's
         self._undo_delete: int | None = None
         self._library_dialog: ModelLibraryDialog | None = None  # made on first use
+        self._settings_dialog: ConversationSettingsDialog | None = None  # while one is open
         self._closed = False
 
         self.sidebar = Sidebar()
@@ -655,6 +656,7 @@ class MainWindow(QMainWindow):
                 self.paths.models_dir, self.controller.worker, self
             )
             self._library_dialog.modelChosen.connect(self.load_library_model)
+            self._library_dialog.libraryChanged.connect(self._on_library_changed)
         self._library_dialog.refresh()
         loaded = (self.controller.model_info or {}).get("model_id")
         if loaded:
@@ -675,13 +677,25 @@ class MainWindow(QMainWindow):
         conversation = self.store.get_conversation(cid)
         loaded = (self.controller.model_info or {}).get("model_id")
         current = conversation.model_id or loaded
-        dialog = ConversationSettingsDialog(conversation, self._library(), self)
-        dialog.set_models(self._library(), current)
+        dialog = ConversationSettingsDialog(conversation, self._library(), current, self)
         dialog.libraryRequested.connect(self.open_library)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_settings(cid, dialog, current))
+        dialog.finished.connect(self._forget_settings_dialog)
+        self._settings_dialog = dialog
         dialog.open()
         return dialog
+
+    @Slot()
+    def _forget_settings_dialog(self) -> None:
+        self._settings_dialog = None
+
+    @Slot()
+    def _on_library_changed(self) -> None:
+        """A model added, renamed or deleted shows at once in an open settings dialog."""
+        dialog = self._settings_dialog
+        if dialog is not None:
+            dialog.set_models(self._library(), dialog.model_box.currentData())
 
     def _apply_settings(
         self, conversation_id: int, dialog: ConversationSettingsDialog, before: str | None

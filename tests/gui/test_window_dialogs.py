@@ -61,6 +61,15 @@ def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_p
         again.accept()
         assert app.store.get_conversation(conversation.id).params["seed"] is None
 
+        # A model added from the library while the dialog is open shows in its list.
+        third = window.open_settings()
+        assert third.model_box.currentText() == "llama (not in the library)"
+        library = window.open_library()
+        with qtbot.waitSignal(library.libraryChanged, timeout=10000):
+            library.import_folder(llama_path, link=True)
+        assert [third.model_box.itemText(i) for i in range(third.model_box.count())] == ["llama"]
+        assert third.model_box.currentData() == "llama"
+
 
 def test_preferences_set_the_cache_budget_and_theme(
     qtbot, tmp_path: Path, llama_path: Path
