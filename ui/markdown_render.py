@@ -8,6 +8,7 @@ QTextDocument supports) and carry a `copy:N` anchor that `SafeBrowser` handles.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from functools import cache, lru_cache
 from html import escape
@@ -26,6 +27,8 @@ from ui.theme import ThemeColors, colors_for
 COPY_SCHEME = "copy"
 SAFE_LINK_SCHEMES = ("http", "https")
 _CODE_TOKENS = ("fence", "code_block")
+_FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
+_LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
 _MONO = "'SF Mono', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 
 
@@ -43,6 +46,35 @@ def render(text: str, dark: bool, streaming: bool = False) -> str:
 def code_blocks(text: str) -> list[str]:
     """The source of each code block, in the order of the `copy:N` anchors that `render` emits."""
     return [token.content for token in _parser().parse(text) if token.type in _CODE_TOKENS]
+
+
+def stable_prefix_end(text: str, start: int = 0, min_chars: int = 0) -> int:
+    """Where `text` can be cut, at or after `start + min_chars`, so that the part before the
+    cut renders the same however the text goes on: the last blank line outside a code fence
+    that a new, unindented, non-list block follows. Returns `start` if there is no such place.
+
+    A streaming reply renders that part once and re-renders only the rest, so each update
+    costs the same however long the reply has grown. `start` must itself be such a cut.
+    """
+    best = start
+    fence = ""
+    position = start
+    previous_blank = False
+    for line in text[start:].splitlines(keepends=True):
+        stripped = line.strip()
+        if fence:
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                fence = ""
+            previous_blank = False
+        else:
+            starts_block = stripped and not line[0].isspace() and not _LIST_ITEM.match(line)
+            if previous_blank and starts_block and position - start >= min_chars:
+                best = position
+            if opening := _FENCE_OPEN.match(line):
+                fence = opening.group(1)
+            previous_blank = not stripped
+        position += len(line)
+    return best
 
 
 def warm_up() -> None:

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.icons import themed_icon
+from ui.markdown_render import stable_prefix_end
 from ui.safe_browser import SafeBrowser
 from ui.theme import em, is_dark, scale_font
 from ui.view_models import MessageView
@@ -41,6 +42,8 @@ _BADGES = {
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
+# While streaming, finished blocks are set aside in chunks of at least this many characters.
+_FREEZE_CHARS = 600
 
 
 def format_stats(stats: Mapping[str, float]) -> str:
@@ -196,6 +199,9 @@ class MessageWidget(QFrame):
         self._editor: _InlineEditor | None = None
         self._nav: SiblingNav | None = None
         self._badge: QLabel | None = None
+        # While streaming: browsers with the finished part of the reply, and its source.
+        self._frozen: list[SafeBrowser] = []
+        self._frozen_text = ""
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
@@ -359,12 +365,47 @@ class MessageWidget(QFrame):
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self._view.role == "assistant":
-            self.body.set_markdown(text, self._dark, streaming)
+            if streaming:
+                self._render_streaming(text)
+            else:
+                self._drop_frozen()
+                self.body.set_markdown(text, self._dark)
             _set_shown(self.body, bool(text))
         else:
             self.body.set_plain_text(text)
             self._natural_width = self._measure_natural_width(text)
             self._fit_bubble()
+
+    def _render_streaming(self, text: str) -> None:
+        """Render the finished blocks once into their own browser, and re-render only the
+        rest, so an update costs the same at the end of a long reply as at its start."""
+        if not text.startswith(self._frozen_text):
+            self._drop_frozen()
+        done = len(self._frozen_text)
+        cut = stable_prefix_end(text, done, _FREEZE_CHARS)
+        if cut > done:
+            segment = SafeBrowser(self._bubble)
+            segment.setObjectName("MessageBody")
+            segment.setAccessibleName(self.body.accessibleName())
+            segment.set_markdown(text[done:cut], self._dark)
+            layout = self._bubble.layout()
+            layout.insertWidget(layout.indexOf(self.body), segment)
+            self._frozen.append(segment)
+            self._frozen_text = text[:cut]
+        self.body.set_markdown(text[len(self._frozen_text) :], self._dark, streaming=True)
+
+    def _drop_frozen(self) -> None:
+        for segment in self._frozen:
+            segment.hide()
+            segment.setParent(None)
+            segment.deleteLater()
+        self._frozen = []
+        self._frozen_text = ""
+
+    @property
+    def shown_text(self) -> str:
+        """The text on screen (while streaming, the finished part sits in separate browsers)."""
+        return "\n".join(b.toPlainText() for b in [*self._frozen, self.body] if b.toPlainText())
 
     def _update_badge(self) -> None:
         view = self._view
@@ -420,6 +461,7 @@ class MessageWidget(QFrame):
             if dark != self._dark:
                 self._dark = dark
                 if self._view.role == "assistant":
+                    self._drop_frozen()
                     self._render_body(streaming=self._view.status == "streaming")
 
     # -- actions ----------------------------------------------------------------------------

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from PySide6.QtGui import QColor, QTextCursor, QTextDocument
 from pytestqt.qtbot import QtBot
 
-from ui.markdown_render import code_blocks, render
+from ui.markdown_render import code_blocks, render, stable_prefix_end
 from ui.safe_browser import SafeBrowser
 from ui.theme import colors_for
 
@@ -125,3 +127,59 @@ def test_an_unclosed_fence_renders_as_code_while_streaming(browser: SafeBrowser)
 def test_streaming_then_complete_text_render_the_same(browser: SafeBrowser) -> None:
     text = "A **bold** claim.\n\n```js\nlet x = 1;\n```"
     assert render(text, dark=False, streaming=True) == render(text, dark=False)
+
+
+STREAMED = """Intro paragraph.
+
+```python
+first = 1
+
+second = 2
+```
+
+- a list item
+
+- another item
+
+    indented continuation
+
+## A heading
+
+Closing words."""
+
+
+def _cuts_while_streaming(text: str) -> list[int]:
+    """Every place a reply growing one character at a time gets cut."""
+    return sorted({stable_prefix_end(text[:length]) for length in range(len(text) + 1)} - {0})
+
+
+def test_a_streaming_reply_is_cut_only_between_finished_blocks() -> None:
+    pieces = [STREAMED[a:b] for a, b in pairwise([0, *_cuts_while_streaming(STREAMED)])]
+
+    assert pieces == [
+        "Intro paragraph.\n\n",
+        "```python\nfirst = 1\n\nsecond = 2\n```\n\n"
+        "- a list item\n\n- another item\n\n    indented continuation\n\n",
+        "## A heading\n\n",
+    ], "never inside the fence, before a list item or before indented text"
+
+
+def test_no_cut_inside_an_unclosed_fence_or_before_min_chars() -> None:
+    assert stable_prefix_end("Text\n\n```js\nlet a;\n\nlet b;") == len("Text\n\n")
+    assert stable_prefix_end("```js\nlet a;\n\nlet b;\n\nmore") == 0
+    assert stable_prefix_end("One.\n\nTwo.\n\nThree.", 0, 7) == len("One.\n\nTwo.\n\n")
+    assert stable_prefix_end("One.\n\nTwo.", 0, 100) == 0
+
+
+def test_rendering_in_pieces_shows_the_same_text_as_rendering_whole(qtbot: QtBot) -> None:
+    whole, piece = SafeBrowser(), SafeBrowser()
+    qtbot.addWidget(whole)
+    qtbot.addWidget(piece)
+    whole.set_markdown(STREAMED, dark=False)
+
+    texts = []
+    for start, end in pairwise([0, *_cuts_while_streaming(STREAMED), len(STREAMED)]):
+        piece.set_markdown(STREAMED[start:end], dark=False)
+        texts.extend(line for line in piece.toPlainText().splitlines() if line.strip())
+
+    assert texts == [line for line in whole.toPlainText().splitlines() if line.strip()]

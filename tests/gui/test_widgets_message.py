@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QToolButton, 
 from pytestqt.qtbot import QtBot
 
 from ui.message_widget import MessageWidget, format_stats
+from ui.safe_browser import SafeBrowser
 from ui.view_models import MessageView
 
 STATS = {
@@ -269,3 +270,29 @@ def test_every_control_has_an_accessible_name_and_tooltip(make: Make) -> None:
     for control in controls:
         assert control.accessibleName(), control
         assert control.toolTip(), control.accessibleName()
+
+
+def test_a_long_streaming_reply_rerenders_only_its_unfinished_end(
+    make: Make, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paragraph = "A sentence that keeps the reply going for a while. " * 4
+    reply = "".join(f"## Part {i}\n\n{paragraph}\n\n```python\nx = {i}\n```\n\n" for i in range(20))
+    widget = make(id="a1", status="streaming", content="")
+    rendered: list[int] = []
+    original = SafeBrowser.set_markdown
+
+    def record(self: SafeBrowser, text: str, dark: bool, streaming: bool = False) -> None:
+        rendered.append(len(text))
+        original(self, text, dark, streaming)
+
+    monkeypatch.setattr(SafeBrowser, "set_markdown", record)
+    for end in range(40, len(reply) + 40, 40):
+        widget.set_content(reply[:end])
+
+    assert len(reply) > 4500
+    assert max(rendered) < 1500, "each update renders a bounded piece, not the whole reply"
+    streamed = [line for line in widget.shown_text.splitlines() if line.strip()]
+
+    widget.set_view(MessageView("a1", "assistant", reply))
+    assert len(widget.findChildren(SafeBrowser)) == 1, "a finished reply is one document"
+    assert streamed == [line for line in widget.shown_text.splitlines() if line.strip()]
