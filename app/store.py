@@ -77,6 +77,7 @@ from app.store_models import (
 )
 
 __all__ = [
+    "DEFAULT_TITLE",
     "Conversation",
     "InvalidInputError",
     "Message",
