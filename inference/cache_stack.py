@@ -51,10 +51,12 @@ def _fork_layer(cache: Any, n: int, excess: int) -> Any:
     return child
 
 
-def _offset(cache: Any) -> int:
+def _offset(cache: Any) -> int | None:
+    """The tokens a layer's cache reports having seen; None for pure recurrent state."""
     if isinstance(cache, CacheList):
-        return _offset(cache.caches[0])
-    return int(cache.offset)
+        return next((o for c in cache.caches if (o := _offset(c)) is not None), None)
+    offset = getattr(cache, "offset", None)
+    return None if offset is None else int(offset)
 
 
 @dataclass(eq=False)
@@ -80,10 +82,7 @@ class CacheStack:
 
     def cache_offset(self) -> int | None:
         """The token count the caches report, or None when no layer keeps one (pure recurrent)."""
-        for cache in self.caches:
-            if hasattr(cache, "offset") or isinstance(cache, CacheList):
-                return _offset(cache)
-        return None
+        return next((o for c in self.caches if (o := _offset(c)) is not None), None)
 
     def is_consistent(self) -> bool:
         offset = self.cache_offset()

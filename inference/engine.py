@@ -157,7 +157,7 @@ class Engine:
         model; the engine stays usable after any error. Worker thread only.
         """
         started = time.perf_counter()
-        params = params or SamplingParams()
+        params = SamplingParams() if params is None else params
         clean = validate_messages(messages)
         ids = self._render(clean)
         request = _Request(

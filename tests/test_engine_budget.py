@@ -6,8 +6,11 @@ from pathlib import Path
 
 import mlx.core as mx
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference.prefix_store import common_prefix_length
 
 ONE = SamplingParams(max_tokens=1)
 
@@ -102,3 +105,18 @@ def test_forget_drops_one_conversation_and_clear_drops_all(loaded: LoadedModel) 
     engine.clear_cache()
     assert engine.cache_bytes() == 0
     assert not reused(engine, b, reply_b, "b")
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    shared=st.lists(st.integers(0, 3), max_size=600),
+    a=st.lists(st.integers(0, 3), max_size=300),
+    b=st.lists(st.integers(0, 3), max_size=300),
+)
+def test_common_prefix_length_agrees_with_a_plain_scan(
+    shared: list[int], a: list[int], b: list[int]
+) -> None:
+    left, right = tuple(shared + a), tuple(shared + b)
+    pairs = enumerate(zip(left, right, strict=False))
+    plain = next((i for i, (x, y) in pairs if x != y), min(len(left), len(right)))
+    assert common_prefix_length(left, right) == plain
