@@ -288,8 +288,7 @@ def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path
         for i in range(500):
             role = "user" if i % 2 == 0 else "assistant"
             text = f"Message {i}: " + ("some **markdown** text and `code` " * 6)
-            parent = store.append_message(big.id, parent and parent.id, role, text).id
-            parent = store.get_message(parent)
+            parent = store.append_message(big.id, parent, role, text).id
         # As in a real session, some other chat was on screen before (Qt builds some of its
         # classes on first use; that one-off cost is not the cost of opening a chat).
         small = store.create_conversation(title="Short one")
