@@ -10,6 +10,7 @@ re-rendered, at most `STREAM_FPS` times a second.
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,7 @@ from ui.message_widget import MessageWidget
 from ui.notice_banner import NoticeBanner
 from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
-from ui.theme import ThemeMode, apply_theme, em
+from ui.theme import THEME_MODES, ThemeMode, apply_theme, em
 from ui.window_actions import build_actions, build_menus
 
 # The model library and the dialogs are imported when first used: the window must be on
@@ -55,6 +56,8 @@ if TYPE_CHECKING:
     from ui.conversation_settings import ConversationSettingsDialog
     from ui.model_dialogs import ModelLibraryDialog
     from ui.preferences_dialog import PreferencesDialog
+
+_log = logging.getLogger(__name__)
 
 STREAM_FPS = 30
 TOKEN_COUNT_DEBOUNCE_MS = 300
@@ -106,11 +109,11 @@ class MainWindow(QMainWindow):
         self.statusBar().setSizeGripEnabled(False)
         self._build_layout()
 
-        self.actions = build_actions(self, self._action_slots())
-        build_menus(self.menuBar(), self.actions)
-        self.actions.themes[preferences.theme].setChecked(True)
-        self.actions.toggle_sidebar.setCheckable(True)
-        self.actions.toggle_sidebar.setChecked(True)
+        self.menu_actions = build_actions(self, self._action_slots())
+        build_menus(self.menuBar(), self.menu_actions)
+        self.menu_actions.themes[preferences.theme].setChecked(True)
+        self.menu_actions.toggle_sidebar.setCheckable(True)
+        self.menu_actions.toggle_sidebar.setChecked(True)
 
         self._stream_timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
         self._stream_timer.timeout.connect(self._show_stream)
@@ -218,7 +221,7 @@ class MainWindow(QMainWindow):
             "minimize": self.showMinimized,
             "about": self._about,
         }
-        for mode in ("system", "light", "dark"):
+        for mode in THEME_MODES:
             slots[f"theme_{mode}"] = lambda _checked=False, m=mode: self.set_theme(m)
         return slots
 
@@ -282,7 +285,7 @@ class MainWindow(QMainWindow):
             try:
                 self.store.purge_deleted()
             except StoreError as exc:
-                print(f"Deleted conversations stay until next time: {exc}")
+                _log.warning("Deleted conversations stay until next time: %s", exc)
             self.controller.shutdown()
             self.preferences.sync()
         super().closeEvent(event)
@@ -373,8 +376,8 @@ class MainWindow(QMainWindow):
             return
         self.controller.delete_conversation(conversation_id)
         self._undo_delete = conversation_id
-        self.actions.undo.setEnabled(True)
-        self.actions.undo.setText(f"&Undo Delete “{title}”")
+        self.menu_actions.undo.setEnabled(True)
+        self.menu_actions.undo.setText(f"&Undo Delete “{title}”")
         if conversation_id == self._cid:
             self._cid = None
             remaining = self.store.list_conversations()
@@ -390,8 +393,8 @@ class MainWindow(QMainWindow):
         if conversation_id is None:
             return
         self._undo_delete = None
-        self.actions.undo.setEnabled(False)
-        self.actions.undo.setText("&Undo")
+        self.menu_actions.undo.setEnabled(False)
+        self.menu_actions.undo.setText("&Undo")
         self.banner.dismiss()
         self.controller.restore_conversation(conversation_id)
         if self._cid is not None and self._is_empty(self._cid):
@@ -475,9 +478,9 @@ class MainWindow(QMainWindow):
     @Slot(bool)
     def _set_busy(self, busy: bool) -> None:
         self.composer.set_generating(busy)
-        self.actions.stop.setEnabled(busy)
-        self.actions.regenerate.setEnabled(not busy)
-        self.actions.edit_last.setEnabled(not busy)
+        self.menu_actions.stop.setEnabled(busy)
+        self.menu_actions.regenerate.setEnabled(not busy)
+        self.menu_actions.edit_last.setEnabled(not busy)
         if not busy:
             self._stream_timer.stop()
             self._stream = None
@@ -729,7 +732,7 @@ class MainWindow(QMainWindow):
 
     def set_theme(self, mode: ThemeMode) -> None:
         self.preferences.theme = mode
-        self.actions.themes[mode].setChecked(True)
+        self.menu_actions.themes[mode].setChecked(True)
         app = QApplication.instance()
         if isinstance(app, QApplication):
             apply_theme(app, mode)
@@ -738,7 +741,7 @@ class MainWindow(QMainWindow):
     def toggle_sidebar(self) -> None:
         shown = not self.sidebar.isVisible()
         self.sidebar.setVisible(shown)
-        self.actions.toggle_sidebar.setChecked(shown)
+        self.menu_actions.toggle_sidebar.setChecked(shown)
 
     # -- clipboard, export, import ----------------------------------------------------------
 

@@ -106,9 +106,9 @@ def test_regenerate_then_switch_versions_by_mouse_keyboard_and_menu(
         qtbot.keyClick(shown, Qt.Key.Key_Right, Qt.KeyboardModifier.AltModifier)  # keyboard: ›
         assert _last_widget(app, "assistant").view.sibling_index == 2
 
-        window.actions.previous_branch.trigger()  # Chat › Previous Version
+        window.menu_actions.previous_branch.trigger()  # Chat › Previous Version
         assert _last_widget(app, "assistant").view.sibling_index == 1
-        window.actions.next_branch.trigger()
+        window.menu_actions.next_branch.trigger()
         assert _last_widget(app, "assistant").view.sibling_index == 2
 
 
@@ -143,7 +143,7 @@ def test_switching_conversation_while_a_reply_streams(
         first = set_params(app, ENDLESS)
         with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
             window.send("Tell me everything")
-        window.actions.new_chat.trigger()
+        window.menu_actions.new_chat.trigger()
         second = window.current_conversation_id
         assert second != first
         assert window.chat_view.built_count == 0  # the new chat shows none of the stream
@@ -157,7 +157,7 @@ def test_switching_conversation_while_a_reply_streams(
         assert streaming.view.status == "streaming"
         qtbot.waitUntil(lambda: len(streaming.view.content) > 20, timeout=10000)
         with qtbot.waitSignal(app.controller.busyChanged, timeout=5000):
-            window.actions.stop.trigger()
+            window.menu_actions.stop.trigger()
         assert app.store.active_path(second) == []
         assert _last_widget(app, "assistant").view.status == "stopped"
 
@@ -266,17 +266,17 @@ def test_delete_asks_then_undo_brings_it_back(qtbot, tmp_path: Path, llama_path:
         assert window.sidebar.model.row_of(str(cid)) == -1
         assert window.current_conversation_id != cid
         assert window.banner.text == "Deleted “Keep me”."
-        assert window.actions.undo.isEnabled()
+        assert window.menu_actions.undo.isEnabled()
 
         qtbot.mouseClick(window.banner.action_button, Qt.MouseButton.LeftButton)  # Undo
         assert window.current_conversation_id == cid
         assert app.store.active_path(cid)[0].content == "Keep me"
         assert window.sidebar.model.rowCount() == 1  # the stand-in empty chat went away
-        assert not window.actions.undo.isEnabled()
+        assert not window.menu_actions.undo.isEnabled()
 
         click_in_next_message_box("Delete")
         window.sidebar.confirm_delete(str(cid))
-        window.actions.undo.trigger()  # Edit › Undo does the same
+        window.menu_actions.undo.trigger()  # Edit › Undo does the same
         assert window.current_conversation_id == cid
 
 

@@ -82,8 +82,8 @@ def test_preferences_set_the_cache_budget_and_theme(
         dialog.accept()
         assert app.controller.preferences.cache_budget_bytes == 1_500_000_000
         assert app.controller.preferences.theme == "dark"
-        assert is_dark() and window.actions.themes["dark"].isChecked()
-        window.actions.themes["light"].trigger()
+        assert is_dark() and window.menu_actions.themes["dark"].isChecked()
+        window.menu_actions.themes["light"].trigger()
         assert not is_dark() and app.controller.preferences.theme == "light"
 
 
@@ -179,7 +179,7 @@ def test_menus_use_standard_keys_and_every_control_is_named(
 ) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         window = app.window
-        actions = window.actions
+        actions = window.menu_actions
         std = QKeySequence.StandardKey
         for action, key in ((actions.new_chat, std.New), (actions.find, std.Find),
                             (actions.close, std.Close), (actions.copy, std.Copy),
