@@ -125,7 +125,7 @@ def test_library_adds_renames_uses_and_deletes_models(
         assert llama_path.is_dir(), "deleting a linked model leaves its folder alone"
 
 
-def test_gguf_import_runs_with_progress_and_a_cancel_adds_nothing(
+def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(
     qtbot, tmp_path: Path, llama_path: Path
 ) -> None:
     gguf = write_gguf(*tiny_model("llama"), tmp_path / "tiny.gguf")
@@ -148,6 +148,11 @@ def test_gguf_import_runs_with_progress_and_a_cancel_adds_nothing(
         assert cancelled.button.text() == "Close"
         library.refresh()
         assert [m.name for m in library.models()] == ["tiny"]
+
+        # A download that cannot start says why in its progress window (no network needed).
+        failed = library.download("not a repo id")
+        qtbot.waitUntil(lambda: failed.error is not None, timeout=10000)
+        assert "is not a repository id" in failed.label.text()
         models_dir = AppPaths(tmp_path / "data").models_dir
         assert sorted(p.name for p in models_dir.iterdir()) == ["tiny"]
 
