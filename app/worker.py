@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import queue
+import sys
 import threading
 import time
 import traceback
@@ -180,6 +181,7 @@ class InferenceWorker(QObject):
         while True:
             item = self._queue.get()
             if item is _STOP:
+                _release_thread_streams()
                 return
             if isinstance(item, _Load):
                 self._do_load(item.path)
@@ -264,6 +266,16 @@ class InferenceWorker(QObject):
     def _emit_memory(self) -> None:
         cache = self._engine.cache_bytes() if self._engine is not None else 0
         self.memoryChanged.emit({"cache_bytes": cache, "weights_bytes": self._weights_bytes})
+
+
+def _release_thread_streams() -> None:
+    """Destroy this thread's MLX streams before it ends. Left to thread-local teardown they race
+    the interpreter's shutdown and abort the process ("terminate called without an active
+    exception"; mlx PRs #3395 and #4110)."""
+    if "mlx.core" in sys.modules:
+        import mlx.core as mx
+
+        mx.clear_streams()
 
 
 def _sampling_params(params: dict) -> Any:
