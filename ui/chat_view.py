@@ -228,6 +228,9 @@ class ChatView(QScrollArea):
                 widget.set_view(view)
             if self._list.indexOf(widget) != base + offset:
                 self._list.insertWidget(base + offset, widget)
+        # If what was built turns out not to fill the view, build more once it is laid out
+        # (a view that does not scroll would never ask).
+        self._build_timer.start()
 
     def _create(self, view: MessageView) -> MessageWidget:
         widget = MessageWidget(view, self._column)
@@ -246,9 +249,12 @@ class ChatView(QScrollArea):
         widget.deleteLater()
 
     def _build_older(self) -> None:
-        # Keep the message the person is looking at in place while older ones appear above.
-        oldest = self._widgets[self._views[self._first].id]
-        self._set_anchor((oldest, self._top_of(oldest) - self.verticalScrollBar().value()))
+        # Keep the message the person is looking at in place while older ones appear above
+        # (when following the newest message, sticking to the bottom already does that). An
+        # anchor already set stays: it was measured before anything new was laid out.
+        if not self._stick_to_bottom and self._anchor is None:
+            oldest = self._widgets[self._views[self._first].id]
+            self._set_anchor((oldest, self._top_of(oldest) - self.verticalScrollBar().value()))
         self._first = self._start_to_fill(self._first)
         self._show_window()
 

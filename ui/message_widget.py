@@ -109,6 +109,19 @@ class SiblingNav(QWidget):
         self._previous.clicked.connect(lambda: self.step(-1))
         self._next.clicked.connect(lambda: self.step(+1))
 
+    @property
+    def previous_button(self) -> QToolButton:
+        return self._previous
+
+    @property
+    def next_button(self) -> QToolButton:
+        return self._next
+
+    @property
+    def position_text(self) -> str:
+        """What the control shows, e.g. "2/3"."""
+        return self._label.text()
+
     def set_position(self, index: int, count: int) -> None:
         self._index, self._count = index, count
         self._label.setText(f"{index}/{count}")

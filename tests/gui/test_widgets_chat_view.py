@@ -275,3 +275,25 @@ def test_scroll_to_bottom_returns_to_the_newest_message_after_a_jump(
     assert live is not None
     assert live.body.toPlainText() == "Written while the person read old messages"
     qtbot.waitUntil(lambda: _laid_out_at_bottom(chat) and _visible_in_viewport(chat, live))
+
+
+def test_a_low_height_guess_is_filled_in_and_streaming_still_follows(
+    qtbot: QtBot, chat: ChatView
+) -> None:
+    # Twenty source lines that Markdown joins into one: far shorter than the text suggests.
+    joined = "\n".join(f"word{i}" for i in range(20))
+    views = [MessageView(f"j{i}", "assistant", joined) for i in range(60)]
+    views.append(MessageView("live", "assistant", "", status="streaming"))
+    chat.set_messages(views)
+    first_guess = chat.built_count
+    bar = chat.verticalScrollBar()
+    # Filled until the person can scroll up by a whole screen.
+    qtbot.waitUntil(lambda: bar.maximum() >= chat.viewport().height() and _at_bottom(chat))
+    assert chat.built_count > first_guess
+
+    text = ""
+    for i in range(10):
+        text += f"Line {i} of the reply.\n\n"
+        chat.update_streaming("live", text)
+        qtbot.waitUntil(lambda: _at_bottom(chat))
+    assert _top_in_viewport(chat, chat.message_widget("live")) < chat.viewport().height()
