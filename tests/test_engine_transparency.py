@@ -10,6 +10,8 @@ or at temperature 0.8 with a seed.
 
 from __future__ import annotations
 
+import json
+import shutil
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
-from tests.tiny_models import KINDS
+from tests.tiny_models import CHATML_TEMPLATE, KINDS
 
 MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
@@ -182,3 +184,28 @@ def test_every_action_sequence_matches_from_scratch_generation(
     assert harness.comparison.exact >= 50
     # Near-ties must stay rare; each one is listed in the module's printed summary.
     assert len(harness.comparison.near_ties) <= harness.generations // 20
+
+
+@pytest.mark.parametrize("kind", ["llama", "qwen3_5"])
+def test_a_template_that_renders_earlier_turns_differently_stays_exact(
+    tiny_models_dir: Path, tmp_path: Path, kind: str
+) -> None:
+    """Lookup is by token ids: when a template renders the history differently on the next
+    turn (here a header counting the messages), reuse falls back to the true common prefix."""
+    folder = Path(shutil.copytree(tiny_models_dir / kind, tmp_path / kind))
+    config_file = folder / "tokenizer_config.json"
+    config = json.loads(config_file.read_text())
+    config["chat_template"] = "{{ messages | length }} messages\n" + CHATML_TEMPLATE
+    config_file.write_text(json.dumps(config))
+    loaded = load_model(folder)
+    engine = Engine(loaded, 10**8, prefill_chunk_tokens=CHUNK)
+    params = SamplingParams(max_tokens=MAX_TOKENS)
+    first = [{"role": "user", "content": "Tell me a story about Paris."}]
+    reply = engine.generate(first, params, "c")
+    follow = [*first, {"role": "assistant", "content": reply.text}, first[0]]
+    result = engine.generate(follow, params, "c")
+    ids = loaded.tokenizer.apply_chat_template(follow, add_generation_prompt=True)
+    expected = reference(loaded, ids, params, MAX_TOKENS)
+    check_tokens(result.token_ids, expected, Comparison(), kind)
+    # The header changed with the message count, so nothing before it could be reused.
+    assert result.stats.cached_tokens == 0
