@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.auto_height import fit_to_text
 from ui.icons import ColorRole, themed_icon
 from ui.theme import em, scale_font
 
@@ -126,7 +127,7 @@ class Composer(QFrame):
         self.edit.escapePressed.connect(self._on_escape)
         self.edit.textChanged.connect(self._on_text_changed)
         self.button.clicked.connect(self._on_button)
-        self._fit_height()
+        fit_to_text(self.edit, 1, _MAX_VISIBLE_LINES)
         self._refresh()
 
     # -- state set by the window ---------------------------------------------------------
@@ -190,7 +191,7 @@ class Composer(QFrame):
 
     @Slot()
     def _on_text_changed(self) -> None:
-        self._fit_height()
+        fit_to_text(self.edit, 1, _MAX_VISIBLE_LINES)
         self._refresh_button()
         self.draftChanged.emit(self.edit.toPlainText())
 
@@ -220,19 +221,6 @@ class Composer(QFrame):
             self._button_stops = self._generating
             button.setIcon(self._stop_icon if self._generating else self._send_icon)
             button.setAccessibleName("Stop generating" if self._generating else "Send message")
-
-    def _fit_height(self) -> None:
-        # Grow with the text up to a few lines, then scroll.
-        lines = max(1, int(self.edit.document().size().height()))
-        policy = Qt.ScrollBarPolicy
-        overflow = lines > _MAX_VISIBLE_LINES
-        self.edit.setVerticalScrollBarPolicy(
-            policy.ScrollBarAsNeeded if overflow else policy.ScrollBarAlwaysOff
-        )
-        visible = min(lines, _MAX_VISIBLE_LINES)
-        margins = self.edit.contentsMargins()
-        frame = margins.top() + margins.bottom() + 2 * round(self.edit.document().documentMargin())
-        self.edit.setFixedHeight(visible * self.edit.fontMetrics().lineSpacing() + frame)
 
     @staticmethod
     def _repolish(widget: QLabel) -> None:

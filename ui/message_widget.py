@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.auto_height import fit_to_text
 from ui.icons import themed_icon
 from ui.markdown_render import stable_prefix_end
 from ui.safe_browser import SafeBrowser
@@ -42,6 +43,8 @@ _BADGES = {
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
+# The inline editor grows with the text between these many lines, then scrolls.
+_EDITOR_LINES = (2, 14)
 # While streaming, finished blocks are set aside in chunks of at least this many characters.
 _FREEZE_CHARS = 600
 
@@ -151,8 +154,6 @@ class _InlineEditor(QFrame):
         self.edit.setObjectName("InlineEditorText")
         self.edit.setAccessibleName("Edit message")
         self.edit.setToolTip("Edit the message; saving keeps the old version as a sibling")
-        self.edit.setMinimumHeight(em(self, 5))
-        self.edit.setMaximumHeight(em(self, 18))
         self.save_button = QPushButton("Save && send")
         self.save_button.setObjectName("PrimaryButton")
         self.save_button.setAccessibleName("Save edit and send")
@@ -171,6 +172,7 @@ class _InlineEditor(QFrame):
         self.save_button.clicked.connect(self._save)
         cancel.clicked.connect(self.cancelled)
         self.edit.textChanged.connect(self._update_save_button)
+        self.edit.textChanged.connect(self._fit_height)
         for keys, slot in (
             ("Ctrl+Return", self._save),
             ("Ctrl+Enter", self._save),
@@ -181,6 +183,15 @@ class _InlineEditor(QFrame):
 
     def _text(self) -> str:
         return self.edit.toPlainText().strip()
+
+    @Slot()
+    def _fit_height(self) -> None:
+        fit_to_text(self.edit, _EDITOR_LINES[0], _EDITOR_LINES[1])
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # The text wraps differently at a new width.
+        super().resizeEvent(event)
+        self._fit_height()
 
     @Slot()
     def _update_save_button(self) -> None:
