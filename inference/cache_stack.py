@@ -77,7 +77,11 @@ class CacheStack:
 
     @property
     def nbytes(self) -> int:
-        """Bytes allocated by the cache buffers (including preallocated slack)."""
+        """Bytes of the cache buffers, from mlx-lm's `nbytes` (preallocated slack included).
+
+        A fork's attention slices count only their tokens, though until the first write they
+        keep the parent's buffer alive: the count can run short by the slack of one buffer.
+        """
         return sum(c.nbytes for c in self.caches)
 
     def cache_offset(self) -> int | None:

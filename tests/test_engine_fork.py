@@ -104,6 +104,7 @@ def test_fork_shares_no_array_object_and_allocates_nothing(
     parent = prefilled(models[kind], PREFIX * 5)  # 300 tokens: past gemma's wrapped window
     before = mx.get_active_memory()
     child = parent.fork()
+    child.evaluate()
     assert mx.get_active_memory() == before  # O(layers): no token is copied up front
     assert child.tokens == parent.tokens and child.tokens is not parent.tokens
 
@@ -124,3 +125,27 @@ def test_a_fork_at_an_earlier_token_continues_from_there(models: dict[str, Loade
     assert list(greedy(loaded, longer, [5])) == list(
         greedy(loaded, prefilled(loaded, PREFIX + BRANCH_A), [5])
     )
+
+
+@pytest.mark.parametrize("tokens", [100, 4000])
+def test_forking_copies_nothing_however_many_tokens_are_cached(
+    models: dict[str, LoadedModel], tokens: int
+) -> None:
+    """Fork cost is O(layers): no buffer is copied at 100 or at 4,000 cached tokens (the
+    benchmark times it). Branching at an earlier token, the child's first write allocates
+    only what it keeps plus one 256-slot step, not the parent's whole buffer."""
+    stack = CacheStack.empty(models["llama"].model)
+    for cache in stack.caches:
+        kv = mx.zeros((1, 2, tokens, 16))  # the tiny llama's KV geometry
+        cache.update_and_fetch(kv, kv + 0)
+    stack.tokens.extend(range(tokens))
+    stack.evaluate()
+    before = mx.get_active_memory()
+    child = stack.fork(tokens // 2)
+    child.evaluate()  # slices evaluate to views of the parent's buffers
+    assert mx.get_active_memory() == before
+    step = mx.zeros((1, 2, 1, 16))
+    child.caches[0].update_and_fetch(step, step)
+    child.evaluate()
+    assert child.caches[0].keys.shape[2] == tokens // 2 + 256
+    assert stack.caches[0].offset == tokens  # the parent is untouched
