@@ -19,7 +19,6 @@ from PySide6.QtCore import Qt, QTimer, Slot
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
-    QFileDialog,
     QHBoxLayout,
     QLabel,
     QLineEdit,
@@ -37,6 +36,7 @@ from PySide6.QtWidgets import (
 from app.store import DEFAULT_TITLE, StoreError
 from ui.chat_view import ChatView
 from ui.composer import Composer
+from ui.conversation_files import ask_export_path, ask_import_path, read_import, write_export
 from ui.conversation_views import conversation_rows, message_views, search_hits
 from ui.icons import themed_icon
 from ui.message_widget import MessageWidget
@@ -45,12 +45,11 @@ from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
 from ui.theme import THEME_MODES, ThemeMode, apply_theme, em
 from ui.window_actions import build_actions, build_menus
+from ui.window_models import WindowModels
 
-# The model library and the dialogs are imported when first used: the window must be on
-# screen fast, and app.library pulls in importlib.metadata and psutil.
+# The dialogs are imported when first used: the window must be on screen fast.
 if TYPE_CHECKING:
     from app.controller import ChatController
-    from app.library import ModelInfo
     from app.paths import AppPaths
     from app.settings import Preferences
     from ui.conversation_settings import ConversationSettingsDialog
@@ -91,12 +90,9 @@ class MainWindow(QMainWindow):
         self.paths = paths
         self.preferences = preferences
         self._cid: int | None = None
-        self._model: dict[str, Any] = {"state": "none"}
         self._stream: dict[str, Any] | None = None  # the latest streamed text, not yet shown
         self._streamed_text: dict[int, str] = {}  # message id -> text newer than the store's
         self._undo_delete: int | None = None
-        self._library_dialog: ModelLibraryDialog | None = None  # made on first use
-        self._settings_dialog: ConversationSettingsDialog | None = None  # while one is open
         self._closed = False
 
         self.sidebar = Sidebar()
@@ -105,6 +101,9 @@ class MainWindow(QMainWindow):
         self.composer = Composer()
         self.composer.setMaximumWidth(em(self.composer, _COLUMN_EM))
         self.status_panel = StatusPanel()
+        self.models = WindowModels(
+            controller, paths.models_dir, self, lambda: self._cid, self.show_notice
+        )
         self.statusBar().addPermanentWidget(self.status_panel)
         self.statusBar().setSizeGripEnabled(False)
         self._build_layout()
@@ -253,6 +252,8 @@ class MainWindow(QMainWindow):
         self.composer.draftChanged.connect(self._on_draft_changed)
         self.sidebar_button.clicked.connect(self.toggle_sidebar)
         self.settings_button.clicked.connect(self.open_settings)
+        self.models.settingsSaved.connect(self._on_settings_saved)
+        self.models.status.connect(self._show_status)
 
     # -- start and close --------------------------------------------------------------------
 
@@ -319,7 +320,7 @@ class MainWindow(QMainWindow):
             self.composer.set_token_info(None, None)
             self._count_timer.start()
             self.composer.edit.setFocus()
-            self._use_conversation_model(conversation.model_id)
+            self.models.use_conversation_model(conversation_id, conversation.model_id)
 
     def new_chat(self) -> None:
         """A new conversation, unless the open one is still empty (then it is reused)."""
@@ -574,7 +575,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _request_token_count(self) -> None:
-        if self._cid is not None and self._model.get("state") == "ready":
+        if self._cid is not None and self.controller.model_state == "ready":
             self.controller.request_token_count(self._cid, self.composer.text())
 
     @Slot(object)
@@ -586,7 +587,6 @@ class MainWindow(QMainWindow):
 
     @Slot(object)
     def _on_model_status(self, status: dict[str, Any]) -> None:
-        self._model = status
         state = status.get("state")
         if state == "ready":
             self.composer.set_enabled_reason(None)
@@ -594,7 +594,7 @@ class MainWindow(QMainWindow):
             focused = QApplication.focusWidget()
             if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
                 self.composer.edit.setFocus()  # typing goes where it is expected
-            name = self._display_name(status.get("model_id"))
+            name = self.models.display_name(status.get("model_id"))
             status = {**status, "model_id": name}
         elif state == "loading":
             stage = str(status.get("message") or "Loading the model").rstrip(".…")
@@ -606,9 +606,14 @@ class MainWindow(QMainWindow):
             )
         self.status_panel.set_model_status(status)
 
-    def _display_name(self, model_id: str | None) -> str | None:
-        """The library's name for a loaded model (its id is only the folder's name)."""
-        return next((m.name for m in self._library() if m.path.name == model_id), model_id)
+    @Slot(int)
+    def _on_settings_saved(self, conversation_id: int) -> None:
+        if conversation_id == self._cid:
+            self._count_timer.start()  # the system prompt counts too
+
+    @Slot(str)
+    def _show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text, 4000)
 
     @Slot(object)
     def _on_memory(self, memory: dict[str, Any]) -> None:
@@ -618,102 +623,14 @@ class MainWindow(QMainWindow):
     def _on_prefill(self, payload: dict[str, Any]) -> None:
         self.status_panel.set_prefill(payload["done"], payload["total"])
 
-    def _library(self) -> list[ModelInfo]:
-        from app.library import list_models
-
-        return list_models(self.paths.models_dir)
-
-    def load_library_model(self, info: ModelInfo) -> bool:
-        """Load a library model for the open conversation (after checking it fits in memory)."""
-        from app.library import LibraryError, memory_check
-
-        loaded = self.controller.model_info or {}
-        try:
-            memory_check(info, reclaimable_bytes=int(loaded.get("weights_bytes") or 0))
-        except LibraryError as exc:
-            self.show_notice(str(exc))
-            return False
-        if self._cid is not None:
-            self.controller.update_settings(self._cid, model_id=info.path.name)
-        if loaded.get("model_id") != info.path.name or self._model.get("state") != "ready":
-            self.controller.load_model(info.path)
-        return True
-
-    def _use_conversation_model(self, model_id: str | None) -> None:
-        """A conversation keeps its model: opening it loads that model if another is loaded."""
-        loaded = (self.controller.model_info or {}).get("model_id")
-        if not model_id or loaded is None or model_id == loaded or self.controller.is_busy():
-            return
-        info = next((m for m in self._library() if m.path.name == model_id), None)
-        if info is not None and info.problem is None:
-            self.statusBar().showMessage(f"Loading {info.name} for this conversation…", 4000)
-            self.load_library_model(info)
-
-    # -- dialogs ----------------------------------------------------------------------------
-
     def open_library(self) -> ModelLibraryDialog:
-        from ui.model_dialogs import ModelLibraryDialog
-
-        if self._library_dialog is None:
-            self._library_dialog = ModelLibraryDialog(
-                self.paths.models_dir, self.controller.worker, self
-            )
-            self._library_dialog.modelChosen.connect(self.load_library_model)
-            self._library_dialog.libraryChanged.connect(self._on_library_changed)
-        self._library_dialog.refresh()
-        loaded = (self.controller.model_info or {}).get("model_id")
-        if loaded:
-            for info in self._library_dialog.models():
-                if info.path.name == loaded:
-                    self._library_dialog.select(info.id)
-        self._library_dialog.show()
-        self._library_dialog.raise_()
-        return self._library_dialog
+        return self.models.open_library()
 
     def open_settings(self) -> ConversationSettingsDialog:
-        from ui.conversation_settings import ConversationSettingsDialog
-
         if self._cid is None:
             self.new_chat()
-        cid = self._cid
-        assert cid is not None
-        conversation = self.store.get_conversation(cid)
-        loaded = (self.controller.model_info or {}).get("model_id")
-        current = conversation.model_id or loaded
-        dialog = ConversationSettingsDialog(conversation, self._library(), current, self)
-        dialog.libraryRequested.connect(self.open_library)
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: self._apply_settings(cid, dialog, current))
-        dialog.finished.connect(self._forget_settings_dialog)
-        self._settings_dialog = dialog
-        dialog.open()
-        return dialog
-
-    @Slot()
-    def _forget_settings_dialog(self) -> None:
-        self._settings_dialog = None
-
-    @Slot()
-    def _on_library_changed(self) -> None:
-        """A model added, renamed or deleted shows at once in an open settings dialog."""
-        dialog = self._settings_dialog
-        if dialog is not None:
-            dialog.set_models(self._library(), dialog.model_box.currentData())
-
-    def _apply_settings(
-        self, conversation_id: int, dialog: ConversationSettingsDialog, before: str | None
-    ) -> None:
-        chosen = dialog.settings()
-        self.controller.update_settings(
-            conversation_id, system_prompt=chosen.system_prompt, params=chosen.params
-        )
-        if chosen.model_folder_name and chosen.model_folder_name != before:
-            info = next(
-                (m for m in self._library() if m.path.name == chosen.model_folder_name), None
-            )
-            if info is not None:
-                self.load_library_model(info)
-        self._count_timer.start()
+        assert self._cid is not None
+        return self.models.open_settings(self._cid)
 
     def open_preferences(self) -> PreferencesDialog:
         from ui.preferences_dialog import PreferencesDialog
@@ -761,11 +678,7 @@ class MainWindow(QMainWindow):
         if self._cid is None:
             return False
         try:
-            if path.suffix.lower() in (".md", ".markdown"):
-                text = self.store.export_markdown(self._cid)
-            else:
-                text = json.dumps(self.store.export_json(self._cid), indent=2, ensure_ascii=False)
-            path.write_text(text, encoding="utf-8")
+            write_export(self.store, self._cid, path)
         except (StoreError, OSError) as exc:
             self.show_notice(f"The conversation could not be exported: {exc}")
             return False
@@ -774,33 +687,23 @@ class MainWindow(QMainWindow):
 
     def import_conversation(self, path: Path) -> int | None:
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            conversation = self.store.import_json(data)
+            conversation = read_import(self.store, path)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, StoreError) as exc:
             self.show_notice(f"{path.name} could not be imported: {exc}")
             return None
-        self._refresh_sidebar()
         self.open_conversation(conversation.id)
         return conversation.id
 
     def _ask_export(self) -> None:
-        if self._cid is None:
-            return
-        title = self.store.get_conversation(self._cid).title
-        safe = "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip() or "chat"
-        path, _ = QFileDialog.getSaveFileName(
-            self, "Export Conversation", str(Path.home() / f"{safe}.json"),
-            "JSON, every branch (*.json);;Markdown, this branch (*.md)",
-        )
-        if path:
-            self.export_conversation(Path(path))
+        if self._cid is not None:
+            path = ask_export_path(self, self.store.get_conversation(self._cid).title)
+            if path is not None:
+                self.export_conversation(path)
 
     def _ask_import(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(
-            self, "Import Conversation", str(Path.home()), "Branchwise JSON (*.json)"
-        )
-        if path:
-            self.import_conversation(Path(path))
+        path = ask_import_path(self)
+        if path is not None:
+            self.import_conversation(path)
 
     # -- notices ----------------------------------------------------------------------------
 
