@@ -8,7 +8,7 @@ Loading runs on the inference worker thread, which then owns the model's arrays.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,9 +31,9 @@ _TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json"
 class LoadedModel:
     """A model ready for the engine, with the facts the app shows about it."""
 
-    model: nn.Module
-    tokenizer: TokenizerWrapper
-    config: dict[str, Any]
+    model: nn.Module = field(repr=False)
+    tokenizer: TokenizerWrapper = field(repr=False)
+    config: dict[str, Any] = field(repr=False)
     path: Path
     model_type: str
     context_length: int | None
