@@ -186,7 +186,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parser.add_argument("--decode-tokens", type=int, default=24)
-    parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
 
     workdir = Path(tempfile.gettempdir()) / "branchwise-bench"

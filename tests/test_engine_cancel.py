@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
+import mlx.core as mx
 import pytest
 
-from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
 from tests.tiny_models import KINDS
 
@@ -96,3 +97,34 @@ def test_an_error_in_a_callback_leaves_the_engine_exact(loaded: LoadedModel) -> 
     again = engine.generate(LONG, PARAMS, "c")
     ref = expected(loaded, LONG)
     check_tokens(again.token_ids, ref, Comparison(), loaded.model_type)
+
+
+def test_cancel_set_from_another_thread_stops_the_worker_within_a_token(
+    tiny_models_dir: Path,
+) -> None:
+    """The real arrangement: model, engine and generation on a worker thread; the cancel comes
+    from elsewhere."""
+    first_token, cancel = threading.Event(), threading.Event()
+    outcome: dict[str, object] = {}
+
+    def worker() -> None:
+        engine = Engine(load_model(tiny_models_dir / "llama"), 10**8)
+
+        def on_progress(done: int, total: int) -> None:
+            if done == total:
+                first_token.set()
+
+        outcome["result"] = engine.generate(
+            LONG, SamplingParams(max_tokens=3000), on_progress=on_progress, cancel=cancel
+        )
+        mx.clear_streams()  # this thread's streams go with it, not at interpreter exit
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    assert first_token.wait(60)
+    cancel.set()
+    thread.join(60)
+    assert not thread.is_alive()
+    result = outcome["result"]
+    assert isinstance(result, GenerationResult)
+    assert result.finish_reason == "cancelled" and 0 < len(result.token_ids) < 3000
