@@ -66,6 +66,7 @@ class Harness:
     comparison: Comparison = field(default_factory=Comparison)
     references: dict[tuple, Reference] = field(default_factory=dict)
     generations: int = 0
+    sequences: int = 0
 
     def reference(self, ids: list[int], params: SamplingParams) -> Reference:
         key = (tuple(ids), params.temperature, params.seed)
@@ -117,14 +118,16 @@ def harnesses(tiny_models_dir: Path) -> Iterator[dict[str, Harness]]:
         made[kind] = Harness(loaded, Engine(loaded, BUDGET, prefill_chunk_tokens=CHUNK))
     yield made
     lines = [
-        f"{kind}: {h.generations} generations, {h.comparison.exact} exact, "
-        f"{len(h.comparison.near_ties)} near-tie divergences {h.comparison.near_ties}"
+        f"{kind}: {h.sequences} sequences, {h.generations} generations, "
+        f"{h.comparison.exact} exact, {len(h.comparison.near_ties)} near-tie divergences "
+        f"{h.comparison.near_ties}"
         for kind, h in made.items()
     ]
     print("\ntransparency:\n" + "\n".join(lines))
 
 
 def play(harness: Harness, steps: list[tuple]) -> None:
+    harness.sequences += 1
     harness.engine.cache_budget_bytes = BUDGET
     chats = {
         "a": Chat([{"role": "system", "content": "You are a helpful assistant."}]),
@@ -181,7 +184,7 @@ def test_every_action_sequence_matches_from_scratch_generation(
         play(harness, steps)
 
     check()
-    assert harness.comparison.exact >= 50
+    assert harness.sequences >= 50
     # Near-ties must stay rare; each one is listed in the module's printed summary.
     assert len(harness.comparison.near_ties) <= harness.generations // 20
 
