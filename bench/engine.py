@@ -206,7 +206,7 @@ def main() -> None:
         ("measure", "engine", "mlx-lm from scratch", "ratio", "target"),
         ("decode tokens/s (median; ratio: median of paired runs)", f"{ours_tps:.2f}",
          f"{raw_tps:.2f}", f"{decode_ratio:.3f}", ">= 0.97"),
-    ]  # fmt: skip
+    ]
     for f in follows:
         rows.append((
             f"follow-up TTFT after {f['history']} history tokens (s)",
@@ -214,7 +214,7 @@ def main() -> None:
             f"{f['scratch_ttft']:.3f} ({f['prompt']} prefilled)",
             f"{f['ttft'] / f['scratch_ttft']:.3f}",
             "<= 0.1 at 500",
-        ))  # fmt: skip
+        ))
     rows += [
         ("regenerate: prompt tokens prefilled", str(regenerate.prefill_tokens),
          str(regenerate.prompt_tokens), "", "<= 1"),
@@ -222,7 +222,7 @@ def main() -> None:
          str(switch.prompt_tokens), "", f"the new turn: {new_turn}"),
         ("fork a stack of 100 / 4,000 tokens (ms)", f"{fork_small:.3f} / {fork_large:.3f}", "",
          f"{fork_large / fork_small:.2f}", "flat"),
-    ]  # fmt: skip
+    ]
     _print(table(rows))
 
 
