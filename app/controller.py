@@ -195,6 +195,7 @@ class ChatController(QObject):
         if reply is not None and reply.conversation_id == conversation_id:
             self.stop()
         self._guard(lambda: self.store.delete_conversation(conversation_id))
+        self.worker.call(lambda engine: _forget(engine, conversation_id))
         self.conversationsChanged.emit()
 
     def restore_conversation(self, conversation_id: int) -> None:
@@ -487,3 +488,9 @@ class ChatController(QObject):
         except StoreError as exc:
             self.notice.emit(str(exc))
             return None
+
+
+def _forget(engine: EngineLike | None, conversation_id: int) -> None:
+    """Free a deleted conversation's caches (an undo only costs a recompute, never text)."""
+    if engine is not None:
+        engine.forget(conversation_id)

@@ -231,3 +231,16 @@ def test_token_count_reports_prompt_size(qtbot, controller: ChatController) -> N
         ctl.request_token_count(cid, "How many tokens is this?")
     assert counted.args[0]["count"] > 5
     assert counted.args[0]["context_length"] == 4096
+
+
+def test_deleting_a_conversation_frees_its_caches(qtbot, controller: ChatController) -> None:
+    ctl = controller
+    cid = _conversation(ctl)
+    memory: list[dict] = []
+    ctl.memoryChanged.connect(memory.append)
+    _send_and_wait(qtbot, ctl, cid, "Remember this")
+    qtbot.waitUntil(lambda: bool(memory) and memory[-1]["cache_bytes"] > 0, timeout=5000)
+    ctl.delete_conversation(cid)
+    qtbot.waitUntil(lambda: memory[-1]["cache_bytes"] == 0, timeout=5000)
+    ctl.restore_conversation(cid)
+    assert [m.role for m in ctl.store.active_path(cid)] == ["user", "assistant"]

@@ -58,6 +58,9 @@ class SyntheticEngine:
     def clear_cache(self) -> None:
         pass
 
+    def forget(self, conversation_id: object) -> None:
+        pass
+
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
     worker = InferenceWorker(lambda path, progress: (engine, {"model_id": "synthetic"}))

@@ -142,6 +142,9 @@ class ScriptedEngine:
     def clear_cache(self) -> None:
         pass
 
+    def forget(self, conversation_id: object) -> None:
+        pass
+
 
 def scripted_worker(engine: ScriptedEngine) -> InferenceWorker:
     def factory(path: Path, progress: Any) -> tuple[ScriptedEngine, dict]:
