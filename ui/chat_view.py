@@ -62,6 +62,7 @@ class ChatView(QScrollArea):
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
     siblingRequested = Signal(str, int)
+    deleteRequested = Signal(str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -237,6 +238,7 @@ class ChatView(QScrollArea):
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)
         widget.siblingRequested.connect(self.siblingRequested)
+        widget.deleteRequested.connect(self.deleteRequested)
         self._widgets[view.id] = widget
         return widget
 

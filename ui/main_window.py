@@ -33,7 +33,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.store import DEFAULT_TITLE, StoreError
+from app.store import DEFAULT_TITLE, Message, StoreError
 from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.conversation_files import ask_export_path, ask_import_path, read_import, write_export
@@ -247,6 +247,7 @@ class MainWindow(QMainWindow):
         v.editSubmitted.connect(self._on_edit)
         v.regenerateRequested.connect(self._on_regenerate)
         v.siblingRequested.connect(self._on_sibling)
+        v.deleteRequested.connect(self._on_delete_message)
         self.composer.sendRequested.connect(self.send)
         self.composer.stopRequested.connect(self.controller.stop)
         self.composer.draftChanged.connect(self._on_draft_changed)
@@ -511,8 +512,32 @@ class MainWindow(QMainWindow):
         if not self.controller.edit(int(message_id), text):
             widget = self.chat_view.message_widget(message_id)
             if widget is not None:  # reopen the editor with the text, so nothing is lost
-                widget.start_editing()
-                widget.findChild(QPlainTextEdit, "InlineEditorText").setPlainText(text)
+                widget.start_editing(text)
+
+    @Slot(str)
+    def _on_delete_message(self, message_id: str) -> None:
+        """Ask first: unlike a conversation, a deleted branch cannot be brought back."""
+        try:
+            message = self.store.get_message(int(message_id))
+            below = _descendants(self.store.all_messages(message.conversation_id), message.id)
+        except StoreError as exc:
+            self.show_notice(str(exc))
+            return
+        box = QMessageBox(self)
+        box.setObjectName("ConfirmDeleteMessage")
+        box.setIcon(QMessageBox.Icon.Warning)
+        box.setWindowTitle("Delete message")
+        box.setText("Delete this message?")
+        noun = "message" if below == 1 else "messages"
+        replies = f"The {below} {noun} below it in this branch go too. " if below else ""
+        box.setInformativeText(f"{replies}This cannot be undone.")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        delete.setAccessibleName("Delete message")
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() is delete:
+            self.controller.delete_message(message.id)
 
     @Slot(str)
     def _on_regenerate(self, message_id: str) -> None:
@@ -719,3 +744,15 @@ class MainWindow(QMainWindow):
             "conversation is a tree: edits and regenerations keep every version, and switching "
             "between them is instant.",
         )
+
+
+def _descendants(messages: list[Message], root_id: int) -> int:
+    """How many messages sit below `root_id` in the tree."""
+    children: dict[int | None, list[int]] = {}
+    for message in messages:
+        children.setdefault(message.parent_id, []).append(message.id)
+    count, pending = 0, list(children.get(root_id, []))
+    while pending:
+        count += 1
+        pending.extend(children.get(pending.pop(), []))
+    return count

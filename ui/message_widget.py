@@ -214,6 +214,7 @@ class MessageWidget(QFrame):
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
     siblingRequested = Signal(str, int)
+    deleteRequested = Signal(str)
 
     def __init__(self, view: MessageView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -258,6 +259,10 @@ class MessageWidget(QFrame):
         self._tools.setSpacing(em(self, 0.15))
         self.copy_button = _tool_button("copy", "Copy message")
         self.copy_button.clicked.connect(self._copy_message)
+        self.delete_button: QToolButton | None = None
+        if role != "system":
+            self.delete_button = _tool_button("trash", "Delete message and the replies below it")
+            self.delete_button.clicked.connect(self._request_delete)
         bubble_row = QHBoxLayout()
         if role == "user":
             bubble_row.addStretch(1)
@@ -267,6 +272,7 @@ class MessageWidget(QFrame):
             self._tools.addStretch(1)
             self._tools.addWidget(self.copy_button)
             self._tools.addWidget(self.edit_button)
+            self._tools.addWidget(self.delete_button)
         else:
             bubble_row.addWidget(self._bubble, 1)
             self._tools.addWidget(self.copy_button)
@@ -282,6 +288,7 @@ class MessageWidget(QFrame):
                     Qt.TextInteractionFlag.TextSelectableByMouse
                 )
                 self._tools.addWidget(self.regenerate_button)
+                self._tools.addWidget(self.delete_button)
                 self._tools.addSpacing(em(self, 0.5))
                 self._tools.addWidget(self.stats_label, 1)
             # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
@@ -500,6 +507,9 @@ class MessageWidget(QFrame):
     def _request_regenerate(self) -> None:
         if self._view.status != "streaming":
             self.regenerateRequested.emit(self._view.id)
+
+    def _request_delete(self) -> None:
+        self.deleteRequested.emit(self._view.id)
 
     def _submit_edit(self, text: str) -> None:
         message_id = self._view.id

@@ -75,8 +75,9 @@ def test_actions_match_the_role(make: Make) -> None:
     user = make(role="user", content="Question")
     reply = make(role="assistant", content="Answer")
 
-    assert set(_buttons(user)) == {"Copy message", "Edit message"}
-    assert set(_buttons(reply)) == {"Copy message", "Regenerate reply"}
+    delete = "Delete message and the replies below it"
+    assert set(_buttons(user)) == {"Copy message", "Edit message", delete}
+    assert set(_buttons(reply)) == {"Copy message", "Regenerate reply", delete}
     for button in _buttons(user).values():
         assert button.toolTip()
 
@@ -87,6 +88,17 @@ def test_copy_puts_the_raw_message_on_the_clipboard(qtbot: QtBot, make: Make) ->
     qtbot.mouseClick(_buttons(reply)["Copy message"], Qt.MouseButton.LeftButton)
 
     assert QGuiApplication.clipboard().text() == "Use `pip install x`, then **run** it."
+
+
+def test_delete_asks_to_delete_this_message(qtbot: QtBot, make: Make) -> None:
+    user = make(id="u3", role="user", content="Question")
+
+    with qtbot.waitSignal(user.deleteRequested) as request:
+        qtbot.mouseClick(
+            _buttons(user)["Delete message and the replies below it"], Qt.MouseButton.LeftButton
+        )
+
+    assert request.args == ["u3"]
 
 
 def test_regenerate_asks_for_a_new_sibling_of_this_reply(qtbot: QtBot, make: Make) -> None:

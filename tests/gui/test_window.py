@@ -63,7 +63,8 @@ def test_stop_with_escape_keeps_the_partial_reply(qtbot, tmp_path: Path, llama_p
     with running_app(qtbot, tmp_path, llama_path) as app:
         window = app.window
         set_params(app, ENDLESS)
-        qtbot.keyClicks(window.composer.edit, "Write a long story")
+        # The tiny model streams 4,000 tokens for this prompt (some prompts hit EOS early).
+        qtbot.keyClicks(window.composer.edit, "Long one")
         with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
             qtbot.keyClick(window.composer.edit, Qt.Key.Key_Return)
         user_widget = _last_widget(app, "user")
@@ -302,12 +303,15 @@ def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path
         assert elapsed < 0.3, f"opening took {elapsed * 1000:.0f} ms"
 
 
-def test_typing_stays_responsive_while_a_reply_streams(
-    qtbot, tmp_path: Path, llama_path: Path
-) -> None:
-    with running_app(qtbot, tmp_path, llama_path) as app:
+def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) -> None:
+    # A scripted engine on the real worker: a random tiny model ends its reply (EOS) after about
+    # a second here, too soon to type into; this one streams Markdown with code for ~10 s,
+    # 1,500 characters a second, until stopped.
+    paragraph = "Some **bold** prose with `code` and a [link](https://example.com). " * 4
+    block = "```python\nfor i in range(10):\n    print(i)\n```\n"
+    engine = ScriptedEngine([(paragraph + "\n\n" + block) * 60], chars_per_step=6, step_s=0.004)
+    with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
         window = app.window
-        set_params(app, ENDLESS)
         with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
             window.send("Write a long story")
         gaps: list[float] = []
@@ -357,3 +361,28 @@ def test_untrusted_reply_renders_safely_in_the_window(
         for url in ("javascript:alert(1)", "file:///etc/passwd", "https://example.com/"):
             body.anchorClicked.emit(QUrl(url))
         assert opened == ["https://example.com/"]
+
+
+def test_delete_message_asks_then_removes_the_branch_below_it(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window = app.window
+        set_params(app, SHORT)
+        send_and_wait(qtbot, app, "First question")
+        send_and_wait(qtbot, app, "Second question")
+        cid = window.current_conversation_id
+        second = app.store.active_path(cid)[2]
+        widget = window.chat_view.message_widget(str(second.id))
+
+        click_in_next_message_box("Cancel")
+        qtbot.mouseClick(widget.delete_button, Qt.MouseButton.LeftButton)
+        assert [m.content for m in app.store.active_path(cid)][2] == "Second question"
+
+        click_in_next_message_box("Delete")
+        qtbot.mouseClick(widget.delete_button, Qt.MouseButton.LeftButton)
+        path = app.store.active_path(cid)
+        assert [m.role for m in path] == ["user", "assistant"]
+        assert path[0].content == "First question"
+        assert window.chat_view.message_widget(str(second.id)) is None
+        assert all(window.chat_view.message_widget(str(m.id)) is not None for m in path)
