@@ -83,6 +83,12 @@ class ChatController(QObject):
         self._reply: _Reply | None = None
         self.model_info: dict[str, Any] | None = None
         self.model_state = "none"
+        # The window shows this before start() runs, so a model about to load never reads as
+        # "no model" for a frame.
+        self.last_model_status: dict[str, Any] = _status("none")
+        if model_resolver is not None:
+            self.model_state = "loading"
+            self.last_model_status = _status("loading", message="Preparing the model…")
         worker.loadStarted.connect(self._on_load_started)
         worker.loadProgress.connect(self._on_load_progress)
         worker.modelLoaded.connect(self._on_model_loaded)
@@ -130,9 +136,8 @@ class ChatController(QObject):
 
     def _set_model_state(self, state: str, **fields: Any) -> None:
         self.model_state = state
-        payload = {"state": state, "model_id": None, "message": "", "done": 0, "total": 0}
-        payload.update(fields)
-        self.modelStatus.emit(payload)
+        self.last_model_status = _status(state, **fields)
+        self.modelStatus.emit(self.last_model_status)
 
     @Slot(str)
     def _on_load_started(self, path: str) -> None:
@@ -494,3 +499,7 @@ def _forget(engine: EngineLike | None, conversation_id: int) -> None:
     """Free a deleted conversation's caches (an undo only costs a recompute, never text)."""
     if engine is not None:
         engine.forget(conversation_id)
+
+
+def _status(state: str, **fields: Any) -> dict[str, Any]:
+    return {"state": state, "model_id": None, "message": "", "done": 0, "total": 0, **fields}

@@ -120,7 +120,7 @@ class MainWindow(QMainWindow):
         self._count_timer.timeout.connect(self._request_token_count)
         self._connect()
         self._set_busy(False)
-        self._on_model_status({"state": "none", "message": ""})
+        self._on_model_status(controller.last_model_status)
         self._default_size()
 
     # -- layout -----------------------------------------------------------------------------

@@ -42,6 +42,7 @@ _DRIVER = textwrap.dedent(
         window = launched.window
         print("VISIBLE", time.time(), window.isVisible(), launched.controller.model_state,
               flush=True)
+        print("NOTICE", window.composer.notice.text(), flush=True)
         window.close()
 
     QTimer.singleShot(0, report)  # runs once the event loop has put the window up
@@ -68,6 +69,9 @@ def _seconds_until_visible(data_dir: Path, model: Path, pycache: Path) -> float:
     _, shown_at, visible, model_state = line.split()
     assert visible == "True"
     assert model_state == "loading", "the window must not wait for the model"
+    notice = next(x for x in done.stdout.splitlines() if x.startswith("NOTICE"))
+    # The first frame already says the model is on its way, never "no model is loaded".
+    assert "Preparing the model" in notice
     return float(shown_at) - started
 
 
