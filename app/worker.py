@@ -170,6 +170,10 @@ class InferenceWorker(QObject):
         with self._lock:
             return self._current is not None
 
+    def is_alive(self) -> bool:
+        """False once the thread has ended (after `shutdown`)."""
+        return self._thread.is_alive()
+
     def shutdown(self, timeout_s: float = 2.0) -> bool:
         """Stop generation, end the thread and wait for it; True if it ended in time."""
         self.cancel()

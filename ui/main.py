@@ -9,6 +9,7 @@ already read, search and type.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -130,7 +131,24 @@ def main(argv: list[str] | None = None) -> int:
     launched = launch(args)
     if launched is None:
         return 1
-    return launched.app.exec()
+    return run(launched)
+
+
+def run(launched: Launched) -> int:
+    """Run the event loop until the window closes, then leave.
+
+    Closing stops generation, saves and closes the store and waits 2 s for the worker. A worker
+    still busy after that is inside a step nothing can interrupt (importing MLX, importing a
+    model); letting the interpreter tear MLX's threads down under it aborts the process
+    ("terminate called without an active exception"), so exit at once: every word is already
+    on disk, and an unfinished import leaves only a hidden staging folder.
+    """
+    code = launched.app.exec()
+    if launched.controller.worker.is_alive():
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
 
 
 if __name__ == "__main__":

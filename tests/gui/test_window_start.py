@@ -89,6 +89,34 @@ def test_window_is_visible_within_a_second_and_a_half_of_launch(
     assert min(times) < VISIBLE_WITHIN_S, f"the window took {min(times):.2f} s to appear"
 
 
+_CLOSE_AT_ONCE = textwrap.dedent(
+    """
+    import sys
+    from PySide6.QtCore import QTimer
+    from ui.main import launch, parse_args, run
+
+    launched = launch(parse_args(sys.argv[1:]))
+    QTimer.singleShot(300, launched.window.close)
+    sys.exit(run(launched))
+    """
+)
+
+
+def test_closing_while_the_built_in_model_is_imported_exits_cleanly(tmp_path: Path) -> None:
+    # First start: the worker imports MLX and the GGUF for several seconds, longer than the
+    # 2 s the window waits for it on close.
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    root = Path(__file__).resolve().parents[2]
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(tmp_path)],
+        cwd=root, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "terminate called" not in done.stderr
+    assert time.monotonic() - started < 15
+
+
 @pytest.mark.slow
 def test_first_start_imports_the_built_in_model_and_selects_it(qtbot, tmp_path: Path) -> None:
     launched = start_app(qtbot, tmp_path, None, wait_ready=False)
