@@ -366,6 +366,25 @@ def memory_check(info: ModelInfo, reclaimable_bytes: int = 0) -> None:
 
 # --- adding entries -----------------------------------------------------------------------------
 
+# Work folders of an import that a quit or crash cut short (`staging` here, `.import-` in the
+# GGUF importer). Partial downloads (`.download-`) are kept: a later download resumes from them.
+_ABANDONED_PREFIXES = (".staging-", ".import-")
+
+
+def remove_abandoned_work(models_dir: str | Path) -> list[Path]:
+    """Delete work folders left by imports that never finished; call at start-up, before any
+    import runs. Returns what was removed."""
+    models = Path(models_dir)
+    if not models.is_dir():
+        return []
+    abandoned = [
+        p for p in models.iterdir() if p.is_dir() and p.name.startswith(_ABANDONED_PREFIXES)
+    ]
+    for folder in abandoned:
+        shutil.rmtree(folder, ignore_errors=True)
+    return abandoned
+
+
 
 @contextmanager
 def staging(models_dir: str | Path) -> Iterator[Path]:

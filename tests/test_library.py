@@ -15,7 +15,7 @@ import pytest
 from mlx_lm.utils import get_total_parameters
 
 import app.library as library
-from app.library import LibraryError, ModelInfo
+from app.library import LibraryError, ModelInfo, remove_abandoned_work
 from inference import ModelLoadError
 
 
@@ -279,3 +279,15 @@ def test_a_bad_gguf_adds_nothing_to_the_library(models: Path, tmp_path: Path) ->
     with pytest.raises(ModelLoadError):
         library.import_gguf_file(source, models)
     assert list(models.iterdir()) == []
+
+
+def test_work_left_by_an_interrupted_import_is_removed_but_partial_downloads_are_kept(
+    tmp_path: Path,
+) -> None:
+    models = tmp_path / "models"
+    for name in (".staging-1f2e", ".import-9a8b", ".download-org--model", "kept-model"):
+        (models / name).mkdir(parents=True)
+        (models / name / "weights.part").write_bytes(b"x" * 10)
+    removed = remove_abandoned_work(models)
+    assert sorted(p.name for p in removed) == [".import-9a8b", ".staging-1f2e"]
+    assert sorted(p.name for p in models.iterdir()) == [".download-org--model", "kept-model"]

@@ -51,8 +51,9 @@ def model_resolver(
     """What to load at start-up; runs on the inference worker (a first start imports MLX)."""
 
     def resolve(progress: Callable[[str, int, int], None]) -> Path:
-        from app.library import ensure_default_model, list_models
+        from app.library import ensure_default_model, list_models, remove_abandoned_work
 
+        remove_abandoned_work(models_dir)
         if explicit is not None:
             return explicit
         if preferred_id:
