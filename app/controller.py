@@ -203,6 +203,15 @@ class ChatController(QObject):
         self.worker.call(lambda engine: _forget(engine, conversation_id))
         self.conversationsChanged.emit()
 
+    def fork_conversation(self, message_id: int) -> int | None:
+        """A new conversation holding the path from the root to `message_id`, with the same
+        settings; the original is untouched. Returns its id."""
+        forked = self._guard(lambda: self.store.fork_conversation(message_id))
+        if forked is None:
+            return None
+        self.conversationsChanged.emit()
+        return forked.id
+
     def restore_conversation(self, conversation_id: int) -> None:
         self._guard(lambda: self.store.restore_conversation(conversation_id))
         self.conversationsChanged.emit()

@@ -214,6 +214,7 @@ class MainWindow(QMainWindow):
             "stop": self.controller.stop,
             "regenerate": self.regenerate_last,
             "edit_last": self.edit_last,
+            "fork": self.fork_branch,
             "previous_branch": lambda: self.step_branch(-1),
             "next_branch": lambda: self.step_branch(+1),
             "settings": self.open_settings,
@@ -562,6 +563,17 @@ class MainWindow(QMainWindow):
             self.controller.regenerate(int(replies[-1].id))
         else:
             self.show_notice("There is no reply to regenerate yet.")
+
+    @Slot()
+    def fork_branch(self) -> None:
+        """Copy the branch on screen into a new conversation and open it there."""
+        path = self._path_views()
+        if not path:
+            self.show_notice("There is nothing to continue yet.")
+            return
+        new_id = self.controller.fork_conversation(int(path[-1].id))
+        if new_id is not None:
+            self.open_conversation(new_id)
 
     @Slot()
     def edit_last(self) -> None:

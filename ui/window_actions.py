@@ -40,6 +40,7 @@ class WindowActions:
     edit_last: QAction
     previous_branch: QAction
     next_branch: QAction
+    fork: QAction
     settings: QAction
     minimize: QAction
     about: QAction
@@ -125,6 +126,8 @@ def build_actions(window: QMainWindow, slots: dict[str, Callable[[], object]]) -
                                 "message"),
         next_branch=_action(window, "&Next Version", slots["next_branch"], "Ctrl+]",
                             "Show the next version of the selected or last branched message"),
+        fork=_action(window, "Continue in a New &Chat", slots["fork"], "Ctrl+Shift+N",
+                     "Copy the branch shown into a new conversation and continue there"),
         settings=_action(window, "Conversation &Settings…", slots["settings"], "Ctrl+Shift+,",
                          "Model, system prompt and sampling for this conversation"),
         minimize=_action(window, "&Minimize", slots["minimize"], "Ctrl+M", "Minimize the window"),
@@ -148,7 +151,7 @@ def build_menus(bar: QMenuBar, a: WindowActions) -> None:
     view.addAction(a.toggle_sidebar)
     chat = bar.addMenu("&Chat")
     for item in (a.stop, a.regenerate, a.edit_last, None, a.previous_branch, a.next_branch,
-                 None, a.settings):
+                 None, a.fork, a.settings):
         _add(chat, item)
     bar.addMenu("&Window").addAction(a.minimize)
     bar.addMenu("&Help").addAction(a.about)

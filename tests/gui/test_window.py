@@ -386,3 +386,28 @@ def test_delete_message_asks_then_removes_the_branch_below_it(
         assert path[0].content == "First question"
         assert window.chat_view.message_widget(str(second.id)) is None
         assert all(window.chat_view.message_widget(str(m.id)) is not None for m in path)
+
+
+def test_continue_in_a_new_chat_copies_the_branch_and_reuses_its_cache(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window = app.window
+        set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Shared start")
+        original = window.current_conversation_id
+        before = [(m.role, m.content) for m in app.store.active_path(original)]
+
+        window.menu_actions.fork.trigger()
+        fork = window.current_conversation_id
+        assert fork != original
+        copied = app.store.active_path(fork)
+        assert [(m.role, m.content) for m in copied] == before
+        settings = app.store.get_conversation
+        assert settings(fork).params == settings(original).params
+
+        send_and_wait(qtbot, app, "Only in the fork")
+        follow_up = app.store.active_path(fork)[-1]
+        # The copied turn is already in the engine's caches under the original conversation.
+        assert follow_up.stats["cached_tokens"] > follow_up.stats["prefill_tokens"]
+        assert [(m.role, m.content) for m in app.store.active_path(original)] == before
