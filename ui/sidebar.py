@@ -227,6 +227,9 @@ class Sidebar(QWidget):
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         self.setAccessibleName("Conversations sidebar")
         self._announce_current = True
+        # Rows that arrived while a title was being edited: a model reset would close the
+        # editor and lose what was typed, so they wait until it closes.
+        self._pending_rows: list[ConversationRow] | None = None
 
         self.new_button = QPushButton("New chat")
         self.new_button.setObjectName("NewChatButton")
@@ -280,6 +283,7 @@ class Sidebar(QWidget):
         self._search_timer.timeout.connect(self._emit_search)
         self.model.renamed.connect(self.renameRequested)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
+        self.list.itemDelegate().closeEditor.connect(self._apply_pending_rows)
         self.list.customContextMenuRequested.connect(self._show_context_menu)
         self.results.clicked.connect(self._on_hit)
         self.results.activated.connect(self._on_hit)
@@ -293,6 +297,10 @@ class Sidebar(QWidget):
     # -- public API -------------------------------------------------------------------------
 
     def set_conversations(self, rows: Sequence[ConversationRow]) -> None:
+        if self.list.state() == QAbstractItemView.State.EditingState:
+            self._pending_rows = list(rows)
+            return
+        self._pending_rows = None
         current = self.current_id()
         self.model.set_rows(rows)
         if current is not None:
@@ -367,6 +375,12 @@ class Sidebar(QWidget):
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
         if self._announce_current and current.isValid():
             self.conversationActivated.emit(current.data(IdRole))
+
+    @Slot()
+    def _apply_pending_rows(self) -> None:
+        # Connected after the view's own closeEditor, so the view is no longer editing here.
+        if self._pending_rows is not None:
+            self.set_conversations(self._pending_rows)
 
     @Slot(QModelIndex)
     def _on_hit(self, index: QModelIndex) -> None:

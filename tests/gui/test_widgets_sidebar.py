@@ -110,6 +110,26 @@ def test_f2_renames_inline(qtbot: QtBot, sidebar: Sidebar) -> None:
     assert _index_of(sidebar, "mid").data() == "Trip plans"
 
 
+def test_a_list_refresh_while_renaming_keeps_the_typed_title(
+    qtbot: QtBot, sidebar: Sidebar
+) -> None:
+    # A reply that finishes refreshes the list; the title being typed must survive it.
+    sidebar.rename("mid")
+    editor = sidebar.list.findChild(QLineEdit)
+    assert editor is not None
+    editor.selectAll()
+    qtbot.keyClicks(editor, "Trip plans")
+
+    sidebar.set_conversations([*ROWS, ConversationRow("brand", "Brand new", updated_at=NOW)])
+
+    assert sidebar.list.findChild(QLineEdit) is editor and editor.text() == "Trip plans"
+    with qtbot.waitSignal(sidebar.renameRequested) as renamed:
+        qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert renamed.args == ["mid", "Trip plans"]
+    qtbot.waitUntil(lambda: "brand" in _ids(sidebar))
+    assert sidebar.current_id() == "mid"
+
+
 def test_an_empty_title_is_refused(qtbot: QtBot, sidebar: Sidebar) -> None:
     renames: list[tuple[str, str]] = []
     sidebar.renameRequested.connect(lambda cid, title: renames.append((cid, title)))
