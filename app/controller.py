@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
 from app.reply_writer import ReplyWriter
 from app.settings import Preferences
@@ -355,6 +355,11 @@ class ChatController(QObject):
         if reply is not None:
             self.worker.cancel(reply.request_id)
         joined = self.worker.shutdown(timeout_s)
+        # The worker's last tokens and its result are still queued for this object: deliver
+        # them now (the event loop will not run again), so the whole partial text and its stats
+        # are saved.
+        QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
+        reply = self._reply
         if reply is not None and not reply.writer.done and not reply.detached:
             self._finish_writer(reply, "stopped")
         self._reply = None

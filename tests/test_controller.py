@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 
 from app.controller import BUSY_MESSAGE, ChatController
 from app.settings import Preferences
@@ -244,3 +245,24 @@ def test_deleting_a_conversation_frees_its_caches(qtbot, controller: ChatControl
     qtbot.waitUntil(lambda: memory[-1]["cache_bytes"] == 0, timeout=5000)
     ctl.restore_conversation(cid)
     assert [m.role for m in ctl.store.active_path(cid)] == ["user", "assistant"]
+
+
+def test_closing_during_generation_keeps_the_whole_partial_reply_and_its_stats(
+    qtbot, tmp_path: Path, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    # Called on the worker thread as the result is emitted, before the GUI thread would see it.
+    finished: list[dict] = []
+    ctl.worker.generationFinished.connect(finished.append, Qt.ConnectionType.DirectConnection)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Long one")
+    reply_id = ctl.streaming_message_id()
+    assert ctl.shutdown(timeout_s=2.0)
+    reopened = Store.open(tmp_path / "chat.sqlite3")
+    reply = reopened.get_message(reply_id)
+    reopened.close()
+    assert len(finished) == 1
+    assert reply.content == finished[0]["text"]
+    assert reply.stats["finish_reason"] == "cancelled"
+    assert reply.stats["generated_tokens"] == finished[0]["stats"]["generated_tokens"]
