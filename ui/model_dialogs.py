@@ -35,7 +35,6 @@ if TYPE_CHECKING:
     from app.worker import InferenceWorker
 
 COLUMNS = ("Name", "Architecture", "Parameters", "Quantization", "Size", "Context")
-_INFO_ROLE = Qt.ItemDataRole.UserRole + 1
 
 
 def format_parameters(count: int | None) -> str:
@@ -217,7 +216,6 @@ class ModelLibraryDialog(QDialog):
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(tip)
-                item.setData(_INFO_ROLE, row)
                 if column != 0:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if info.problem:
