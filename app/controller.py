@@ -52,6 +52,7 @@ class _Reply:
     message_id: int
     writer: ReplyWriter
     detached: bool = False  # its message was deleted: drop what still arrives
+    save_failed: bool = False  # the person has been told a write failed (once per reply)
 
 
 class ChatController(QObject):
@@ -430,7 +431,8 @@ class ChatController(QObject):
             reply.writer.append(payload["text"])
         except StoreError as exc:
             self._lose_reply(reply, exc)
-            return
+            if reply.detached:
+                return
         self.streamUpdated.emit(
             {
                 "conversation_id": reply.conversation_id,
@@ -478,9 +480,12 @@ class ChatController(QObject):
             self._lose_reply(reply, exc)
 
     def _lose_reply(self, reply: _Reply, exc: StoreError) -> None:
-        """The reply's message went away (deleted) or the disk refused the write."""
-        reply.detached = True
-        if not isinstance(exc, NotFoundError):
+        """The reply's message went away (deleted), or the disk refused the write: then the
+        writer keeps the text and the next flush, the finish or `Store.close` writes it."""
+        if isinstance(exc, NotFoundError):
+            reply.detached = True
+        elif not reply.save_failed:
+            reply.save_failed = True
             self.notice.emit(f"The reply could not be saved: {exc}")
 
     def _end(self, reply: _Reply) -> None:

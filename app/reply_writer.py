@@ -62,9 +62,10 @@ class ReplyWriter:
     def flush(self) -> None:
         """Write what has not been written yet (cheap when nothing is pending)."""
         if self._dirty and not self._done:
+            # Set first: a failed write (a full disk) is retried an interval later, not per token.
+            self._last_write = self._clock()
             self._store.update_streaming(self.message_id, self.text)
             self._dirty = False
-            self._last_write = self._clock()
 
     def finish(
         self,

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt
 
 from app.controller import BUSY_MESSAGE, ChatController
 from app.settings import Preferences
-from app.store import Store
+from app.store import Store, StoreError
 from app.worker import InferenceWorker
 
 GREEDY = {"temperature": 0.0, "max_tokens": 6, "seed": 0}
@@ -266,3 +266,32 @@ def test_closing_during_generation_keeps_the_whole_partial_reply_and_its_stats(
     assert reply.content == finished[0]["text"]
     assert reply.stats["finish_reason"] == "cancelled"
     assert reply.stats["generated_tokens"] == finished[0]["stats"]["generated_tokens"]
+
+
+def test_a_failed_write_while_streaming_loses_no_text(
+    qtbot, monkeypatch: pytest.MonkeyPatch, controller: ChatController
+) -> None:
+    """The disk is full for a moment: the person is told once, the reply keeps streaming and
+    its whole text is saved when it ends."""
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+    failed_writes: list[int] = []
+
+    def disk_full(message_id: int, content: str) -> None:
+        failed_writes.append(message_id)
+        raise StoreError("The conversation database could not be used: database or disk is full.")
+
+    monkeypatch.setattr(ctl.store, "update_streaming", disk_full)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Long one")
+    qtbot.waitUntil(lambda: bool(failed_writes), timeout=5000)
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000) as finished:
+        ctl.stop()
+    qtbot.waitUntil(lambda: not ctl.is_busy(), timeout=5000)
+    reply = ctl.store.active_path(cid)[-1]
+    assert reply.status == "stopped"
+    assert reply.content == finished.args[0]["text"]
+    assert [n for n in notices if "could not be saved" in n] == [notices[0]]
+    assert len(failed_writes) <= 2, "a failed write is retried once an interval, not per token"
