@@ -18,6 +18,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -122,12 +123,7 @@ class ChatController(QObject):
 
     def set_cache_budget(self, budget_bytes: int) -> None:
         self.preferences.cache_budget_bytes = budget_bytes
-
-        def apply(engine: EngineLike | None) -> None:
-            if engine is not None:
-                engine.cache_budget_bytes = budget_bytes
-
-        self.worker.call(apply)
+        self.worker.call(partial(_apply_budget, budget_bytes))
 
     def _report_progress(self, stage: str, done: int, total: int) -> None:
         self._set_model_state("loading", message=stage, done=done, total=total)
@@ -155,17 +151,14 @@ class ChatController(QObject):
     def _on_model_loaded(self, info: dict) -> None:
         self.model_info = info
         self.preferences.model_id = info.get("model_id")
-        self.worker.call(self._apply_budget)
+        # Read here: the preferences' QSettings must not be used from the worker thread.
+        self.worker.call(partial(_apply_budget, self.preferences.cache_budget_bytes))
         self._set_model_state(
             "ready",
             model_id=info.get("model_id"),
             message=f"{info.get('model_id')} is ready",
             context_length=info.get("context_length"),
         )
-
-    def _apply_budget(self, engine: EngineLike | None) -> None:
-        if engine is not None:
-            engine.cache_budget_bytes = self.preferences.cache_budget_bytes
 
     @Slot(str)
     def _on_load_failed(self, message: str) -> None:
@@ -512,6 +505,11 @@ class ChatController(QObject):
         except StoreError as exc:
             self.notice.emit(str(exc))
             return None
+
+
+def _apply_budget(budget_bytes: int, engine: EngineLike | None) -> None:
+    if engine is not None:
+        engine.cache_budget_bytes = budget_bytes
 
 
 def _forget(engine: EngineLike | None, conversation_id: int) -> None:

@@ -3,6 +3,7 @@ engine's stats must agree with what a person did."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -295,3 +296,37 @@ def test_a_failed_write_while_streaming_loses_no_text(
     assert reply.content == finished.args[0]["text"]
     assert [n for n in notices if "could not be saved" in n] == [notices[0]]
     assert len(failed_writes) <= 2, "a failed write is retried once an interval, not per token"
+
+
+class _ThreadCheckingPreferences(Preferences):
+    """QSettings is reentrant, not thread-safe: only the GUI thread may read the budget."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.read_on: set[str] = set()
+
+    @property
+    def cache_budget_bytes(self) -> int:
+        self.read_on.add(threading.current_thread().name)
+        return Preferences.cache_budget_bytes.fget(self)
+
+    @cache_budget_bytes.setter
+    def cache_budget_bytes(self, value: int) -> None:
+        Preferences.cache_budget_bytes.fset(self, value)
+
+
+def test_loaded_model_gets_the_budget_and_settings_stay_on_the_gui_thread(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    preferences = _ThreadCheckingPreferences(tmp_path / "settings.ini")
+    preferences.cache_budget_bytes = 12345
+    worker = InferenceWorker()
+    ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker, preferences)
+    with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
+        ctl.load_model(llama_path)
+    budgets: list[int] = []
+    worker.call(lambda engine: engine.cache_budget_bytes, on_done=budgets.append)
+    qtbot.waitUntil(lambda: bool(budgets), timeout=5000)
+    ctl.shutdown()
+    assert budgets == [12345]
+    assert preferences.read_on == {threading.main_thread().name}
