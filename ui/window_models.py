@@ -98,6 +98,16 @@ class WindowModels(QObject):
             self._library_dialog.modelChosen.connect(self._on_model_chosen)
             self._library_dialog.libraryChanged.connect(self._on_library_changed)
         dialog = self._library_dialog
+        # Over the window-modal settings dialog the library must be modal too, or the settings
+        # dialog blocks it and it takes no clicks; from the menu it stays modeless.
+        modality = (
+            Qt.WindowModality.NonModal
+            if self._settings_dialog is None
+            else Qt.WindowModality.WindowModal
+        )
+        if dialog.windowModality() != modality:
+            dialog.hide()  # a new modality takes effect when the window is shown
+            dialog.setWindowModality(modality)
         dialog.refresh()
         loaded = self.find(self.loaded_id())
         if loaded is not None:

@@ -8,13 +8,16 @@ import json
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QKeySequence
+from PySide6.QtTest import QTest
 from PySide6.QtWidgets import (
     QAbstractButton,
     QAbstractSpinBox,
     QApplication,
     QComboBox,
     QDialog,
+    QDialogButtonBox,
     QLineEdit,
     QPlainTextEdit,
     QWidget,
@@ -123,6 +126,30 @@ def test_library_adds_renames_uses_and_deletes_models(
         library.delete_button.click()
         assert [m.name for m in library.models()] == ["llama-2"]
         assert llama_path.is_dir(), "deleting a linked model leaves its folder alone"
+
+
+def test_the_library_opened_from_the_settings_dialog_takes_clicks(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        settings = app.window.open_settings()
+        qtbot.waitExposed(settings)
+        buttons = settings.findChildren(QAbstractButton)
+        library_button = next(b for b in buttons if b.accessibleName() == "Model library")
+        library_button.click()
+        library = app.window.models.open_library()
+        qtbot.waitExposed(library)
+        close = library.findChild(QDialogButtonBox).button(QDialogButtonBox.StandardButton.Close)
+        # Through the window system, which drops input to windows a modal dialog blocks.
+        QTest.mouseClick(
+            library.windowHandle(),
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+            close.mapTo(library, close.rect().center()),
+        )
+        qtbot.waitUntil(lambda: not library.isVisible())
+        assert settings.isVisible(), "closing the library returns to the settings"
+        settings.reject()
 
 
 def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(
