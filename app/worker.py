@@ -260,12 +260,13 @@ class InferenceWorker(QObject):
     def _do_call(self, call: _Call) -> None:
         try:
             value = call.fn(self._engine)
+            if call.on_done is not None:
+                # Inside the try: an exception escaping here would end the worker thread.
+                call.on_done(value)
         except Exception as exc:
             if call.on_error is not None:
                 call.on_error(_message(exc))
             return
-        if call.on_done is not None:
-            call.on_done(value)
         self._emit_memory()
 
     def _emit_memory(self) -> None:

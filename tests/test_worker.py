@@ -162,6 +162,17 @@ def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
     assert done.args[0]["text"] == "xxxxx"
 
 
+def test_a_failing_callback_is_reported_and_the_worker_keeps_serving(qtbot) -> None:
+    """E.g. a start-up resolver whose answer cannot be loaded: the person hears why."""
+    worker = _worker_with(SyntheticEngine(tokens=5), qtbot)
+    errors: list[str] = []
+    worker.call(lambda engine: "not a folder", on_done=int, on_error=errors.append)
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000):
+        worker.submit(_request(1))
+    worker.shutdown()
+    assert errors == ["invalid literal for int() with base 10: 'not a folder'"]
+
+
 def test_failed_load_is_reported_and_generation_is_refused(qtbot) -> None:
     def broken_factory(path, progress):
         raise FileNotFoundError(f"No config.json in {path}")
