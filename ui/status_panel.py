@@ -63,6 +63,7 @@ class StatusPanel(QWidget):
             self.model_label.setText(message or "Loading the model…")
             self.model_label.setToolTip("The model is loading; you can read and search meanwhile")
             self._show_progress(int(status.get("done") or 0), int(status.get("total") or 0))
+            self.progress.setToolTip(message or "Loading the model…")
         else:
             self.model_label.setText("No model loaded")
             self.model_label.setToolTip(message or "Choose a model in File › Model Library")
