@@ -304,11 +304,19 @@ class ChatController(QObject):
         message = self._guard(lambda: self.store.get_message(message_id))
         if message is None:
             return
-        reply = self._reply
-        if reply is not None and self._is_in_subtree(reply.message_id, message_id):
-            reply.detached = True
-            self.worker.cancel(reply.request_id)
-        self._guard(lambda: self.store.delete_message(message_id))
+        doomed = self._reply
+        if doomed is not None and not self._is_in_subtree(doomed.message_id, message_id):
+            doomed = None
+        if doomed is not None:
+            self.worker.cancel(doomed.request_id)
+        try:
+            self.store.delete_message(message_id)
+        except StoreError as exc:
+            # Nothing was deleted: the stopped reply is still saved, with its text.
+            self.notice.emit(str(exc))
+            return
+        if doomed is not None:
+            doomed.detached = True
         self.conversationChanged.emit(message.conversation_id)
 
     def stop(self) -> None:

@@ -330,3 +330,26 @@ def test_loaded_model_gets_the_budget_and_settings_stay_on_the_gui_thread(
     ctl.shutdown()
     assert budgets == [12345]
     assert preferences.read_on == {threading.main_thread().name}
+
+
+def test_a_refused_delete_of_the_streaming_branch_keeps_the_reply(
+    qtbot, monkeypatch: pytest.MonkeyPatch, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = _conversation(ctl, LONG)
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+
+    def disk_full(message_id: int) -> None:
+        raise StoreError("The conversation database could not be used: database or disk is full.")
+
+    monkeypatch.setattr(ctl.store, "delete_message", disk_full)
+    with qtbot.waitSignal(ctl.streamUpdated, timeout=30000):
+        ctl.send(cid, "Delete me")
+    user = ctl.store.active_path(cid)[-2]
+    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=5000) as finished:
+        ctl.delete_message(user.id)
+    qtbot.waitUntil(lambda: not ctl.is_busy(), timeout=5000)
+    assert notices == ["The conversation database could not be used: database or disk is full."]
+    reply = ctl.store.active_path(cid)[-1]
+    assert (reply.status, reply.content) == ("stopped", finished.args[0]["text"])
