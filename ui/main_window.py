@@ -350,6 +350,10 @@ class MainWindow(QMainWindow):
             return
         self.sidebar.set_conversations(conversation_rows(conversations))
         self.sidebar.set_current(None if self._cid is None else str(self._cid))
+        # Search results on show must not list a chat just deleted, or miss one restored.
+        query = self.sidebar.search_box.text().strip()
+        if query:
+            self.search(query)
         current = next((c for c in conversations if c.id == self._cid), None)
         if current is not None:
             self._set_title(current.title)

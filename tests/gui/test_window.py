@@ -23,6 +23,7 @@ from tests.gui.window_harness import (
     send_and_wait,
     set_params,
 )
+from ui.sidebar import IdRole
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -233,6 +234,25 @@ def test_search_jumps_to_a_message_on_another_branch(
         assert widget is not None and widget.property("highlighted")
         top = widget.mapTo(window.chat_view.viewport(), QPoint(0, 0)).y()
         assert 0 <= top < window.chat_view.viewport().height()
+
+
+def test_search_results_follow_a_delete_and_its_undo(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window, store = app.window, app.store
+        target = store.create_conversation(title="Lake notes")
+        store.append_message(target.id, None, "user", "The aquamarine lake")
+        app.controller.conversationsChanged.emit()
+        qtbot.keyClicks(window.sidebar.search_box, "aquamarine")
+        hits = window.sidebar.results_model
+        qtbot.waitUntil(lambda: hits.index(0, 0).data(IdRole) == str(target.id), timeout=3000)
+
+        window.delete_conversation(target.id)
+        assert hits.index(0, 0).data(IdRole) is None, "a deleted chat is no longer a hit"
+
+        window.undo_delete()
+        assert hits.index(0, 0).data(IdRole) == str(target.id)
 
 
 def test_rename_inline_and_pin(qtbot, tmp_path: Path, llama_path: Path) -> None:
