@@ -137,6 +137,8 @@ class InferenceWorker(QObject):
         self._engine: EngineLike | None = None
         self._weights_bytes = 0
         self._current: GenerationRequest | None = None
+        # Submitted and not yet finished, so a stop reaches a request still in the queue.
+        self._pending: dict[int, GenerationRequest] = {}
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._run, name="inference-worker", daemon=True)
         self._thread.start()
@@ -147,6 +149,8 @@ class InferenceWorker(QObject):
 
     def submit(self, request: GenerationRequest) -> None:
         """Queue a generation; requests run one after another, never interleaved."""
+        with self._lock:
+            self._pending[request.request_id] = request
         self._queue.put(request)
 
     def call(
@@ -160,11 +164,12 @@ class InferenceWorker(QObject):
         self._queue.put(_Call(fn, on_done, on_error))
 
     def cancel(self, request_id: int | None = None) -> None:
-        """Stop the running generation at once (or only if it is `request_id`)."""
+        """Stop the generation `request_id` (every one when None) at once, or before it
+        starts if it is still queued."""
         with self._lock:
-            current = self._current
-        if current is not None and (request_id is None or current.request_id == request_id):
-            current.cancel.set()
+            doomed = [r for r in self._pending.values() if request_id in (None, r.request_id)]
+        for request in doomed:
+            request.cancel.set()
 
     def is_busy(self) -> bool:
         with self._lock:
@@ -255,6 +260,7 @@ class InferenceWorker(QObject):
         finally:
             with self._lock:
                 self._current = None
+                self._pending.pop(request.request_id, None)
             self._emit_memory()
 
     def _do_call(self, call: _Call) -> None:

@@ -135,6 +135,20 @@ def test_cancel_of_another_request_does_not_stop_the_running_one(qtbot) -> None:
     assert done.args[0]["finish_reason"] == "length"
 
 
+def test_stop_before_the_worker_picks_the_request_up_still_stops_it(qtbot) -> None:
+    worker = _worker_with(SyntheticEngine(tokens=2000, tokens_per_s=500.0), qtbot)
+    busy = threading.Event()
+    # The worker is still busy with something else (a token count) when Send and Stop come.
+    worker.call(lambda engine: busy.wait(5))
+    worker.submit(_request(1))
+    worker.cancel(1)
+    with qtbot.waitSignal(worker.generationFinished, timeout=2000) as done:
+        busy.set()
+    worker.shutdown()
+    assert done.args[0]["finish_reason"] == "cancelled"
+    assert done.args[0]["text"] == ""
+
+
 def test_requests_run_one_after_another(qtbot) -> None:
     engine = SyntheticEngine(tokens=50, tokens_per_s=5000.0)
     worker = _worker_with(engine, qtbot)
