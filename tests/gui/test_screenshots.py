@@ -91,7 +91,7 @@ def test_screenshots_of_the_main_states(qtbot, tmp_path: Path) -> None:
         app.controller.switch_sibling(latest.id, -1)
         shown = window.chat_view.message_widget(
             str(app.store.active_path(window.current_conversation_id)[-1].id))
-        assert shown.nav._label.text() == "2/3"
+        assert shown.nav.position_text == "2/3"
         send_and_wait(qtbot, app, "Thanks!")  # a message below the branch point
         _save(window, "branched")
 

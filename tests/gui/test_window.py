@@ -97,9 +97,9 @@ def test_regenerate_then_switch_versions_by_mouse_keyboard_and_menu(
         assert second.view.id != first.view.id
         assert (second.view.sibling_index, second.view.sibling_count) == (2, 2)
         assert second.nav is not None and second.nav.isVisible()
-        assert second.nav._label.text() == "2/2"
+        assert second.nav.position_text == "2/2"
 
-        qtbot.mouseClick(second.nav._previous, Qt.MouseButton.LeftButton)  # mouse: ‹
+        qtbot.mouseClick(second.nav.previous_button, Qt.MouseButton.LeftButton)  # mouse: ‹
         shown = _last_widget(app, "assistant")
         assert (shown.view.sibling_index, shown.view.content) == (1, first_text)
 
@@ -133,7 +133,7 @@ def test_edit_makes_a_new_version_and_answers_it(qtbot, tmp_path: Path, llama_pa
         assert (edited.view.sibling_index, edited.view.sibling_count) == (2, 2)
         assert _roles(app) == ["user", "assistant"]
         assert _last_widget(app, "assistant").view.status == "complete"
-        qtbot.mouseClick(edited.nav._previous, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(edited.nav.previous_button, Qt.MouseButton.LeftButton)
         assert _last_widget(app, "user").view.content == "Hello there"
 
 
