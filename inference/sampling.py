@@ -15,6 +15,11 @@ Sampler = Callable[[mx.array], mx.array]
 LogitsProcessor = Callable[[mx.array, mx.array], mx.array]
 
 
+# How far back the repetition penalty looks (mlx-lm's default, passed explicitly so the prefix
+# handed to it below is exactly long enough).
+PENALTY_CONTEXT_TOKENS = 20
+
+
 @dataclass(frozen=True)
 class SamplingParams:
     """How to pick each next token. Invalid values raise `SamplingError` when constructed.
@@ -76,10 +81,14 @@ class SamplingParams:
         from-scratch run sees (the repetition penalty looks back over the prompt).
         """
         penalty = None if self.repetition_penalty == 1.0 else self.repetition_penalty
-        processors = make_logits_processors(repetition_penalty=penalty)
+        processors = make_logits_processors(
+            repetition_penalty=penalty, repetition_context_size=PENALTY_CONTEXT_TOKENS
+        )
         if not processors or not cached_prompt:
             return processors
-        prefix = mx.array(list(cached_prompt), dtype=mx.int32)
+        # The penalty reads only the last PENALTY_CONTEXT_TOKENS tokens, so a longer prefix would
+        # be copied into every decode step for nothing.
+        prefix = mx.array(list(cached_prompt[-PENALTY_CONTEXT_TOKENS:]), dtype=mx.int32)
         return [_after_prefix(p, prefix) for p in processors]
 
 
