@@ -110,7 +110,7 @@ _SCALED = textwrap.dedent(
     """
     import sys
     from PySide6.QtCore import QTimer
-    from ui.main import launch, parse_args
+    from ui.main import launch, parse_args, run
 
     data_dir, model, out = sys.argv[1:4]
     launched = launch(parse_args(["--data-dir", data_dir, "--model", model]))
@@ -131,7 +131,7 @@ _SCALED = textwrap.dedent(
         window.close()
 
     QTimer.singleShot(300, shoot)
-    launched.app.exec()
+    sys.exit(run(launched))
     """
 )
 

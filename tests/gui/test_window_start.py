@@ -34,7 +34,7 @@ _DRIVER = textwrap.dedent(
     """
     import sys, time
     from PySide6.QtCore import QTimer
-    from ui.main import launch, parse_args
+    from ui.main import launch, parse_args, run
 
     launched = launch(parse_args(sys.argv[1:]))
 
@@ -46,7 +46,7 @@ _DRIVER = textwrap.dedent(
         window.close()
 
     QTimer.singleShot(0, report)  # runs once the event loop has put the window up
-    launched.app.exec()
+    sys.exit(run(launched))
     """
 )
 
