@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from app.controller import BUSY_MESSAGE, ChatController
 from app.settings import Preferences
-from app.store import Store, StoreError
+from app.store import InvalidInputError, Store, StoreError
 from app.worker import InferenceWorker
 
 GREEDY = {"temperature": 0.0, "max_tokens": 6, "seed": 0}
@@ -353,3 +353,54 @@ def test_a_refused_delete_of_the_streaming_branch_keeps_the_reply(
     assert notices == ["The conversation database could not be used: database or disk is full."]
     reply = ctl.store.active_path(cid)[-1]
     assert (reply.status, reply.content) == ("stopped", finished.args[0]["text"])
+
+
+def test_switching_to_a_message_shows_its_branch_and_announces_it(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = ctl.new_conversation()
+    root = ctl.store.append_message(cid, None, "user", "Plan a trip")
+    hidden = ctl.store.append_message(cid, root.id, "assistant", "Visit the lake")
+    ctl.store.edit_message(root.id, "Plan a cheaper trip")  # now the active branch
+    with qtbot.waitSignal(ctl.conversationChanged, timeout=1000) as changed:
+        assert ctl.switch_to_message(hidden.id)
+    assert changed.args == [cid]
+    assert [m.id for m in ctl.store.active_path(cid)] == [root.id, hidden.id]
+
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+    with qtbot.assertNotEmitted(ctl.conversationChanged):
+        assert not ctl.switch_to_message(hidden.id + 1000)
+    assert notices == [f"There is no message with id {hidden.id + 1000}."]
+    assert ctl.store.active_path(cid)[-1].id == hidden.id
+
+
+def test_importing_a_conversation_lists_it_and_bad_data_adds_nothing(
+    qtbot, controller: ChatController
+) -> None:
+    ctl = controller
+    cid = ctl.new_conversation()
+    ctl.store.append_message(cid, None, "user", "Remember this")
+    data = ctl.store.export_json(cid)
+    with qtbot.waitSignal(ctl.conversationsChanged, timeout=1000):
+        imported = ctl.import_conversation(data)
+    assert imported.id != cid
+    assert [m.content for m in ctl.store.active_path(imported.id)] == ["Remember this"]
+
+    before = ctl.store.list_conversations()
+    with qtbot.assertNotEmitted(ctl.conversationsChanged), pytest.raises(InvalidInputError):
+        ctl.import_conversation({"not": "an export"})
+    assert ctl.store.list_conversations() == before
+
+
+def test_purging_makes_a_deletion_final(qtbot, controller: ChatController) -> None:
+    ctl = controller
+    kept, deleted = ctl.new_conversation(), ctl.new_conversation()
+    ctl.delete_conversation(deleted)
+    assert ctl.purge_deleted() == 1
+    notices: list[str] = []
+    ctl.notice.connect(notices.append)
+    ctl.restore_conversation(deleted)
+    assert notices == [f"There is no deleted conversation with id {deleted}."]
+    assert [c.id for c in ctl.store.list_conversations()] == [kept]

@@ -4,6 +4,7 @@ scripted engine where a test needs a particular reply)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -226,8 +227,11 @@ def test_search_jumps_to_a_message_on_another_branch(
         qtbot.waitUntil(lambda: results.isVisible() and results.model().rowCount() == 1,
                         timeout=3000)
         index = results.model().index(0, 0)
-        qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton,
-                         pos=results.visualRect(index).center())
+        # The jump goes through the controller, which tells every view the branch changed.
+        with qtbot.waitSignal(app.controller.conversationChanged, timeout=1000,
+                              check_params_cb=lambda cid: cid == target.id):
+            qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton,
+                             pos=results.visualRect(index).center())
         assert window.current_conversation_id == target.id
         assert [m.id for m in store.active_path(target.id)][-1] == hidden.id
         widget = window.chat_view.message_widget(str(hidden.id))
@@ -299,6 +303,38 @@ def test_delete_asks_then_undo_brings_it_back(qtbot, tmp_path: Path, llama_path:
         window.sidebar.confirm_delete(str(cid))
         window.menu_actions.undo.trigger()  # Edit › Undo does the same
         assert window.current_conversation_id == cid
+
+
+def _spy_on_forget(forgotten: list[int], engine) -> None:
+    """Runs on the worker thread: record each conversation whose caches the engine frees."""
+    forget = engine.forget
+
+    def recording(conversation_id: int) -> None:
+        forgotten.append(conversation_id)
+        forget(conversation_id)
+
+    engine.forget = recording
+
+
+def test_undo_discards_the_stand_in_chat_and_frees_its_caches(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window = app.window
+        set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Keep me")
+        cid = window.current_conversation_id
+        forgotten: list[int] = []
+        app.controller.worker.call(partial(_spy_on_forget, forgotten))
+        window.delete_conversation(cid)
+        stand_in = window.current_conversation_id
+        assert stand_in not in (None, cid)
+
+        window.undo_delete()
+        assert window.current_conversation_id == cid
+        assert [c.id for c in app.store.list_conversations()] == [cid]
+        assert window.sidebar.model.rowCount() == 1
+        qtbot.waitUntil(lambda: forgotten == [cid, stand_in], timeout=5000)
 
 
 def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path: Path) -> None:
