@@ -47,7 +47,9 @@ class ReplyGeneration(QObject):
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
 
-    def __init__(self, store: Store, worker: InferenceWorker, parent: QObject | None = None):
+    def __init__(
+        self, store: Store, worker: InferenceWorker, parent: QObject | None = None
+    ) -> None:
         super().__init__(parent)
         self.store = store
         self.worker = worker
