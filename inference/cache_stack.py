@@ -4,7 +4,7 @@ A `CacheStack` is one mlx-lm cache object per layer (as `make_prompt_cache` buil
 token ledger; the invariant is that the caches have consumed exactly `tokens`. Forking gives the
 child new cache objects and new array handles, so two stacks never share an `mx.array` object:
 MLX slice assignment rebinds the array object in place, and a shared object would let one branch
-write into the keys its sibling reads (DESIGN.md section 4, notes/mlx-caches.md section 2).
+write into the keys its sibling reads (docs/ARCHITECTURE.md, "Forks never share arrays").
 
 All of this runs on the inference worker thread, which owns every MLX object.
 """

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 import mlx.core as mx
@@ -28,7 +29,7 @@ from mlx_lm.generate import generation_stream, stream_generate
 
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
-from inference.errors import PromptError
+from inference.errors import PromptError, SamplingError
 from inference.prefix_store import PrefixStore
 from inference.sampling import SamplingParams, StopMatcher
 
@@ -158,6 +159,7 @@ class Engine:
         """
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
         clean = validate_messages(messages)
         ids = self._render(clean)
         request = _Request(
@@ -186,6 +188,19 @@ class Engine:
             stats = request.stats(0, 0.0, _rate(computed, elapsed))
             return GenerationResult("", (), "cancelled", stats)
         return self._decode(stack, request)
+
+    def _check_token_ids(self, params: SamplingParams) -> None:
+        # mlx ignores an out-of-range index in the bias scatter, so a typo would pass unnoticed.
+        if params.logit_bias and max(params.logit_bias) >= self._vocab_size:
+            raise SamplingError(
+                f"logit_bias names token {max(params.logit_bias)}, but this model's "
+                f"vocabulary has only {self._vocab_size} tokens (ids 0 to {self._vocab_size - 1})."
+            )
+
+    @cached_property
+    def _vocab_size(self) -> int:
+        """Token ids the tokenizer knows (added tokens included); built once, on first use."""
+        return len(self._loaded.tokenizer.get_vocab())
 
     def _render(self, messages: list[dict[str, str]]) -> list[int]:
         return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)
