@@ -7,6 +7,7 @@ never left behind by a copy or a download.
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,11 @@ TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tiktoken.
 TOKENIZER_PATTERNS = (*TOKENIZER_FILES, "*.tiktoken")
 # Config keys that hold the longest sequence the model was trained for, most specific first.
 CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions")
+
+
+def is_model_file(name: str) -> bool:
+    """Whether a file of this name is one a model needs (the rest of a folder is left behind)."""
+    return any(fnmatch.fnmatch(name, pattern) for pattern in MODEL_FILE_PATTERNS)
 
 
 def context_length(config: dict[str, Any]) -> int | None:

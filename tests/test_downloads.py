@@ -20,6 +20,8 @@ from huggingface_hub import constants
 import app.downloads as downloads
 from app import library
 from app.downloads import DownloadCancelled, DownloadError, download_model
+from app.entry_metadata import METADATA_FILE
+from app.model_install import import_folder
 from tests.fake_hub import FakeHub
 
 REPO = "test-org/tiny-llama"
@@ -88,7 +90,7 @@ def test_a_full_download_adds_a_model_that_loads(
     seen: list[tuple[int, int]] = []
     entry = download_model(REPO, models, lambda *step: seen.append(step), endpoint=hub.endpoint)
 
-    assert sorted(p.name for p in entry.iterdir()) == sorted([*NEEDED, library.METADATA_FILE])
+    assert sorted(p.name for p in entry.iterdir()) == sorted([*NEEDED, METADATA_FILE])
     assert _same_files(entry, repo_folder)
     total = sum((repo_folder / n).stat().st_size for n in NEEDED)
     assert seen[-1] == (total, total)
@@ -167,7 +169,7 @@ def test_too_little_disk_space_is_refused_before_downloading(
 def test_a_disk_that_fills_up_mid_download_leaves_the_library_intact(
     hub: FakeHub, models: Path, llama_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    existing = library.import_folder(llama_path, models)
+    existing = import_folder(llama_path, models)
 
     def no_space(url: str, temp_file: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
