@@ -59,7 +59,16 @@ def hub(repo_folder: Path, tmp_path: Path, llama_path: Path) -> Iterator[FakeHub
     exotic = tmp_path / "exotic"
     shutil.copytree(llama_path, exotic)
     (exotic / "config.json").write_text(json.dumps({"model_type": "bert"}))
-    repos = {REPO: repo_folder, "test-org/pickles": no_weights, "test-org/exotic": exotic}
+    tiktoken = tmp_path / "tiktoken"
+    shutil.copytree(llama_path, tiktoken)
+    (tiktoken / "tiktoken.model").write_bytes(b"aGVsbG8= 0\n")
+    (tiktoken / "o200k_base.tiktoken").write_bytes(b"d29ybGQ= 1\n")
+    repos = {
+        REPO: repo_folder,
+        "test-org/pickles": no_weights,
+        "test-org/exotic": exotic,
+        "test-org/tiktoken": tiktoken,
+    }
     with FakeHub(repos) as server:
         yield server
 
@@ -98,6 +107,15 @@ def test_a_full_download_adds_a_model_that_loads(
     assert (info.name, info.source, info.path) == ("tiny-llama", f"Hugging Face: {REPO}", entry)
     _, tokenizer = mlx_lm.load(str(entry))
     assert tokenizer.eos_token_ids == {2}
+
+
+def test_a_tiktoken_tokenizer_is_downloaded_with_the_model(hub: FakeHub, models: Path) -> None:
+    entry = download_model("test-org/tiktoken", models, endpoint=hub.endpoint)
+    assert (entry / "tiktoken.model").read_bytes() == b"aGVsbG8= 0\n"
+    assert (entry / "o200k_base.tiktoken").read_bytes() == b"d29ybGQ= 1\n"
+    assert sorted(p.name for p in entry.iterdir()) == sorted(
+        [*NEEDED, "o200k_base.tiktoken", "tiktoken.model", METADATA_FILE]
+    )
 
 
 def test_a_dropped_connection_resumes_where_it_stopped(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,7 +21,8 @@ import app.model_install as model_install
 from app.entry_metadata import METADATA_FILE
 from app.library import LibraryError, ModelInfo
 from app.model_install import remove_abandoned_work
-from inference import ModelLoadError
+from app.model_support import refresh_support
+from inference import ModelLoadError, load_model
 
 
 @pytest.fixture
@@ -85,6 +88,57 @@ def test_copy_takes_only_the_model_files_and_reports_bytes(
     assert seen[-1] == (total, total)
     assert library.find_model(models, entry.name).quantization == "f32"
     mlx_lm.load(str(entry))
+
+
+def test_a_tiktoken_tokenizer_is_copied_with_the_model(
+    models: Path, llama_path: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "tiktoken-model"
+    shutil.copytree(llama_path, source)
+    (source / "tiktoken.model").write_bytes(b"aGVsbG8= 0\n")
+    (source / "cl100k_base.tiktoken").write_bytes(b"d29ybGQ= 1\n")
+    (source / "notes.txt").write_text("not part of the model")
+
+    entry = model_install.import_folder(source, models)
+
+    assert (entry / "tiktoken.model").read_bytes() == b"aGVsbG8= 0\n"
+    assert (entry / "cl100k_base.tiktoken").read_bytes() == b"d29ybGQ= 1\n"
+    assert not (entry / "notes.txt").exists()
+
+
+def test_listing_the_library_does_not_load_mlx(models: Path, llama_path: Path) -> None:
+    model_install.import_folder(llama_path, models)
+    code = (
+        "import sys\n"
+        "from app.library import list_models\n"
+        f"(info,) = list_models({str(models)!r})\n"
+        "assert info.problem is None and info.architecture == 'llama', info\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mlx', 'mlx_lm', 'inference'}))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.split() == ["['inference']"]  # only inference.model_files, no MLX
+
+
+def test_a_model_type_mlx_lm_stopped_supporting_is_listed_with_the_reason(
+    models: Path, llama_path: Path, tmp_path: Path
+) -> None:
+    original = tmp_path / "my-model"
+    shutil.copytree(llama_path, original)
+    entry = model_install.import_folder(original, models, link=True)
+    # The linked folder changes under the library to a type no code knows.
+    config = json.loads((original / "config.json").read_text())
+    (original / "config.json").write_text(json.dumps({**config, "model_type": "bert"}))
+
+    refresh_support(models)  # what the inference worker does at start-up
+
+    message = f"The model type 'bert' is not supported by mlx-lm {mlx_lm.__version__}."
+    assert library.find_model(models, entry.name).problem == message
+    with pytest.raises(ModelLoadError) as refused:
+        load_model(original)
+    assert str(refused.value) == message
 
 
 def test_a_linked_folder_stays_where_it_is_and_survives_deleting_its_entry(
