@@ -12,6 +12,7 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psutil
 
@@ -46,7 +47,7 @@ def describe(folder: Path) -> ModelInfo:
     """The ModelInfo of one library entry; an entry that cannot be loaded gets a `problem`."""
     meta = read_metadata(folder)
     path = Path(meta["linked_path"]) if meta.get("linked_path") else folder
-    config: dict = {}
+    config: dict[str, Any] = {}
     problem = None
     try:
         config = validate_folder(path)

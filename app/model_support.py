@@ -14,6 +14,7 @@ either importing it on the GUI thread or parsing its source, which the frozen ap
 
 from __future__ import annotations
 
+import functools
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -86,5 +87,6 @@ def _is_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
     return (record.get("mlx_lm"), record.get("model_type")) == current
 
 
+@functools.cache  # read once per run: the list asks for every entry
 def _mlx_lm_version() -> str:
     return metadata.version("mlx-lm")
