@@ -8,45 +8,32 @@ of the branch on screen, or the message that has the focus).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtWidgets import QApplication, QMainWindow
+from PySide6.QtWidgets import QApplication
 
 from app.store import Message, StoreError
-from ui.chat_view import ChatView
 from ui.conversation_views import message_views
 from ui.delete_confirmation import delete_confirmed
 from ui.message_widget import MessageWidget
 from ui.view_models import MessageView
 
 if TYPE_CHECKING:
-    from app.controller import ChatController
+    from ui.main_window import MainWindow
 
 
 class BranchCommands(QObject):
-    def __init__(
-        self,
-        controller: ChatController,
-        chat_view: ChatView,
-        window: QMainWindow,
-        current_conversation: Callable[[], int | None],
-        notice: Callable[[str], None],
-        open_conversation: Callable[[int], None],
-    ) -> None:
+    def __init__(self, window: MainWindow) -> None:
         super().__init__(window)
-        self._controller = controller
-        self._store = controller.store
-        self._chat_view = chat_view
         self._window = window
-        self._current_conversation = current_conversation
-        self._notice = notice
-        self._open_conversation = open_conversation
+        self._controller = window.controller
+        self._store = window.store
+        self._chat_view = window.chat_view
 
     def path_views(self) -> list[MessageView]:
         """The branch on screen, without sibling positions; empty if it cannot be read."""
-        cid = self._current_conversation()
+        cid = self._window.current_conversation_id
         if cid is None:
             return []
         try:
@@ -78,7 +65,7 @@ class BranchCommands(QObject):
             message = self._store.get_message(int(message_id))
             below = _descendants(self._store.all_messages(message.conversation_id), message.id)
         except StoreError as exc:
-            self._notice(str(exc))
+            self._window.show_notice(str(exc))
             return
         noun = "message" if below == 1 else "messages"
         replies = f"The {below} {noun} below it in this branch go too. " if below else ""
@@ -100,24 +87,24 @@ class BranchCommands(QObject):
         if replies:
             self._controller.regenerate(int(replies[-1].id))
         else:
-            self._notice("There is no reply to regenerate yet.")
+            self._window.show_notice("There is no reply to regenerate yet.")
 
     @Slot()
     def fork_branch(self) -> None:
         """Copy the branch on screen into a new conversation and open it there."""
         path = self.path_views()
         if not path:
-            self._notice("There is nothing to continue yet.")
+            self._window.show_notice("There is nothing to continue yet.")
             return
         new_id = self._controller.fork_conversation(int(path[-1].id))
         if new_id is not None:
-            self._open_conversation(new_id)
+            self._window.open_conversation(new_id)
 
     @Slot()
     def edit_last(self) -> None:
         mine = [v for v in self.path_views() if v.role == "user"]
         if not mine:
-            self._notice("There is no message of yours to edit yet.")
+            self._window.show_notice("There is no message of yours to edit yet.")
             return
         self._chat_view.scroll_to_message(mine[-1].id)
         widget = self._chat_view.message_widget(mine[-1].id)
@@ -133,7 +120,7 @@ class BranchCommands(QObject):
         if focused is not None and focused.view.sibling_count > 1:
             self._controller.switch_sibling(int(focused.view.id), delta)
             return
-        cid = self._current_conversation()
+        cid = self._window.current_conversation_id
         if cid is None:
             return
         views = message_views(self._store.active_path(cid), self._store.all_messages(cid))

@@ -9,7 +9,6 @@ when the controller says something changed. How a streaming reply shows is the
 
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,12 +18,9 @@ from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
     QSplitter,
-    QTextEdit,
     QVBoxLayout,
     QWidget,
 )
@@ -34,8 +30,9 @@ from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
 from ui.composer import Composer
-from ui.conversation_files import ask_export_path, ask_import_path, read_import, write_export
+from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
+from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
 from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
@@ -103,11 +100,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_panel)
         self.statusBar().setSizeGripEnabled(False)
         self._build_layout()
-        self.branches = BranchCommands(
-            controller, self.chat_view, self, lambda: self._cid, self.show_notice,
-            self.open_conversation,
-        )
-        self.token_counter = TokenCounter(controller, self.composer, lambda: self._cid, self)
+        self.branches = BranchCommands(self)
+        self.files = ConversationFiles(self)
+        self.token_counter = TokenCounter(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -115,13 +110,11 @@ class MainWindow(QMainWindow):
         self.menu_actions.toggle_sidebar.setCheckable(True)
         self.menu_actions.toggle_sidebar.setChecked(True)
 
-        self.stream = StreamPresenter(
-            self.chat_view, self.composer, self.status_panel, self.menu_actions,
-            lambda: self._cid, self,
-        )
+        self.stream = StreamPresenter(self)
+        self.model_status = ModelStatusPresenter(self)
         self._connect()
         self.stream.set_busy(False)
-        self._on_model_status(controller.last_model_status)
+        self.model_status.show_status(controller.last_model_status)
         self._default_size()
 
     # -- layout -----------------------------------------------------------------------------
@@ -173,8 +166,8 @@ class MainWindow(QMainWindow):
             "import_gguf": lambda: self.open_library().ask_import_gguf(),
             "import_folder": lambda: self.open_library().ask_import_folder(),
             "download": lambda: self.open_library().ask_download(),
-            "export": self._ask_export,
-            "import_conversation": self._ask_import,
+            "export": self.files.ask_export,
+            "import_conversation": self.files.ask_import,
             "close": self.close,
             "quit": self._quit,
             "undo": self.undo_delete,
@@ -203,10 +196,11 @@ class MainWindow(QMainWindow):
         c.streamUpdated.connect(self.stream.on_stream)
         c.busyChanged.connect(self.stream.set_busy)
         c.notice.connect(self.show_notice)
-        c.modelStatus.connect(self._on_model_status)
-        c.memoryChanged.connect(self._on_memory)
+        c.modelStatus.connect(self.model_status.show_status)
+        c.memoryChanged.connect(self.model_status.show_memory)
         c.prefillProgress.connect(self.stream.on_prefill)
         self.stream.idle.connect(self.token_counter.schedule)
+        self.model_status.ready.connect(self.token_counter.schedule)
         s = self.sidebar
         s.newRequested.connect(self.new_chat)
         s.conversationActivated.connect(self._on_conversation_activated)
@@ -450,28 +444,7 @@ class MainWindow(QMainWindow):
         self.chat_view.scroll_to_bottom()
         return True
 
-    # -- model and memory -------------------------------------------------------------------
-
-    @Slot(object)
-    def _on_model_status(self, status: dict[str, Any]) -> None:
-        state = status.get("state")
-        if state == "ready":
-            self.composer.set_enabled_reason(None)
-            self.token_counter.schedule()
-            focused = QApplication.focusWidget()
-            if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
-                self.composer.edit.setFocus()  # typing goes where it is expected
-            name = self.models.display_name(status.get("model_id"))
-            status = {**status, "model_id": name}
-        elif state == "loading":
-            stage = str(status.get("message") or "Loading the model").rstrip(".…")
-            self.composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
-        else:
-            reason = status.get("message") or "No model is loaded."
-            self.composer.set_enabled_reason(
-                f"{reason.rstrip('.')}. Choose a model in File › Model Library."
-            )
-        self.status_panel.set_model_status(status)
+    # -- models, settings, preferences ------------------------------------------------------
 
     @Slot(int)
     def _on_settings_saved(self, conversation_id: int) -> None:
@@ -481,10 +454,6 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 4000)
-
-    @Slot(object)
-    def _on_memory(self, memory: dict[str, Any]) -> None:
-        self.status_panel.set_memory(memory)
 
     def open_library(self) -> ModelLibraryDialog:
         return self.models.open_library()
@@ -537,36 +506,10 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage("Copied the last reply.", 3000)
 
     def export_conversation(self, path: Path) -> bool:
-        """JSON keeps every branch; Markdown (.md) the branch on screen."""
-        if self._cid is None:
-            return False
-        try:
-            write_export(self.store, self._cid, path)
-        except (StoreError, OSError) as exc:
-            self.show_notice(f"The conversation could not be exported: {exc}")
-            return False
-        self.statusBar().showMessage(f"Exported to {path}", 5000)
-        return True
+        return self.files.export_to(path)
 
     def import_conversation(self, path: Path) -> int | None:
-        try:
-            conversation = read_import(self.store, path)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, StoreError) as exc:
-            self.show_notice(f"{path.name} could not be imported: {exc}")
-            return None
-        self.open_conversation(conversation.id)
-        return conversation.id
-
-    def _ask_export(self) -> None:
-        if self._cid is not None:
-            path = ask_export_path(self, self.store.get_conversation(self._cid).title)
-            if path is not None:
-                self.export_conversation(path)
-
-    def _ask_import(self) -> None:
-        path = ask_import_path(self)
-        if path is not None:
-            self.import_conversation(path)
+        return self.files.import_from(path)
 
     # -- notices ----------------------------------------------------------------------------
 

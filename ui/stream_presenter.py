@@ -9,17 +9,15 @@ the newest streamed text, not the older one the store holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
-from ui.chat_view import ChatView
-from ui.composer import Composer
-from ui.status_panel import StatusPanel
 from ui.view_models import MessageView
-from ui.window_actions import WindowActions
+
+if TYPE_CHECKING:
+    from ui.main_window import MainWindow
 
 STREAM_FPS = 30
 
@@ -27,21 +25,9 @@ STREAM_FPS = 30
 class StreamPresenter(QObject):
     idle = Signal()  # no reply is being written any more
 
-    def __init__(
-        self,
-        chat_view: ChatView,
-        composer: Composer,
-        status_panel: StatusPanel,
-        actions: WindowActions,
-        current_conversation: Callable[[], int | None],
-        parent: QObject | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self._chat_view = chat_view
-        self._composer = composer
-        self._status_panel = status_panel
-        self._actions = actions
-        self._current_conversation = current_conversation
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
         self._latest: dict[str, Any] | None = None  # the latest streamed text, not yet shown
         self._streamed_text: dict[int, str] = {}  # message id -> text newer than the store's
         self._timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
@@ -70,22 +56,24 @@ class StreamPresenter(QObject):
     @Slot()
     def _show(self) -> None:
         payload, self._latest = self._latest, None
-        if payload is not None and payload["conversation_id"] == self._current_conversation():
-            self._chat_view.update_streaming(str(payload["message_id"]), payload["text"])
+        window = self._window
+        if payload is not None and payload["conversation_id"] == window.current_conversation_id:
+            window.chat_view.update_streaming(str(payload["message_id"]), payload["text"])
 
     @Slot(object)
     def on_prefill(self, payload: dict[str, Any]) -> None:
-        self._status_panel.set_prefill(payload["done"], payload["total"])
+        self._window.status_panel.set_prefill(payload["done"], payload["total"])
 
     @Slot(bool)
     def set_busy(self, busy: bool) -> None:
-        self._composer.set_generating(busy)
-        self._actions.stop.setEnabled(busy)
-        self._actions.regenerate.setEnabled(not busy)
-        self._actions.edit_last.setEnabled(not busy)
+        self._window.composer.set_generating(busy)
+        actions = self._window.menu_actions
+        actions.stop.setEnabled(busy)
+        actions.regenerate.setEnabled(not busy)
+        actions.edit_last.setEnabled(not busy)
         if not busy:
             self._timer.stop()
             self._latest = None
             self._streamed_text.clear()
-            self._status_panel.set_prefill(0, 0)
+            self._window.status_panel.set_prefill(0, 0)
             self.idle.emit()

@@ -7,35 +7,24 @@ changing rather than on every key.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
-from ui.composer import Composer
-
 if TYPE_CHECKING:
-    from app.controller import ChatController
+    from ui.main_window import MainWindow
 
 TOKEN_COUNT_DEBOUNCE_MS = 300
 
 
 class TokenCounter(QObject):
-    def __init__(
-        self,
-        controller: ChatController,
-        composer: Composer,
-        current_conversation: Callable[[], int | None],
-        parent: QObject | None = None,
-    ) -> None:
-        super().__init__(parent)
-        self._controller = controller
-        self._composer = composer
-        self._current_conversation = current_conversation
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
         self._timer = QTimer(self, singleShot=True, interval=TOKEN_COUNT_DEBOUNCE_MS)
         self._timer.timeout.connect(self._request)
-        composer.draftChanged.connect(self.schedule)
-        controller.tokenCount.connect(self._on_count)
+        window.composer.draftChanged.connect(self.schedule)
+        window.controller.tokenCount.connect(self._on_count)
 
     @Slot()
     def schedule(self) -> None:
@@ -44,7 +33,7 @@ class TokenCounter(QObject):
 
     def restart(self) -> None:
         """Another conversation opened: its count is unknown until the worker answers."""
-        self._composer.set_token_info(None, None)
+        self._window.composer.set_token_info(None, None)
         self._timer.start()
 
     def stop(self) -> None:
@@ -52,11 +41,11 @@ class TokenCounter(QObject):
 
     @Slot()
     def _request(self) -> None:
-        cid = self._current_conversation()
-        if cid is not None and self._controller.model_state == "ready":
-            self._controller.request_token_count(cid, self._composer.text())
+        cid, controller = self._window.current_conversation_id, self._window.controller
+        if cid is not None and controller.model_state == "ready":
+            controller.request_token_count(cid, self._window.composer.text())
 
     @Slot(object)
     def _on_count(self, payload: dict[str, Any]) -> None:
-        if payload["conversation_id"] == self._current_conversation():
-            self._composer.set_token_info(payload["count"], payload["context_length"])
+        if payload["conversation_id"] == self._window.current_conversation_id:
+            self._window.composer.set_token_info(payload["count"], payload["context_length"])
