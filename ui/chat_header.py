@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
 
 from ui.icon_button import icon_button
@@ -12,6 +13,9 @@ class ChatHeader(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ChatHeader")
+        # A QWidget subclass paints its style sheet background and border (the line under
+        # the header) only when asked to.
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.sidebar_button = icon_button(
             "panel-left", "Toggle sidebar", "Show or hide the conversation list (Ctrl+Shift+S)",
             "HeaderButton",
