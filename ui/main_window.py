@@ -3,8 +3,10 @@ status bar, the menus, and the wiring between these widgets and the chat control
 
 The window holds no conversation state of its own beyond which conversation is open: it renders
 the store's active path, turns the widgets' requests into controller intents, and re-renders
-when the controller says something changed. How a streaming reply shows is the
-`StreamPresenter`'s; what the branch commands do is `BranchCommands`'.
+when the controller says something changed. Its parts, each given the window: how a streaming
+reply shows (`StreamPresenter`), how the model's state shows (`ModelStatusPresenter`), the
+composer's token count (`TokenCounter`), the branch commands (`BranchCommands`) and export and
+import (`ConversationFiles`).
 """
 
 from __future__ import annotations
