@@ -17,9 +17,12 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from PySide6.QtCore import QLockFile
 
 from app.paths import AppPaths
 from app.store import Store
+from ui.main import claim_data_folder
+from ui.single_instance import LockError
 
 ROOT = Path(__file__).resolve().parents[1]
 WORD, REPEATS = "streamed ", 5000
@@ -239,3 +242,18 @@ def test_a_lock_left_by_a_killed_app_is_taken_over_and_its_words_are_kept(
     assert assistant == "assistant" and status == "interrupted"
     assert streamed.startswith(ready["content"]) and REPLY.startswith(streamed)
     assert not AppPaths(data_dir).lock_file.exists(), "a clean exit gives the lock back"
+
+
+def test_a_folder_held_by_an_app_that_does_not_answer_is_refused_before_the_store_opens(
+    qtbot, tmp_path: Path
+) -> None:
+    paths = AppPaths.resolve(tmp_path)
+    holder = QLockFile(str(paths.lock_file))  # a live owner that never listens
+    assert holder.tryLock(0)
+    try:
+        with pytest.raises(LockError, match="does not respond") as refused:
+            claim_data_folder(paths, ["--data-dir", str(tmp_path)])
+    finally:
+        holder.unlock()
+    assert str(paths.data_dir) in str(refused.value)
+    assert not paths.database.exists()
