@@ -82,13 +82,18 @@ class SingleInstance(QObject):
     def hand_over(self, argv: list[str], timeout_s: float = 5.0) -> bool:
         """Send `argv` to the instance holding the lock; True once it has confirmed."""
         deadline = time.monotonic() + timeout_s
+
+        def left_ms() -> int:
+            return max(1, int((deadline - time.monotonic()) * 1000))
+
         while time.monotonic() < deadline:
             socket = QLocalSocket()
             socket.connectToServer(self._name)
-            if socket.waitForConnected(500):
+            if socket.waitForConnected(min(500, left_ms())):
                 socket.write(json.dumps(argv).encode() + b"\n")
-                socket.waitForBytesWritten(1000)
-                while not socket.canReadLine() and socket.waitForReadyRead(2000):
+                socket.waitForBytesWritten(left_ms())
+                # A running app that is still starting answers once its event loop runs.
+                while not socket.canReadLine() and socket.waitForReadyRead(left_ms()):
                     pass
                 return bytes(socket.readLine().data()) == _ACK
             # The lock's owner may have taken it a moment ago and not be listening yet.
