@@ -340,8 +340,8 @@ def _message(exc: BaseException) -> str:
 
 
 def _is_expected(exc: BaseException) -> bool:
-    try:
-        from inference.errors import InferenceError
-    except ImportError:
-        return False
-    return isinstance(exc, InferenceError)
+    """An InferenceError says what went wrong in its message; anything else is a bug to log.
+    Looked up, not imported: this also runs on the GUI thread, which must not load MLX, and an
+    InferenceError can only exist once the worker has imported `inference`."""
+    errors = sys.modules.get("inference.errors")
+    return errors is not None and isinstance(exc, errors.InferenceError)

@@ -5,6 +5,10 @@ handles is logged with its traceback."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 from pathlib import Path
 from typing import Any
@@ -99,3 +103,30 @@ def test_start_up_state_changes_all_happen_on_the_gui_thread(
     assert ("loading", "Importing the built-in model") in [(s, m) for _, s, m in writes]
     expected = "failed" if fail else "ready"
     assert (ctl.model_state, writes[-1][1]) == (expected, expected)
+
+
+_FAIL_WITHOUT_MLX = textwrap.dedent(
+    """
+    import sys
+    from PySide6.QtCore import QCoreApplication, QTimer
+    from app.worker import InferenceWorker
+
+    app = QCoreApplication([])
+    worker = InferenceWorker()
+    worker.call(lambda _engine: 1 / 0, on_error=lambda message: (print(message), app.quit()))
+    QTimer.singleShot(5000, app.quit)
+    app.exec()
+    worker.shutdown()
+    print("mlx loaded:", "mlx.core" in sys.modules)
+    """
+)
+
+
+def test_reporting_a_failure_on_the_gui_thread_does_not_load_mlx() -> None:
+    """The window shows before MLX loads; telling the person about a failure must not load it."""
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run(
+        [sys.executable, "-c", _FAIL_WITHOUT_MLX], cwd=root, capture_output=True, text=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}, timeout=60,
+    )
+    assert done.stdout.splitlines() == ["division by zero", "mlx loaded: False"], done.stderr
