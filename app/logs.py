@@ -3,7 +3,8 @@
 Warnings and errors by default, everything with `--verbose`. Only the verbose level may carry
 conversation text (debug records); warnings and errors name files, models and exceptions.
 Uncaught exceptions, on any thread or in a Qt slot (PySide6 hands those to `sys.excepthook`),
-are logged with their traceback too, then passed to the hook that was there before.
+are logged with their traceback too, then passed to the hook that was there before; so are Qt's
+own warnings (a platform plugin's complaint can explain a blank window).
 """
 
 from __future__ import annotations
@@ -15,12 +16,21 @@ from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from types import TracebackType
 
+from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+
 LOG_NAME = "branchwise.log"
 MAX_BYTES = 1_000_000
 BACKUPS = 3
 FORMAT = "%(asctime)s %(levelname)s [%(threadName)s] %(name)s: %(message)s"
 
 _log = logging.getLogger("branchwise")
+_QT_LEVELS = {
+    QtMsgType.QtDebugMsg: logging.DEBUG,
+    QtMsgType.QtInfoMsg: logging.INFO,
+    QtMsgType.QtWarningMsg: logging.WARNING,
+    QtMsgType.QtCriticalMsg: logging.ERROR,
+    QtMsgType.QtFatalMsg: logging.CRITICAL,
+}
 _handler: RotatingFileHandler | None = None
 
 
@@ -64,3 +74,18 @@ def _install_hooks() -> None:
     excepthook.logs_to_file = True  # type: ignore[attr-defined]
     sys.excepthook = excepthook
     threading.excepthook = thread_excepthook
+    _install_qt_handler()
+
+
+def _install_qt_handler() -> None:
+    qt_log = logging.getLogger("qt")
+    previous = None
+
+    def handler(kind: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        qt_log.log(_QT_LEVELS.get(kind, logging.WARNING), "%s", message)
+        if previous is not None:
+            previous(kind, context, message)
+        else:  # Qt's default handler, which installing this one replaced, printed them
+            print(message, file=sys.stderr)
+
+    previous = qInstallMessageHandler(handler)

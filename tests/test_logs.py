@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QUrl
+from PySide6.QtCore import QUrl, qWarning
 from PySide6.QtGui import QDesktopServices
 
 from app import logs
@@ -105,6 +105,13 @@ def test_an_uncaught_exception_is_logged(log_dir: Path) -> None:
     except OSError:
         sys.excepthook(*sys.exc_info())
     assert "CRITICAL" in _log_text(log_dir) and "OSError: disk vanished" in _log_text(log_dir)
+
+
+@pytest.mark.qt_log_ignore("the platform plugin is unhappy")
+def test_qt_warnings_are_logged(log_dir: Path) -> None:
+    configure_logging(log_dir)
+    qWarning("the platform plugin is unhappy")
+    assert "WARNING [MainThread] qt: the platform plugin is unhappy" in _log_text(log_dir)
 
 
 @pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
