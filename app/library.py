@@ -179,8 +179,25 @@ def _model_remapping() -> dict[str, str]:
     return {}
 
 
+@functools.cache
+def _local_model_types() -> dict[str, str]:
+    """inference.models.LOCAL_MODEL_TYPES (Branchwise's own model families), read from its
+    source, not imported: importing the inference package loads MLX."""
+    source = Path(__file__).resolve().parents[1] / "inference" / "models" / "__init__.py"
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.AnnAssign | ast.Assign):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and target.id == "LOCAL_MODEL_TYPES":
+                return ast.literal_eval(node.value)
+    return {}
+
+
 def mlx_lm_supports(model_type: str) -> bool:
-    """Whether mlx-lm has model code for `model_type` (after its own renames)."""
+    """Whether Branchwise (inference.models) or mlx-lm (after its own renames) has model code
+    for `model_type`."""
+    if model_type in _local_model_types():
+        return True
     module = _model_remapping().get(model_type, model_type)
     return (_mlx_lm_folder() / "models" / f"{module}.py").is_file()
 

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import mlx_lm
 from mlx.utils import tree_flatten
-from mlx_lm.utils import _get_classes
+from mlx_lm.utils import load_model as mlx_lm_load_model
+from mlx_lm.utils import load_tokenizer
 
 from inference.errors import ModelLoadError
+from inference.models import get_model_classes
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -62,10 +64,11 @@ def load_model(path: str | Path) -> LoadedModel:
             "(trust_remote_code); Branchwise never runs such code."
         )
     try:
-        _get_classes(config)
+        get_model_classes(config)
     except ValueError as error:
         raise ModelLoadError(
-            f"The model type '{model_type}' is not supported by mlx-lm {mlx_lm.__version__}."
+            f"The model type '{model_type}' is not supported by Branchwise or "
+            f"mlx-lm {mlx_lm.__version__}."
         ) from error
     weights = sorted(folder.glob("model*.safetensors"))
     if not weights:
@@ -73,7 +76,10 @@ def load_model(path: str | Path) -> LoadedModel:
     if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
     try:
-        model, tokenizer = mlx_lm.load(str(folder))
+        # mlx-lm's own loader, with Branchwise's model families added through its public
+        # get_model_classes hook (never trust_remote_code).
+        model, _ = mlx_lm_load_model(folder, get_model_classes=get_model_classes)
+        tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
     return LoadedModel(
