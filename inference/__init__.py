@@ -28,6 +28,10 @@ model ended the reply), `.finish_reason` ("stop", "length" or "cancelled") and `
 (`GenerationStats`: `prompt_tokens`, `cached_tokens`, `prefill_tokens`, `generated_tokens`,
 `ttft_s`, `prefill_tps`, `decode_tps`; `cached_tokens + prefill_tokens == prompt_tokens`).
 
+`import_dhara(hf_folder, models_dir)` converts a Dhara checkpoint in its published layout
+(safetensors, config.json naming its own code) into an MLX folder and returns it; like
+`import_gguf`, it raises ModelLoadError and leaves nothing behind on failure.
+
 `Engine` also has `context_length`, `count_prompt_tokens(messages) -> int`, `cache_bytes()`,
 `clear_cache()`, `forget(conversation_id)` and a settable `cache_budget_bytes` (default: a fifth
 of the machine's memory). Branching is implicit: a regenerate, an edit or a branch switch is
@@ -39,6 +43,7 @@ malformed messages, unknown role, prompt longer than the context, by how many to
 any of them.
 """
 
+from inference.dhara_import import import_dhara
 from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
 from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
 from inference.gguf_import import import_gguf
@@ -56,6 +61,7 @@ __all__ = [
     "SamplingError",
     "SamplingParams",
     "default_cache_budget",
+    "import_dhara",
     "import_gguf",
     "load_model",
 ]
