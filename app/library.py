@@ -6,8 +6,9 @@ models without loading MLX. Each entry is one folder; a small `branchwise.json` 
 the model files do not say: the display name, where the model came from, and for a folder
 linked in place, where its files are. New entries are assembled in a hidden folder inside the
 models folder and renamed into place when complete, so the library never shows half a model.
-Importing a GGUF runs MLX, so `import_gguf_file` and `ensure_default_model` belong on the
-inference worker thread, and they import `inference` only when called.
+Importing a GGUF or converting a published Dhara checkpoint runs MLX, so `import_gguf_file`,
+`import_dhara_folder` and `ensure_default_model` belong on the inference worker thread, and they
+import `inference` only when called.
 """
 
 from __future__ import annotations
@@ -482,6 +483,35 @@ def _disk_error(error: OSError, models_dir: str | Path) -> LibraryError:
             "Free some space and try again."
         )
     return LibraryError(f"Could not write to {models_dir}: {error.strerror or error}")
+
+
+def is_published_dhara(folder: str | Path) -> bool:
+    """Whether `folder` is a Dhara checkpoint as published (its config names its own code): it
+    is converted into a new entry by `import_dhara_folder`, never copied or linked as it is."""
+    try:
+        config = _read_json(Path(folder) / "config.json", "config.json") or {}
+    except LibraryError:
+        return False
+    names_code = "auto_map" in config or "model_file" in config
+    return config.get("model_type") == "dhara" and names_code
+
+
+def import_dhara_folder(
+    source: str | Path,
+    models_dir: str | Path,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> Path:
+    """Convert a published Dhara checkpoint into a new library entry (runs MLX: call it on the
+    inference worker). Its code is never run. Raises inference's ModelLoadError for a folder that
+    cannot be converted; nothing is added then."""
+    from inference import import_dhara
+
+    folder = Path(source).expanduser().resolve()
+    with staging(models_dir) as area:
+        converted = import_dhara(folder, area, progress=progress, cancel=cancel)
+        write_metadata(converted, name=folder.name, source=f"Converted from {folder}")
+        return install(converted, models_dir, folder.name)
 
 
 def import_gguf_file(

@@ -167,3 +167,18 @@ def test_a_dhara_250m_checkpoint_holds_at_most_one_mib_beyond_its_kv() -> None:
     assert sum(channels.values()) * args.canon_kernel * args.num_hidden_layers == 638_976
     window_bytes = sum(channels.values()) * (args.canon_kernel - 1) * 2 * args.num_hidden_layers
     assert window_bytes <= 2**20
+
+
+def test_the_library_converts_a_published_checkpoint_into_an_entry(
+    published: Path, tmp_path: Path
+) -> None:
+    from app import library
+
+    assert library.is_published_dhara(published)
+    with pytest.raises(library.LibraryError, match="trust_remote_code"):
+        library.validate_folder(published)  # as it is, it would need its own code
+    entry = library.import_dhara_folder(published, tmp_path)
+    [info] = library.list_models(tmp_path)
+    assert info.folder == entry and info.problem is None and not info.linked
+    assert (info.name, info.architecture) == ("dhara-tiny", "dhara")
+    assert not library.is_published_dhara(entry)
