@@ -182,3 +182,18 @@ def test_the_library_converts_a_published_checkpoint_into_an_entry(
     assert info.folder == entry and info.problem is None and not info.linked
     assert (info.name, info.architecture) == ("dhara-tiny", "dhara")
     assert not library.is_published_dhara(entry)
+
+
+def test_a_fork_holds_equal_windows_in_arrays_of_its_own(loaded: LoadedModel) -> None:
+    model = loaded.model
+    parent = CacheStack(model.make_cache(), list(TOKENS))
+    model(mx.array([TOKENS]), cache=parent.caches)
+    child = parent.fork()
+    for mine, theirs in zip(child.caches, parent.caches, strict=True):
+        for a, b in zip(mine.caches[1].cache, theirs.caches[1].cache, strict=True):
+            assert a is not b and mx.array_equal(a, b).item()
+    # The child's next token leaves the parent's windows as they were.
+    before = [mx.array(w) for layer in parent.caches for w in layer.caches[1].cache]
+    model(mx.array([[7]]), cache=child.caches)
+    after = [w for layer in parent.caches for w in layer.caches[1].cache]
+    assert all(mx.array_equal(x, y).item() for x, y in zip(before, after, strict=True))
