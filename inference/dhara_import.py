@@ -80,6 +80,8 @@ def import_dhara(
                 f"Not enough disk space in {models} to import {source.name}; nothing was added."
             ) from error
         raise ModelLoadError(f"Could not import {source.name}: {error}") from error
+    except (ValueError, KeyError, TypeError) as error:  # a config the model cannot be built from
+        raise ModelLoadError(f"{source.name} could not be converted: {error}") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -108,7 +110,10 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     _check_shapes(model, weights, source)
     report(total - 2, total)
     (folder / "config.json").write_text(json.dumps(config, indent=2))
-    mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
+    try:
+        mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
+    except RuntimeError as error:  # MLX reports a failed write without an errno
+        raise OSError(errno.EIO, f"the weights could not be written ({error})") from error
     report(total - 1, total)
     _copy_tokenizer(source, folder)
     report(total, total)

@@ -117,6 +117,10 @@ def test_weights_that_fit_no_dhara_model_are_refused_and_nothing_is_left(tmp_pat
     mx.save_safetensors(str(folder / "model.safetensors"), weights)
     with pytest.raises(ModelLoadError, match=r"missing: model\.layers\.1\.mlp\.canon_d\."):
         import_dhara(folder, models)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "canon_set": "ABE"}))
+    with pytest.raises(ModelLoadError, match="could not be converted: canon_set"):
+        import_dhara(folder, models)
     (folder / "model.safetensors").unlink()
     with pytest.raises(ModelLoadError, match=r"no \.safetensors"):
         import_dhara(folder, models)
