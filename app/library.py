@@ -185,7 +185,10 @@ def _local_model_types() -> dict[str, str]:
     """inference.models.LOCAL_MODEL_TYPES (Branchwise's own model families), read from its
     source, not imported: importing the inference package loads MLX."""
     source = Path(__file__).resolve().parents[1] / "inference" / "models" / "__init__.py"
-    tree = ast.parse(source.read_text(encoding="utf-8"))
+    try:
+        tree = ast.parse(source.read_text(encoding="utf-8"))
+    except OSError:  # a bundle built without the source beside it: mlx-lm's families only
+        return {}
     for node in tree.body:
         if isinstance(node, ast.AnnAssign | ast.Assign):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
