@@ -1,5 +1,5 @@
 """The conversation store: every conversation is a tree of messages in SQLite, and nothing a
-person wrote or read is ever overwritten (DESIGN.md section 3).
+person wrote or read is ever overwritten.
 
 API (all calls on one thread, the GUI thread; every method that changes something is one
 transaction; any failure raises `StoreError` with a message written for the person):
@@ -41,16 +41,16 @@ The active leaf is always a leaf (or None for an empty conversation). Switching 
 makes the most recently visited leaf below it active; visits are counted per conversation, so
 the order does not depend on the wall clock. Rows left "streaming" by a crash become
 "interrupted" at open and keep their text.
+
+The store is built in layers, each a module: `app.store_rows` (the connection, transactions,
+lookups by id), `app.store_tree` (the message tree and its SQL), `app.store_replies` (the
+streaming-reply lifecycle) and this one (opening and closing, conversations, search, export and
+import).
 """
 
 from __future__ import annotations
 
-import json
-import sqlite3
 import time
-import weakref
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -59,22 +59,19 @@ from app import store_export, store_search
 from app.reply_writer import ReplyWriter
 from app.store_file import open_database
 from app.store_models import (
-    FINAL_STATUSES,
     Conversation,
     InvalidInputError,
     Message,
     NewerDatabaseError,
     NotFoundError,
-    Role,
     SearchHit,
-    Status,
     StoreError,
     check_optional_text,
-    check_role,
-    check_status,
     check_text,
     dump_mapping,
 )
+from app.store_replies import StreamingReplies
+from app.store_rows import CONVERSATION_COLUMNS, conversation_from_row
 
 __all__ = [
     "DEFAULT_TITLE",
@@ -90,25 +87,6 @@ __all__ = [
 ]
 
 DEFAULT_TITLE = "New conversation"
-_CONVERSATION_COLUMNS = (
-    "id, title, created_at, updated_at, system_prompt, model_id, params, active_leaf_id, "
-    "pinned, archived"
-)
-_MESSAGE_FIELDS = (
-    "id",
-    "conversation_id",
-    "parent_id",
-    "role",
-    "content",
-    "created_at",
-    "status",
-    "model_id",
-    "params",
-    "stats",
-    "error",
-)
-_MESSAGE_COLUMNS = ", ".join(_MESSAGE_FIELDS)
-_M_COLUMNS = ", ".join(f"m.{name}" for name in _MESSAGE_FIELDS)
 
 
 class _Unset(Enum):
@@ -120,15 +98,8 @@ class _Unset(Enum):
 UNSET = _Unset.UNSET
 
 
-class Store:
+class Store(StreamingReplies):
     """Use `Store.open(path)`."""
-
-    def __init__(self, conn: sqlite3.Connection, path: Path, recovered_from: Path | None) -> None:
-        self._conn: sqlite3.Connection | None = conn
-        self.path = path
-        # Set when the file at `path` was damaged: where it was moved (kept, for the person).
-        self.recovered_from = recovered_from
-        self._writers: weakref.WeakSet[ReplyWriter] = weakref.WeakSet()
 
     @classmethod
     def open(cls, path: str | Path) -> Store:
@@ -136,9 +107,7 @@ class Store:
         conn, recovered_from = open_database(path)
         store = cls(conn, path, recovered_from)
         try:
-            with store._write() as db:
-                # Nobody streams into these any more: the app that did stopped without saying.
-                db.execute("UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'")
+            store._interrupt_orphaned_replies()
         except BaseException:
             conn.close()
             raise
@@ -152,9 +121,7 @@ class Store:
         # No "PRAGMA optimize" here: the statistics it gathers make SQLite 3.40 add a Bloom
         # filter to the active-path query's recursive step, three times slower at 500 messages.
         try:
-            for writer in list(self._writers):
-                if not writer.done and self._still_streaming(writer.message_id):
-                    writer.finish("interrupted")
+            self._interrupt_open_writers()
         finally:
             self._conn.close()
             self._conn = None
@@ -189,23 +156,13 @@ class Store:
             ).fetchone()
         return self.get_conversation(conversation_id)
 
-    def get_conversation(self, conversation_id: int) -> Conversation:
-        row = self._one(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations"
-            " WHERE id = ? AND deleted_at IS NULL",
-            (conversation_id,),
-        )
-        if row is None:
-            raise NotFoundError(f"There is no conversation with id {conversation_id!r}.")
-        return _conversation(row)
-
     def list_conversations(self, include_archived: bool = False) -> list[Conversation]:
         rows = self._all(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE deleted_at IS NULL"
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE deleted_at IS NULL"
             " AND (? OR archived = 0) ORDER BY pinned DESC, updated_at DESC, id DESC",
             (bool(include_archived),),
         )
-        return [_conversation(row) for row in rows]
+        return [conversation_from_row(row) for row in rows]
 
     def rename(self, conversation_id: int, title: str) -> Conversation:
         check_text(title, "The title", allow_empty=False)
@@ -298,172 +255,6 @@ class Store:
             self._activate(db, new_id, parent_id)
         return self.get_conversation(new_id)
 
-    # --- messages ----------------------------------------------------------------------------
-
-    def append_message(
-        self,
-        conversation_id: int,
-        parent_id: int | None,
-        role: Role,
-        content: str,
-        status: Status = "complete",
-        model_id: str | None = None,
-        params: dict[str, Any] | None = None,
-    ) -> Message:
-        check_text(content, "The message", allow_empty=False)
-        return self._add_message(
-            conversation_id,
-            parent_id,
-            check_role(role),
-            content,
-            check_status(status),
-            model_id,
-            params,
-        )
-
-    def edit_message(self, message_id: int, new_content: str) -> Message:
-        """A new sibling of `message_id` with the new text, made active; the original stays."""
-        check_text(new_content, "The message", allow_empty=False)
-        original = self.get_message(message_id)
-        return self._add_message(
-            original.conversation_id,
-            original.parent_id,
-            original.role,
-            new_content,
-            "complete",
-            original.model_id,
-            original.params,
-        )
-
-    def begin_reply(
-        self,
-        conversation_id: int,
-        parent_id: int,
-        model_id: str | None = None,
-        params: dict[str, Any] | None = None,
-    ) -> Message:
-        """An empty assistant message, status "streaming", as the new active leaf. Beginning a
-        second reply under the same parent is how a reply is regenerated."""
-        if parent_id is None:
-            raise InvalidInputError("A reply needs the message it answers.")
-        return self._add_message(
-            conversation_id, parent_id, "assistant", "", "streaming", model_id, params
-        )
-
-    def reply_writer(self, message_id: int, interval_s: float = 1.0) -> ReplyWriter:
-        """A buffer for a streaming reply's tokens; `close()` finishes it if nobody else did."""
-        writer = ReplyWriter(self, self._streaming(message_id), interval_s=interval_s)
-        self._writers.add(writer)
-        return writer
-
-    def update_streaming(self, message_id: int, content: str) -> None:
-        check_text(content, "The reply", allow_empty=True)
-        with self._write() as db:
-            updated = db.execute(
-                "UPDATE messages SET content = ? WHERE id = ? AND status = 'streaming'",
-                (content, message_id),
-            ).rowcount
-        if not updated:
-            self._streaming(message_id)
-
-    def finish_reply(
-        self,
-        message_id: int,
-        content: str,
-        status: Status = "complete",
-        stats: dict[str, Any] | None = None,
-        error: str | None = None,
-    ) -> Message:
-        check_text(content, "The reply", allow_empty=True)
-        check_status(status, FINAL_STATUSES)
-        stats_json = dump_mapping(stats, "The reply statistics")
-        check_optional_text(error, "The error message")
-        message = self._streaming(message_id)
-        with self._write() as db:
-            db.execute(
-                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ? WHERE id = ?",
-                (content, status, stats_json, error, message_id),
-            )
-            self._touch(db, message.conversation_id)
-        return self.get_message(message_id)
-
-    def switch_to_sibling(self, message_id: int) -> Message:
-        """Show the branch through `message_id`: its most recently visited leaf becomes active
-        and is returned."""
-        message = self.get_message(message_id)
-        with self._write() as db:
-            leaf_id = self._latest_leaf_under(db, message.id)
-            self._activate(db, message.conversation_id, leaf_id)
-        return self.get_message(leaf_id)
-
-    def delete_message(self, message_id: int) -> Message | None:
-        """Delete the message and everything below it. If the active leaf was among them, the
-        parent's most recently visited remaining branch (or the parent itself) becomes active;
-        returns the active leaf afterwards."""
-        message = self.get_message(message_id)
-        conversation_id = message.conversation_id
-        with self._write() as db:
-            doomed = [row[0] for row in db.execute(_SUBTREE_SQL, (message_id,))]
-            (active_id,) = db.execute(
-                "SELECT active_leaf_id FROM conversations WHERE id = ?", (conversation_id,)
-            ).fetchone()
-            db.execute(
-                "DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(doomed),),
-            )
-            if active_id in doomed or active_id is None:
-                active_id = (
-                    self._latest_leaf_in(db, conversation_id)
-                    if message.parent_id is None
-                    else self._latest_leaf_under(db, message.parent_id)
-                )
-                if active_id is not None:
-                    self._activate(db, conversation_id, active_id)
-            self._touch(db, conversation_id)
-        return None if active_id is None else self.get_message(active_id)
-
-    def get_message(self, message_id: int) -> Message:
-        row = self._one(f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,))
-        if row is None:
-            raise NotFoundError(f"There is no message with id {message_id!r}.")
-        return _message(row)
-
-    def children(self, message_id: int) -> list[Message]:
-        self.get_message(message_id)
-        rows = self._all(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE parent_id = ? ORDER BY id",
-            (message_id,),
-        )
-        return [_message(row) for row in rows]
-
-    def siblings(self, message_id: int) -> tuple[list[Message], int]:
-        """The message and its siblings, oldest first, and its position among them (0-based;
-        the UI shows `index + 1 / len`)."""
-        message = self.get_message(message_id)
-        if message.parent_id is None:
-            rows = self._all(
-                f"SELECT {_MESSAGE_COLUMNS} FROM messages"
-                " WHERE conversation_id = ? AND parent_id IS NULL ORDER BY id",
-                (message.conversation_id,),
-            )
-            siblings = [_message(row) for row in rows]
-        else:
-            siblings = self.children(message.parent_id)
-        return siblings, [m.id for m in siblings].index(message_id)
-
-    def active_path(self, conversation_id: int) -> list[Message]:
-        """Root first, active leaf last; empty for a conversation without messages."""
-        leaf_id = self.get_conversation(conversation_id).active_leaf_id
-        return [] if leaf_id is None else self._path_to(leaf_id)
-
-    def all_messages(self, conversation_id: int) -> list[Message]:
-        self.get_conversation(conversation_id)
-        rows = self._all(
-            f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ? ORDER BY id",
-            (conversation_id,),
-        )
-        return [_message(row) for row in rows]
-
     # --- search, export, import --------------------------------------------------------------
 
     def search(self, query: str, limit: int = 50) -> list[SearchHit]:
@@ -522,41 +313,6 @@ class Store:
         return self.get_conversation(new_id)
 
     # --- internals ---------------------------------------------------------------------------
-
-    def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError("The conversation store is closed.")
-        return self._conn
-
-    @contextmanager
-    def _errors(self) -> Iterator[None]:
-        """SQLite's own errors (disk full, locked by another program) as StoreError."""
-        try:
-            yield
-        except sqlite3.Error as exc:
-            raise StoreError(f"The conversation database could not be used: {exc}.") from exc
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        db = self._db()
-        with self._errors():
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                yield db
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
-
-    def _one(self, sql: str, args: tuple[object, ...]) -> tuple[Any, ...] | None:
-        with self._errors():
-            return self._db().execute(sql, args).fetchone()
-
-    def _all(self, sql: str, args: tuple[object, ...]) -> list[tuple[Any, ...]]:
-        with self._errors():
-            return self._db().execute(sql, args).fetchall()
-
     def _set_column(self, conversation_id: int, column: str, value: object) -> Conversation:
         conversation = self.get_conversation(conversation_id)
         with self._write() as db:
@@ -568,160 +324,7 @@ class Store:
     def _conversation_row_any(self, conversation_id: int) -> Conversation:
         """Also a deleted conversation: message ids stay usable until a purge."""
         row = self._one(
-            f"SELECT {_CONVERSATION_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ?", (conversation_id,)
         )
         assert row is not None, "messages.conversation_id is a foreign key"
-        return _conversation(row)
-
-    def _still_streaming(self, message_id: int) -> bool:
-        """False when the reply was finished or deleted without its writer."""
-        row = self._one("SELECT status FROM messages WHERE id = ?", (message_id,))
-        return row is not None and row[0] == "streaming"
-
-    def _streaming(self, message_id: int) -> Message:
-        message = self.get_message(message_id)
-        if message.status != "streaming":
-            raise InvalidInputError(
-                f"Message {message_id} is not a reply being written (its status is "
-                f"{message.status!r})."
-            )
-        return message
-
-    def _add_message(
-        self,
-        conversation_id: int,
-        parent_id: int | None,
-        role: str,
-        content: str,
-        status: str,
-        model_id: str | None,
-        params: dict[str, Any] | None,
-    ) -> Message:
-        check_optional_text(model_id, "The model id")
-        params_json = dump_mapping(params, "The sampling parameters")
-        conversation = self.get_conversation(conversation_id)
-        if parent_id is not None and self.get_message(parent_id).conversation_id != conversation.id:
-            raise InvalidInputError(
-                f"Message {parent_id} belongs to another conversation than {conversation_id}."
-            )
-        with self._write() as db:
-            (message_id,) = db.execute(
-                "INSERT INTO messages (conversation_id, parent_id, role, content, created_at,"
-                " status, model_id, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    conversation_id,
-                    parent_id,
-                    role,
-                    content,
-                    time.time(),
-                    status,
-                    model_id,
-                    params_json,
-                ),
-            ).fetchone()
-            self._activate(db, conversation_id, message_id)
-            self._touch(db, conversation_id)
-        return self.get_message(message_id)
-
-    @staticmethod
-    def _insert_copy(
-        db: sqlite3.Connection,
-        conversation_id: int,
-        parent_id: int | None,
-        message: Message | store_export.MessageRecord,
-        status: str,
-        visit: int,
-    ) -> int:
-        (new_id,) = db.execute(
-            "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, visit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
-            (
-                conversation_id,
-                parent_id,
-                message.role,
-                message.content,
-                message.created_at,
-                status,
-                message.model_id,
-                # Already checked: by from_json for an import, on the way in for a fork.
-                json.dumps(message.params, ensure_ascii=False, sort_keys=True),
-                json.dumps(message.stats, ensure_ascii=False, sort_keys=True),
-                message.error,
-                visit,
-            ),
-        ).fetchone()
-        return int(new_id)
-
-    @staticmethod
-    def _activate(db: sqlite3.Connection, conversation_id: int, leaf_id: int) -> None:
-        (visit,) = db.execute(
-            "UPDATE conversations SET active_leaf_id = ?, visit_clock = visit_clock + 1"
-            " WHERE id = ? RETURNING visit_clock",
-            (leaf_id, conversation_id),
-        ).fetchone()
-        db.execute("UPDATE messages SET visit = ? WHERE id = ?", (visit, leaf_id))
-
-    @staticmethod
-    def _touch(db: sqlite3.Connection, conversation_id: int) -> None:
-        db.execute(
-            "UPDATE conversations SET updated_at = ? WHERE id = ?", (time.time(), conversation_id)
-        )
-
-    @staticmethod
-    def _latest_leaf_under(db: sqlite3.Connection, root_id: int) -> int:
-        """The most recently visited leaf below `root_id` (itself if it has no children)."""
-        (leaf_id,) = db.execute(
-            f"SELECT s.id FROM ({_SUBTREE_SQL}) AS s JOIN messages AS m ON m.id = s.id"
-            " WHERE NOT EXISTS (SELECT 1 FROM messages AS c WHERE c.parent_id = s.id)"
-            " ORDER BY m.visit DESC, m.id DESC LIMIT 1",
-            (root_id,),
-        ).fetchone()
-        return int(leaf_id)
-
-    @staticmethod
-    def _latest_leaf_in(db: sqlite3.Connection, conversation_id: int) -> int | None:
-        """The most recently visited leaf of the whole conversation; None when it is empty."""
-        row = db.execute(
-            "SELECT id FROM messages AS m WHERE conversation_id = ? AND NOT EXISTS"
-            " (SELECT 1 FROM messages AS c WHERE c.parent_id = m.id)"
-            " ORDER BY visit DESC, id DESC LIMIT 1",
-            (conversation_id,),
-        ).fetchone()
-        return None if row is None else int(row[0])
-
-    def _path_to(self, message_id: int) -> list[Message]:
-        rows = self._all(
-            "WITH RECURSIVE path(id, depth) AS (SELECT ?, 0 UNION ALL"
-            " SELECT m.parent_id, p.depth + 1 FROM messages AS m JOIN path AS p ON m.id = p.id"
-            " WHERE m.parent_id IS NOT NULL)"
-            f" SELECT {_M_COLUMNS} FROM path AS p JOIN messages AS m ON m.id = p.id"
-            " ORDER BY p.depth DESC",
-            (message_id,),
-        )
-        if not rows:
-            raise NotFoundError(f"There is no message with id {message_id!r}.")
-        return [_message(row) for row in rows]
-
-
-_SUBTREE_SQL = (
-    "WITH RECURSIVE subtree(id) AS (SELECT ? UNION ALL"
-    " SELECT m.id FROM messages AS m JOIN subtree AS s ON m.parent_id = s.id)"
-    " SELECT id FROM subtree"
-)
-
-
-def _conversation(row: tuple[Any, ...]) -> Conversation:
-    *head, params, active_leaf_id, pinned, archived = row
-    return Conversation(*head, _loads(params), active_leaf_id, bool(pinned), bool(archived))
-
-
-def _message(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error = row
-    return Message(*head, _loads(params), _loads(stats), error)
-
-
-def _loads(text: str) -> dict[str, Any]:
-    # Most user messages carry no params or stats; skipping the parser for them halves the
-    # time to read a long conversation.
-    return {} if text == "{}" else json.loads(text)
+        return conversation_from_row(row)

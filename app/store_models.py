@@ -1,5 +1,5 @@
 """Values the conversation store hands out, the errors it raises, and the checks on what it is
-given. No SQL here: `app.store` turns rows into these."""
+given. No SQL here: `app.store_rows` turns rows into these."""
 
 from __future__ import annotations
 

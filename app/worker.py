@@ -1,7 +1,7 @@
 """The inference worker: one long-lived thread that owns the model, the engine and every MLX object.
 
-DESIGN.md section 2. The GUI thread talks to it through a queue and hears back through Qt signals
-that carry plain Python values only (never mx.arrays; structured payloads are `Signal(object)`
+The GUI thread talks to it through a queue and hears back through Qt signals that carry plain
+Python values only (never mx.arrays; structured payloads are `Signal(object)`
 because a `Signal(dict)` can arrive empty). MLX streams and lazy arrays belong to the thread that
 made them, so the model is loaded here too, and `inference`/`mlx` are imported lazily on this
 thread: importing `app` must not load MLX (the window appears before the model loads).

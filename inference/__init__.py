@@ -10,7 +10,8 @@ results hold plain Python values only)::
     result = engine.generate(
         messages,                     # [{"role": "system"|"user"|"assistant", "content": str}, ...]
         SamplingParams(temperature=0.0, top_p=1.0, top_k=0, min_p=0.0,
-                       repetition_penalty=1.0, max_tokens=512, seed=None, stop=()),
+                       repetition_penalty=1.0, max_tokens=512, seed=None, stop=(),
+                       logit_bias={}),  # {token id (int or decimal str): added to its logit}
         conversation_id=None,         # any hashable; ties and forget() use it
         on_token=None,                # on_token(text_delta: str)
         on_progress=None,             # on_progress(done: int, total: int) during prefill
@@ -35,7 +36,8 @@ just another message path, and the engine reuses the longest token prefix it has
 
 Every refusal is an `InferenceError`: `ModelLoadError` (loading), `PromptError` (empty or
 malformed messages, unknown role, prompt longer than the context, by how many tokens),
-`SamplingError` (settings out of range, e.g. `max_tokens` <= 0). The engine stays usable after
+`SamplingError` (settings out of range, e.g. `max_tokens` <= 0, or a `logit_bias` token id the
+model's vocabulary does not have). The engine stays usable after
 any of them.
 """
 

@@ -12,7 +12,7 @@ attention KV cache beside a convolution window). Flattened, every leaf is one of
 
 Every copy here gives new `mx.array` handles: two caches must never hold the same array object,
 because MLX slice assignment rebinds the object in place and the other holder would silently read
-the new keys (docs/ARCHITECTURE.md, "Why forks never share arrays").
+the new keys (docs/ARCHITECTURE.md, "Forks never share arrays").
 
 Worker thread only, like every MLX object.
 """

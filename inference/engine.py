@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +37,7 @@ from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.errors import SamplingError
 from inference.sampling import SamplingParams, StopMatcher
 
 if TYPE_CHECKING:
@@ -224,6 +226,7 @@ class Engine:
         """
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
         clean = validate_messages(messages)
         kept, dropped = self._fit(clean, params, overflow)
         ids = self._render(kept)
@@ -262,6 +265,19 @@ class Engine:
             raise
         self._cache.give_back(stack, conversation_id)
         return result
+
+    def _check_token_ids(self, params: SamplingParams) -> None:
+        # mlx ignores an out-of-range index in the bias scatter, so a typo would pass unnoticed.
+        if params.logit_bias and max(params.logit_bias) >= self._vocab_size:
+            raise SamplingError(
+                f"logit_bias names token {max(params.logit_bias)}, but this model's "
+                f"vocabulary has only {self._vocab_size} tokens (ids 0 to {self._vocab_size - 1})."
+            )
+
+    @cached_property
+    def _vocab_size(self) -> int:
+        """Token ids the tokenizer knows (added tokens included); built once, on first use."""
+        return len(self._loaded.tokenizer.get_vocab())
 
     def _render(self, messages: list[dict[str, str]]) -> list[int]:
         return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)

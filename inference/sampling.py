@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import mlx.core as mx
 from mlx_lm.sample_utils import make_logits_processors, make_sampler
@@ -29,6 +30,11 @@ class SamplingParams:
     `mx.random.seed(seed)` right before decoding, as a from-scratch mlx-lm run seeded just
     before `stream_generate` does. Generation ends at the model's end-of-sequence token, after
     `max_tokens`, or when the text contains one of the `stop` strings (cut before it).
+
+    `logit_bias` maps token ids to a number added to their logits before sampling, as in the
+    OpenAI API: -inf (or a large negative number) bans a token, e.g. the end-of-sequence id.
+    Keys may be ints or decimal strings (JSON object keys are strings); they are stored as ints
+    in a read-only mapping. Values must be finite or -inf.
     """
 
     temperature: float = 0.0
@@ -39,10 +45,17 @@ class SamplingParams:
     max_tokens: int = 512
     seed: int | None = None
     stop: tuple[str, ...] = ()
+    # Left out of the hash (a mapping has none); equality still compares it.
+    logit_bias: Mapping[int, float] = field(
+        default_factory=lambda: MappingProxyType({}), hash=False
+    )
 
     def __post_init__(self) -> None:
         # A list of stop strings is accepted for convenience and frozen into a tuple.
         object.__setattr__(self, "stop", tuple(self.stop))
+        bias = _token_bias(self.logit_bias)
+        if bias is not None:
+            object.__setattr__(self, "logit_bias", MappingProxyType(bias))
         problems = [
             message
             for bad, message in (
@@ -62,6 +75,9 @@ class SamplingParams:
                  f"seed must be a whole number, 0 or more, not {self.seed}"),
                 (not all(isinstance(s, str) and s for s in self.stop),
                  "stop strings must be non-empty text"),
+                (bias is None,
+                 "logit_bias must map token ids (whole numbers, 0 or more) to finite numbers "
+                 f"or -inf, not {self.logit_bias!r}"),
             )
             if bad
         ]
@@ -82,7 +98,9 @@ class SamplingParams:
         """
         penalty = None if self.repetition_penalty == 1.0 else self.repetition_penalty
         processors = make_logits_processors(
-            repetition_penalty=penalty, repetition_context_size=PENALTY_CONTEXT_TOKENS
+            logit_bias=dict(self.logit_bias),
+            repetition_penalty=penalty,
+            repetition_context_size=PENALTY_CONTEXT_TOKENS,
         )
         if not processors or not cached_prompt:
             return processors
@@ -97,6 +115,20 @@ def _after_prefix(processor: LogitsProcessor, prefix: mx.array) -> LogitsProcess
         return processor(mx.concatenate([prefix, tokens.astype(mx.int32)]), logits)
 
     return apply
+
+
+def _token_bias(value: object) -> dict[int, float] | None:
+    """`value` as {token id: bias}, or None when it is not a valid logit bias."""
+    if not isinstance(value, Mapping):
+        return None
+    bias: dict[int, float] = {}
+    for key, number in value.items():
+        token = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else key
+        valid_number = _finite(number) or number == -math.inf
+        if not _whole(token) or token < 0 or not valid_number:
+            return None
+        bias[token] = float(number)
+    return bias
 
 
 def _finite(value: object) -> bool:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import mlx.core as mx
 import mlx_lm
-from mlx_lm.sample_utils import make_sampler
+from mlx_lm.sample_utils import make_logits_processors, make_sampler
 
 from inference import LoadedModel, SamplingParams
 
@@ -38,10 +38,23 @@ def reference(
 ) -> Reference:
     if params.seed is not None:
         mx.random.seed(params.seed)
-    sampler = make_sampler(temp=params.temperature, top_p=params.top_p, top_k=params.top_k)
+    # Built here from mlx-lm directly, not by SamplingParams, so the yardstick does not share
+    # the code it measures.
+    sampler = make_sampler(
+        temp=params.temperature, top_p=params.top_p, min_p=params.min_p, top_k=params.top_k
+    )
+    penalty = None if params.repetition_penalty == 1.0 else params.repetition_penalty
+    processors = make_logits_processors(
+        logit_bias=dict(params.logit_bias), repetition_penalty=penalty
+    )
     tokens, margins = [], []
     for response in mlx_lm.stream_generate(
-        loaded.model, loaded.tokenizer, ids, max_tokens=max_tokens, sampler=sampler
+        loaded.model,
+        loaded.tokenizer,
+        ids,
+        max_tokens=max_tokens,
+        sampler=sampler,
+        logits_processors=processors,
     ):
         top2 = mx.sort(response.logprobs)[-2:]
         tokens.append(response.token)

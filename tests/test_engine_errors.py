@@ -20,6 +20,7 @@ from inference import (
 )
 from inference.sampling import StopMatcher
 from tests.engine_reference import Comparison, check_tokens, reference
+from tests.tiny_models import NO_EOS
 
 HELLO = [{"role": "user", "content": "What is the capital of France?"}]
 
@@ -190,9 +191,10 @@ def test_stop_matcher_holds_back_a_possible_start_of_a_stop_string() -> None:
 def test_streamed_text_is_the_result_text(llama: LoadedModel) -> None:
     engine = Engine(llama, 10**8)
     streamed: list[str] = []
-    result = engine.generate(HELLO, SamplingParams(max_tokens=8), on_token=streamed.append)
+    params = SamplingParams(max_tokens=8, logit_bias=NO_EOS)
+    result = engine.generate(HELLO, params, on_token=streamed.append)
     assert "".join(streamed) == result.text
-    assert result.finish_reason in ("stop", "length")
+    assert result.finish_reason == "length"
     assert result.stats.generated_tokens == len(result.token_ids) == 8
 
 

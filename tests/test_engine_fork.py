@@ -1,8 +1,9 @@
 """Forks are cheap and safe: new array handles, no allocation, no cross-branch writes.
 
-The regression test for DESIGN.md's aliasing trap decodes two forks of one stack in interleaved
-steps; a fork that shared the parent's `mx.array` objects makes both branches read each other's
-keys (a control fork that does exactly that shows the test catches it).
+The regression test for the aliasing trap (docs/ARCHITECTURE.md, "Forks never share arrays")
+decodes two forks of one stack in interleaved steps; a fork that shared the parent's `mx.array`
+objects makes both branches read each other's keys (a control fork that does exactly that shows
+the test catches it).
 """
 
 from __future__ import annotations

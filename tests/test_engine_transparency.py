@@ -5,7 +5,7 @@ to an earlier branch and continue it, cancel mid-prefill or mid-decode and conti
 between two conversations, shrink the cache budget) and runs them through one engine per cache
 kind, which keeps its stored caches from one sequence to the next. Every reply is compared, token
 for token, with `mlx_lm.stream_generate` on the same rendered prompt from an empty cache, greedy
-or at temperature 0.8 with a seed.
+or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
-from tests.tiny_models import CHATML_TEMPLATE, KINDS
+from tests.tiny_models import CHATML_TEMPLATE, KINDS, NO_EOS
 
 MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
@@ -36,6 +36,12 @@ sampling = st.one_of(
     st.just(SamplingParams(max_tokens=MAX_TOKENS)),
     st.integers(0, 2**16).map(
         lambda seed: SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8, seed=seed)
+    ),
+    # A logit bias is a logits processor that must see the same logits with or without a cache.
+    st.integers(0, 2**16).map(
+        lambda seed: SamplingParams(
+            max_tokens=MAX_TOKENS, temperature=0.8, seed=seed, logit_bias=NO_EOS
+        )
     ),
 )
 actions = st.lists(
@@ -69,7 +75,7 @@ class Harness:
     sequences: int = 0
 
     def reference(self, ids: list[int], params: SamplingParams) -> Reference:
-        key = (tuple(ids), params.temperature, params.seed)
+        key = (tuple(ids), params.temperature, params.seed, tuple(params.logit_bias.items()))
         if key not in self.references:
             self.references[key] = reference(self.loaded, ids, params, MAX_TOKENS)
         return self.references[key]

@@ -1,36 +1,132 @@
-"""DESIGN.md section 1: arrows point one way, ui -> app -> inference -> mlx."""
+"""Arrows point one way: ui -> app -> inference -> (mlx, mlx_lm).
+
+Two checks per package. The source check reads every import statement, the lazy ones inside
+functions included, so a forbidden import anywhere in the package fails. The load check imports
+every module of the package in a fresh interpreter and lists what got loaded, so an import hidden
+in a dependency fails too. `app` may import inference (and so MLX) lazily, on the worker thread,
+but never while being imported: the window shows before MLX loads.
+"""
 
 from __future__ import annotations
 
+import ast
+import os
+import pkgutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+QT = {"PySide6", "shiboken6", "qasync"}
+MLX = {"mlx", "mlx_lm", "inference"}
+
+# What each package's source may never import, at any point.
+NEVER_IMPORTS = {
+    "inference": QT | {"app", "ui"},
+    "app": {"PySide6.QtWidgets", "PySide6.QtGui", "ui"},
+    "ui": MLX,
+}
+# What must not be loaded once every module of the package has been imported.
+NOT_LOADED_BY_IMPORT = {
+    "inference": NEVER_IMPORTS["inference"],
+    "app": NEVER_IMPORTS["app"] | MLX,
+    "ui": NEVER_IMPORTS["ui"],
+}
 
 
-def _loaded_modules_after_import(package: str) -> set[str]:
-    # Import every module of the package, so a lazy import hidden in a submodule counts too.
+def _banned(module: str, banned: set[str]) -> bool:
+    return any(module == b or module.startswith(b + ".") for b in banned)
+
+
+def _modules_of(package: str, root: Path) -> set[str]:
+    found = pkgutil.walk_packages([str(root / package)], f"{package}.")
+    return {package} | {m.name for m in found}
+
+
+def loaded_after_import(package: str, root: Path = ROOT) -> set[str]:
+    """Every module loaded after importing each module of `package`, in a new interpreter."""
     code = (
         f"import importlib, pkgutil, sys, {package}\n"
         f"for m in pkgutil.walk_packages({package}.__path__, '{package}.'):\n"
         f"    importlib.import_module(m.name)\n"
         "print('\\n'.join(sys.modules))"
     )
+    env = {**os.environ, "PYTHONPATH": str(root)}
     out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, env=env
     ).stdout
     return set(out.split())
 
 
-def _tops(modules: set[str]) -> set[str]:
-    return {m.split(".")[0] for m in modules}
+def imports_in_source(package: str, root: Path = ROOT) -> set[tuple[str, str]]:
+    """(file, imported module) for every import statement in `package`'s source."""
+    found = set()
+    for path in sorted((root / package).rglob("*.py")):
+        where = str(path.relative_to(root))
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+            if isinstance(node, ast.Import):
+                found |= {(where, alias.name) for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                # `from PySide6 import QtGui` imports PySide6.QtGui.
+                found.add((where, node.module))
+                found |= {(where, f"{node.module}.{alias.name}") for alias in node.names}
+    return found
 
 
-def test_inference_loads_no_qt() -> None:
-    tops = _tops(_loaded_modules_after_import("inference"))
-    assert "mlx" in tops or "inference" in tops
-    assert not tops & {"PySide6", "qasync", "shiboken6", "ui", "app"}
+def forbidden_imports(package: str, root: Path = ROOT) -> list[str]:
+    banned = NEVER_IMPORTS.get(package, set())
+    return sorted(f"{where}: {name}" for where, name in imports_in_source(package, root)
+                  if _banned(name, banned))
 
 
-def test_ui_loads_no_mlx() -> None:
-    tops = _tops(_loaded_modules_after_import("ui"))
-    assert "ui" in tops
-    assert not tops & {"mlx", "mlx_lm", "inference"}
+def forbidden_loads(package: str, root: Path = ROOT) -> list[str]:
+    loaded = loaded_after_import(package, root)
+    missing = _modules_of(package, root) - loaded
+    assert not missing, f"the check did not import {sorted(missing)}"
+    return sorted(m for m in loaded if _banned(m, NOT_LOADED_BY_IMPORT.get(package, set())))
+
+
+@pytest.mark.parametrize("package", sorted(NEVER_IMPORTS))
+def test_source_never_imports_a_higher_layer(package: str) -> None:
+    assert forbidden_imports(package) == []
+
+
+@pytest.mark.parametrize("package", sorted(NOT_LOADED_BY_IMPORT))
+def test_importing_loads_no_higher_layer(package: str) -> None:
+    assert forbidden_loads(package) == []
+
+
+def test_inference_really_loads_mlx() -> None:
+    # The positive control for the load check: inference is the one layer that loads MLX.
+    assert "mlx.core" in loaded_after_import("inference")
+
+
+@pytest.mark.parametrize(
+    ("package", "bad_line", "caught_by_loading"),
+    [
+        ("inference", "from PySide6.QtCore import QObject", True),
+        ("inference", "import app.store", True),
+        ("app", "from PySide6 import QtGui", True),
+        ("app", "import ui.theme", True),
+        ("ui", "import mlx.core", True),
+        # Inside a function: only the source check sees it, as it should.
+        ("ui", "def later():\n    import mlx_lm", False),
+    ],
+)
+def test_the_checks_catch_a_bad_module(
+    tmp_path: Path, package: str, bad_line: str, caught_by_loading: bool
+) -> None:
+    """Each package copied with one bad module added: the checks above must fail on it."""
+    for name in ("app", "inference", "ui", "resources"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    (tmp_path / package).unlink()
+    copy = tmp_path / package
+    copy.mkdir()
+    for path in (ROOT / package).glob("*.py"):
+        (copy / path.name).symlink_to(path)
+    (copy / "_bad.py").write_text(bad_line + "\n")
+    assert any("_bad.py" in hit for hit in forbidden_imports(package, tmp_path))
+    if caught_by_loading:
+        assert forbidden_loads(package, tmp_path)

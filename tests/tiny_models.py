@@ -20,6 +20,12 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 VOCAB_SIZE = 384
+# "<|im_end|>": special tokens take the first ids, in the order above.
+EOS_ID = SPECIAL_TOKENS.index("<|im_end|>")
+# A logit bias that bans the end-of-sequence token, for tests that need a reply of exactly
+# max_tokens tokens (a random model may end its reply at any step). Written as the store keeps
+# sampling params (JSON: a string key, a finite number), it also works in SamplingParams.
+NO_EOS: dict[str, float] = {str(EOS_ID): -1e9}
 CHATML_TEMPLATE = (
     "{% for message in messages %}"
     "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}"
@@ -53,7 +59,7 @@ COMMON: dict[str, Any] = {
     "max_position_embeddings": 4096,
     "tie_word_embeddings": False,
     "bos_token_id": None,
-    "eos_token_id": 2,
+    "eos_token_id": EOS_ID,
 }
 
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -69,7 +75,7 @@ CONFIGS: dict[str, dict[str, Any]] = {
     "qwen3_5": {
         "model_type": "qwen3_5",
         "tie_word_embeddings": False,
-        "eos_token_id": 2,
+        "eos_token_id": EOS_ID,
         "text_config": {
             **COMMON,
             "model_type": "qwen3_5_text",

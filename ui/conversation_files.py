@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 if TYPE_CHECKING:
+    from app.controller import ChatController
     from app.store import Conversation, Store
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
@@ -25,10 +26,10 @@ def write_export(store: Store, conversation_id: int, path: Path) -> None:
     path.write_text(text, encoding="utf-8")
 
 
-def read_import(store: Store, path: Path) -> Conversation:
+def read_import(controller: ChatController, path: Path) -> Conversation:
     """Raises OSError, UnicodeDecodeError, json.JSONDecodeError or StoreError; nothing is
     added unless the whole file is valid."""
-    return store.import_json(json.loads(path.read_text(encoding="utf-8")))
+    return controller.import_conversation(json.loads(path.read_text(encoding="utf-8")))
 
 
 def ask_export_path(parent: QWidget, title: str) -> Path | None:

@@ -286,7 +286,7 @@ class MainWindow(QMainWindow):
             self.preferences.set_window_state("geometry", self.saveGeometry())
             self.preferences.set_window_state("splitter", self.splitter.saveState())
             try:
-                self.store.purge_deleted()
+                self.controller.purge_deleted()
             except StoreError as exc:
                 _log.warning("Deleted conversations stay until next time: %s", exc)
             self.controller.shutdown()
@@ -406,9 +406,8 @@ class MainWindow(QMainWindow):
         self.controller.restore_conversation(conversation_id)
         if self._cid is not None and self._is_empty(self._cid):
             # The empty chat made to replace the deleted one is not worth keeping.
-            self.store.delete_conversation(self._cid)
-            self._cid = None
-            self._refresh_sidebar()
+            empty, self._cid = self._cid, None
+            self.controller.delete_conversation(empty)
         self.open_conversation(conversation_id)
 
     # -- search -----------------------------------------------------------------------------
@@ -428,12 +427,8 @@ class MainWindow(QMainWindow):
 
     def jump_to(self, conversation_id: int, message_id: int | None) -> None:
         """Open the conversation on the branch that holds the message, scrolled to it."""
-        if message_id is not None:
-            try:
-                self.store.switch_to_sibling(message_id)
-            except StoreError as exc:
-                self.show_notice(str(exc))
-                return
+        if message_id is not None and not self.controller.switch_to_message(message_id):
+            return
         self.open_conversation(conversation_id)
         if message_id is not None and self._cid == conversation_id:
             self.chat_view.scroll_to_message(str(message_id))
@@ -728,7 +723,7 @@ class MainWindow(QMainWindow):
 
     def import_conversation(self, path: Path) -> int | None:
         try:
-            conversation = read_import(self.store, path)
+            conversation = read_import(self.controller, path)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, StoreError) as exc:
             self.show_notice(f"{path.name} could not be imported: {exc}")
             return None

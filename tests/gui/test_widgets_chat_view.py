@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtWidgets import QApplication, QWidget
 from pytestqt.qtbot import QtBot
 
+from tests.perf import RUNS, best_of
 from ui.chat_view import ChatView
 from ui.message_widget import MessageWidget
 from ui.safe_browser import SafeBrowser
@@ -174,22 +175,24 @@ def test_streaming_follows_the_reply_unless_the_person_scrolled_up(
     assert _at_bottom(chat)
 
 
+@pytest.mark.perf
 def test_opening_a_500_message_conversation_takes_under_300_ms(chat: ChatView) -> None:
     app = QApplication.instance()
     chat.set_messages(conversation(4, "warm"))  # fonts and the highlighter's first use
     app.processEvents()
+    attempts = iter(range(RUNS))
 
-    timings = []
-    for attempt in range(3):
-        views = conversation(500, f"t{attempt}-")
+    def opening_s() -> float:
+        views = conversation(500, f"t{next(attempts)}-")  # new messages: nothing built yet
         start = time.perf_counter()
         chat.set_messages(views)
         app.processEvents()  # layout and paint: the conversation is on screen
-        timings.append(time.perf_counter() - start)
+        elapsed = time.perf_counter() - start
         assert chat.message_widget(views[-1].id).isVisible()
+        return elapsed
 
-    # The best of three, because this 2-core machine runs other work at the same time.
-    assert min(timings) < 0.300, f"opening took {[round(t * 1000) for t in timings]} ms"
+    elapsed = best_of(opening_s, 0.300)
+    assert elapsed < 0.300, f"opening took {elapsed * 1000:.0f} ms"
 
 
 def test_scrolling_up_reaches_the_first_message_of_a_long_chat(

@@ -4,6 +4,7 @@ scripted engine where a test needs a particular reply)."""
 from __future__ import annotations
 
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ from tests.gui.window_harness import (
     send_and_wait,
     set_params,
 )
+from tests.perf import best_of
 from ui.sidebar import IdRole
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
@@ -226,8 +228,11 @@ def test_search_jumps_to_a_message_on_another_branch(
         qtbot.waitUntil(lambda: results.isVisible() and results.model().rowCount() == 1,
                         timeout=3000)
         index = results.model().index(0, 0)
-        qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton,
-                         pos=results.visualRect(index).center())
+        # The jump goes through the controller, which tells every view the branch changed.
+        with qtbot.waitSignal(app.controller.conversationChanged, timeout=1000,
+                              check_params_cb=lambda cid: cid == target.id):
+            qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton,
+                             pos=results.visualRect(index).center())
         assert window.current_conversation_id == target.id
         assert [m.id for m in store.active_path(target.id)][-1] == hidden.id
         widget = window.chat_view.message_widget(str(hidden.id))
@@ -301,28 +306,67 @@ def test_delete_asks_then_undo_brings_it_back(qtbot, tmp_path: Path, llama_path:
         assert window.current_conversation_id == cid
 
 
+def _spy_on_forget(forgotten: list[int], engine) -> None:
+    """Runs on the worker thread: record each conversation whose caches the engine frees."""
+    forget = engine.forget
+
+    def recording(conversation_id: int) -> None:
+        forgotten.append(conversation_id)
+        forget(conversation_id)
+
+    engine.forget = recording
+
+
+def test_undo_discards_the_stand_in_chat_and_frees_its_caches(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window = app.window
+        set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Keep me")
+        cid = window.current_conversation_id
+        forgotten: list[int] = []
+        app.controller.worker.call(partial(_spy_on_forget, forgotten))
+        window.delete_conversation(cid)
+        stand_in = window.current_conversation_id
+        assert stand_in not in (None, cid)
+
+        window.undo_delete()
+        assert window.current_conversation_id == cid
+        assert [c.id for c in app.store.list_conversations()] == [cid]
+        assert window.sidebar.model.rowCount() == 1
+        qtbot.waitUntil(lambda: forgotten == [cid, stand_in], timeout=5000)
+
+
+@pytest.mark.perf
 def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path: Path) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         window, store = app.window, app.store
-        big = store.create_conversation(title="Long one")
-        parent = None
-        for i in range(500):
-            role = "user" if i % 2 == 0 else "assistant"
-            text = f"Message {i}: " + ("some **markdown** text and `code` " * 6)
-            parent = store.append_message(big.id, parent, role, text).id
         # As in a real session, some other chat was on screen before (Qt builds some of its
         # classes on first use; that one-off cost is not the cost of opening a chat).
         small = store.create_conversation(title="Short one")
         question = store.append_message(small.id, None, "user", "Hi")
         store.append_message(small.id, question.id, "assistant", "Hello **there**")
-        window.open_conversation(small.id)
-        started = time.perf_counter()
-        window.open_conversation(big.id)
-        elapsed = time.perf_counter() - started
-        assert window.chat_view.built_count > 0
+
+        def opening_s() -> float:
+            big = store.create_conversation(title="Long one")  # a new one: never opened before
+            parent = None
+            for i in range(500):
+                role = "user" if i % 2 == 0 else "assistant"
+                text = f"Message {i}: " + ("some **markdown** text and `code` " * 6)
+                parent = store.append_message(big.id, parent, role, text).id
+            window.open_conversation(small.id)
+            started = time.perf_counter()
+            window.open_conversation(big.id)
+            elapsed = time.perf_counter() - started
+            assert window.chat_view.built_count > 0
+            return elapsed
+
+        elapsed = best_of(opening_s, 0.3)
         assert elapsed < 0.3, f"opening took {elapsed * 1000:.0f} ms"
 
 
+@pytest.mark.perf
 def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) -> None:
     # A scripted engine on the real worker: a random tiny model ends its reply (EOS) after about
     # a second here, too soon to type into; this one streams Markdown with code for ~10 s,
@@ -334,27 +378,33 @@ def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) ->
         window = app.window
         with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
             window.send("Write a long story")
-        gaps: list[float] = []
-        last = [time.perf_counter()]
-
-        def tick() -> None:
-            now = time.perf_counter()
-            gaps.append(now - last[0])
-            last[0] = now
-
-        probe = QTimer(interval=10)
-        probe.timeout.connect(tick)
-        probe.start()
         typed = "the quick brown fox jumps over the lazy dog " * 2
-        for char in typed:
-            qtbot.keyClicks(window.composer.edit, char)
-            qtbot.wait(15)
-        probe.stop()
-        assert window.composer.text() == typed
-        assert app.controller.is_busy(), "the reply must still be streaming while typing"
+
+        def worst_gap_s() -> float:
+            window.composer.edit.clear()
+            gaps: list[float] = []
+            last = [time.perf_counter()]
+
+            def tick() -> None:
+                now = time.perf_counter()
+                gaps.append(now - last[0])
+                last[0] = now
+
+            probe = QTimer(interval=10)
+            probe.timeout.connect(tick)
+            probe.start()
+            for char in typed:
+                qtbot.keyClicks(window.composer.edit, char)
+                qtbot.wait(15)
+            probe.stop()
+            assert window.composer.text() == typed
+            assert app.controller.is_busy(), "the reply must still be streaming while typing"
+            return max(gaps)
+
+        # Each run types for about two seconds; the reply streams for about ten.
+        worst = best_of(worst_gap_s, 0.15)
         with qtbot.waitSignal(app.controller.busyChanged, timeout=5000):
             app.controller.stop()
-        worst = max(gaps)
         assert worst < 0.15, f"the event loop stalled for {worst * 1000:.0f} ms"
 
 

@@ -43,6 +43,7 @@ pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_path: Path) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         window = app.window
+        set_params(app, SHORT)  # its logit bias is no field of the dialog
         dialog = window.open_settings()
         dialog.system_prompt.setPlainText("You answer in French.")
         dialog.temperature.setValue(0.0)
@@ -53,6 +54,7 @@ def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_p
         conversation = app.store.get_conversation(window.current_conversation_id)
         assert conversation.system_prompt == "You answer in French."
         assert conversation.params["top_k"] == 40 and conversation.params["seed"] == 7
+        assert conversation.params["logit_bias"] == SHORT["logit_bias"], "kept, though not shown"
         send_and_wait(qtbot, app, "Bonjour")
         reply = app.store.active_path(conversation.id)[-1]
         assert reply.params["max_tokens"] == 5 and reply.stats["generated_tokens"] == 5

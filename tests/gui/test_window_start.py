@@ -26,6 +26,7 @@ from tests.gui.window_harness import (
     start_app,
     wait_ready_model,
 )
+from tests.perf import RUNS, best_of
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -75,18 +76,16 @@ def _seconds_until_visible(data_dir: Path, model: Path, pycache: Path) -> float:
     return float(shown_at) - started
 
 
+@pytest.mark.perf
 def test_window_is_visible_within_a_second_and_a_half_of_launch(
     tmp_path: Path, llama_path: Path
 ) -> None:
     pycache = tmp_path / "pycache"
     _seconds_until_visible(tmp_path / "warm-up", llama_path, pycache)  # writes the bytecode
-    # Best of three: other processes on a shared machine can slow any single start.
-    times = []
-    for _ in range(3):
-        times.append(_seconds_until_visible(tmp_path / "data", llama_path, pycache))
-        if times[-1] < VISIBLE_WITHIN_S:
-            break
-    assert min(times) < VISIBLE_WITHIN_S, f"the window took {min(times):.2f} s to appear"
+    shown = best_of(
+        lambda: _seconds_until_visible(tmp_path / "data", llama_path, pycache), VISIBLE_WITHIN_S
+    )
+    assert shown < VISIBLE_WITHIN_S, f"the window took {shown:.2f} s to appear"
 
 
 _CLOSE_AT_ONCE = textwrap.dedent(
@@ -102,19 +101,28 @@ _CLOSE_AT_ONCE = textwrap.dedent(
 )
 
 
+@pytest.mark.perf
 def test_closing_while_the_built_in_model_is_imported_exits_cleanly(tmp_path: Path) -> None:
     # First start: the worker imports MLX and the GGUF for several seconds, longer than the
     # 2 s the window waits for it on close.
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     root = Path(__file__).resolve().parents[2]
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(tmp_path)],
-        cwd=root, env=env, capture_output=True, text=True, timeout=60,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "terminate called" not in done.stderr
-    assert time.monotonic() - started < 15
+    runs = iter(range(RUNS))
+
+    def first_start_s() -> float:
+        data_dir = tmp_path / f"run{next(runs)}"  # a new one each time: always a first start
+        started = time.monotonic()
+        done = subprocess.run(
+            [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(data_dir)],
+            cwd=root, env=env, capture_output=True, text=True, timeout=60,
+        )
+        elapsed = time.monotonic() - started
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert "terminate called" not in done.stderr
+        return elapsed
+
+    elapsed = best_of(first_start_s, 15)
+    assert elapsed < 15, f"starting and closing took {elapsed:.1f} s"
 
 
 @pytest.mark.slow

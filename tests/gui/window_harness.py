@@ -16,13 +16,15 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from app.worker import InferenceWorker
+from tests.tiny_models import NO_EOS
 from ui.main import Launched, launch, parse_args
 
 # The offscreen platform says so for every top-level window; nothing is wrong.
 OFFSCREEN_NOISE = ("does not support propagateSizeHints", "does not support raise")
 
-SHORT = {"temperature": 0.0, "max_tokens": 6, "seed": 0}
-ENDLESS = {"temperature": 0.0, "max_tokens": 4000, "seed": 0}
+# End-of-sequence is banned, so a reply runs to max_tokens (or until stopped) on any random model.
+SHORT = {"temperature": 0.0, "max_tokens": 6, "seed": 0, "logit_bias": NO_EOS}
+ENDLESS = {"temperature": 0.0, "max_tokens": 4000, "seed": 0, "logit_bias": NO_EOS}
 
 
 def start_app(
