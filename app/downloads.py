@@ -1,20 +1,22 @@
 """Download a model from the Hugging Face hub into the library, by repository id.
 
-Only the files a model needs are fetched (the library's MODEL_FILE_PATTERNS: no PyTorch pickles,
-no duplicate consolidated weights, no README images), small files first, so a repository whose
-config mlx-lm cannot load is refused before its weights are downloaded. Files land in a hidden
-folder inside the models folder that outlives a cancel, a full disk or a crash: a later download
-of the same repository keeps every file already complete (huggingface_hub checks it against the
-hub and skips it) and the hub client resumes a connection that drops mid-file with a Range
-request. A file cut short by a cancel is discarded by huggingface_hub itself, so it starts over.
-When everything has arrived and the folder checks out, it is renamed into the library in one
-step. Plain file and network work, no MLX: it may run on any thread but the GUI's.
+huggingface_hub's `snapshot_download` does the transfer: only the files a model needs
+(`inference.model_files`: no PyTorch pickles, no duplicate consolidated weights, no README
+images), into a hidden folder inside the models folder that outlives a cancel, a full disk or a
+crash. A later download of the same repository skips every file already complete (its local
+metadata names the commit) and the hub client resumes a connection that drops mid-file with a
+Range request; a file cut short by a cancel is discarded by huggingface_hub, so it starts over.
+The small files come first, so a repository whose config mlx-lm cannot load is refused before
+its weights are downloaded. When everything has arrived and the folder checks out, it is renamed
+into the library in one step. File and network work, and the model-type check imports mlx-lm:
+it may run on any thread but the GUI's.
 """
 
 from __future__ import annotations
 
 import errno
 import fnmatch
+import glob
 import shutil
 import threading
 from collections.abc import Callable, Iterator
@@ -22,26 +24,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import HfApi, hf_hub_download
+from huggingface_hub import HfApi, snapshot_download
 from huggingface_hub.errors import (
     GatedRepoError,
     HFValidationError,
     RepositoryNotFoundError,
     RevisionNotFoundError,
 )
-from tqdm import tqdm
+from huggingface_hub.utils import tqdm
 
-from app.library import (
-    MODEL_FILE_PATTERNS,
-    LibraryError,
-    check_config,
-    install,
-    validate_folder,
-    write_metadata,
-)
+from app.entry_metadata import write_metadata
+from app.model_check import LibraryError, check_config, validate_folder
+from app.model_install import install
+from app.model_support import SUPPORT_KEY, check_supported
+from inference.model_files import WEIGHTS_PATTERN, is_model_file
 
 Progress = Callable[[int, int], None]
-_WEIGHTS = "model*.safetensors"
+# snapshot_download's bar of bytes written to disk, summed over its files (the others count
+# network bytes, which may differ, and files).
+_BYTES_BAR = "huggingface_hub.snapshot_download"
 
 
 class DownloadError(LibraryError):
@@ -80,59 +81,57 @@ def download_model(
     repo_id = repo_id.strip()
     with _readable_errors(repo_id, models_dir):
         info = HfApi(endpoint=endpoint).model_info(repo_id, files_metadata=True)
+    # Top-level files only: snapshot_download's patterns would also match inside subfolders.
     sizes = {
         s.rfilename: s.size or 0
         for s in info.siblings or []
-        if "/" not in s.rfilename and _needed(s.rfilename)
+        if "/" not in s.rfilename and is_model_file(s.rfilename)
     }
     _check_repository(repo_id, sizes)
     folder = partial_folder(repo_id, models_dir)
     folder.mkdir(parents=True, exist_ok=True)
     _check_space(repo_id, models_dir, folder, sizes)
-    transfer = _Transfer(sum(sizes.values()), progress, cancel)
+    transfer = _Transfer(sizes, folder, progress, cancel)
 
-    def fetch(name: str) -> None:
-        transfer.start_file()
+    def fetch(names: list[str]) -> None:
+        transfer.start_pass()
         with _readable_errors(repo_id, models_dir):
-            hf_hub_download(
+            snapshot_download(
                 repo_id,
-                name,
-                revision=info.sha,
+                revision=info.sha,  # both passes fetch the same commit
                 local_dir=folder,
                 endpoint=endpoint,
+                allow_patterns=[glob.escape(name) for name in names],
                 tqdm_class=transfer.bar_class(),
             )
-        transfer.finish_file(sizes[name])
 
-    weights = sorted(name for name in sizes if fnmatch.fnmatch(name, _WEIGHTS))
-    for name in sorted(set(sizes) - set(weights)):
-        fetch(name)
-    _check(repo_id, check_config, folder)  # before the weights, which are most of the bytes
-    for name in weights:
-        fetch(name)
-    _check(repo_id, validate_folder, folder)
+    weights = {name for name in sizes if fnmatch.fnmatch(name, WEIGHTS_PATTERN)}
+    fetch(sorted(set(sizes) - weights))
+    # Before the weights, which are most of the bytes.
+    support = _check(repo_id, lambda: check_supported(check_config(folder)), folder)
+    fetch(sorted(sizes))  # the small files, complete now, are skipped
+    _check(repo_id, lambda: validate_folder(folder), folder)
     shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's resume bookkeeping
-    write_metadata(folder, name=repo_id.rpartition("/")[2], source=f"Hugging Face: {repo_id}")
-    return install(folder, models_dir, repo_id.rpartition("/")[2])
-
-
-def _needed(name: str) -> bool:
-    return any(fnmatch.fnmatch(name, pattern) for pattern in MODEL_FILE_PATTERNS)
+    name = repo_id.rpartition("/")[2]
+    write_metadata(
+        folder, name=name, source=f"Hugging Face: {repo_id}", **{SUPPORT_KEY: support}
+    )
+    return install(folder, models_dir, name)
 
 
 def _check_repository(repo_id: str, sizes: dict[str, int]) -> None:
     if "config.json" not in sizes:
         raise DownloadError(f"{repo_id} has no config.json, so it is not a model mlx-lm can load.")
-    if not any(fnmatch.fnmatch(name, _WEIGHTS) for name in sizes):
+    if not any(fnmatch.fnmatch(name, WEIGHTS_PATTERN) for name in sizes):
         raise DownloadError(
-            f"{repo_id} has no safetensors weights (model*.safetensors). Look for an MLX "
+            f"{repo_id} has no safetensors weights ({WEIGHTS_PATTERN}). Look for an MLX "
             "version of it (e.g. under mlx-community), or download a .gguf file and import it."
         )
 
 
-def _check(repo_id: str, check: Callable[[Path], Any], folder: Path) -> None:
+def _check(repo_id: str, check: Callable[[], Any], folder: Path) -> Any:
     try:
-        check(folder)
+        return check()
     except LibraryError as error:
         shutil.rmtree(folder, ignore_errors=True)  # nothing in it is worth resuming
         raise DownloadError(f"{repo_id} cannot be used: {error}") from error
@@ -150,39 +149,55 @@ def _check_space(repo_id: str, models_dir: str | Path, folder: Path, sizes: dict
 
 
 class _Transfer:
-    """Bytes done across all files, fed by huggingface_hub's progress bars; also where a cancel
-    takes effect, since the hub client calls `update` after every chunk it writes."""
+    """Bytes done across all files, fed by snapshot_download's progress bars; also where a
+    cancel takes effect, since the hub client updates a bar after every chunk it writes."""
 
-    def __init__(self, total: int, progress: Progress | None, cancel: threading.Event | None):
-        self.total, self.done, self.current = total, 0, 0
+    def __init__(
+        self,
+        sizes: dict[str, int],
+        folder: Path,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.sizes, self.folder = sizes, folder
+        self.total, self.done = sum(sizes.values()), 0
         self.progress, self.cancel = progress, cancel
+        self.lock = threading.Lock()  # snapshot_download fetches files on several threads
 
-    def start_file(self) -> None:
-        self.current = 0
-        self._report(0)
+    def start_pass(self) -> None:
+        # A file at its final path is complete (huggingface_hub writes into .cache first), and
+        # snapshot_download skips it without a progress update: count it as done.
+        present = [name for name in self.sizes if (self.folder / name).is_file()]
+        with self.lock:
+            self.done = sum(self.sizes[name] for name in present)
+        self.report(0)
 
-    def finish_file(self, size: int) -> None:
-        self.done += size
-        self.current = 0
-        self._report(0)
-
-    def _report(self, received: int) -> None:
+    def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise DownloadCancelled("The download was cancelled; try again to resume it.")
-        self.current += received
+
+    def report(self, written: int) -> None:
+        self.check_cancel()
+        with self.lock:
+            self.done += written
+            done = min(self.done, self.total)
         if self.progress is not None:
-            self.progress(min(self.done + self.current, self.total), self.total)
+            self.progress(done, self.total)
 
     def bar_class(self) -> type[tqdm]:
-        report = self._report
+        report, check_cancel = self.report, self.check_cancel
 
         class Bar(tqdm):  # a silent bar: the app shows progress its own way
             def __init__(self, *args: Any, **kwargs: Any) -> None:
+                self.counts_bytes = kwargs.get("name") == _BYTES_BAR
                 kwargs["disable"] = True
                 super().__init__(*args, **kwargs)
 
             def update(self, n: float | None = 1) -> bool | None:
-                report(int(n or 0))
+                if self.counts_bytes:
+                    report(int(n or 0))
+                else:
+                    check_cancel()
                 return super().update(n)
 
         return Bar

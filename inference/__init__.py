@@ -39,13 +39,39 @@ malformed messages, unknown role, prompt longer than the context, by how many to
 `SamplingError` (settings out of range, e.g. `max_tokens` <= 0, or a `logit_bias` token id the
 model's vocabulary does not have). The engine stays usable after
 any of them.
+
+`inference.model_files` (the files a model folder holds, its context length) and
+`inference.errors` need no MLX, so the app layer may import them at any time: the heavy modules
+below load only when one of their names is first used (PEP 562).
 """
 
-from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
-from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
-from inference.gguf_import import import_gguf
-from inference.loading import LoadedModel, load_model
-from inference.sampling import SamplingParams
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
+    from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
+    from inference.gguf_import import import_gguf
+    from inference.loading import LoadedModel, load_model
+    from inference.sampling import SamplingParams
+
+# public name -> the module that defines it
+_HOMES = {
+    "Engine": "inference.engine",
+    "GenerationResult": "inference.engine",
+    "GenerationStats": "inference.engine",
+    "default_cache_budget": "inference.engine",
+    "InferenceError": "inference.errors",
+    "ModelLoadError": "inference.errors",
+    "PromptError": "inference.errors",
+    "SamplingError": "inference.errors",
+    "import_gguf": "inference.gguf_import",
+    "LoadedModel": "inference.loading",
+    "load_model": "inference.loading",
+    "SamplingParams": "inference.sampling",
+}
 
 __all__ = [
     "Engine",
@@ -61,3 +87,16 @@ __all__ = [
     "import_gguf",
     "load_model",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module 'inference' has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

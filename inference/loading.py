@@ -2,29 +2,35 @@
 
 Only `model*.safetensors` weights are read (never pickles), and `trust_remote_code` is never
 passed: a config that points at Python code in the folder (`auto_map`, `model_file`) is refused.
-Loading runs on the inference worker thread, which then owns the model's arrays.
+The architecture comes from Branchwise's registry (`inference.models`), which knows mlx-lm's
+models through its public names and our own. Loading runs on the inference worker thread, which
+then owns the model's arrays.
 """
 
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import mlx_lm
 from mlx.utils import tree_flatten
-from mlx_lm.utils import _get_classes
+from mlx_lm.utils import load_model as load_mlx_model
+from mlx_lm.utils import load_tokenizer
 
 from inference.errors import ModelLoadError
+from inference.model_files import (
+    WEIGHTS_PATTERN,
+    context_length,
+    has_tokenizer,
+    needs_remote_code,
+)
+from inference.models import get_model_classes
 
 if TYPE_CHECKING:
     import mlx.nn as nn
     from mlx_lm.tokenizer_utils import TokenizerWrapper
-
-# Config keys that hold the longest sequence the model was trained for, most specific first.
-_CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", "n_positions")
-_TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "tokenizer_config.json")
 
 
 @dataclass(frozen=True, eq=False)
@@ -45,6 +51,11 @@ class LoadedModel:
         return self.path.name
 
 
+def unsupported_message(model_type: str) -> str:
+    """The refusal for a model type neither mlx-lm nor Branchwise has code for."""
+    return f"The model type '{model_type}' is not supported by mlx-lm {metadata.version('mlx-lm')}."
+
+
 def load_model(path: str | Path) -> LoadedModel:
     """Load the MLX model folder at `path` (config.json, safetensors, tokenizer).
 
@@ -52,28 +63,28 @@ def load_model(path: str | Path) -> LoadedModel:
     missing, incomplete, corrupt, of a type mlx-lm does not know, or needs remote code.
     """
     folder = Path(path).expanduser()
-    config = _read_config(folder)
+    config = _read_json(folder / "config.json", folder)
+    if config is None:
+        raise ModelLoadError(f"{folder} has no config.json, so it is not an MLX model folder.")
     model_type = config.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise ModelLoadError(f"config.json in {folder} does not say which model type it is.")
-    if "auto_map" in config or "model_file" in config:
+    if needs_remote_code(config, _read_json(folder / "tokenizer_config.json", folder) or {}):
         raise ModelLoadError(
             f"The model type '{model_type}' needs Python code shipped in the model folder "
             "(trust_remote_code); Branchwise never runs such code."
         )
     try:
-        _get_classes(config)
+        get_model_classes(config)
     except ValueError as error:
-        raise ModelLoadError(
-            f"The model type '{model_type}' is not supported by mlx-lm {mlx_lm.__version__}."
-        ) from error
-    weights = sorted(folder.glob("model*.safetensors"))
-    if not weights:
-        raise ModelLoadError(f"{folder} has no model*.safetensors weight files.")
-    if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
+        raise ModelLoadError(unsupported_message(model_type)) from error
+    if not list(folder.glob(WEIGHTS_PATTERN)):
+        raise ModelLoadError(f"{folder} has no {WEIGHTS_PATTERN} weight files.")
+    if not has_tokenizer(folder):
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
     try:
-        model, tokenizer = mlx_lm.load(str(folder))
+        model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
+        tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
     return LoadedModel(
@@ -82,30 +93,20 @@ def load_model(path: str | Path) -> LoadedModel:
         config=config,
         path=folder,
         model_type=model_type,
-        context_length=_context_length(config),
+        context_length=context_length(config),
         weights_bytes=sum(a.nbytes for _, a in tree_flatten(model.parameters())),
     )
 
 
-def _read_config(folder: Path) -> dict[str, Any]:
+def _read_json(file: Path, folder: Path) -> dict[str, Any] | None:
     if not folder.is_dir():
         raise ModelLoadError(f"There is no model folder at {folder}.")
-    config_file = folder / "config.json"
-    if not config_file.is_file():
-        raise ModelLoadError(f"{folder} has no config.json, so it is not an MLX model folder.")
+    if not file.is_file():
+        return None
     try:
-        config = json.loads(config_file.read_text(encoding="utf-8"))
+        value = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelLoadError(f"config.json in {folder} cannot be read: {error}") from error
-    if not isinstance(config, dict):
-        raise ModelLoadError(f"config.json in {folder} is not a JSON object.")
-    return config
-
-
-def _context_length(config: dict[str, Any]) -> int | None:
-    for section in (config, config.get("text_config") or {}):
-        for key in _CONTEXT_KEYS:
-            value = section.get(key)
-            if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-                return value
-    return None
+        raise ModelLoadError(f"{file.name} in {folder} cannot be read: {error}") from error
+    if not isinstance(value, dict):
+        raise ModelLoadError(f"{file.name} in {folder} is not a JSON object.")
+    return value

@@ -2,6 +2,7 @@
 
 * `GET /api/models/{repo}` and `/api/models/{repo}/revision/{rev}`: repository info with its
   files (`siblings`, sizes, LFS sha256 for weights) and commit (`sha`).
+* `GET /api/models/{repo}/tree/{rev}`: the file list `snapshot_download` reads (one page).
 * `HEAD`/`GET /{repo}/resolve/{rev}/{file}`: the file, with `ETag`, `X-Repo-Commit` and
   `Content-Length`, honouring `Range: bytes=N-` with 206 and `Content-Range`.
 * Unknown repositories, revisions and files get 404 with the hub's `X-Error-Code`.
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 COMMIT = "4e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
@@ -108,21 +110,25 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, "EntryNotFound")
 
     def _model_info(self, rest: str) -> None:
-        repo, _, revision = rest.partition("/revision/")
+        repo, tree, tree_revision = rest.partition("/tree/")
+        repo, _, revision = repo.partition("/revision/")
+        revision = tree_revision if tree else revision
         if repo not in self.hub.repos:
             return self._error(404, "RepoNotFound")
         if revision not in ("", "main", COMMIT):
             return self._error(404, "RevisionNotFound")
-        siblings = []
+        files = []  # as the tree endpoint lists them
         for file in sorted(self.hub.repos[repo].iterdir()):
             data = file.read_bytes()
-            sibling = {"rfilename": file.name, "size": len(data), "blobId": _git_sha(data)}
+            entry = {"type": "file", "path": file.name, "size": len(data), "oid": _git_sha(data)}
             if file.suffix == ".safetensors":
                 sha256 = hashlib.sha256(data).hexdigest()
-                sibling["lfs"] = {"sha256": sha256, "size": len(data), "pointerSize": 134}
-            siblings.append(sibling)
+                entry["lfs"] = {"oid": sha256, "size": len(data), "pointerSize": 134}
+            files.append(entry)
+        siblings = [_sibling(entry) for entry in files]
         info = {"id": repo, "modelId": repo, "sha": COMMIT, "private": False, "siblings": siblings}
-        self._send(200, json.dumps(info).encode(), {"Content-Type": "application/json"})
+        body = files if tree else info
+        self._send(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
 
     def _file(self, repo: str, revision: str, name: str, body: bool) -> None:
         if repo not in self.hub.repos:
@@ -174,6 +180,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         self.wfile.write(data)
+
+
+def _sibling(file: dict[str, Any]) -> dict[str, Any]:
+    """A tree entry as repository info's `siblings` spell it."""
+    sibling = {"rfilename": file["path"], "size": file["size"], "blobId": file["oid"]}
+    if "lfs" in file:
+        lfs = file["lfs"]
+        sibling["lfs"] = {"sha256": lfs["oid"], "size": lfs["size"], "pointerSize": 134}
+    return sibling
 
 
 def _git_sha(data: bytes) -> str:

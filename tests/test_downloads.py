@@ -20,6 +20,8 @@ from huggingface_hub import constants
 import app.downloads as downloads
 from app import library
 from app.downloads import DownloadCancelled, DownloadError, download_model
+from app.entry_metadata import METADATA_FILE
+from app.model_install import import_folder
 from tests.fake_hub import FakeHub
 
 REPO = "test-org/tiny-llama"
@@ -57,7 +59,16 @@ def hub(repo_folder: Path, tmp_path: Path, llama_path: Path) -> Iterator[FakeHub
     exotic = tmp_path / "exotic"
     shutil.copytree(llama_path, exotic)
     (exotic / "config.json").write_text(json.dumps({"model_type": "bert"}))
-    repos = {REPO: repo_folder, "test-org/pickles": no_weights, "test-org/exotic": exotic}
+    tiktoken = tmp_path / "tiktoken"
+    shutil.copytree(llama_path, tiktoken)
+    (tiktoken / "tiktoken.model").write_bytes(b"aGVsbG8= 0\n")
+    (tiktoken / "o200k_base.tiktoken").write_bytes(b"d29ybGQ= 1\n")
+    repos = {
+        REPO: repo_folder,
+        "test-org/pickles": no_weights,
+        "test-org/exotic": exotic,
+        "test-org/tiktoken": tiktoken,
+    }
     with FakeHub(repos) as server:
         yield server
 
@@ -88,7 +99,7 @@ def test_a_full_download_adds_a_model_that_loads(
     seen: list[tuple[int, int]] = []
     entry = download_model(REPO, models, lambda *step: seen.append(step), endpoint=hub.endpoint)
 
-    assert sorted(p.name for p in entry.iterdir()) == sorted([*NEEDED, library.METADATA_FILE])
+    assert sorted(p.name for p in entry.iterdir()) == sorted([*NEEDED, METADATA_FILE])
     assert _same_files(entry, repo_folder)
     total = sum((repo_folder / n).stat().st_size for n in NEEDED)
     assert seen[-1] == (total, total)
@@ -96,6 +107,15 @@ def test_a_full_download_adds_a_model_that_loads(
     assert (info.name, info.source, info.path) == ("tiny-llama", f"Hugging Face: {REPO}", entry)
     _, tokenizer = mlx_lm.load(str(entry))
     assert tokenizer.eos_token_ids == {2}
+
+
+def test_a_tiktoken_tokenizer_is_downloaded_with_the_model(hub: FakeHub, models: Path) -> None:
+    entry = download_model("test-org/tiktoken", models, endpoint=hub.endpoint)
+    assert (entry / "tiktoken.model").read_bytes() == b"aGVsbG8= 0\n"
+    assert (entry / "o200k_base.tiktoken").read_bytes() == b"d29ybGQ= 1\n"
+    assert sorted(p.name for p in entry.iterdir()) == sorted(
+        [*NEEDED, "o200k_base.tiktoken", "tiktoken.model", METADATA_FILE]
+    )
 
 
 def test_a_dropped_connection_resumes_where_it_stopped(
@@ -167,7 +187,7 @@ def test_too_little_disk_space_is_refused_before_downloading(
 def test_a_disk_that_fills_up_mid_download_leaves_the_library_intact(
     hub: FakeHub, models: Path, llama_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    existing = library.import_folder(llama_path, models)
+    existing = import_folder(llama_path, models)
 
     def no_space(url: str, temp_file: object, **kwargs: object) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")

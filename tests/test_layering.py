@@ -28,6 +28,10 @@ NEVER_IMPORTS = {
     "app": {"PySide6.QtWidgets", "PySide6.QtGui", "ui"},
     "ui": MLX,
 }
+# The model library in app/ reads what a model folder holds from inference.model_files (file
+# names, context-length keys; no MLX: the package imports its heavy modules lazily), so app and
+# ui load that much of inference: nothing more, and no MLX.
+MLX_FREE_INFERENCE = {"inference", "inference.model_files"}
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
     "inference": NEVER_IMPORTS["inference"],
@@ -85,7 +89,8 @@ def forbidden_loads(package: str, root: Path = ROOT) -> list[str]:
     loaded = loaded_after_import(package, root)
     missing = _modules_of(package, root) - loaded
     assert not missing, f"the check did not import {sorted(missing)}"
-    return sorted(m for m in loaded if _banned(m, NOT_LOADED_BY_IMPORT.get(package, set())))
+    banned = NOT_LOADED_BY_IMPORT.get(package, set())
+    return sorted(m for m in loaded - MLX_FREE_INFERENCE if _banned(m, banned))
 
 
 @pytest.mark.parametrize("package", sorted(NEVER_IMPORTS))
@@ -96,6 +101,15 @@ def test_source_never_imports_a_higher_layer(package: str) -> None:
 @pytest.mark.parametrize("package", sorted(NOT_LOADED_BY_IMPORT))
 def test_importing_loads_no_higher_layer(package: str) -> None:
     assert forbidden_loads(package) == []
+
+
+def test_the_model_file_names_load_no_mlx() -> None:
+    code = "import sys, inference.model_files\nprint('\\n'.join(sys.modules))"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    ).stdout.split()
+    assert "inference.model_files" in out
+    assert not [m for m in out if _banned(m, {"mlx", "mlx_lm", "PySide6"})]
 
 
 def test_inference_really_loads_mlx() -> None:

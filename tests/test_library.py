@@ -6,6 +6,8 @@ from __future__ import annotations
 import errno
 import json
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,8 +17,12 @@ import pytest
 from mlx_lm.utils import get_total_parameters
 
 import app.library as library
-from app.library import LibraryError, ModelInfo, remove_abandoned_work
-from inference import ModelLoadError
+import app.model_install as model_install
+from app.entry_metadata import METADATA_FILE
+from app.library import LibraryError, ModelInfo
+from app.model_install import remove_abandoned_work
+from app.model_support import refresh_support
+from inference import ModelLoadError, load_model
 
 
 @pytest.fixture
@@ -50,7 +56,7 @@ def snapshot(folder: Path) -> dict[str, int]:
 def test_a_copied_folder_is_listed_with_what_the_model_list_shows(
     models: Path, quantized_path: Path
 ) -> None:
-    entry = library.import_folder(quantized_path, models)
+    entry = model_install.import_folder(quantized_path, models)
     (info,) = library.list_models(models)
 
     loaded, _ = mlx_lm.load(str(entry))
@@ -74,14 +80,65 @@ def test_copy_takes_only_the_model_files_and_reports_bytes(
     (source / "pytorch_model.bin").write_bytes(b"\0" * 1000)
     seen: list[tuple[int, int]] = []
 
-    entry = library.import_folder(source, models, progress=lambda *step: seen.append(step))
+    entry = model_install.import_folder(source, models, progress=lambda *step: seen.append(step))
 
     copied = sorted(p.name for p in entry.iterdir())
-    assert copied == sorted([*(p.name for p in llama_path.iterdir()), library.METADATA_FILE])
+    assert copied == sorted([*(p.name for p in llama_path.iterdir()), METADATA_FILE])
     total = sum(p.stat().st_size for p in llama_path.iterdir())
     assert seen[-1] == (total, total)
     assert library.find_model(models, entry.name).quantization == "f32"
     mlx_lm.load(str(entry))
+
+
+def test_a_tiktoken_tokenizer_is_copied_with_the_model(
+    models: Path, llama_path: Path, tmp_path: Path
+) -> None:
+    source = tmp_path / "tiktoken-model"
+    shutil.copytree(llama_path, source)
+    (source / "tiktoken.model").write_bytes(b"aGVsbG8= 0\n")
+    (source / "cl100k_base.tiktoken").write_bytes(b"d29ybGQ= 1\n")
+    (source / "notes.txt").write_text("not part of the model")
+
+    entry = model_install.import_folder(source, models)
+
+    assert (entry / "tiktoken.model").read_bytes() == b"aGVsbG8= 0\n"
+    assert (entry / "cl100k_base.tiktoken").read_bytes() == b"d29ybGQ= 1\n"
+    assert not (entry / "notes.txt").exists()
+
+
+def test_listing_the_library_does_not_load_mlx(models: Path, llama_path: Path) -> None:
+    model_install.import_folder(llama_path, models)
+    code = (
+        "import sys\n"
+        "from app.library import list_models\n"
+        f"(info,) = list_models({str(models)!r})\n"
+        "assert info.problem is None and info.architecture == 'llama', info\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'mlx', 'mlx_lm', 'inference'}))\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.split() == ["['inference']"]  # only inference.model_files, no MLX
+
+
+def test_a_model_type_mlx_lm_stopped_supporting_is_listed_with_the_reason(
+    models: Path, llama_path: Path, tmp_path: Path
+) -> None:
+    original = tmp_path / "my-model"
+    shutil.copytree(llama_path, original)
+    entry = model_install.import_folder(original, models, link=True)
+    # The linked folder changes under the library to a type no code knows.
+    config = json.loads((original / "config.json").read_text())
+    (original / "config.json").write_text(json.dumps({**config, "model_type": "bert"}))
+
+    refresh_support(models)  # what the inference worker does at start-up
+
+    message = f"The model type 'bert' is not supported by mlx-lm {mlx_lm.__version__}."
+    assert library.find_model(models, entry.name).problem == message
+    with pytest.raises(ModelLoadError) as refused:
+        load_model(original)
+    assert str(refused.value) == message
 
 
 def test_a_linked_folder_stays_where_it_is_and_survives_deleting_its_entry(
@@ -91,7 +148,7 @@ def test_a_linked_folder_stays_where_it_is_and_survives_deleting_its_entry(
     shutil.copytree(llama_path, original)
     before = snapshot(original)
 
-    entry = library.import_folder(original, models, link=True)
+    entry = model_install.import_folder(original, models, link=True)
     info = library.find_model(models, entry.name)
     assert info.linked and info.path == original and info.source == f"Linked to {original}"
     assert info.size_bytes == sum(before.values())
@@ -102,7 +159,7 @@ def test_a_linked_folder_stays_where_it_is_and_survives_deleting_its_entry(
 
 
 def test_rename_changes_the_name_shown_not_the_folder(models: Path, llama_path: Path) -> None:
-    entry = library.import_folder(llama_path, models)
+    entry = model_install.import_folder(llama_path, models)
     info = library.rename_model(models, entry.name, "  My little llama ")
     assert (info.name, info.id, info.path) == ("My little llama", entry.name, entry)
     assert [i.name for i in library.list_models(models)] == ["My little llama"]
@@ -113,7 +170,7 @@ def test_rename_changes_the_name_shown_not_the_folder(models: Path, llama_path: 
 def test_delete_removes_the_entry_and_refuses_paths_outside_the_library(
     models: Path, llama_path: Path
 ) -> None:
-    entry = library.import_folder(llama_path, models)
+    entry = model_install.import_folder(llama_path, models)
     with pytest.raises(LibraryError, match="no model"):
         library.delete_model(models, "../models")
     library.delete_model(models, entry.name)
@@ -130,7 +187,7 @@ def test_an_entry_whose_linked_folder_vanished_is_listed_with_the_problem(
 ) -> None:
     original = tmp_path / "usb-stick-model"
     shutil.copytree(llama_path, original)
-    library.import_folder(original, models, link=True)
+    model_install.import_folder(original, models, link=True)
     shutil.rmtree(original)
     (info,) = library.list_models(models)
     assert info.problem == f"{original} is not a folder."
@@ -215,37 +272,31 @@ def test_a_folder_that_cannot_load_is_refused_before_it_is_added(
     folder = _broken_copy(llama_path, tmp_path, change)
     for link in (False, True):
         with pytest.raises(LibraryError, match=message):
-            library.import_folder(folder, models, link=link)
+            model_install.import_folder(folder, models, link=link)
     assert list(models.iterdir()) == []
-
-
-def test_model_types_mlx_lm_renames_are_supported() -> None:
-    # mlx-lm has no models/mistral.py; it loads mistral with its llama code.
-    assert library.mlx_lm_supports("mistral") and library.mlx_lm_supports("qwen3_5")
-    assert not library.mlx_lm_supports("bert")
 
 
 def test_a_cancelled_copy_adds_nothing(models: Path, llama_path: Path) -> None:
     cancel = threading.Event()
     cancel.set()
-    with pytest.raises(library.Cancelled):
-        library.import_folder(llama_path, models, cancel=cancel)
+    with pytest.raises(model_install.Cancelled):
+        model_install.import_folder(llama_path, models, cancel=cancel)
     assert list(models.iterdir()) == []
 
 
 def test_a_full_disk_during_a_copy_is_reported_and_adds_nothing(
     models: Path, llama_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    existing = library.import_folder(llama_path, models)
+    existing = model_install.import_folder(llama_path, models)
     before = snapshot(models)
 
     def fill_disk(source: Path, target: Path, *args: object) -> None:
         (target / "model.safetensors").write_bytes(b"\0" * 4096)
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(library, "_copy_model_files", fill_disk)
+    monkeypatch.setattr(model_install, "_copy_model_files", fill_disk)
     with pytest.raises(LibraryError, match="The disk is full"):
-        library.import_folder(llama_path, models)
+        model_install.import_folder(llama_path, models)
     assert snapshot(models) == before
     assert [i.path for i in library.list_models(models)] == [existing]
 
@@ -257,7 +308,7 @@ def test_first_start_imports_the_built_in_model_and_later_starts_reuse_it(
     models: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     seen: list[tuple[int, int]] = []
-    first = library.ensure_default_model(models, progress=lambda *step: seen.append(step))
+    first = model_install.ensure_default_model(models, progress=lambda *step: seen.append(step))
 
     (info,) = library.list_models(models)
     assert info.path == first and info.builtin and info.problem is None
@@ -269,15 +320,15 @@ def test_first_start_imports_the_built_in_model_and_later_starts_reuse_it(
     def no_second_import(*args: object, **kwargs: object) -> Path:
         raise AssertionError("the default model was imported again")
 
-    monkeypatch.setattr(library, "import_gguf_file", no_second_import)
-    assert library.ensure_default_model(models) == first
+    monkeypatch.setattr(model_install, "import_gguf_file", no_second_import)
+    assert model_install.ensure_default_model(models) == first
 
 
 def test_a_bad_gguf_adds_nothing_to_the_library(models: Path, tmp_path: Path) -> None:
     source = tmp_path / "model.gguf"
     source.write_bytes(b"GGUF" + b"\0" * 64)
     with pytest.raises(ModelLoadError):
-        library.import_gguf_file(source, models)
+        model_install.import_gguf_file(source, models)
     assert list(models.iterdir()) == []
 
 

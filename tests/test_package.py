@@ -155,6 +155,8 @@ def test_frozen_bundle_carries_no_tests_caches_or_strangers(bundle: tuple[Path, 
                 "matplotlib", "torch", "IPython", "PIL", "PyInstaller", "setuptools", "pip"}
     assert not tops & unwanted
     assert not [p for p in files if "__pycache__" in p.parts or p.suffix == ".pyc"]
+    # mlx-lm's modules are compiled into the archive; nothing reads its source files.
+    assert not [p for p in files if p.parts[0] == "mlx_lm" and p.suffix == ".py"]
     # One real libmlx (PyInstaller may add a symlink to it at the top).
     libmlx = [p for p in files if p.name.startswith("libmlx") and not (internal / p).is_symlink()]
     assert len(libmlx) == 1 and libmlx[0].parent.parts[-2:] == ("mlx", "lib"), libmlx

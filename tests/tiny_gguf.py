@@ -19,8 +19,8 @@ import mlx.nn as nn
 import numpy as np
 from gguf import GGMLQuantizationType as Type
 from mlx.utils import tree_flatten
-from mlx_lm.utils import _get_classes
 
+from inference.models import get_model_classes
 from tests.tiny_models import CHATML_TEMPLATE, CONFIGS, build_tokenizer
 
 # Scaled like tests/tiny_models.py, so greedy choices are not near-ties.
@@ -36,7 +36,7 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[nn.Module, dict[str, 
     """A random-weight `model_type` model with tests/tiny_models.py's llama dimensions."""
     config = {**CONFIGS["llama"], "model_type": model_type, **overrides}
     mx.random.seed(1)
-    model_class, args_class = _get_classes(config)
+    model_class, args_class = get_model_classes(config)
     model = model_class(args_class.from_dict(config))
     model.lm_head.weight = model.lm_head.weight * _OUTPUT_SCALE
     return model, config

@@ -1,9 +1,10 @@
 """Tiny random-weight models, one per layer-cache kind, saved in MLX format.
 
-They are built with mlx-lm's own model classes and written as an ordinary model folder
-(config.json, model.safetensors, tokenizer.json, tokenizer_config.json with a ChatML template), so
-`mlx_lm.load(path)` reads them through the real loading path. Building all four takes a few
-seconds; the session fixture in conftest.py builds them once per test run.
+They are built with mlx-lm's own model classes (found through our registry, inference.models)
+and written as an ordinary model folder (config.json, model.safetensors, tokenizer.json,
+tokenizer_config.json with a ChatML template), so `mlx_lm.load(path)` reads them through the real
+loading path. Building all four takes a few seconds; the session fixture in conftest.py builds
+them once per test run.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any
 import mlx.core as mx
 import mlx.nn as nn
 from mlx.utils import tree_flatten, tree_map
-from mlx_lm.utils import _get_classes
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from inference.models import get_model_classes
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 VOCAB_SIZE = 384
@@ -173,7 +175,7 @@ def build_model(kind: str, folder: Path, seed: int = 0) -> Path:
     config = CONFIGS[kind]
     folder.mkdir(parents=True, exist_ok=True)
     mx.random.seed(seed)
-    model_class, args_class = _get_classes(config)
+    model_class, args_class = get_model_classes(config)
     model: nn.Module = model_class(args_class.from_dict(config))
     params = tree_map(lambda p: p.astype(mx.float32), model.parameters())
     flat = dict(tree_flatten(params))

@@ -51,9 +51,12 @@ def model_resolver(
     """What to load at start-up; runs on the inference worker (a first start imports MLX)."""
 
     def resolve(progress: Callable[[str, int, int], None]) -> Path:
-        from app.library import ensure_default_model, list_models, remove_abandoned_work
+        from app.library import list_models
+        from app.model_install import ensure_default_model, remove_abandoned_work
+        from app.model_support import refresh_support
 
         remove_abandoned_work(models_dir)
+        refresh_support(models_dir)  # imports mlx-lm, which loading the model needs anyway
         if explicit is not None:
             return explicit
         if preferred_id:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.library import import_folder, import_gguf_file
+from app.model_install import import_folder, import_gguf_file
 
 if TYPE_CHECKING:
     from app.worker import InferenceWorker

@@ -70,7 +70,7 @@ class _Relay(QObject):
 def _default_model(worker: InferenceWorker, data_dir: str | None) -> Path:
     """The built-in model's folder, imported from the embedded GGUF first if need be; the import
     runs MLX, so it runs on the worker thread."""
-    from app.library import ensure_default_model
+    from app.model_install import ensure_default_model
 
     models_dir = AppPaths.resolve(data_dir).models_dir
     relay = _Relay()

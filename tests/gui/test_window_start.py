@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSize
 
-from app.library import DEFAULT_MODEL_NAME, list_models
+from app.library import list_models
+from app.model_install import DEFAULT_MODEL_NAME
 from app.paths import AppPaths
 from app.store import NotFoundError
 from tests.gui.window_harness import (
