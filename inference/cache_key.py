@@ -1,15 +1,16 @@
 """What a saved cache is keyed by: everything that changes what its numbers mean.
 
 A cache computed by one model, tokenizer, template, mlx-lm version or KV dtype is garbage for
-another, so its files are filed under a hash of all of them. The model's identity is its
-config.json plus a fingerprint of each weight file (name, size, modification time, and the bytes
-of its header and of its first and last MiB): enough to notice a model updated in place without
-reading gigabytes at every start.
+another, so its files are filed under a hash of all of them. The model's identity is its small
+files (config.json, tokenizer, chat template) plus a fingerprint of each weight file (name,
+size, modification time, and the bytes of its first and last MiB): enough to notice a model
+updated in place without reading gigabytes at every start.
 """
 
 from __future__ import annotations
 
 import hashlib
+from fnmatch import fnmatch
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,14 +20,12 @@ import mlx_lm
 from inference.cache_files import FORMAT
 from inference.cache_layers import class_names, leaves, state_arrays
 from inference.cache_stack import CacheStack
+from inference.model_files import WEIGHTS_PATTERN, is_model_file
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
 
 _SAMPLE = 1 << 20
-# The files that make up the tokenizer and the chat template.
-_TOKENIZER_GLOBS = ("tokenizer*", "special_tokens_map.json", "added_tokens.json", "vocab.json",
-                    "merges.txt", "chat_template*", "*.tiktoken", "tiktoken.model")
 
 
 def model_slug(loaded: LoadedModel) -> str:
@@ -39,15 +38,14 @@ def cache_key(loaded: LoadedModel) -> dict[str, Any]:
     stack = CacheStack.empty(loaded.model)
     return {
         "format": FORMAT,
-        "config": _file_hash(folder / "config.json"),
-        "weights": [_fingerprint(p) for p in sorted(folder.glob("model*.safetensors"))],
-        "mlx_lm": mlx_lm.__version__,
-        "tokenizer": [
+        # config.json, the tokenizer, its chat template and every other small model file.
+        "files": [
             (p.name, _file_hash(p))
-            for pattern in _TOKENIZER_GLOBS
-            for p in sorted(folder.glob(pattern))
-            if p.is_file()
+            for p in sorted(folder.iterdir())
+            if p.is_file() and is_model_file(p.name) and not fnmatch(p.name, WEIGHTS_PATTERN)
         ],
+        "weights": [_fingerprint(p) for p in sorted(folder.glob(WEIGHTS_PATTERN))],
+        "mlx_lm": mlx_lm.__version__,
         "kv_dtype": _kv_dtype(loaded, stack),
         "classes": class_names(stack.caches),
     }
@@ -62,8 +60,6 @@ def _kv_dtype(loaded: LoadedModel, stack: CacheStack) -> str:
 
 
 def _file_hash(path: Path) -> str:
-    if not path.is_file():
-        return ""
     return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
 
 
