@@ -327,8 +327,7 @@ class BranchCache:
         total = self.nbytes()
         if total <= self._budget:
             return
-        live = self._live
-        if live is not None and live.nbytes > self._budget:
+        if self._live is not None and self._live.nbytes > self._budget:
             self._drop_live()
         live_path = {n for n in self._trie.nodes() if n.hot}
         candidates = sorted(
