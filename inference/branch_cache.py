@@ -76,6 +76,8 @@ class BranchCache:
         self._folder = folder
         self.disk_budget_bytes = 0
         self.disk_error: str | None = None
+        # Token ranges the current request read from saved files.
+        self._read_from_disk: list[tuple[int, int]] = []
         if folder is not None:
             self._adopt_records(folder.records.values())
 
@@ -139,8 +141,11 @@ class BranchCache:
         self._release_live()
         if target == 0:
             return Taken(CacheStack.empty(self._model), 0, 0)
+        self._read_from_disk = []
         nodes = self._path_to(head, target)
-        disk_tokens = sum(len(n.tokens) for n in nodes if self._load(n))
+        for node in nodes:
+            self._load(node)
+        disk_tokens = sum(min(end, target) - start for start, end in self._read_from_disk)
         stack = self._restore(nodes, target, room=len(head) + 1 - target)
         stack.tokens = head[:target]
         for node in nodes:
@@ -415,11 +420,11 @@ class BranchCache:
             self._folder.drop(node.saved)
         node.saved = None
 
-    def _load(self, node: Node) -> bool:
-        """Bring a disk-only node's segments (and checkpoint) into memory; True if it read a
-        file. A file that fails its checks takes its subtree with it (CacheFileError)."""
+    def _load(self, node: Node) -> None:
+        """Bring a disk-only node's segments (and checkpoint) into memory, noting the tokens
+        read. A file that fails its checks takes its subtree with it (CacheFileError)."""
         if node.hot or node.kv is not None or node.saved is None or self._folder is None:
-            return False
+            return
         try:
             arrays, skeleton = self._folder.load(node.saved)
             kv = [(arrays[f"k{i}"], arrays[f"v{i}"]) for i in range(len(self._kv))]
@@ -438,7 +443,7 @@ class BranchCache:
         node.kv = kv
         if checkpoint is not None and node.checkpoint is None:
             node.checkpoint = checkpoint
-        return True
+        self._read_from_disk.append((node.start, node.end))
 
     def has_unsaved(self) -> bool:
         return self._folder is not None and self.disk_error is None and any(
@@ -460,6 +465,8 @@ class BranchCache:
             return False
         deadline = time.monotonic() + seconds
         wrote = False
+        # A restart resumes where the live branch ends only if that end has a checkpoint.
+        self._checkpoint_live_end()
         try:
             while time.monotonic() < deadline:
                 pending = self._unsaved_nodes()
