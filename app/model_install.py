@@ -22,9 +22,9 @@ from pathlib import Path
 from app.embedded_model import embedded_gguf_path
 from app.entry_metadata import write_metadata
 from app.library import list_models
-from app.model_check import LibraryError, check_config, validate_folder
+from app.model_check import LibraryError, check_config, read_json, validate_folder
 from app.model_support import SUPPORT_KEY, check_supported
-from inference.model_files import is_model_file
+from inference.model_files import is_model_file, needs_remote_code
 
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct"
 _COPY_CHUNK = 16 * 1024 * 1024
@@ -130,6 +130,38 @@ def _disk_error(error: OSError, models_dir: str | Path) -> LibraryError:
             "Free some space and try again."
         )
     return LibraryError(f"Could not write to {models_dir}: {error.strerror or error}")
+
+
+def is_published_dhara(folder: str | Path) -> bool:
+    """Whether `folder` is a Dhara checkpoint as published (its config names its own code): it
+    is converted into a new entry by `import_dhara_folder`, never copied or linked as it is."""
+    try:
+        config = read_json(Path(folder) / "config.json") or {}
+    except LibraryError:
+        return False
+    return config.get("model_type") == "dhara" and needs_remote_code(config, {})
+
+
+def import_dhara_folder(
+    source: str | Path,
+    models_dir: str | Path,
+    progress: Progress | None = None,
+    cancel: threading.Event | None = None,
+) -> Path:
+    """Convert a published Dhara checkpoint into a new library entry (runs MLX: call it on the
+    inference worker). Its code is never run. Raises inference's ModelLoadError for a folder that
+    cannot be converted; nothing is added then."""
+    from inference import import_dhara
+
+    folder = Path(source).expanduser().resolve()
+    with staging(models_dir) as area:
+        converted = import_dhara(folder, area, progress=progress, cancel=cancel)
+        support = check_supported(check_config(converted))
+        write_metadata(
+            converted, name=folder.name, source=f"Converted from {folder}",
+            **{SUPPORT_KEY: support},
+        )
+        return install(converted, models_dir, folder.name)
 
 
 def import_gguf_file(

@@ -35,5 +35,13 @@ class AppPaths:
         return path
 
     @property
+    def logs_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.data_dir / "branchwise.lock"
+
+    @property
     def settings_file(self) -> Path:
         return self.data_dir / "settings.ini"

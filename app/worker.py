@@ -8,16 +8,19 @@ thread: importing `app` must not load MLX (the window appears before the model l
 
 Cancel is a `threading.Event` set directly from the GUI thread: a queued slot would run only after
 the generation had ended.
+
+`call`'s callbacks come back on the GUI thread through one `GuiRelay`, so the code that asked for
+the work may write its own state from them. Failures nobody handles are logged, never dropped.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import queue
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,12 +28,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal
 
+from app.gui_relay import GuiRelay
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 # The GUI sees at most this many token updates a second, however fast tokens arrive.
 MAX_UPDATES_PER_SECOND = 60
 _UPDATE_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
+
+_log = logging.getLogger(__name__)
 
 
 class EngineLike(Protocol):
@@ -90,6 +97,21 @@ class _Call:
     on_done: Callable[[Any], None] | None
     on_error: Callable[[str], None] | None
 
+    def finish(self, value: Any) -> None:
+        """On the GUI thread: hand `fn`'s result on."""
+        try:
+            if self.on_done is not None:
+                self.on_done(value)
+        except Exception as exc:
+            self.report(exc)
+
+    def report(self, exc: Exception) -> None:
+        """On the GUI thread: tell `on_error` why, or else log it with its traceback."""
+        if self.on_error is None:
+            _log.error("A background task failed", exc_info=exc)
+        else:
+            self.on_error(_message(exc))
+
 
 _STOP = object()
 
@@ -140,6 +162,8 @@ class InferenceWorker(QObject):
         # Submitted and not yet finished, so a stop reaches a request still in the queue.
         self._pending: dict[int, GenerationRequest] = {}
         self._lock = threading.Lock()
+        # Created here, on the GUI thread, so what it relays runs there.
+        self.relay = GuiRelay(self)
         self._thread = threading.Thread(target=self._run, name="inference-worker", daemon=True)
         self._thread.start()
 
@@ -159,8 +183,9 @@ class InferenceWorker(QObject):
         on_done: Callable[[Any], None] | None = None,
         on_error: Callable[[str], None] | None = None,
     ) -> None:
-        """Run `fn(engine)` on the worker thread. The callbacks run on the worker thread too, so
-        they should only emit signals (or set thread-safe state)."""
+        """Run `fn(engine)` on the worker thread, then `on_done(result)` on the GUI thread; if
+        `fn` or `on_done` raises, `on_error(message)` runs on the GUI thread instead (without an
+        `on_error`, the failure is logged with its traceback)."""
         self._queue.put(_Call(fn, on_done, on_error))
 
     def cancel(self, request_id: int | None = None) -> None:
@@ -210,7 +235,9 @@ class InferenceWorker(QObject):
         try:
             engine, info = self._factory(path, progress)
         except Exception as exc:  # every failure must reach the person, and the worker lives on
-            self.loadFailed.emit(_message(exc))
+            message = _message(exc)
+            _log.warning("The model at %s failed to load: %s", path, message)
+            self.loadFailed.emit(message)
             return
         self._engine = engine
         self._weights_bytes = int(info.get("weights_bytes", 0))
@@ -266,13 +293,11 @@ class InferenceWorker(QObject):
     def _do_call(self, call: _Call) -> None:
         try:
             value = call.fn(self._engine)
-            if call.on_done is not None:
-                # Inside the try: an exception escaping here would end the worker thread.
-                call.on_done(value)
         except Exception as exc:
-            if call.on_error is not None:
-                call.on_error(_message(exc))
+            self.relay.post(call.report, exc)
             return
+        if call.on_done is not None:
+            self.relay.post(call.finish, value)
         self._emit_memory()
 
     def _emit_memory(self) -> None:
@@ -310,13 +335,13 @@ def _message(exc: BaseException) -> str:
     if not text:
         text = type(exc).__name__
     if not _is_expected(exc):
-        traceback.print_exception(exc)
+        _log.error("Unexpected error (the person is told: %s)", text, exc_info=exc)
     return text
 
 
 def _is_expected(exc: BaseException) -> bool:
-    try:
-        from inference.errors import InferenceError
-    except ImportError:
-        return False
-    return isinstance(exc, InferenceError)
+    """An InferenceError says what went wrong in its message; anything else is a bug to log.
+    Looked up, not imported: this also runs on the GUI thread, which must not load MLX, and an
+    InferenceError can only exist once the worker has imported `inference`."""
+    errors = sys.modules.get("inference.errors")
+    return errors is not None and isinstance(exc, errors.InferenceError)

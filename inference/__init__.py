@@ -51,6 +51,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from inference.dhara_import import import_dhara
     from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
     from inference.gguf_import import import_gguf
@@ -68,6 +69,7 @@ _HOMES = {
     "PromptError": "inference.errors",
     "SamplingError": "inference.errors",
     "import_gguf": "inference.gguf_import",
+    "import_dhara": "inference.dhara_import",
     "LoadedModel": "inference.loading",
     "load_model": "inference.loading",
     "SamplingParams": "inference.sampling",
@@ -84,6 +86,7 @@ __all__ = [
     "SamplingError",
     "SamplingParams",
     "default_cache_budget",
+    "import_dhara",
     "import_gguf",
     "load_model",
 ]

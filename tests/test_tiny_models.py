@@ -1,4 +1,5 @@
-"""The tiny fixture models load through mlx-lm's real loader and generate."""
+"""The tiny fixture models load through the real loader (mlx-lm's, with Branchwise's model
+families added through its get_model_classes hook) and generate."""
 
 from __future__ import annotations
 
@@ -7,13 +8,22 @@ from pathlib import Path
 
 import mlx.core as mx
 import mlx_lm
-from mlx_lm.models.cache import ArraysCache, KVCache, RotatingKVCache, make_prompt_cache
+from mlx_lm.models.cache import (
+    ArraysCache,
+    CacheList,
+    KVCache,
+    RotatingKVCache,
+    make_prompt_cache,
+)
+
+from inference import load_model
 
 EXPECTED_CACHE_KINDS = {
     "llama": {KVCache},
     "qwen3_5": {ArraysCache, KVCache},
     "gemma3_text": {RotatingKVCache, KVCache},
     "deepseek_v3": {KVCache},
+    "dhara": {CacheList},
 }
 
 
@@ -23,7 +33,8 @@ def test_tiny_model_loads_and_generates(tiny_model_path: Path) -> None:
     assert {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"} <= files
     assert json.loads((tiny_model_path / "config.json").read_text())["model_type"] == kind
 
-    model, tokenizer = mlx_lm.load(str(tiny_model_path))
+    loaded = load_model(tiny_model_path)
+    model, tokenizer = loaded.model, loaded.tokenizer
     cache = make_prompt_cache(model)
     assert {type(c) for c in cache} == EXPECTED_CACHE_KINDS[kind]
 

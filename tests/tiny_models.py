@@ -1,15 +1,18 @@
 """Tiny random-weight models, one per layer-cache kind, saved in MLX format.
 
-They are built with mlx-lm's own model classes (found through our registry, inference.models)
-and written as an ordinary model folder (config.json, model.safetensors, tokenizer.json,
-tokenizer_config.json with a ChatML template), so `mlx_lm.load(path)` reads them through the real
-loading path. Building all four takes a few seconds; the session fixture in conftest.py builds
-them once per test run.
+They are built with mlx-lm's own model classes and written as an ordinary model folder
+(config.json, model.safetensors, tokenizer.json, tokenizer_config.json with a ChatML template), so
+`load_model(path)` reads them through the real loading path. Dhara, which mlx-lm lacks, is
+written the way its checkpoints are published (transformers-style names, PyTorch's Conv1d
+layout, a config naming its own code) and converted with `inference.import_dhara`. Building all
+of them takes a few seconds; the session fixture in conftest.py builds them once per test run.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +21,7 @@ import mlx.nn as nn
 from mlx.utils import tree_flatten, tree_map
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
+from inference import import_dhara
 from inference.models import get_model_classes
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -130,7 +134,26 @@ CONFIGS: dict[str, dict[str, Any]] = {
     },
 }
 
-KINDS = tuple(CONFIGS)
+# Dhara in its published form: all four canon positions, canon D on the gated product, tied
+# embeddings, a logit soft cap, and an auto_map naming code that the import must never run.
+DHARA_CONFIG: dict[str, Any] = {
+    **COMMON,
+    "model_type": "dhara",
+    "architectures": ["DharaForCausalLM"],
+    "auto_map": {"AutoModelForCausalLM": "modeling_dhara.DharaForCausalLM"},
+    "num_hidden_layers": 2,
+    "head_dim": 16,
+    "rope_theta": 10000.0,
+    "tie_word_embeddings": True,
+    "canon_set": "ABCD",
+    "canon_kernel": 4,
+    "canon_bias": False,
+    "canon_residual": True,
+    "canon_activation": False,
+    "final_logit_softcapping": 30.0,
+}
+
+KINDS = (*CONFIGS, "dhara")
 
 # Random init gives logits with a spread of a few hundredths, where greedy choices are near-ties
 # that summation order could flip. Scaling the output layer spreads the logits so the argmax is
@@ -170,8 +193,69 @@ def _write_tokenizer(folder: Path, tokenizer: Tokenizer) -> None:
     (folder / "special_tokens_map.json").write_text(json.dumps(special_map))
 
 
+def dhara_published_weights(config: dict[str, Any], seed: int = 0) -> dict[str, mx.array]:
+    """Random weights for a Dhara `config` under the published names and layouts: canon B as
+    one conv over q|k|v, canon D over the gated product, convolutions as (channels, 1, kernel).
+    Written out here from the layout, not derived from the MLX module, so the conversion is
+    checked against an independent description of it."""
+    mx.random.seed(seed)
+    hidden, inter, kernel = config["hidden_size"], config["intermediate_size"], 4
+    q = config["num_attention_heads"] * config["head_dim"]
+    kv = config["num_key_value_heads"] * config["head_dim"]
+    shapes = {"model.embed_tokens.weight": (config["vocab_size"], hidden)}
+    shapes["model.norm.weight"] = None
+    for i in range(config["num_hidden_layers"]):
+        p = f"model.layers.{i}."
+        shapes |= {
+            p + "input_layernorm.weight": None,
+            p + "post_attention_layernorm.weight": None,
+            p + "self_attn.q_proj.weight": (q, hidden),
+            p + "self_attn.k_proj.weight": (kv, hidden),
+            p + "self_attn.v_proj.weight": (kv, hidden),
+            p + "self_attn.o_proj.weight": (hidden, q),
+            p + "self_attn.q_norm.weight": None,
+            p + "self_attn.k_norm.weight": None,
+            p + "mlp.gate_proj.weight": (inter, hidden),
+            p + "mlp.up_proj.weight": (inter, hidden),
+            p + "mlp.down_proj.weight": (hidden, inter),
+            p + "canonA.weight": (hidden, 1, kernel),
+            p + "self_attn.canonB.weight": (q + 2 * kv, 1, kernel),
+            p + "canonC.weight": (hidden, 1, kernel),
+            p + "mlp.canonD.weight": (inter, 1, kernel),
+            p + "self_attn.rotary_emb.inv_freq": (config["head_dim"] // 2,),
+        }
+    weights = {}
+    for name, shape in shapes.items():
+        if shape is None:  # an RMSNorm weight: around one
+            size = config["head_dim"] if "_norm" in name and "self_attn" in name else hidden
+            weights[name] = 1.0 + 0.1 * mx.random.normal((size,))
+        else:
+            scale = 0.5 if "canon" in name else shape[-1] ** -0.5
+            weights[name] = scale * mx.random.normal(shape)
+    # The embedding is the output layer too (tied), so it is not scaled up like the other kinds'
+    # lm_head: a large embedding dominates the residual stream and the model only echoes its
+    # input. Kept in float32 like the other tiny models (the published ones are bfloat16), so
+    # summation order stays far below the exactness tests' tolerances.
+    return weights
+
+
+def build_dhara_checkpoint(folder: Path, seed: int = 0) -> Path:
+    """Write a tiny Dhara checkpoint in its published layout into `folder` and return it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    weights = dhara_published_weights(DHARA_CONFIG, seed)
+    mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "pt"})
+    (folder / "config.json").write_text(json.dumps(DHARA_CONFIG, indent=2))
+    _write_tokenizer(folder, build_tokenizer())
+    return folder
+
+
 def build_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """Write the tiny `kind` model into `folder` (created) and return the folder."""
+    if kind == "dhara":
+        with tempfile.TemporaryDirectory() as work:
+            published = build_dhara_checkpoint(Path(work) / "published", seed)
+            shutil.move(import_dhara(published, Path(work) / "models"), folder)
+        return folder
     config = CONFIGS[kind]
     folder.mkdir(parents=True, exist_ok=True)
     mx.random.seed(seed)

@@ -1,5 +1,6 @@
 """Export a conversation to a file (JSON keeps every branch, Markdown the branch on screen) and
-import one exported as JSON, with the file dialogs that ask where."""
+import one exported as JSON: the File menu's commands, the file dialogs that ask where, and what
+the person is told when a file cannot be written or read."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
+
+from app.store import StoreError
 
 if TYPE_CHECKING:
     from app.controller import ChatController
     from app.store import Conversation, Store
+    from ui.main_window import MainWindow
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _EXPORT_FILTERS = "JSON, every branch (*.json);;Markdown, this branch (*.md)"
@@ -50,3 +55,48 @@ def ask_import_path(parent: QWidget) -> Path | None:
         parent, "Import Conversation", str(Path.home()), "Branchwise JSON (*.json)"
     )
     return Path(chosen) if chosen else None
+
+
+class ConversationFiles(QObject):
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._store = window.store
+
+    def export_to(self, path: Path) -> bool:
+        """The open conversation; JSON keeps every branch, Markdown (.md) the branch on screen."""
+        cid = self._window.current_conversation_id
+        if cid is None:
+            return False
+        try:
+            write_export(self._store, cid, path)
+        except (StoreError, OSError) as exc:
+            self._window.show_notice(f"The conversation could not be exported: {exc}")
+            return False
+        self._window.statusBar().showMessage(f"Exported to {path}", 5000)
+        return True
+
+    def import_from(self, path: Path) -> int | None:
+        """The new conversation's id, open; None (and the person told why) if nothing was
+        imported."""
+        try:
+            conversation = read_import(self._window.controller, path)
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, StoreError) as exc:
+            self._window.show_notice(f"{path.name} could not be imported: {exc}")
+            return None
+        self._window.open_conversation(conversation.id)
+        return conversation.id
+
+    @Slot()
+    def ask_export(self) -> None:
+        cid = self._window.current_conversation_id
+        if cid is not None:
+            path = ask_export_path(self._window, self._store.get_conversation(cid).title)
+            if path is not None:
+                self.export_to(path)
+
+    @Slot()
+    def ask_import(self) -> None:
+        path = ask_import_path(self._window)
+        if path is not None:
+            self.import_from(path)

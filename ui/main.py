@@ -4,11 +4,15 @@ The window is on screen before any model work starts: the controller resolves th
 model (the last one used if it is still in the library, else the built-in default, imported
 from its GGUF on first start) and loads it on the inference worker while the person can
 already read, search and type.
+
+Before any of that, the launch claims its data folder (`ui.single_instance`): a second launch on
+the same folder hands its command line to the running app and exits before touching the store.
 """
 
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -21,12 +25,16 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.controller import ChatController, ModelResolver
+from app.gui_relay import GuiRelay
+from app.logs import configure_logging
 from app.paths import APP_NAME, AppPaths
 from app.settings import Preferences
 from app.store import Store, StoreError
 from app.worker import InferenceWorker
 from ui.main_window import MainWindow
+from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
+from ui.window_actions import add_log_folder_action
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -42,19 +50,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         type=Path,
         help="an MLX model folder to load instead of the last used one (and for --self-test)",
     )
+    parser.add_argument(
+        "--verbose",
+        action="store_true",
+        help="log everything (conversation text included), not only warnings and errors",
+    )
     return parser.parse_args(argv)
 
 
 def model_resolver(
-    models_dir: Path, preferred_id: str | None, explicit: Path | None = None
+    models_dir: Path, preferred_id: str | None, relay: GuiRelay, explicit: Path | None = None
 ) -> ModelResolver:
-    """What to load at start-up; runs on the inference worker (a first start imports MLX)."""
+    """What to load at start-up; runs on the inference worker (a first start imports MLX).
+    Its progress reports go through `relay`: they update the controller, a GUI-thread object."""
 
     def resolve(progress: Callable[[str, int, int], None]) -> Path:
         from app.library import list_models
         from app.model_install import ensure_default_model, remove_abandoned_work
         from app.model_support import refresh_support
 
+        progress = relay.wrap(progress)
         remove_abandoned_work(models_dir)
         refresh_support(models_dir)  # imports mlx-lm, which loading the model needs anyway
         if explicit is not None:
@@ -75,6 +90,8 @@ class Launched:
     app: QApplication
     window: MainWindow
     controller: ChatController
+    # The data folder's claim, held until the app exits; None for a launch that took none (tests).
+    instance: SingleInstance | None = None
 
     @property
     def store(self) -> Store:
@@ -93,10 +110,15 @@ def create_application() -> QApplication:
     return app
 
 
-def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> Launched | None:
+def launch(
+    args: argparse.Namespace,
+    worker: InferenceWorker | None = None,
+    instance: SingleInstance | None = None,
+) -> Launched | None:
     """Open the store, show the window, then start loading the model; None if the store
     cannot be opened (the person has been told why). `worker` replaces the real inference
-    worker (tests give one with a scripted engine)."""
+    worker (tests give one with a scripted engine); `instance` is the data folder's claim, whose
+    later launches bring this window to the front."""
     app = create_application()
     paths = AppPaths.resolve(args.data_dir)
     preferences = Preferences(paths.settings_file)
@@ -107,9 +129,12 @@ def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> L
         QMessageBox.critical(None, "Branchwise cannot open its conversations", str(exc))
         return None
     worker = worker or InferenceWorker()
-    resolver = model_resolver(paths.models_dir, preferences.model_id, args.model)
+    resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     controller = ChatController(store, worker, preferences, resolver)
     window = MainWindow(controller, paths, preferences)
+    add_log_folder_action(window, paths.logs_dir)
+    if instance is not None:
+        instance.activationRequested.connect(lambda _argv: bring_to_front(window))
     window.restore_state()
     window.show()
     window.composer.edit.setFocus()
@@ -123,19 +148,49 @@ def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> L
     # Model work starts once the event loop runs, after the first paint: the worker's MLX
     # imports would otherwise compete with the window for the CPU and the GIL.
     QTimer.singleShot(0, controller.start)
-    return Launched(app, window, controller)
+    return Launched(app, window, controller, instance)
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = parse_args(argv)
     if args.self_test:
         from ui.self_test import run_self_test
 
         return run_self_test(args.model, args.data_dir)
-    launched = launch(args)
+    paths = AppPaths.resolve(args.data_dir)
+    configure_logging(paths.logs_dir, verbose=args.verbose)
+    create_application()
+    try:
+        instance = claim_data_folder(paths, argv)
+    except LockError as exc:
+        logging.getLogger(__name__).error("%s", exc)
+        QMessageBox.critical(None, "Branchwise cannot start", str(exc))
+        return 1
+    if instance is None:
+        return 0
+    launched = launch(args, instance=instance)
     if launched is None:
+        instance.release()
         return 1
     return run(launched)
+
+
+def claim_data_folder(paths: AppPaths, argv: list[str]) -> SingleInstance | None:
+    """This launch's claim on the data folder, or None once the app already running on it has
+    taken `argv` over. Raises LockError, with a message for the person, when the folder can be
+    neither claimed nor handed over."""
+    instance = SingleInstance(paths.lock_file, server_name(paths.data_dir))
+    if instance.claim():
+        return instance
+    if instance.hand_over(argv):
+        return None
+    if instance.claim():  # the running one quit meanwhile
+        return instance
+    raise LockError(
+        f"Another Branchwise is using the data folder {paths.data_dir} but does not respond. "
+        "Quit it (or end it), then start Branchwise again."
+    )
 
 
 def run(launched: Launched) -> int:
@@ -148,6 +203,8 @@ def run(launched: Launched) -> int:
     on disk, and an unfinished import leaves only a hidden staging folder.
     """
     code = launched.app.exec()
+    if launched.instance is not None:
+        launched.instance.release()
     if launched.controller.worker.is_alive():
         sys.stdout.flush()
         sys.stderr.flush()

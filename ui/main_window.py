@@ -3,47 +3,44 @@ status bar, the menus, and the wiring between these widgets and the chat control
 
 The window holds no conversation state of its own beyond which conversation is open: it renders
 the store's active path, turns the widgets' requests into controller intents, and re-renders
-when the controller says something changed. While a reply streams, only that message is
-re-rendered, at most `STREAM_FPS` times a second.
+when the controller says something changed. Its parts, each given the window: how a streaming
+reply shows (`StreamPresenter`), how the model's state shows (`ModelStatusPresenter`), the
+composer's token count (`TokenCounter`), the branch commands (`BranchCommands`) and export and
+import (`ConversationFiles`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, QTimer, Slot
+from PySide6.QtCore import Qt, Slot
 from PySide6.QtGui import QCloseEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
-    QLabel,
-    QLineEdit,
     QMainWindow,
     QMessageBox,
-    QPlainTextEdit,
-    QSizePolicy,
     QSplitter,
-    QTextEdit,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
-from app.store import DEFAULT_TITLE, Message, StoreError
+from app.store import DEFAULT_TITLE, StoreError
+from ui.branch_commands import BranchCommands
+from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
 from ui.composer import Composer
-from ui.conversation_files import ask_export_path, ask_import_path, read_import, write_export
+from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
-from ui.icons import themed_icon
-from ui.message_widget import MessageWidget
+from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
 from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
+from ui.stream_presenter import StreamPresenter
 from ui.theme import THEME_MODES, ThemeMode, apply_theme, em
+from ui.token_counter import TokenCounter
 from ui.window_actions import build_actions, build_menus
 from ui.window_models import WindowModels
 
@@ -58,8 +55,6 @@ if TYPE_CHECKING:
 
 _log = logging.getLogger(__name__)
 
-STREAM_FPS = 30
-TOKEN_COUNT_DEBOUNCE_MS = 300
 _TITLE_CHARS = 48
 _COLUMN_EM = 48
 
@@ -90,12 +85,12 @@ class MainWindow(QMainWindow):
         self.paths = paths
         self.preferences = preferences
         self._cid: int | None = None
-        self._stream: dict[str, Any] | None = None  # the latest streamed text, not yet shown
-        self._streamed_text: dict[int, str] = {}  # message id -> text newer than the store's
         self._undo_delete: int | None = None
         self._closed = False
 
         self.sidebar = Sidebar()
+        self.header = ChatHeader()
+        self.title_label = self.header.title_label
         self.banner = NoticeBanner()
         self.chat_view = ChatView()
         self.composer = Composer()
@@ -107,6 +102,9 @@ class MainWindow(QMainWindow):
         self.statusBar().addPermanentWidget(self.status_panel)
         self.statusBar().setSizeGripEnabled(False)
         self._build_layout()
+        self.branches = BranchCommands(self)
+        self.files = ConversationFiles(self)
+        self.token_counter = TokenCounter(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -114,38 +112,16 @@ class MainWindow(QMainWindow):
         self.menu_actions.toggle_sidebar.setCheckable(True)
         self.menu_actions.toggle_sidebar.setChecked(True)
 
-        self._stream_timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
-        self._stream_timer.timeout.connect(self._show_stream)
-        self._count_timer = QTimer(self, singleShot=True, interval=TOKEN_COUNT_DEBOUNCE_MS)
-        self._count_timer.timeout.connect(self._request_token_count)
+        self.stream = StreamPresenter(self)
+        self.model_status = ModelStatusPresenter(self)
         self._connect()
-        self._set_busy(False)
-        self._on_model_status(controller.last_model_status)
+        self.stream.set_busy(False)
+        self.model_status.show_status(controller.last_model_status)
         self._default_size()
 
     # -- layout -----------------------------------------------------------------------------
 
     def _build_layout(self) -> None:
-        self.sidebar_button = self._header_button(
-            "panel-left", "Show or hide the conversation list (Ctrl+Shift+S)", "Toggle sidebar"
-        )
-        self.title_label = QLabel()
-        self.title_label.setObjectName("ChatTitle")
-        self.title_label.setAccessibleName("Conversation title")
-        # A long title must not widen the window: it is cut to the room there is.
-        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        self.settings_button = self._header_button(
-            "sliders", "Model, system prompt and sampling for this conversation",
-            "Conversation settings",
-        )
-        header = QWidget()
-        header.setObjectName("ChatHeader")
-        row = QHBoxLayout(header)
-        row.setContentsMargins(em(self, 0.5), em(self, 0.3), em(self, 0.5), em(self, 0.3))
-        row.addWidget(self.sidebar_button)
-        row.addWidget(self.title_label, 1)
-        row.addWidget(self.settings_button)
-
         composer_row = QHBoxLayout()
         composer_row.setContentsMargins(em(self, 1), 0, em(self, 1), em(self, 0.6))
         composer_row.addStretch(1)
@@ -157,7 +133,7 @@ class MainWindow(QMainWindow):
         column = QVBoxLayout(pane)
         column.setContentsMargins(0, 0, 0, 0)
         column.setSpacing(0)
-        column.addWidget(header)
+        column.addWidget(self.header)
         column.addWidget(self.banner)
         column.addWidget(self.chat_view, 1)
         column.addLayout(composer_row)
@@ -185,16 +161,6 @@ class MainWindow(QMainWindow):
             height = min(height, int(available.height() * 0.9))
         self.resize(width, height)
 
-    def _header_button(self, icon: str, tip: str, name: str) -> QToolButton:
-        button = QToolButton()
-        button.setObjectName("HeaderButton")
-        button.setIcon(themed_icon(icon))
-        button.setAutoRaise(True)
-        button.setToolTip(tip)
-        button.setAccessibleName(name)
-        button.setCursor(Qt.CursorShape.PointingHandCursor)
-        return button
-
     def _action_slots(self) -> dict[str, Any]:
         slots: dict[str, Any] = {
             "new_chat": self.new_chat,
@@ -202,8 +168,8 @@ class MainWindow(QMainWindow):
             "import_gguf": lambda: self.open_library().ask_import_gguf(),
             "import_folder": lambda: self.open_library().ask_import_folder(),
             "download": lambda: self.open_library().ask_download(),
-            "export": self._ask_export,
-            "import_conversation": self._ask_import,
+            "export": self.files.ask_export,
+            "import_conversation": self.files.ask_import,
             "close": self.close,
             "quit": self._quit,
             "undo": self.undo_delete,
@@ -212,11 +178,11 @@ class MainWindow(QMainWindow):
             "preferences": self.open_preferences,
             "toggle_sidebar": self.toggle_sidebar,
             "stop": self.controller.stop,
-            "regenerate": self.regenerate_last,
-            "edit_last": self.edit_last,
-            "fork": self.fork_branch,
-            "previous_branch": lambda: self.step_branch(-1),
-            "next_branch": lambda: self.step_branch(+1),
+            "regenerate": self.branches.regenerate_last,
+            "edit_last": self.branches.edit_last,
+            "fork": self.branches.fork_branch,
+            "previous_branch": lambda: self.branches.step_branch(-1),
+            "next_branch": lambda: self.branches.step_branch(+1),
             "settings": self.open_settings,
             "minimize": self.showMinimized,
             "about": self._about,
@@ -229,13 +195,14 @@ class MainWindow(QMainWindow):
         c = self.controller
         c.conversationsChanged.connect(self._refresh_sidebar)
         c.conversationChanged.connect(self._on_conversation_changed)
-        c.streamUpdated.connect(self._on_stream)
-        c.busyChanged.connect(self._set_busy)
+        c.streamUpdated.connect(self.stream.on_stream)
+        c.busyChanged.connect(self.stream.set_busy)
         c.notice.connect(self.show_notice)
-        c.modelStatus.connect(self._on_model_status)
-        c.memoryChanged.connect(self._on_memory)
-        c.prefillProgress.connect(self._on_prefill)
-        c.tokenCount.connect(self._on_token_count)
+        c.modelStatus.connect(self.model_status.show_status)
+        c.memoryChanged.connect(self.model_status.show_memory)
+        c.prefillProgress.connect(self.stream.on_prefill)
+        self.stream.idle.connect(self.token_counter.schedule)
+        self.model_status.ready.connect(self.token_counter.schedule)
         s = self.sidebar
         s.newRequested.connect(self.new_chat)
         s.conversationActivated.connect(self._on_conversation_activated)
@@ -244,16 +211,15 @@ class MainWindow(QMainWindow):
         s.deleteRequested.connect(self._on_delete_confirmed)
         s.searchRequested.connect(self.search)
         s.searchHitActivated.connect(self._on_search_hit)
-        v = self.chat_view
-        v.editSubmitted.connect(self._on_edit)
-        v.regenerateRequested.connect(self._on_regenerate)
-        v.siblingRequested.connect(self._on_sibling)
-        v.deleteRequested.connect(self._on_delete_message)
+        v, b = self.chat_view, self.branches
+        v.editSubmitted.connect(b.edit)
+        v.regenerateRequested.connect(b.regenerate)
+        v.siblingRequested.connect(b.switch_sibling)
+        v.deleteRequested.connect(b.delete_message)
         self.composer.sendRequested.connect(self.send)
         self.composer.stopRequested.connect(self.controller.stop)
-        self.composer.draftChanged.connect(self._on_draft_changed)
-        self.sidebar_button.clicked.connect(self.toggle_sidebar)
-        self.settings_button.clicked.connect(self.open_settings)
+        self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
+        self.header.settings_button.clicked.connect(self.open_settings)
         self.models.settingsSaved.connect(self._on_settings_saved)
         self.models.status.connect(self._show_status)
 
@@ -281,8 +247,8 @@ class MainWindow(QMainWindow):
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closed:
             self._closed = True
-            self._stream_timer.stop()
-            self._count_timer.stop()
+            self.stream.stop()
+            self.token_counter.stop()
             self.preferences.set_window_state("geometry", self.saveGeometry())
             self.preferences.set_window_state("splitter", self.splitter.saveState())
             try:
@@ -319,8 +285,7 @@ class MainWindow(QMainWindow):
         self._set_title(conversation.title)
         self._render()
         if changed:
-            self.composer.set_token_info(None, None)
-            self._count_timer.start()
+            self.token_counter.restart()
             self.composer.edit.setFocus()
             self.models.use_conversation_model(conversation_id, conversation.model_id)
 
@@ -452,45 +417,14 @@ class MainWindow(QMainWindow):
         except StoreError as exc:
             self.show_notice(str(exc))
             return
-        views = message_views(path, tree)
-        for i, view in enumerate(views):
-            newer = self._streamed_text.get(int(view.id))
-            if newer is not None and view.status == "streaming":
-                views[i] = replace(view, content=newer)
-        self.chat_view.set_messages(views)
+        self.chat_view.set_messages(self.stream.with_streamed_text(message_views(path, tree)))
 
     @Slot(int)
     def _on_conversation_changed(self, conversation_id: int) -> None:
         if conversation_id == self._cid:
             self._render()
 
-    @Slot(object)
-    def _on_stream(self, payload: dict[str, Any]) -> None:
-        self._streamed_text[payload["message_id"]] = payload["text"]
-        self._stream = payload
-        if not self._stream_timer.isActive():
-            self._stream_timer.start()
-
-    @Slot()
-    def _show_stream(self) -> None:
-        payload, self._stream = self._stream, None
-        if payload is not None and payload["conversation_id"] == self._cid:
-            self.chat_view.update_streaming(str(payload["message_id"]), payload["text"])
-
-    @Slot(bool)
-    def _set_busy(self, busy: bool) -> None:
-        self.composer.set_generating(busy)
-        self.menu_actions.stop.setEnabled(busy)
-        self.menu_actions.regenerate.setEnabled(not busy)
-        self.menu_actions.edit_last.setEnabled(not busy)
-        if not busy:
-            self._stream_timer.stop()
-            self._stream = None
-            self._streamed_text.clear()
-            self.status_panel.set_prefill(0, 0)
-            self._count_timer.start()
-
-    # -- sending, editing, branching ---------------------------------------------------------
+    # -- sending -----------------------------------------------------------------------------
 
     @Slot(str)
     def send(self, text: str) -> bool:
@@ -507,157 +441,16 @@ class MainWindow(QMainWindow):
         self.chat_view.scroll_to_bottom()
         return True
 
-    @Slot(str, str)
-    def _on_edit(self, message_id: str, text: str) -> None:
-        if not self.controller.edit(int(message_id), text):
-            widget = self.chat_view.message_widget(message_id)
-            if widget is not None:  # reopen the editor with the text, so nothing is lost
-                widget.start_editing(text)
-
-    @Slot(str)
-    def _on_delete_message(self, message_id: str) -> None:
-        """Ask first: unlike a conversation, a deleted branch cannot be brought back."""
-        try:
-            message = self.store.get_message(int(message_id))
-            below = _descendants(self.store.all_messages(message.conversation_id), message.id)
-        except StoreError as exc:
-            self.show_notice(str(exc))
-            return
-        box = QMessageBox(self)
-        box.setObjectName("ConfirmDeleteMessage")
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle("Delete message")
-        box.setText("Delete this message?")
-        noun = "message" if below == 1 else "messages"
-        replies = f"The {below} {noun} below it in this branch go too. " if below else ""
-        box.setInformativeText(f"{replies}This cannot be undone.")
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        delete.setAccessibleName("Delete message")
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        if box.clickedButton() is delete:
-            self.controller.delete_message(message.id)
-
-    @Slot(str)
-    def _on_regenerate(self, message_id: str) -> None:
-        self.controller.regenerate(int(message_id))
-
-    @Slot(str, int)
-    def _on_sibling(self, message_id: str, delta: int) -> None:
-        self.controller.switch_sibling(int(message_id), delta)
-
-    def _path_views(self) -> list[Any]:
-        if self._cid is None:
-            return []
-        try:
-            return message_views(self.store.active_path(self._cid), [])
-        except StoreError:
-            return []
-
-    @Slot()
-    def regenerate_last(self) -> None:
-        replies = [v for v in self._path_views() if v.role == "assistant"]
-        if replies:
-            self.controller.regenerate(int(replies[-1].id))
-        else:
-            self.show_notice("There is no reply to regenerate yet.")
-
-    @Slot()
-    def fork_branch(self) -> None:
-        """Copy the branch on screen into a new conversation and open it there."""
-        path = self._path_views()
-        if not path:
-            self.show_notice("There is nothing to continue yet.")
-            return
-        new_id = self.controller.fork_conversation(int(path[-1].id))
-        if new_id is not None:
-            self.open_conversation(new_id)
-
-    @Slot()
-    def edit_last(self) -> None:
-        mine = [v for v in self._path_views() if v.role == "user"]
-        if not mine:
-            self.show_notice("There is no message of yours to edit yet.")
-            return
-        self.chat_view.scroll_to_message(mine[-1].id)
-        widget = self.chat_view.message_widget(mine[-1].id)
-        if widget is not None:
-            widget.start_editing()
-
-    def step_branch(self, delta: int) -> None:
-        """Previous/next version of the message that has the focus, else of the last message
-        on the path that has versions."""
-        focused = QApplication.focusWidget()
-        while focused is not None and not isinstance(focused, MessageWidget):
-            focused = focused.parentWidget()
-        if focused is not None and focused.view.sibling_count > 1:
-            self.controller.switch_sibling(int(focused.view.id), delta)
-            return
-        if self._cid is None:
-            return
-        views = message_views(self.store.active_path(self._cid), self.store.all_messages(self._cid))
-        branched = [v for v in views if v.sibling_count > 1]
-        if branched:
-            self.controller.switch_sibling(int(branched[-1].id), delta)
-        else:
-            self.statusBar().showMessage("This conversation has no other versions.", 3000)
-
-    # -- composer: token count --------------------------------------------------------------
-
-    @Slot(str)
-    def _on_draft_changed(self, _draft: str) -> None:
-        self._count_timer.start()
-
-    @Slot()
-    def _request_token_count(self) -> None:
-        if self._cid is not None and self.controller.model_state == "ready":
-            self.controller.request_token_count(self._cid, self.composer.text())
-
-    @Slot(object)
-    def _on_token_count(self, payload: dict[str, Any]) -> None:
-        if payload["conversation_id"] == self._cid:
-            self.composer.set_token_info(payload["count"], payload["context_length"])
-
-    # -- model and memory -------------------------------------------------------------------
-
-    @Slot(object)
-    def _on_model_status(self, status: dict[str, Any]) -> None:
-        state = status.get("state")
-        if state == "ready":
-            self.composer.set_enabled_reason(None)
-            self._count_timer.start()
-            focused = QApplication.focusWidget()
-            if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
-                self.composer.edit.setFocus()  # typing goes where it is expected
-            name = self.models.display_name(status.get("model_id"))
-            status = {**status, "model_id": name}
-        elif state == "loading":
-            stage = str(status.get("message") or "Loading the model").rstrip(".…")
-            self.composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
-        else:
-            reason = status.get("message") or "No model is loaded."
-            self.composer.set_enabled_reason(
-                f"{reason.rstrip('.')}. Choose a model in File › Model Library."
-            )
-        self.status_panel.set_model_status(status)
+    # -- models, settings, preferences ------------------------------------------------------
 
     @Slot(int)
     def _on_settings_saved(self, conversation_id: int) -> None:
         if conversation_id == self._cid:
-            self._count_timer.start()  # the system prompt counts too
+            self.token_counter.schedule()  # the system prompt counts too
 
     @Slot(str)
     def _show_status(self, text: str) -> None:
         self.statusBar().showMessage(text, 4000)
-
-    @Slot(object)
-    def _on_memory(self, memory: dict[str, Any]) -> None:
-        self.status_panel.set_memory(memory)
-
-    @Slot(object)
-    def _on_prefill(self, payload: dict[str, Any]) -> None:
-        self.status_panel.set_prefill(payload["done"], payload["total"])
 
     def open_library(self) -> ModelLibraryDialog:
         return self.models.open_library()
@@ -704,42 +497,16 @@ class MainWindow(QMainWindow):
         if hasattr(focused, "textCursor") and focused.textCursor().hasSelectedText():
             focused.copy()
             return
-        replies = [v for v in self._path_views() if v.role == "assistant" and v.content]
+        replies = [v for v in self.branches.path_views() if v.role == "assistant" and v.content]
         if replies:
             QGuiApplication.clipboard().setText(replies[-1].content)
             self.statusBar().showMessage("Copied the last reply.", 3000)
 
     def export_conversation(self, path: Path) -> bool:
-        """JSON keeps every branch; Markdown (.md) the branch on screen."""
-        if self._cid is None:
-            return False
-        try:
-            write_export(self.store, self._cid, path)
-        except (StoreError, OSError) as exc:
-            self.show_notice(f"The conversation could not be exported: {exc}")
-            return False
-        self.statusBar().showMessage(f"Exported to {path}", 5000)
-        return True
+        return self.files.export_to(path)
 
     def import_conversation(self, path: Path) -> int | None:
-        try:
-            conversation = read_import(self.controller, path)
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError, StoreError) as exc:
-            self.show_notice(f"{path.name} could not be imported: {exc}")
-            return None
-        self.open_conversation(conversation.id)
-        return conversation.id
-
-    def _ask_export(self) -> None:
-        if self._cid is not None:
-            path = ask_export_path(self, self.store.get_conversation(self._cid).title)
-            if path is not None:
-                self.export_conversation(path)
-
-    def _ask_import(self) -> None:
-        path = ask_import_path(self)
-        if path is not None:
-            self.import_conversation(path)
+        return self.files.import_from(path)
 
     # -- notices ----------------------------------------------------------------------------
 
@@ -755,15 +522,3 @@ class MainWindow(QMainWindow):
             "conversation is a tree: edits and regenerations keep every version, and switching "
             "between them is instant.",
         )
-
-
-def _descendants(messages: list[Message], root_id: int) -> int:
-    """How many messages sit below `root_id` in the tree."""
-    children: dict[int | None, list[int]] = {}
-    for message in messages:
-        children.setdefault(message.parent_id, []).append(message.id)
-    count, pending = 0, list(children.get(root_id, []))
-    while pending:
-        count += 1
-        pending.extend(children.get(pending.pop(), []))
-    return count

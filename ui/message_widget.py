@@ -9,14 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 
-from PySide6.QtCore import QEvent, Qt, Signal, Slot
+from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
     QLabel,
-    QPlainTextEdit,
-    QPushButton,
     QSizePolicy,
     QToolButton,
     QToolTip,
@@ -24,10 +22,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.auto_height import fit_to_text
-from ui.icons import themed_icon
-from ui.markdown_render import stable_prefix_end
+from ui.icon_button import message_action
+from ui.inline_editor import InlineEditor
 from ui.safe_browser import SafeBrowser
+from ui.sibling_nav import SiblingNav
+from ui.streaming_markdown import StreamingMarkdown
 from ui.theme import em, is_dark, scale_font
 from ui.view_models import MessageView
 
@@ -43,10 +42,6 @@ _BADGES = {
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
-# The inline editor grows with the text between these many lines, then scrolls.
-_EDITOR_LINES = (2, 14)
-# While streaming, finished blocks are set aside in chunks of at least this many characters.
-_FREEZE_CHARS = 600
 
 
 def format_stats(stats: Mapping[str, float]) -> str:
@@ -77,133 +72,6 @@ def _stats_details(stats: Mapping[str, float]) -> str:
     return "\n".join(text.format(stats[key]) for key, text in labels if key in stats)
 
 
-def _tool_button(icon: str, name: str, shortcut_hint: str = "") -> QToolButton:
-    button = QToolButton()
-    button.setObjectName("MessageAction")
-    button.setIcon(themed_icon(icon))
-    button.setAutoRaise(True)
-    button.setAccessibleName(name)
-    button.setToolTip(f"{name} ({shortcut_hint})" if shortcut_hint else name)
-    button.setCursor(Qt.CursorShape.PointingHandCursor)
-    button.setFocusPolicy(Qt.FocusPolicy.TabFocus)
-    return button
-
-
-class SiblingNav(QWidget):
-    """`‹ 2/3 ›`: moves between the versions of a message. Hidden when there is only one."""
-
-    stepRequested = Signal(int)
-
-    def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self._index = 1
-        self._count = 1
-        self._previous = _tool_button("chevron-left", "Previous version", "Alt+Left")
-        self._next = _tool_button("chevron-right", "Next version", "Alt+Right")
-        self._label = QLabel()
-        self._label.setObjectName("SiblingLabel")
-        self._label.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        scale_font(self._label, 0.9)
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        for widget in (self._previous, self._label, self._next):
-            layout.addWidget(widget)
-        self._previous.clicked.connect(lambda: self.step(-1))
-        self._next.clicked.connect(lambda: self.step(+1))
-
-    @property
-    def previous_button(self) -> QToolButton:
-        return self._previous
-
-    @property
-    def next_button(self) -> QToolButton:
-        return self._next
-
-    @property
-    def position_text(self) -> str:
-        """What the control shows, e.g. "2/3"."""
-        return self._label.text()
-
-    def set_position(self, index: int, count: int) -> None:
-        self._index, self._count = index, count
-        self._label.setText(f"{index}/{count}")
-        description = f"Version {index} of {count}"
-        self._label.setAccessibleName(description)
-        self._label.setToolTip(description)
-        self._previous.setEnabled(index > 1)
-        self._next.setEnabled(index < count)
-        self.setVisible(count > 1)
-
-    def step(self, delta: int) -> None:
-        if 1 <= self._index + delta <= self._count:
-            self.stepRequested.emit(delta)
-
-
-class _InlineEditor(QFrame):
-    """The editor that replaces a user bubble while it is being edited."""
-
-    saved = Signal(str)
-    cancelled = Signal()
-
-    def __init__(self, text: str, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("InlineEditor")
-        self._original = text
-        self.edit = QPlainTextEdit(text)
-        self.edit.setObjectName("InlineEditorText")
-        self.edit.setAccessibleName("Edit message")
-        self.edit.setToolTip("Edit the message; saving keeps the old version as a sibling")
-        self.save_button = QPushButton("Save && send")
-        self.save_button.setObjectName("PrimaryButton")
-        self.save_button.setAccessibleName("Save edit and send")
-        self.save_button.setToolTip("Save as a new version and generate a reply (Ctrl+Enter)")
-        cancel = QPushButton("Cancel")
-        cancel.setAccessibleName("Cancel editing")
-        cancel.setToolTip("Discard the changes (Esc)")
-        buttons = QHBoxLayout()
-        buttons.addStretch(1)
-        buttons.addWidget(cancel)
-        buttons.addWidget(self.save_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(em(self, 0.6), em(self, 0.6), em(self, 0.6), em(self, 0.6))
-        layout.addWidget(self.edit)
-        layout.addLayout(buttons)
-        self.save_button.clicked.connect(self._save)
-        cancel.clicked.connect(self.cancelled)
-        self.edit.textChanged.connect(self._update_save_button)
-        self.edit.textChanged.connect(self._fit_height)
-        for keys, slot in (
-            ("Ctrl+Return", self._save),
-            ("Ctrl+Enter", self._save),
-            ("Escape", self.cancelled.emit),
-        ):
-            QShortcut(QKeySequence(keys), self, slot, Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        self._update_save_button()
-
-    def _text(self) -> str:
-        return self.edit.toPlainText().strip()
-
-    @Slot()
-    def _fit_height(self) -> None:
-        fit_to_text(self.edit, _EDITOR_LINES[0], _EDITOR_LINES[1])
-
-    def resizeEvent(self, event: QResizeEvent) -> None:
-        # The text wraps differently at a new width.
-        super().resizeEvent(event)
-        self._fit_height()
-
-    @Slot()
-    def _update_save_button(self) -> None:
-        text = self._text()
-        self.save_button.setEnabled(bool(text) and text != self._original.strip())
-
-    @Slot()
-    def _save(self) -> None:
-        if self.save_button.isEnabled():
-            self.saved.emit(self._text())
-
-
 class MessageWidget(QFrame):
     """Shows one MessageView; `set_content` re-renders only this message while it streams.
 
@@ -221,12 +89,9 @@ class MessageWidget(QFrame):
         self._view = view
         self._dark = is_dark()
         self._natural_width = 0
-        self._editor: _InlineEditor | None = None
+        self._editor: InlineEditor | None = None
         self._nav: SiblingNav | None = None
         self._badge: QLabel | None = None
-        # While streaming: browsers with the finished part of the reply, and its source.
-        self._frozen: list[SafeBrowser] = []
-        self._frozen_text = ""
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
@@ -251,23 +116,24 @@ class MessageWidget(QFrame):
             scale_font(caption, 0.85, bold=True)
             bubble_layout.addWidget(caption)
         bubble_layout.addWidget(self.body)
+        self._markdown = StreamingMarkdown(self.body, bubble_layout)
 
         self._toolbar = QWidget(self)
         self._toolbar.setObjectName("MessageToolbar")
         self._tools = QHBoxLayout(self._toolbar)
         self._tools.setContentsMargins(0, 0, 0, 0)
         self._tools.setSpacing(em(self, 0.15))
-        self.copy_button = _tool_button("copy", "Copy message")
+        self.copy_button = message_action("copy", "Copy message")
         self.copy_button.clicked.connect(self._copy_message)
         self.delete_button: QToolButton | None = None
         if role != "system":
-            self.delete_button = _tool_button("trash", "Delete message and the replies below it")
+            self.delete_button = message_action("trash", "Delete message and the replies below it")
             self.delete_button.clicked.connect(self._request_delete)
         bubble_row = QHBoxLayout()
         if role == "user":
             bubble_row.addStretch(1)
             bubble_row.addWidget(self._bubble)
-            self.edit_button = _tool_button("edit", "Edit message")
+            self.edit_button = message_action("edit", "Edit message")
             self.edit_button.clicked.connect(lambda: self.start_editing())
             self._tools.addStretch(1)
             self._tools.addWidget(self.copy_button)
@@ -277,7 +143,7 @@ class MessageWidget(QFrame):
             bubble_row.addWidget(self._bubble, 1)
             self._tools.addWidget(self.copy_button)
             if role == "assistant":
-                self.regenerate_button = _tool_button("regenerate", "Regenerate reply")
+                self.regenerate_button = message_action("regenerate", "Regenerate reply")
                 self.regenerate_button.clicked.connect(self._request_regenerate)
                 self.stats_label = QLabel()
                 self.stats_label.setObjectName("StatsLabel")
@@ -340,7 +206,7 @@ class MessageWidget(QFrame):
         the window could not save), else the message's own text."""
         if self._view.role != "user" or self._editor is not None:
             return
-        self._editor = _InlineEditor(self._view.content)
+        self._editor = InlineEditor(self._view.content)
         if draft is not None:
             self._editor.edit.setPlainText(draft)
         self._editor.saved.connect(self._submit_edit)
@@ -396,47 +262,17 @@ class MessageWidget(QFrame):
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self._view.role == "assistant":
-            if streaming:
-                self._render_streaming(text)
-            else:
-                self._drop_frozen()
-                self.body.set_markdown(text, self._dark)
+            self._markdown.render(text, self._dark, streaming)
             _set_shown(self.body, bool(text))
         else:
             self.body.set_plain_text(text)
             self._natural_width = self._measure_natural_width(text)
             self._fit_bubble()
 
-    def _render_streaming(self, text: str) -> None:
-        """Render the finished blocks once into their own browser, and re-render only the
-        rest, so an update costs the same at the end of a long reply as at its start."""
-        if not text.startswith(self._frozen_text):
-            self._drop_frozen()
-        done = len(self._frozen_text)
-        cut = stable_prefix_end(text, done, _FREEZE_CHARS)
-        if cut > done:
-            segment = SafeBrowser(self._bubble)
-            segment.setObjectName("MessageBody")
-            segment.setAccessibleName(self.body.accessibleName())
-            segment.set_markdown(text[done:cut], self._dark)
-            layout = self._bubble.layout()
-            layout.insertWidget(layout.indexOf(self.body), segment)
-            self._frozen.append(segment)
-            self._frozen_text = text[:cut]
-        self.body.set_markdown(text[len(self._frozen_text) :], self._dark, streaming=True)
-
-    def _drop_frozen(self) -> None:
-        for segment in self._frozen:
-            segment.hide()
-            segment.setParent(None)
-            segment.deleteLater()
-        self._frozen = []
-        self._frozen_text = ""
-
     @property
     def shown_text(self) -> str:
         """The text on screen (while streaming, the finished part sits in separate browsers)."""
-        return "\n".join(b.toPlainText() for b in [*self._frozen, self.body] if b.toPlainText())
+        return self._markdown.shown_text
 
     def _update_badge(self) -> None:
         view = self._view
@@ -492,7 +328,7 @@ class MessageWidget(QFrame):
             if dark != self._dark:
                 self._dark = dark
                 if self._view.role == "assistant":
-                    self._drop_frozen()
+                    self._markdown.drop_frozen()
                     self._render_body(streaming=self._view.status == "streaming")
 
     # -- actions ----------------------------------------------------------------------------

@@ -26,8 +26,21 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.library import LibraryError, ModelInfo, delete_model, list_models, rename_model
-from ui.model_tasks import ModelTask, download_job, import_folder_job, import_gguf_job
+from app.library import (
+    LibraryError,
+    ModelInfo,
+    delete_model,
+    list_models,
+    rename_model,
+)
+from app.model_install import is_published_dhara
+from ui.model_tasks import (
+    ModelTask,
+    download_job,
+    import_dhara_job,
+    import_folder_job,
+    import_gguf_job,
+)
 from ui.status_panel import format_bytes
 from ui.theme import em
 
@@ -322,6 +335,9 @@ class ModelLibraryDialog(QDialog):
         folder = QFileDialog.getExistingDirectory(self, "Import MLX Model Folder", str(Path.home()))
         if not folder:
             return
+        if is_published_dhara(folder):  # converted into the library: nothing to link
+            self.import_folder(Path(folder), link=False)
+            return
         box = QMessageBox(QMessageBox.Icon.Question, "Import model folder", "", parent=self)
         box.setText(f"Copy {Path(folder).name} into the library, or link to it where it is?")
         box.setInformativeText("A linked model stops working if the folder moves.")
@@ -349,6 +365,13 @@ class ModelLibraryDialog(QDialog):
         return dialog
 
     def import_folder(self, folder: Path, link: bool) -> TaskProgressDialog:
+        """Copy or link an MLX folder; a published Dhara checkpoint is converted instead (on the
+        worker, which runs MLX) and never linked."""
+        if is_published_dhara(folder):
+            task = ModelTask(f"Converting {folder.name}", self)
+            dialog = self._track(task)
+            task.run_on_worker(self._worker, import_dhara_job(folder, self.models_dir))
+            return dialog
         verb = "Linking" if link else "Copying"
         task = ModelTask(f"{verb} {folder.name}", self)
         dialog = self._track(task)

@@ -1,8 +1,9 @@
 """Long model jobs (import a GGUF, copy a folder, download) off the GUI thread, with progress
 and cancel, reporting through signals.
 
-A GGUF import runs MLX, so it goes to the inference worker (the one thread that may touch MLX);
-copying files and downloading do not, so they get a plain thread and never queue behind a reply.
+A GGUF import or a Dhara conversion runs MLX, so it goes to the inference worker (the one thread
+that may touch MLX); copying files and downloading do not, so they get a plain thread and never
+queue behind a reply.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.model_install import import_folder, import_gguf_file
+from app.model_install import import_dhara_folder, import_folder, import_gguf_file
 
 if TYPE_CHECKING:
     from app.worker import InferenceWorker
@@ -64,6 +65,13 @@ class ModelTask(QObject):
 def import_gguf_job(gguf: Path, models_dir: Path) -> Job:
     def job(progress: Callable[[int, int], None], cancel: threading.Event) -> Path:
         return import_gguf_file(gguf, models_dir, progress=progress, cancel=cancel)
+
+    return job
+
+
+def import_dhara_job(folder: Path, models_dir: Path) -> Job:
+    def job(progress: Callable[[int, int], None], cancel: threading.Event) -> Path:
+        return import_dhara_folder(folder, models_dir, progress=progress, cancel=cancel)
 
     return job
 

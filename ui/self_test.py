@@ -61,7 +61,7 @@ def run_self_test(model_path: Path | None, data_dir: str | None = None) -> int:
 
 
 class _Relay(QObject):
-    """Carries a worker-thread call's result back as signals (its callbacks run on that thread)."""
+    """Turns a worker call's callbacks into the signals `_wait` waits on."""
 
     done = Signal(object)
     failed = Signal(object)

@@ -28,7 +28,6 @@ from PySide6.QtWidgets import (
     QLineEdit,
     QListView,
     QMenu,
-    QMessageBox,
     QPushButton,
     QStackedWidget,
     QStyle,
@@ -38,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.delete_confirmation import delete_confirmed
 from ui.icons import ColorRole, themed_icon
 from ui.theme import colors_for, em, is_dark
 from ui.view_models import ConversationRow, SearchHit
@@ -341,18 +341,14 @@ class Sidebar(QWidget):
         if row < 0:
             return
         title = self.model.conversation(row).title
-        box = QMessageBox(self)
-        box.setObjectName("ConfirmDelete")
-        box.setIcon(QMessageBox.Icon.Warning)
-        box.setWindowTitle("Delete conversation")
-        box.setText(f"Delete “{title}”?")
-        box.setInformativeText("Its messages and branches go too. You can undo right after.")
-        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
-        delete.setAccessibleName("Delete conversation")
-        box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
-        box.exec()
-        if box.clickedButton() is delete:
+        if delete_confirmed(
+            self,
+            "ConfirmDelete",
+            "Delete conversation",
+            f"Delete “{title}”?",
+            "Its messages and branches go too. You can undo right after.",
+            "Delete conversation",
+        ):
             self.deleteRequested.emit(conversation_id)
 
     # -- slots ------------------------------------------------------------------------------

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtCore import QUrl
+from PySide6.QtGui import QAction, QActionGroup, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import QMainWindow, QMenu, QMenuBar
 
 from ui.theme import THEME_MODES
 
 Keys = QKeySequence.StandardKey | str | None
+HELP_MENU = "help_menu"
 _THEME_LABELS = {"system": "Follow the System", "light": "Light", "dark": "Dark"}
 
 
@@ -154,9 +157,26 @@ def build_menus(bar: QMenuBar, a: WindowActions) -> None:
                  None, a.fork, a.settings):
         _add(chat, item)
     bar.addMenu("&Window").addAction(a.minimize)
-    bar.addMenu("&Help").addAction(a.about)
+    help_menu = bar.addMenu("&Help")
+    help_menu.setObjectName(HELP_MENU)
+    help_menu.addAction(a.about)
     for menu in (file, edit, view, theme, chat):
         menu.setToolTipsVisible(True)
+
+
+def add_log_folder_action(window: QMainWindow, folder: Path) -> QAction:
+    """Help › Show Log Folder: opens the folder in the file manager, to attach the log to a
+    bug report."""
+
+    def show() -> None:
+        folder.mkdir(parents=True, exist_ok=True)  # nothing may have been logged yet
+        QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
+
+    action = _action(window, "Show &Log Folder", show,
+                     tip="Open the folder that holds Branchwise's log")
+    help_menu = window.menuBar().findChild(QMenu, HELP_MENU)
+    help_menu.insertAction(help_menu.actions()[0], action)
+    return action
 
 
 def _add(menu: QMenu, item: QAction | None) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 from mlx_lm.utils import MODEL_ARCHITECTURE_REMAPPING, MODEL_REMAPPING
 
 # model_type -> module name under `inference.models`, for architectures mlx-lm lacks.
-LOCAL_MODEL_TYPES: dict[str, str] = {}
+LOCAL_MODEL_TYPES: dict[str, str] = {"dhara": "dhara"}
 
 
 def get_model_classes(config: dict[str, Any]) -> tuple[type, type]:

@@ -33,6 +33,7 @@ from tests.gui.window_harness import (
     set_params,
 )
 from tests.tiny_gguf import tiny_model, write_gguf
+from tests.tiny_models import build_dhara_checkpoint
 from ui.model_dialogs import TaskProgressDialog
 from ui.model_tasks import ModelTask, import_folder_job
 from ui.theme import is_dark
@@ -152,6 +153,19 @@ def test_the_library_opened_from_the_settings_dialog_takes_clicks(
         qtbot.waitUntil(lambda: not library.isVisible())
         assert settings.isVisible(), "closing the library returns to the settings"
         settings.reject()
+
+
+def test_import_model_folder_converts_a_published_dhara_checkpoint(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    published = build_dhara_checkpoint(tmp_path / "dhara-tiny")
+    with running_app(qtbot, tmp_path / "data", llama_path) as app:
+        library = app.window.open_library()
+        with qtbot.waitSignal(library.libraryChanged, timeout=60000):
+            library.import_folder(published, link=True)  # converted, so never linked
+        [entry] = library.models()
+        assert (entry.name, entry.architecture, entry.linked) == ("dhara-tiny", "dhara", False)
+        assert entry.problem is None
 
 
 def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(

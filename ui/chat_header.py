@@ -1,0 +1,36 @@
+"""The bar above the chat: the sidebar toggle, the conversation's title, its settings button."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+
+from ui.icon_button import icon_button
+from ui.theme import em
+
+
+class ChatHeader(QWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ChatHeader")
+        # A QWidget subclass paints its style sheet background and border (the line under
+        # the header) only when asked to.
+        self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
+        self.sidebar_button = icon_button(
+            "panel-left", "Toggle sidebar", "Show or hide the conversation list (Ctrl+Shift+S)",
+            "HeaderButton",
+        )
+        self.title_label = QLabel()
+        self.title_label.setObjectName("ChatTitle")
+        self.title_label.setAccessibleName("Conversation title")
+        # A long title must not widen the window: it is cut to the room there is.
+        self.title_label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.settings_button = icon_button(
+            "sliders", "Conversation settings",
+            "Model, system prompt and sampling for this conversation", "HeaderButton",
+        )
+        row = QHBoxLayout(self)
+        row.setContentsMargins(em(self, 0.5), em(self, 0.3), em(self, 0.5), em(self, 0.3))
+        row.addWidget(self.sidebar_button)
+        row.addWidget(self.title_label, 1)
+        row.addWidget(self.settings_button)
