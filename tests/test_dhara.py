@@ -12,6 +12,7 @@ import pytest
 from mlx_lm.models.cache import ArraysCache, load_prompt_cache, save_prompt_cache
 
 from inference import LoadedModel, ModelLoadError, import_dhara, load_model
+from inference.cache_layers import capture, leaves, restore_snapshot
 from inference.cache_stack import CacheStack
 from inference.models.dhara import Model, ModelArgs, canon_channels
 from tests.tiny_models import DHARA_CONFIG, build_dhara_checkpoint, dhara_published_weights
@@ -188,11 +189,16 @@ def test_the_library_converts_a_published_checkpoint_into_an_entry(
     assert not model_install.is_published_dhara(entry)
 
 
-def test_a_fork_holds_equal_windows_in_arrays_of_its_own(loaded: LoadedModel) -> None:
+def test_a_restored_checkpoint_holds_equal_windows_in_arrays_of_its_own(
+    loaded: LoadedModel,
+) -> None:
     model = loaded.model
     parent = CacheStack(model.make_cache(), list(TOKENS))
     model(mx.array([TOKENS]), cache=parent.caches)
-    child = parent.fork()
+    # A checkpoint taken and restored, as the branch cache does for layers that cannot rewind.
+    child = CacheStack(model.make_cache(), list(TOKENS))
+    for mine, theirs in zip(leaves(child.caches), leaves(parent.caches), strict=True):
+        restore_snapshot(mine, capture(theirs))
     for mine, theirs in zip(child.caches, parent.caches, strict=True):
         for a, b in zip(mine.caches[1].cache, theirs.caches[1].cache, strict=True):
             assert a is not b and mx.array_equal(a, b).item()

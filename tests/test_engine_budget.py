@@ -8,9 +8,9 @@ import mlx.core as mx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from inference.cache_trie import common_prefix_length
 
 from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference.cache_trie import common_prefix_length
 
 ONE = SamplingParams(max_tokens=1)
 
