@@ -48,22 +48,35 @@ def render_ids(
     return [int(i) for i in ids]
 
 
-def message_boundaries(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], ids: Sequence[int]
-) -> list[int]:
-    """Token offsets in `ids` where each message ends, before any generation prompt.
+# Checkpoints go at the ends of this many latest messages (and of the system prompt): the places
+# a regenerate, an edit of the last message or a follow-up branches from. Older turns got theirs
+# when they were the latest, so a bounded number of renders per request keeps its cost linear in
+# the conversation's length rather than quadratic.
+RECENT_BOUNDARIES = 4
 
-    These are the end of the system prompt, of each user turn and of each reply: the places a
-    later request branches from. Each is found by rendering the messages up to it; a boundary
-    whose rendering is not a token prefix of `ids` (a template that renders earlier turns
-    differently once more follow) is left out, never guessed.
+
+def message_boundaries(
+    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], ids: Sequence[int], after: int
+) -> list[int]:
+    """Token offsets in `ids`, beyond `after`, where a message ends (before any generation
+    prompt): the end of the system prompt and of the latest few messages.
+
+    Each is found by rendering the messages up to it, newest first, stopping at the first that
+    ends at or before `after` (the part already cached); one whose rendering is not a token
+    prefix of `ids` (a template that renders earlier turns differently once more follow) is left
+    out, never guessed.
     """
-    found = set()
-    for end in range(1, len(messages) + 1):
+    ends = [len(messages) - k for k in range(RECENT_BOUNDARIES) if len(messages) - k > 0]
+    if messages[0]["role"] == "system" and 1 not in ends:
+        ends.append(1)
+    found = []
+    for end in ends:
         try:
             prefix = render_ids(tokenizer, messages[:end], add_generation_prompt=False)
         except PromptError:
             continue
-        if 0 < len(prefix) < len(ids) and list(ids[: len(prefix)]) == prefix:
-            found.add(len(prefix))
+        if len(prefix) <= after:
+            break
+        if len(prefix) < len(ids) and list(ids[: len(prefix)]) == prefix:
+            found.append(len(prefix))
     return sorted(found)

@@ -1,17 +1,20 @@
-"""Exact, cache-aware generation across turns and branches.
+"""Exact, cache-aware generation across turns, branches and restarts.
 
-`Engine.generate` renders a conversation path with the chat template, finds the stored cache
-stack sharing the longest token prefix with it, forks that stack, prefills only the rest in
-chunks and decodes with mlx-lm's `stream_generate`. Caching changes speed and memory, never the
-tokens: the output equals a from-scratch mlx-lm run on the same rendered prompt.
+`Engine.generate` renders a conversation path with the chat template (leaving whole turns out
+when it would overflow the context, as the chosen policy says), takes from the branch cache a
+live stack holding the longest stored token prefix of it, prefills only the rest in chunks and
+decodes with mlx-lm's `stream_generate`. Caching changes speed and memory, never the tokens: the
+output equals a from-scratch mlx-lm run on the same rendered prompt.
 
-Stacks that cannot go back (recurrent state, a sliding window that has wrapped) get checkpoints
-at message boundaries while prefilling, so a regenerate or an edit resumes from the nearest one.
+Stacks whose layers cannot all go back (recurrent state, a sliding window that has wrapped) get
+checkpoints at message boundaries while prefilling, so a regenerate or an edit resumes from the
+nearest one. With a cache folder, stored caches are saved in the worker's idle time
+(`save_pending`) and found again by a later engine on the same folder and model.
 
 Threading: one engine belongs to one thread, the inference worker's. Every call (generate,
-count_prompt_tokens, cache_bytes, clear_cache, forget, the budget setter) must be made on that
-thread, because MLX arrays and streams belong to the thread that made them. Callbacks run on it
-too; `cancel` is the only object meant to be touched from elsewhere.
+count_prompt_tokens, cache_bytes, clear_cache, forget, flush, the budget setters) must be made
+on that thread, because MLX arrays and streams belong to the thread that made them. Callbacks run
+on it too; `cancel` is the only object meant to be touched from elsewhere.
 """
 
 from __future__ import annotations
@@ -21,22 +24,27 @@ import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import mlx.core as mx
 import psutil
 from mlx_lm.generate import generation_stream, stream_generate
 
+from inference.branch_cache import BranchCache
+from inference.cache_files import CacheFolder, default_disk_budget, folder_bytes
+from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
-from inference.errors import PromptError, SamplingError
-from inference.prefix_store import PrefixStore
+from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.errors import SamplingError
 from inference.sampling import SamplingParams, StopMatcher
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
 
-FinishReason = Literal["stop", "length", "cancelled"]
+# "context": the reply filled the model's context before it ended (never a silent "length").
+FinishReason = Literal["stop", "length", "cancelled", "context"]
 
 DEFAULT_PREFILL_CHUNK = 512
 # Stored caches may use this share of the machine's memory unless the app sets a budget.
@@ -52,10 +60,11 @@ def default_cache_budget() -> int:
 class GenerationStats:
     """Counts and speeds of one request; `cached_tokens + prefill_tokens == prompt_tokens`.
 
-    `prefill_tokens` counts the prompt tokens this request had to compute (for a request
-    cancelled during prefill, the ones it set out to compute). `ttft_s` is the time from the
-    call to the first generated token; `prefill_tps` the prompt tokens computed per second
-    before it; `decode_tps` the generated tokens per second after it.
+    `cached_tokens` were reused from stored caches, `disk_tokens` of them read from saved files
+    for this request. `prefill_tokens` counts the prompt tokens this request had to compute (for
+    a request cancelled during prefill, the ones it set out to compute). `ttft_s` is the time
+    from the call to the first generated token; `prefill_tps` the prompt tokens computed per
+    second before it; `decode_tps` the generated tokens per second after it.
     """
 
     prompt_tokens: int
@@ -65,6 +74,7 @@ class GenerationStats:
     ttft_s: float
     prefill_tps: float
     decode_tps: float
+    disk_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -73,12 +83,15 @@ class GenerationResult:
 
     `token_ids` are the generated ids, including the end-of-sequence id when the model ended
     the reply; `text` is their decoded text without it, cut before a stop string.
+    `dropped_messages` are the indexes (into the messages given) of those the overflow policy
+    left out of the prompt.
     """
 
     text: str
     token_ids: tuple[int, ...]
     finish_reason: FinishReason
     stats: GenerationStats
+    dropped_messages: tuple[int, ...] = ()
 
 
 class _Cancelled(Exception):
@@ -88,13 +101,17 @@ class _Cancelled(Exception):
 class Engine:
     """Generates replies for conversation paths, reusing every prefix it has computed.
 
-    Use from one thread only, the inference worker's (see the module docstring).
+    `cache_dir` keeps caches across restarts (within `disk_budget_bytes`, by default the smaller
+    of 30 GiB and a quarter of the free space). Use from one thread only, the inference
+    worker's (see the module docstring).
     """
 
     def __init__(
         self,
         model: LoadedModel,
         cache_budget_bytes: int | None = None,
+        cache_dir: str | Path | None = None,
+        disk_budget_bytes: int | None = None,
         prefill_chunk_tokens: int = DEFAULT_PREFILL_CHUNK,
     ) -> None:
         if prefill_chunk_tokens < 1:
@@ -102,9 +119,20 @@ class Engine:
         self._loaded = model
         self._chunk = prefill_chunk_tokens
         budget = default_cache_budget() if cache_budget_bytes is None else cache_budget_bytes
-        self._store = PrefixStore(budget)
-        # Whether this architecture's caches can always be trimmed back; if not, checkpoints.
-        self._rewinds_anywhere = CacheStack.empty(model.model).rewinds_anywhere
+        folder = None
+        self._cache_dir = None if cache_dir is None else Path(cache_dir)
+        self._other_disk_bytes = 0
+        if self._cache_dir is not None:
+            folder = CacheFolder(self._cache_dir, model_slug(model), cache_key(model))
+            folder.open()
+            self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
+        self._cache = BranchCache(model.model, budget, folder)
+        if self._cache_dir is not None:
+            self.disk_budget_bytes = (
+                default_disk_budget(self._cache_dir)
+                if disk_budget_bytes is None
+                else disk_budget_bytes
+            )
 
     @property
     def model(self) -> LoadedModel:
@@ -117,24 +145,60 @@ class Engine:
 
     @property
     def cache_budget_bytes(self) -> int:
-        return self._store.budget_bytes
+        return self._cache.budget_bytes
 
     @cache_budget_bytes.setter
     def cache_budget_bytes(self, value: int) -> None:
-        """Change the budget; stored caches beyond it are evicted at once."""
-        self._store.budget_bytes = value
+        """Change the memory budget; caches beyond it are evicted at once."""
+        self._cache.budget_bytes = value
+
+    @property
+    def disk_budget_bytes(self) -> int:
+        return self._cache.disk_budget_bytes
+
+    @disk_budget_bytes.setter
+    def disk_budget_bytes(self, value: int) -> None:
+        """Change the disk budget for saved caches (applied at the next save)."""
+        self._cache.disk_budget_bytes = max(0, int(value))
+
+    @property
+    def disk_error(self) -> str | None:
+        """Why saving caches stopped (a full disk, say), or None. Caches stay in memory."""
+        return self._cache.disk_error
 
     def cache_bytes(self) -> int:
-        """Bytes held by stored cache buffers (allocated size, counted from `nbytes`)."""
-        return self._store.nbytes()
+        """Bytes held in memory by stored caches, each shared segment counted once."""
+        return self._cache.nbytes()
+
+    def disk_bytes(self) -> int:
+        """Bytes of saved caches under the cache folder (every model's)."""
+        return self._other_disk_bytes + self._cache.disk_bytes()
 
     def clear_cache(self) -> None:
-        """Drop every stored cache and return the memory."""
-        self._store.clear()
+        """Drop every cache held in memory and return the memory (saved files stay)."""
+        self._cache.clear()
+
+    def clear_saved_caches(self) -> None:
+        """Delete every saved cache file of this model."""
+        self._cache.clear_saved()
 
     def forget(self, conversation_id: Hashable) -> None:
-        """Drop the caches only `conversation_id` used (e.g. when it is deleted)."""
-        self._store.forget(conversation_id)
+        """Drop the caches only `conversation_id` used, in memory and on disk."""
+        self._cache.forget(conversation_id)
+
+    def save_pending(self, seconds: float = 0.05) -> bool:
+        """Save unsaved caches for about `seconds` (the worker calls this when idle); True while
+        some remain."""
+        return self._cache.save_some(seconds)
+
+    def flush(self) -> None:
+        """Finish pending cache writes."""
+        while self._cache.save_some(1.0):
+            pass
+
+    def close(self) -> None:
+        """Finish pending cache writes; the engine is not used after this."""
+        self.flush()
 
     def count_prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
         """Tokens the rendered prompt for `messages` takes, generation prompt included."""
@@ -148,46 +212,59 @@ class Engine:
         on_token: Callable[[str], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
+        overflow: Overflow = "truncate_middle",
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
         `on_token(text_delta)` streams the reply; `on_progress(done, total)` reports prompt
         tokens computed out of those this request must compute; setting `cancel` stops within
         one prefill chunk or one token, and the result then has finish_reason "cancelled".
-        Raises PromptError (an InferenceError) for bad messages or a prompt too long for the
-        model; the engine stays usable after any error. Worker thread only.
+        When the path does not fit the context with room for a reply, `overflow` chooses:
+        "truncate_middle", "rolling" or "stop" (see inference.context_fit). Raises PromptError
+        (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
+        usable after any error. Worker thread only.
         """
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         clean = validate_messages(messages)
-        ids = self._render(clean)
+        kept, dropped = self._fit(clean, params, overflow)
+        ids = self._render(kept)
+        max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
         request = _Request(
             ids=ids,
-            messages=clean,
+            messages=kept,
             params=params,
-            max_tokens=self._fit_to_context(len(ids), params.max_tokens),
+            max_tokens=max_tokens,
+            capped_by_context=capped,
+            dropped=tuple(dropped),
             conversation_id=conversation_id,
             on_token=on_token or (lambda text: None),
             on_progress=on_progress or (lambda done, total: None),
             cancel=cancel or threading.Event(),
             started=started,
         )
-        parent, request.cached = self._store.lookup(ids, conversation_id)
-        if parent is None:
-            stack = CacheStack.empty(self._loaded.model)
-        else:
-            stack = parent.fork(request.cached)
+        taken = self._cache.take(ids, conversation_id)
+        request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
+        stack = taken.stack
         try:
             self._prefill(stack, request)
         except _Cancelled:
-            if len(stack.tokens) > request.cached:
-                self._store.put(stack, conversation_id)
+            self._cache.give_back(stack, conversation_id)
             computed = len(stack.tokens) - request.cached
             elapsed = time.perf_counter() - started
             stats = request.stats(0, 0.0, _rate(computed, elapsed))
-            return GenerationResult("", (), "cancelled", stats)
-        return self._decode(stack, request)
+            return GenerationResult("", (), "cancelled", stats, request.dropped)
+        except BaseException:
+            self._cache.discard(stack)
+            raise
+        try:
+            result = self._decode(stack, request)
+        except BaseException:
+            self._cache.discard(stack)
+            raise
+        self._cache.give_back(stack, conversation_id)
+        return result
 
     def _check_token_ids(self, params: SamplingParams) -> None:
         # mlx ignores an out-of-range index in the bias scatter, so a typo would pass unnoticed.
@@ -205,29 +282,36 @@ class Engine:
     def _render(self, messages: list[dict[str, str]]) -> list[int]:
         return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)
 
-    def _fit_to_context(self, prompt_tokens: int, max_tokens: int) -> int:
+    def _fit(
+        self, messages: list[dict[str, str]], params: SamplingParams, overflow: Overflow
+    ) -> tuple[list[dict[str, str]], list[int]]:
         limit = self.context_length
         if limit is None:
-            return max_tokens
-        if prompt_tokens >= limit:
-            raise PromptError(
-                f"The conversation is {prompt_tokens} tokens, {prompt_tokens - limit + 1} too "
-                f"many for this model's context of {limit} tokens (one is kept for the reply). "
-                "Shorten it or start a new conversation."
-            )
-        return min(max_tokens, limit - prompt_tokens)
+            return messages, []
+        room = reply_room(limit, params.max_tokens)
+        return fit_messages(messages, lambda m: len(self._render(m)), limit, room, overflow)
+
+    def _reply_limit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
+        """How many tokens the reply may take, and whether the context (not max_tokens) is
+        what limits it."""
+        limit = self.context_length
+        if limit is None or limit - prompt_tokens >= max_tokens:
+            return max_tokens, False
+        return limit - prompt_tokens, True
 
     def _prefill(self, stack: CacheStack, request: _Request) -> None:
         """Feed `ids[len(stack.tokens):-1]` in chunks; the last token goes to the decoder.
 
-        Chunks end on message boundaries when the stack cannot rewind, and a checkpoint (a fork)
-        is stored at each, so later branches resume there.
+        Chunks end on message boundaries when the stack cannot rewind, and a checkpoint is
+        stored at each, so later branches resume there.
         """
         ids = request.ids
         start, end = len(stack.tokens), len(ids) - 1
         checkpoints: set[int] = set()
-        if not self._rewinds_anywhere and end > start:
-            boundaries = message_boundaries(self._loaded.tokenizer, request.messages, ids)
+        if not self._cache.rewinds_anywhere and end > start:
+            boundaries = message_boundaries(
+                self._loaded.tokenizer, request.messages, ids, after=start
+            )
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)
         position = start
@@ -243,9 +327,7 @@ class Engine:
             mx.clear_cache()
             request.on_progress(position - start, request.prefill_tokens)
             if position in checkpoints:
-                checkpoint = stack.fork()
-                checkpoint.evaluate()
-                self._store.put(checkpoint, request.conversation_id)
+                self._cache.checkpoint(stack, request.conversation_id)
         if request.cancel.is_set():
             raise _Cancelled
 
@@ -306,10 +388,8 @@ class Engine:
         if not hit_stop_string:
             emit(stopper.flush())
 
-        if stack.is_consistent():
-            self._store.put(stack, request.conversation_id)
-            self._store.touch_path(stack.tokens, request.conversation_id)
-
+        if finish == "length" and request.capped_by_context:
+            finish = "context"
         ttft = first_at - request.started
         stats = request.stats(
             len(generated),
@@ -317,7 +397,9 @@ class Engine:
             _rate(request.prefill_tokens, ttft),
             _rate(len(generated) - 1, last_at - first_at),
         )
-        return GenerationResult("".join(pieces), tuple(generated), finish, stats)
+        return GenerationResult(
+            "".join(pieces), tuple(generated), finish, stats, request.dropped
+        )
 
 
 @dataclass
@@ -328,12 +410,15 @@ class _Request:
     messages: list[dict[str, str]]
     params: SamplingParams
     max_tokens: int
+    capped_by_context: bool
+    dropped: tuple[int, ...]
     conversation_id: Hashable
     on_token: Callable[[str], None]
     on_progress: Callable[[int, int], None]
     cancel: threading.Event
     started: float
     cached: int = 0
+    disk_tokens: int = 0
 
     @property
     def prefill_tokens(self) -> int:
@@ -350,6 +435,7 @@ class _Request:
             ttft_s=ttft_s,
             prefill_tps=prefill_tps,
             decode_tps=decode_tps,
+            disk_tokens=self.disk_tokens,
         )
 
 

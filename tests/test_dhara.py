@@ -12,6 +12,8 @@ import pytest
 from mlx_lm.models.cache import ArraysCache, load_prompt_cache, save_prompt_cache
 
 from inference import LoadedModel, ModelLoadError, import_dhara, load_model
+from inference.branch_cache import BranchCache
+from inference.cache_layers import capture, leaves, restore_snapshot
 from inference.cache_stack import CacheStack
 from inference.models.dhara import Model, ModelArgs, canon_channels
 from tests.tiny_models import DHARA_CONFIG, build_dhara_checkpoint, dhara_published_weights
@@ -136,8 +138,8 @@ def test_the_cache_saves_loads_and_never_rewinds(loaded: LoadedModel, tmp_path: 
     after = model(mx.array([TOKENS[10:]]), cache=restored)[0]
     assert mx.abs(after - full_logits(model, TOKENS)[10:]).max().item() < 1e-4
     assert not any(c.is_trimmable() for c in cache)
-    stack = CacheStack(model.make_cache())
-    assert not stack.rewinds_anywhere  # so the engine checkpoints at message boundaries
+    # So the engine checkpoints at message boundaries.
+    assert not BranchCache(model, 10**6, None).rewinds_anywhere
 
 
 def test_window_bytes_are_what_canon_channels_say(loaded: LoadedModel) -> None:
@@ -188,11 +190,16 @@ def test_the_library_converts_a_published_checkpoint_into_an_entry(
     assert not model_install.is_published_dhara(entry)
 
 
-def test_a_fork_holds_equal_windows_in_arrays_of_its_own(loaded: LoadedModel) -> None:
+def test_a_restored_checkpoint_holds_equal_windows_in_arrays_of_its_own(
+    loaded: LoadedModel,
+) -> None:
     model = loaded.model
     parent = CacheStack(model.make_cache(), list(TOKENS))
     model(mx.array([TOKENS]), cache=parent.caches)
-    child = parent.fork()
+    # A checkpoint taken and restored, as the branch cache does for layers that cannot rewind.
+    child = CacheStack(model.make_cache(), list(TOKENS))
+    for mine, theirs in zip(leaves(child.caches), leaves(parent.caches), strict=True):
+        restore_snapshot(mine, capture(theirs))
     for mine, theirs in zip(child.caches, parent.caches, strict=True):
         for a, b in zip(mine.caches[1].cache, theirs.caches[1].cache, strict=True):
             assert a is not b and mx.array_equal(a, b).item()

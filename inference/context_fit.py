@@ -1,0 +1,103 @@
+"""What to do when a conversation no longer fits the model's context: the overflow policies.
+
+A request fits when its rendered prompt leaves room for a reply: `min(max_tokens, context / 4)`
+tokens. When it does not, the policy chooses:
+
+- ``truncate_middle``: keep the system prompt and the first turn, drop whole turns from the
+  middle (oldest first), keep the latest;
+- ``rolling``: keep the system prompt, drop the oldest turns;
+- ``stop``: refuse with a clear message (the app offers to continue in a new chat).
+
+A turn is a user message with the replies that follow it, so what is left still alternates
+user/assistant, which many chat templates insist on. The message being answered is never
+dropped. The kept messages are rendered and cached like any others, so a truncated prompt is
+reused exactly on the next turn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from inference.errors import PromptError
+
+Overflow = Literal["truncate_middle", "rolling", "stop"]
+OVERFLOW_POLICIES: tuple[Overflow, ...] = ("truncate_middle", "rolling", "stop")
+
+
+def reply_room(context: int, max_tokens: int) -> int:
+    """Tokens a prompt must leave free for the reply."""
+    return max(1, min(max_tokens, context // 4))
+
+
+def fit_messages(
+    messages: list[dict[str, str]],
+    count: Callable[[list[dict[str, str]]], int],
+    context: int,
+    room: int,
+    policy: Overflow,
+) -> tuple[list[dict[str, str]], list[int]]:
+    """The messages to send and the indexes of those left out, so that the kept ones count at
+    most `context - room` tokens.
+
+    `count` renders and counts a message list. Raises PromptError under "stop", or when even the
+    shortest allowed conversation is too long.
+    """
+    limit = context - room
+    if policy not in OVERFLOW_POLICIES:
+        raise PromptError(
+            f"Unknown overflow policy {policy!r}; choose one of {', '.join(OVERFLOW_POLICIES)}."
+        )
+    tokens = count(messages)
+    if tokens <= limit:
+        return messages, []
+    if policy == "stop":
+        raise PromptError(
+            f"{_too_long(tokens, context, room)} Continue in a new chat, or let earlier turns be "
+            "left out (the chat's overflow setting)."
+        )
+    turns = _turns(messages)
+    keep_first = 1 if policy == "truncate_middle" else 0
+    droppable = turns[keep_first : len(turns) - 1]
+
+    def without(k: int) -> tuple[list[dict[str, str]], list[int]]:
+        dropped = sorted(i for turn in droppable[:k] for i in turn)
+        gone = set(dropped)
+        return [m for i, m in enumerate(messages) if i not in gone], dropped
+
+    # The smallest number of oldest droppable turns to leave out, by bisection: each try
+    # renders the whole conversation once.
+    low, high = 1, len(droppable)
+    if not droppable or count(without(high)[0]) > limit:
+        shortest = count(without(len(droppable))[0]) if droppable else tokens
+        raise PromptError(
+            f"{_too_long(shortest, context, room)} Earlier turns cannot be left out to make it "
+            "fit: shorten the last message or start a new chat."
+        )
+    while low < high:
+        middle = (low + high) // 2
+        if count(without(middle)[0]) <= limit:
+            high = middle
+        else:
+            low = middle + 1
+    return without(low)
+
+
+def _too_long(tokens: int, context: int, room: int) -> str:
+    return (
+        f"The conversation is {tokens} tokens, {tokens - context + room} too many for this "
+        f"model's context of {context} tokens ({room} kept for the reply)."
+    )
+
+
+def _turns(messages: list[dict[str, str]]) -> list[list[int]]:
+    """Message indexes grouped into turns; a leading system prompt belongs to none."""
+    turns: list[list[int]] = []
+    for index, message in enumerate(messages):
+        if message["role"] == "system" and index == 0:
+            continue
+        if message["role"] == "user" or not turns:
+            turns.append([index])
+        else:
+            turns[-1].append(index)
+    return turns
