@@ -38,6 +38,7 @@ from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.conversation_files import ask_export_path, ask_import_path, read_import, write_export
 from ui.conversation_views import conversation_rows, message_views, search_hits
+from ui.draft_keeper import DraftKeeper
 from ui.icons import themed_icon
 from ui.message_widget import MessageWidget
 from ui.notice_banner import NoticeBanner
@@ -100,6 +101,7 @@ class MainWindow(QMainWindow):
         self.chat_view = ChatView()
         self.composer = Composer()
         self.composer.setMaximumWidth(em(self.composer, _COLUMN_EM))
+        self.drafts = DraftKeeper(self.composer, controller, self)
         self.status_panel = StatusPanel()
         self.models = WindowModels(
             controller, paths.models_dir, self, lambda: self._cid, self.show_notice
