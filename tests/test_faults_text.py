@@ -257,6 +257,7 @@ def test_a_reply_still_refused_at_close_is_back_after_a_restart(
         assert (reply.content, reply.status) == (story, "complete")
         view = app.window.chat_view.message_widget(str(reply.id))
         assert view is not None and view.body.toPlainText().strip() == story
+        assert "put back into their conversations" in app.window.banner.text
 
 
 @contextmanager
