@@ -90,5 +90,10 @@ def _read_existing(path: Path) -> list[UnsavedReply]:
         return load(path)
     except InvalidInputError:
         # Never overwrite what could not be read: it may hold text. Set it aside instead.
-        path.replace(path.with_name(f"{path.name}.unreadable"))
+        aside = path.with_name(f"{path.name}.unreadable")
+        counter = 2
+        while aside.exists():
+            aside = path.with_name(f"{path.name}.unreadable-{counter}")
+            counter += 1
+        path.rename(aside)
         return []

@@ -126,8 +126,9 @@ class StreamingReplies(MessageTree):
                 if not self._still_streaming(writer.message_id):
                     continue  # finished or deleted without its writer
                 writer.finish("interrupted")
-            except StoreError as exc:
-                _log.warning("Reply %s could not be saved at close: %s", writer.message_id, exc)
+            except Exception:
+                # Whatever refused it (a full disk, or a bug), the text must outlive this run.
+                _log.exception("Reply %s could not be saved at close", writer.message_id)
                 unsaved.append(_unsaved(writer))
         self._writers.clear()
         if unsaved:
@@ -163,15 +164,19 @@ class StreamingReplies(MessageTree):
         notes = []
         if restored:
             notes.append(
-                f"{restored} reply(s) that could not be saved last time were put back into "
+                f"{_replies(restored)} that could not be saved last time were put back into "
                 "their conversations."
             )
         if homeless:
             notes.append(
-                f"{len(homeless)} unsaved reply(s) belong to messages that no longer exist; "
-                f"their text was kept in {source}."
+                f"{_replies(len(homeless))} that could not be saved answered messages that no "
+                f"longer exist; their text was kept in {source}."
             )
         self.recovery_report = " ".join(notes)
+
+
+def _replies(count: int) -> str:
+    return "1 reply" if count == 1 else f"{count} replies"
 
 
 def _unsaved(writer: ReplyWriter) -> UnsavedReply:

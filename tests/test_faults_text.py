@@ -199,6 +199,7 @@ def test_a_reply_with_nowhere_to_go_stays_in_the_file_and_is_reported(
     )
     with Store.open(path) as store:
         assert store.recovery_report and "no longer exist" in store.recovery_report
+        assert store.recovery_report.startswith("1 reply that could not be saved")
         assert store.list_conversations() == []
     assert "homeless text" in reply_recovery.recovery_path(path).read_text(encoding="utf-8")
 
@@ -239,6 +240,29 @@ def test_a_failed_final_write_keeps_the_text_on_screen_and_saves_it_later(
         qtbot.waitUntil(lambda: store.get_message(reply_id).status == "complete", timeout=5000)
         assert store.get_message(reply_id).content == story
         assert any("has now been saved" in n for n in notices)
+
+
+def test_an_unexpected_error_while_finishing_never_leaves_the_app_busy(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = ScriptedEngine(["A reply met by a bug."], chars_per_step=8, step_s=0.002)
+    with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
+        store = app.controller.store
+
+        def bug(*args: Any, **kwargs: Any) -> Message:
+            raise RuntimeError("a bug in the finish path")
+
+        monkeypatch.setattr(store, "finish_reply", bug)
+        with qtbot.captureExceptions() as raised:
+            send_and_wait(qtbot, app, "Hello")
+        assert [str(e[1]) for e in raised] == ["a bug in the finish path"]
+        assert not app.controller.is_busy()
+        assert app.window.composer.button.accessibleName() == "Send message"
+        reply_id = app.controller.store.active_path(app.window.current_conversation_id)[-1].id
+    # Close could not finish it either: the whole text went to the recovery file.
+    with Store.open(tmp_path / "conversations.sqlite3") as reopened:
+        reply = reopened.get_message(reply_id)
+        assert (reply.content, reply.status) == ("A reply met by a bug.", "complete")
 
 
 def test_a_reply_still_refused_at_close_is_back_after_a_restart(
