@@ -63,6 +63,9 @@ class StreamingReplies(MessageTree):
     def reply_writer(self, message_id: int, interval_s: float = 1.0) -> ReplyWriter:
         """A buffer for a streaming reply's tokens; `close()` finishes it if nobody else did."""
         writer = ReplyWriter(self, self._streaming(message_id), interval_s=interval_s)
+        # Forget the writers of replies deleted since (the rest hold text not yet on disk).
+        for gone in [m for m in self._writers if not self._still_streaming(m)]:
+            del self._writers[gone]
         self._writers[message_id] = writer
         return writer
 

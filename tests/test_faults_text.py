@@ -411,6 +411,33 @@ def test_drafts_follow_the_conversation_and_a_restart(qtbot: Any, tmp_path: Path
     relaunched.window.close()
 
 
+def test_a_draft_the_disk_refuses_stays_in_memory_until_it_can_be_saved(
+    qtbot: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = ScriptedEngine([])
+    with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
+        window, store = app.window, app.controller.store
+        notices: list[str] = []
+        app.controller.notice.connect(notices.append)
+        first = window.current_conversation_id
+        assert first is not None
+
+        def disk_full(conversation_id: int, text: str) -> None:
+            raise StoreError(DISK_FULL)
+
+        monkeypatch.setattr(store, "save_draft", disk_full)
+        qtbot.keyClicks(window.composer.edit, "not on disk yet")
+        window.open_conversation(app.controller.new_conversation())
+        qtbot.keyClicks(window.composer.edit, "nor this")
+        window.open_conversation(first)
+        assert window.composer.text() == "not on disk yet"
+        assert [n for n in notices if "unsent message could not be saved" in n] == [notices[0]]
+        monkeypatch.undo()
+    with Store.open(tmp_path / "conversations.sqlite3") as reopened:
+        drafts = {c.id: reopened.draft(c.id) for c in reopened.list_conversations()}
+    assert sorted(drafts.values()) == ["nor this", "not on disk yet"]
+
+
 def test_a_sent_message_is_no_draft_any_more(qtbot: Any, tmp_path: Path) -> None:
     engine = ScriptedEngine(["Fine, thanks."])
     with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
