@@ -21,7 +21,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 from app.model_session import ModelResolver, ModelSession
 from app.reply_generation import DEFAULT_PARAMS, ReplyGeneration, prompt_messages
 from app.settings import Preferences
-from app.store import Conversation, Store, StoreError
+from app.store import Conversation, NotFoundError, Store, StoreError
 from app.worker import EngineLike, InferenceWorker
 
 __all__ = ["BUSY_MESSAGE", "DEFAULT_PARAMS", "ChatController", "ModelResolver"]
@@ -41,6 +41,8 @@ class ChatController(QObject):
     memoryChanged = Signal(object)  # {"cache_bytes", "weights_bytes"}
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
     tokenCount = Signal(object)  # {"conversation_id", "count", "context_length"}
+    conversationOpened = Signal(int)  # the window shows this conversation now
+    closing = Signal()  # the store closes next: save what is still only in memory (a draft)
 
     def __init__(
         self,
@@ -63,6 +65,7 @@ class ChatController(QObject):
         self._generation.notice.connect(self.notice)
         self._generation.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
+        self._draft_failed = False
 
     # ---- model ------------------------------------------------------------------------------
     @property
@@ -79,7 +82,10 @@ class ChatController(QObject):
         return self._session.last_model_status
 
     def start(self) -> None:
-        """Resolve and load the start-up model in the background (the window is already up)."""
+        """Resolve and load the start-up model in the background (the window is already up);
+        say what became of replies a previous run could not save."""
+        if self.store.recovery_report:
+            self.notice.emit(self.store.recovery_report)
         self._session.start()
 
     def load_model(self, path: str | Path) -> None:
@@ -99,6 +105,30 @@ class ChatController(QObject):
     def open_conversation(self, conversation_id: int) -> None:
         self.store.get_conversation(conversation_id)
         self.preferences.last_conversation_id = conversation_id
+        self.conversationOpened.emit(conversation_id)
+
+    def draft(self, conversation_id: int) -> str:
+        """The composer's unsent text for the conversation ("" when none, or unreadable)."""
+        try:
+            return self.store.draft(conversation_id)
+        except StoreError:
+            return ""
+
+    def save_draft(self, conversation_id: int, text: str) -> bool:
+        """Keep the composer's unsent text. False when the store refused it (try again later);
+        that is told once until a save succeeds, since a draft is saved twice a second while
+        typing. A conversation gone for good needs no draft (True)."""
+        try:
+            self.store.save_draft(conversation_id, text)
+        except NotFoundError:
+            return True
+        except StoreError as exc:
+            if not self._draft_failed:
+                self._draft_failed = True
+                self.notice.emit(f"The unsent message could not be saved: {exc}")
+            return False
+        self._draft_failed = False
+        return True
 
     def rename_conversation(self, conversation_id: int, title: str) -> None:
         if not title.strip():
@@ -186,6 +216,7 @@ class ChatController(QObject):
         )
         if user is None:
             return False
+        self.save_draft(conversation_id, "")  # sent: a restart must not offer it again
         self.conversationsChanged.emit()
         return self._start_reply(conversation_id, user.id)
 
@@ -283,7 +314,9 @@ class ChatController(QObject):
             self.tokenCount.emit(payload)
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
-        """Stop generation, save the partial reply, join the worker, close the store."""
+        """Stop generation, save the partial reply and the draft, join the worker, close the
+        store."""
+        self.closing.emit()
         self._generation.stop()
         joined = self.worker.shutdown(timeout_s)
         self._generation.save_after_shutdown()

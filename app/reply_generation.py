@@ -5,6 +5,10 @@ at least once a second even while tokens pause) and finishes it with its stats, 
 an error. Token updates carry their request id and are only ever written to their own message, so
 switching conversation or branch, editing or deleting while a reply streams can never put a token
 in the wrong place.
+
+A reply whose final write fails (a full disk) is not dropped: it ends (the app is no longer busy),
+its whole text stays on screen (re-sent as a stream update), and its final write is retried each
+second; what is still unsaved at close goes to the store's recovery file.
 """
 
 from __future__ import annotations
@@ -63,6 +67,11 @@ class ReplyGeneration(QObject):
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(1000)
         self._flush_timer.timeout.connect(self._flush)
+        # Replies ended whose final write failed: retried until the store takes them.
+        self._unsaved: list[_Reply] = []
+        self._retry_timer = QTimer(self)
+        self._retry_timer.setInterval(1000)
+        self._retry_timer.timeout.connect(self._retry_unsaved)
 
     def is_busy(self) -> bool:
         return self._reply is not None
@@ -113,13 +122,23 @@ class ReplyGeneration(QObject):
     def save_after_shutdown(self) -> None:
         """Once the worker has stopped: deliver its last tokens and result, still queued for
         this object (the event loop will not run again), so the whole partial text and its
-        stats are saved."""
+        stats are saved. A write still refused is left to `Store.close`."""
         QCoreApplication.sendPostedEvents(self, QEvent.Type.MetaCall)
         reply = self._reply
         if reply is not None and not reply.writer.done and not reply.detached:
             self._finish_writer(reply, "stopped")
         self._reply = None
         self._flush_timer.stop()
+        # `Store.close` retries what is still unsaved, and keeps what it cannot write.
+        self._retry_timer.stop()
+
+    def _still_streaming(self, message_id: int) -> bool:
+        try:
+            return self.store.get_message(message_id).status == "streaming"
+        except NotFoundError:
+            return False
+        except StoreError:
+            return True  # cannot tell: keep the text
 
     def _is_in_subtree(self, message_id: int, root_id: int) -> bool:
         current: int | None = message_id
@@ -141,12 +160,9 @@ class ReplyGeneration(QObject):
         reply = self._current(payload["request_id"])
         if reply is None or reply.detached:
             return
-        try:
-            reply.writer.append(payload["text"])
-        except StoreError as exc:
-            self._lose_reply(reply, exc)
-            if reply.detached:
-                return
+        self._append(reply, payload["text"])
+        if reply.detached:
+            return
         self.streamUpdated.emit(
             {
                 "conversation_id": reply.conversation_id,
@@ -168,34 +184,47 @@ class ReplyGeneration(QObject):
         reply = self._current(payload["request_id"])
         if reply is None:
             return
-        if not reply.detached:
-            missing = payload["text"][len(reply.writer.text) :]
-            if missing and payload["text"].startswith(reply.writer.text):
-                reply.writer.append(missing)
-            status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
-            stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-            self._finish_writer(reply, status, stats=stats)
-        self._end(reply)
+        try:
+            if not reply.detached:
+                missing = payload["text"][len(reply.writer.text) :]
+                if missing and payload["text"].startswith(reply.writer.text):
+                    self._append(reply, missing)
+                status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
+                stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
+                self._finish_writer(reply, status, stats=stats)
+        finally:
+            self._end(reply)  # whatever went wrong above, the app is not left busy
 
     @Slot(object)
     def _on_failed(self, payload: dict) -> None:
         reply = self._current(payload["request_id"])
         if reply is None:
             return
-        if not reply.detached:
-            self._finish_writer(reply, "error", error=payload["message"])
-        self.notice.emit(payload["message"])
-        self._end(reply)
+        try:
+            if not reply.detached:
+                self._finish_writer(reply, "error", error=payload["message"])
+            self.notice.emit(payload["message"])
+        finally:
+            self._end(reply)
+
+    def _append(self, reply: _Reply, text: str) -> None:
+        try:
+            reply.writer.append(text)
+        except StoreError as exc:
+            self._lose_reply(reply, exc)
 
     def _finish_writer(self, reply: _Reply, status: str, **kwargs: Any) -> None:
         try:
             reply.writer.finish(status, **kwargs)
         except StoreError as exc:
             self._lose_reply(reply, exc)
+            if not reply.detached:
+                self._unsaved.append(reply)
+                self._retry_timer.start()
 
     def _lose_reply(self, reply: _Reply, exc: StoreError) -> None:
         """The reply's message went away (deleted), or the disk refused the write: then the
-        writer keeps the text and the next flush, the finish or `Store.close` writes it."""
+        writer keeps the text and the next flush, a retried finish or `Store.close` writes it."""
         if isinstance(exc, NotFoundError):
             reply.detached = True
         elif not reply.save_failed:
@@ -207,6 +236,36 @@ class ReplyGeneration(QObject):
         self._flush_timer.stop()
         self.busyChanged.emit(False)
         self.ended.emit(reply.conversation_id)
+        if reply in self._unsaved:
+            self._show_unsaved(reply)
+
+    def _show_unsaved(self, reply: _Reply) -> None:
+        """The store still has the text as of its last successful write: keep the whole of it on
+        screen until it is saved."""
+        self.streamUpdated.emit(
+            {
+                "conversation_id": reply.conversation_id,
+                "message_id": reply.message_id,
+                "text": reply.writer.text,
+            }
+        )
+
+    @Slot()
+    def _retry_unsaved(self) -> None:
+        for reply in list(self._unsaved):
+            try:
+                reply.writer.retry_finish()
+            except StoreError:
+                if self._still_streaming(reply.message_id):
+                    self._show_unsaved(reply)
+                else:
+                    self._unsaved.remove(reply)  # deleted, or finished elsewhere, meanwhile
+            else:
+                self._unsaved.remove(reply)
+                self.notice.emit("The reply that could not be saved has now been saved.")
+                self.ended.emit(reply.conversation_id)
+        if not self._unsaved:
+            self._retry_timer.stop()
 
     @Slot()
     def _flush(self) -> None:

@@ -3,6 +3,10 @@
 Tokens arrive tens of times a second; the text goes to disk at most once per interval (one
 second by default) and always on finish. A crash therefore loses at most the text of the last
 interval, and `Store.close()` finishes any writer still open as "interrupted".
+
+A final write that fails (a full disk) is remembered: the writer takes no more text, keeps the
+whole of it, and `retry_finish()` (called each second by the app, and by `Store.close()`) writes
+it with the status it was given. The store holds every writer strongly until that succeeds.
 """
 
 from __future__ import annotations
@@ -30,10 +34,12 @@ class ReplyWriter:
         clock: Callable[[], float] | None = None,
     ) -> None:
         self._store = store
+        self.message = message  # the reply as begun: where it belongs, if it must be re-created
         self.message_id = message.id
         self._parts = [message.content]
         self._dirty = False
         self._done = False
+        self._final: tuple[Status, dict[str, Any] | None, str | None] | None = None
         self._interval_s = interval_s
         self._clock = clock or time.monotonic
         self._last_write = self._clock()
@@ -48,9 +54,14 @@ class ReplyWriter:
     def done(self) -> bool:
         return self._done
 
+    @property
+    def final(self) -> tuple[Status, dict[str, Any] | None, str | None] | None:
+        """(status, stats, error) once `finish` was called, even if its write failed."""
+        return self._final
+
     def append(self, text: str) -> None:
         """Add decoded text; written now only if the last write is an interval old."""
-        if self._done:
+        if self._final is not None:
             raise InvalidInputError(f"Reply {self.message_id} is already finished.")
         if not text:
             return
@@ -61,7 +72,7 @@ class ReplyWriter:
 
     def flush(self) -> None:
         """Write what has not been written yet (cheap when nothing is pending)."""
-        if self._dirty and not self._done:
+        if self._dirty and self._final is None:
             # Set first: a failed write (a full disk) is retried an interval later, not per token.
             self._last_write = self._clock()
             self._store.update_streaming(self.message_id, self.text)
@@ -74,7 +85,18 @@ class ReplyWriter:
         error: str | None = None,
     ) -> Message:
         """Write the whole text with its final status ("complete", "stopped", "error",
-        "interrupted"); the writer takes no more text."""
+        "interrupted"); the writer takes no more text, even when the write fails (StoreError):
+        `retry_finish` then tries again."""
+        if self._final is None:
+            self._final = (status, stats, error)
+        return self.retry_finish()
+
+    def retry_finish(self) -> Message:
+        """Write the whole text with the status given to `finish` (raises StoreError again if
+        the store still refuses)."""
+        if self._final is None:
+            raise InvalidInputError(f"Reply {self.message_id} was never finished.")
+        status, stats, error = self._final
         message = self._store.finish_reply(self.message_id, self.text, status, stats, error)
         self._done = True
         return message

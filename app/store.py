@@ -4,7 +4,8 @@ person wrote or read is ever overwritten.
 API (all calls on one thread, the GUI thread; every method that changes something is one
 transaction; any failure raises `StoreError` with a message written for the person):
 
-    store = Store.open(path)          # creates or migrates; store.recovered_from: Path | None
+    store = Store.open(path)          # creates or migrates; store.recovered_from: Path | None;
+                                      # puts back replies close could not write (recovery_report)
     store.close()                     # also finishes unfinished ReplyWriters as "interrupted"
 
     create_conversation(title=None, system_prompt="", model_id=None, params=None) -> Conversation
@@ -12,6 +13,7 @@ transaction; any failure raises `StoreError` with a message written for the pers
     list_conversations(include_archived=False) -> list[Conversation]   # pinned, then recent
     rename(id, title) / set_pinned(id, bool) / set_archived(id, bool) -> Conversation
     update_settings(id, *, system_prompt=, model_id=, params=) -> Conversation
+    save_draft(id, text) / draft(id) -> str    # the composer's unsent text ("" = none)
     delete_conversation(id)           # undoable: restore_conversation(id) -> Conversation
     purge_deleted(older_than_s=0.0) -> int     # makes deletions final
     fork_conversation(message_id) -> Conversation  # root..message copied into a new one
@@ -107,6 +109,7 @@ class Store(StreamingReplies):
         conn, recovered_from = open_database(path)
         store = cls(conn, path, recovered_from)
         try:
+            store._put_back_unsaved_replies()
             store._interrupt_orphaned_replies()
         except BaseException:
             conn.close()
@@ -114,14 +117,15 @@ class Store(StreamingReplies):
         return store
 
     def close(self) -> None:
-        """Finish any reply still being written as "interrupted", then close the file (even
-        if that finishing fails, e.g. on a full disk: the reply is then marked at next open)."""
+        """Finish any reply still being written as "interrupted" (or with the status its failed
+        final write was given), then close the file. A reply the database still refuses (a full
+        disk) is kept in the recovery file, which the next `open` puts back."""
         if self._conn is None:
             return
         # No "PRAGMA optimize" here: the statistics it gathers make SQLite 3.40 add a Bloom
         # filter to the active-path query's recursive step, three times slower at 500 messages.
         try:
-            self._interrupt_open_writers()
+            self._settle_open_writers()
         finally:
             self._conn.close()
             self._conn = None
@@ -198,6 +202,26 @@ class Store(StreamingReplies):
                     f"UPDATE conversations SET {column} = ? WHERE id = ?", (value, conversation.id)
                 )
         return self.get_conversation(conversation_id)
+
+    def save_draft(self, conversation_id: int, text: str) -> None:
+        """Keep the composer's unsent text ("" clears it). A deleted conversation keeps its
+        draft for an undo; the conversation's place in the list does not change."""
+        check_text(text, "The draft", allow_empty=True)
+        with self._write() as db:
+            saved = db.execute(
+                "UPDATE conversations SET draft = ? WHERE id = ?", (text, conversation_id)
+            ).rowcount
+        if not saved:
+            raise NotFoundError(f"There is no conversation with id {conversation_id!r}.")
+
+    def draft(self, conversation_id: int) -> str:
+        row = self._one(
+            "SELECT draft FROM conversations WHERE id = ? AND deleted_at IS NULL",
+            (conversation_id,),
+        )
+        if row is None:
+            raise NotFoundError(f"There is no conversation with id {conversation_id!r}.")
+        return str(row[0])
 
     def delete_conversation(self, conversation_id: int) -> None:
         """Hide the conversation (and its messages from search) until `restore_conversation`

@@ -89,7 +89,12 @@ CREATE TRIGGER title_search_update AFTER UPDATE OF title ON conversations BEGIN
 END;
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1,)
+# The composer's unsent text, per conversation: typing survives a switch, a restart and a crash.
+_V2 = """
+ALTER TABLE conversations ADD COLUMN draft TEXT NOT NULL DEFAULT '';
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2)
 
 
 def latest_version() -> int:

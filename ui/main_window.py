@@ -34,6 +34,7 @@ from ui.chat_view import ChatView
 from ui.composer import Composer
 from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
+from ui.draft_keeper import DraftKeeper
 from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
 from ui.sidebar import Sidebar
@@ -95,6 +96,7 @@ class MainWindow(QMainWindow):
         self.chat_view = ChatView()
         self.composer = Composer()
         self.composer.setMaximumWidth(em(self.composer, _COLUMN_EM))
+        self.drafts = DraftKeeper(self.composer, controller, self)
         self.status_panel = StatusPanel()
         self.models = WindowModels(
             controller, paths.models_dir, self, lambda: self._cid, self.show_notice
