@@ -423,7 +423,11 @@ class BranchCache:
     def _load(self, node: Node) -> None:
         """Bring a disk-only node's segments (and checkpoint) into memory, noting the tokens
         read. A file that fails its checks takes its subtree with it (CacheFileError)."""
-        if node.hot or node.kv is not None or node.saved is None or self._folder is None:
+        if node.saved is None or self._folder is None:
+            return
+        needs_kv = node.kv is None and not node.hot
+        needs_checkpoint = node.checkpoint is None and node.saved.has_checkpoint
+        if not needs_kv and not needs_checkpoint:
             return
         try:
             arrays, skeleton = self._folder.load(node.saved)
@@ -440,10 +444,11 @@ class BranchCache:
             if isinstance(error, CacheFileError):
                 raise
             raise CacheFileError(f"saved cache was unusable ({error})") from error
-        node.kv = kv
-        if checkpoint is not None and node.checkpoint is None:
+        if needs_kv:
+            node.kv = kv
+            self._read_from_disk.append((node.start, node.end))
+        if needs_checkpoint:
             node.checkpoint = checkpoint
-        self._read_from_disk.append((node.start, node.end))
 
     def has_unsaved(self) -> bool:
         return self._folder is not None and self.disk_error is None and any(

@@ -2,14 +2,17 @@
 
 Hypothesis draws sequences of user actions (send, regenerate, edit an earlier message, go back
 to an earlier branch and continue it, cancel mid-prefill or mid-decode and continue, alternate
-between two conversations, shrink the cache budget) and runs them through one engine per cache
-kind, which keeps its stored caches from one sequence to the next. Every reply is compared, token
+between two conversations, shrink the cache budget, restart — a new engine on the same cache
+folder, finding the saved caches there — and overflow the context under each policy) and runs
+them through one engine per cache kind, which keeps its stored caches from one sequence to the
+next. Every reply is compared, token
 for token, with `mlx_lm.stream_generate` on the same rendered prompt from an empty cache, greedy
 or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -21,13 +24,23 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
+from inference import (
+    Engine,
+    GenerationResult,
+    LoadedModel,
+    PromptError,
+    SamplingParams,
+    load_model,
+)
+from inference.context_fit import OVERFLOW_POLICIES
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
 from tests.tiny_models import CHATML_TEMPLATE, KINDS, NO_EOS
 
 MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
 BUDGET = 1_000_000  # a handful of tiny stacks, so eviction happens along the way
+DISK_BUDGET = 3_000_000  # saved caches are evicted along the way too
+CONTEXT = 320  # small, so an "overflow" action needs no huge prompt
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "told", "me", "story", "about", "Paris", "code"]
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
@@ -53,6 +66,8 @@ actions = st.lists(
         st.tuples(st.just("cancel_prefill"), conversation, text, sampling),
         st.tuples(st.just("cancel_decode"), conversation, text, sampling),
         st.tuples(st.just("budget"), st.sampled_from([0, 30_000, 200_000])),
+        st.tuples(st.just("restart")),
+        st.tuples(st.just("overflow"), conversation, st.sampled_from(OVERFLOW_POLICIES), sampling),
     ),
     min_size=2,
     max_size=6,
@@ -65,14 +80,46 @@ class Chat:
     branches: list[list[dict[str, str]]] = field(default_factory=list)
 
 
+def filler(turns: int) -> list[dict[str, str]]:
+    """Earlier turns long enough to push a conversation past CONTEXT."""
+    messages = []
+    for i in range(turns):
+        messages += [
+            {"role": "user", "content": f"Tell me a story about Paris, part {i}."},
+            {"role": "assistant", "content": f"The cat sat on the mat and told me a story {i}."},
+        ]
+    return messages
+
+
 @dataclass
 class Harness:
     loaded: LoadedModel
-    engine: Engine
+    cache_dir: Path
+    engine: Engine = field(init=False)
     comparison: Comparison = field(default_factory=Comparison)
     references: dict[tuple, Reference] = field(default_factory=dict)
     generations: int = 0
     sequences: int = 0
+    restarts: int = 0
+    overflows: int = 0
+
+    def __post_init__(self) -> None:
+        self.engine = self.new_engine()
+
+    def new_engine(self) -> Engine:
+        return Engine(
+            self.loaded,
+            BUDGET,
+            cache_dir=self.cache_dir,
+            disk_budget_bytes=DISK_BUDGET,
+            prefill_chunk_tokens=CHUNK,
+        )
+
+    def restart(self) -> None:
+        """What a quit and a relaunch do to the engine: save, then start again from disk."""
+        self.engine.close()
+        self.engine = self.new_engine()
+        self.restarts += 1
 
     def reference(self, ids: list[int], params: SamplingParams) -> Reference:
         key = (tuple(ids), params.temperature, params.seed, tuple(params.logit_bias.items()))
@@ -87,6 +134,7 @@ class Harness:
         params: SamplingParams,
         cid: str,
         cancel_at: str | None = None,
+        overflow: str = "truncate_middle",
     ) -> GenerationResult:
         """Generate, check the reply against the reference, and make it the chat's new path."""
         cancel = threading.Event()
@@ -97,12 +145,18 @@ class Harness:
             ):
                 cancel.set()
 
-        result = self.engine.generate(messages, params, cid, on_progress=on_progress, cancel=cancel)
+        result = self.engine.generate(
+            messages, params, cid, on_progress=on_progress, cancel=cancel, overflow=overflow
+        )
         self.generations += 1
+        self.engine.save_pending(0.05)  # what the worker does while it waits for the next turn
         stats = result.stats
         assert stats.cached_tokens + stats.prefill_tokens == stats.prompt_tokens
+        assert 0 <= stats.disk_tokens <= stats.cached_tokens
         assert self.engine.cache_bytes() <= self.engine.cache_budget_bytes
-        ids = self.loaded.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
+        # The reference is mlx-lm on the prompt the engine really sent: the kept messages.
+        kept = [m for i, m in enumerate(messages) if i not in result.dropped_messages]
+        ids = self.loaded.tokenizer.apply_chat_template(kept, add_generation_prompt=True)
         assert stats.prompt_tokens == len(ids)
         label = f"{self.loaded.model_type} {cid} {cancel_at or ''}"
         complete = result.finish_reason != "cancelled"
@@ -120,11 +174,12 @@ class Harness:
 def harnesses(tiny_models_dir: Path) -> Iterator[dict[str, Harness]]:
     made = {}
     for kind in KINDS:
-        loaded = load_model(tiny_models_dir / kind)
-        made[kind] = Harness(loaded, Engine(loaded, BUDGET, prefill_chunk_tokens=CHUNK))
+        loaded = dataclasses.replace(load_model(tiny_models_dir / kind), context_length=CONTEXT)
+        made[kind] = Harness(loaded, tiny_models_dir.parent / f"caches-{kind}")
     yield made
     lines = [
-        f"{kind}: {h.sequences} sequences, {h.generations} generations, "
+        f"{kind}: {h.sequences} sequences, {h.generations} generations "
+        f"({h.restarts} restarts, {h.overflows} overflows), "
         f"{h.comparison.exact} exact, {len(h.comparison.near_ties)} near-tie divergences "
         f"{h.comparison.near_ties}"
         for kind, h in made.items()
@@ -145,6 +200,9 @@ def play(harness: Harness, steps: list[tuple]) -> None:
             harness.engine.cache_budget_bytes = step[1]
             assert harness.engine.cache_bytes() <= step[1]
             continue
+        if kind == "restart":
+            harness.restart()
+            continue
         chat, cid = chats[step[1]], step[1]
         params = step[-1]
         if kind == "send":
@@ -158,6 +216,17 @@ def play(harness: Harness, steps: list[tuple]) -> None:
                 at = users[step[2] % len(users)]
                 edited = [*chat.path[:at], {"role": "user", "content": step[3]}]
                 harness.run(chat, edited, params, cid)
+        elif kind == "overflow":
+            policy = step[2]
+            messages = [*chat.path, *filler(10), {"role": "user", "content": "How does it end?"}]
+            assert harness.engine.count_prompt_tokens(messages) > CONTEXT
+            harness.overflows += 1
+            if policy == "stop":
+                with pytest.raises(PromptError, match="too many for this model's context"):
+                    harness.engine.generate(messages, params, cid, overflow=policy)
+            else:
+                result = harness.run(chat, messages, params, cid, overflow=policy)
+                assert result.dropped_messages
         elif kind == "switch":
             if chat.branches:
                 chat.path = chat.branches[step[2] % len(chat.branches)]
@@ -191,6 +260,7 @@ def test_every_action_sequence_matches_from_scratch_generation(
 
     check()
     assert harness.sequences >= 50
+    assert harness.restarts and harness.overflows  # both new actions were drawn
     # Near-ties must stay rare; each one is listed in the module's printed summary.
     assert len(harness.comparison.near_ties) <= harness.generations // 20
 
