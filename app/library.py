@@ -33,6 +33,7 @@ from typing import Any
 import psutil
 
 from app.embedded_model import embedded_gguf_path
+from app.isolated import run_isolated
 
 METADATA_FILE = "branchwise.json"
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct"
@@ -421,8 +422,11 @@ def import_folder(
     entry leaves the folder alone); otherwise the model's files are copied (progress in bytes,
     cancellable). Raises LibraryError; a failed or cancelled copy adds nothing.
     """
+    from app.model_check import check_model_folder  # it imports this module
+
     folder = Path(source).expanduser().resolve()
     validate_folder(folder)
+    check_model_folder(folder, cancel)
     try:
         with staging(models_dir) as area:
             entry = area / "entry"
@@ -475,15 +479,21 @@ def import_gguf_file(
     name: str | None = None,
     builtin: bool = False,
 ) -> Path:
-    """Import a GGUF file as a new library entry (runs MLX: call it on the inference worker).
+    """Import a GGUF file as a new library entry, in a child process (app/isolated.py) so that a
+    file that crashes MLX's reader cannot take the app down. Call it on the inference worker:
+    it imports `inference` for its errors.
 
     Raises inference's ModelLoadError for a file that cannot be imported; nothing is added then.
     """
-    from inference import import_gguf
+    from inference.errors import ModelLoadError
+    from inference.gguf_import import ImportCancelled
 
     source = Path(gguf_path).expanduser()
     with staging(models_dir) as area:
-        folder = import_gguf(source, area, progress=progress, cancel=cancel)
+        folder = run_isolated(
+            "inference.gguf_import:import_gguf", source, area, label=source.name,
+            failure=ModelLoadError, cancelled=ImportCancelled, progress=progress, cancel=cancel,
+        )
         label = f"Built in ({source.name})" if builtin else f"Imported from {source}"
         write_metadata(folder, name=name or source.stem, source=label, builtin=builtin)
         return install(folder, models_dir, folder.name)

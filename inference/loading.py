@@ -17,6 +17,8 @@ from mlx.utils import tree_flatten
 from mlx_lm.utils import _get_classes
 
 from inference.errors import ModelLoadError
+from inference.folder_check import check_before_load
+from inference.template_check import check_template
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -73,9 +75,11 @@ def load_model(path: str | Path) -> LoadedModel:
     if not any((folder / name).is_file() for name in _TOKENIZER_FILES):
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
     try:
+        check_before_load(folder)
         model, tokenizer = mlx_lm.load(str(folder))
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
+    check_template(tokenizer, f"The chat template of {folder.name}")
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,

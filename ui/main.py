@@ -9,6 +9,7 @@ already read, search and type.
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable
@@ -124,6 +125,9 @@ def launch(args: argparse.Namespace, worker: InferenceWorker | None = None) -> L
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Model files are checked in child processes (app/isolated.py); in the frozen app a child
+    # starts as this executable, and this turns it into the child's job before any window.
+    multiprocessing.freeze_support()
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.self_test:
         from ui.self_test import run_self_test
