@@ -39,6 +39,7 @@ from app.library import (
     validate_folder,
     write_metadata,
 )
+from app.model_check import check_model_folder
 
 Progress = Callable[[int, int], None]
 _WEIGHTS = "model*.safetensors"
@@ -111,6 +112,7 @@ def download_model(
     for name in weights:
         fetch(name)
     _check(repo_id, validate_folder, folder)
+    _check(repo_id, lambda files: check_model_folder(files, cancel), folder)
     shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's resume bookkeeping
     write_metadata(folder, name=repo_id.rpartition("/")[2], source=f"Hugging Face: {repo_id}")
     return install(folder, models_dir, repo_id.rpartition("/")[2])
