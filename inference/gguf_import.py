@@ -32,6 +32,7 @@ from typing import Any
 import mlx.core as mx
 
 from inference.errors import ModelLoadError
+from inference.file_limits import check_config_values
 from inference.folder_check import check_builds
 from inference.gguf_reader import GROUP_SIZE, Tensors, open_gguf
 from inference.gguf_tokenizer import write_tokenizer
@@ -105,7 +106,9 @@ def import_gguf(
                 f"in {models}, and {free:.2f} GB is free."
             ) from error
         raise ModelLoadError(f"Could not import {source.name}: {error}") from error
-    except (ValueError, KeyError, TypeError, IndexError) as error:  # malformed metadata
+    except ModelLoadError:
+        raise
+    except Exception as error:  # damaged metadata breaks the conversion in many ways
         raise ModelLoadError(f"{source.name} could not be imported: {error!r}") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -151,6 +154,8 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     if "model.embed_tokens.weight" not in weights:
         raise ModelLoadError(f"{source.name} has no token embedding (token_embd).")
     config = model_config(metadata, architecture, weights, rope_factors)
+    # Before mlx-lm builds it: a layer count of 10**9 would take forever to build.
+    check_config_values(config, f"The metadata of {source.name}")
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     try:
         mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
