@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
+import math
+import reprlib
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,13 @@ CONFIG_LIMITS: dict[str, int] = {
     "vocab_size": 1 << 24,
     "max_position_embeddings": 1 << 30,
 }
+
+# Config values that must be positive, finite numbers: mlx-lm passes them on unchecked, and a
+# text there fails only at the first reply.
+CONFIG_NUMBERS = (
+    "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps",
+    "partial_rotary_factor",
+)
 
 
 def file_limit(name: str) -> int | None:
@@ -81,7 +90,8 @@ def read_config(folder: Path) -> dict[str, Any]:
 
 
 def check_config_values(config: dict[str, Any], where: str) -> None:
-    """Every size in CONFIG_LIMITS a whole number in range, at the top and in `text_config`."""
+    """Every size in CONFIG_LIMITS a whole number in range and every CONFIG_NUMBERS value a
+    positive number, at the top and in `text_config`."""
     sections = [config]
     if isinstance(config.get("text_config"), dict):
         sections.append(config["text_config"])
@@ -92,13 +102,27 @@ def check_config_values(config: dict[str, Any], where: str) -> None:
             values = value if isinstance(value, list) and len(value) <= 4096 else [value]
             if value is not None and not all(_in_range(v, limit) for v in values):
                 raise ModelLoadError(
-                    f"{where} sets {key} to {value!r}; it must be a whole number from 1 to "
-                    f"{limit:,}. The file is damaged or was not made for this model."
+                    f"{where} sets {key} to {reprlib.repr(value)}; it must be a whole number "
+                    f"from 1 to {limit:,}. The file is damaged or was not made for this model."
+                )
+        for key in CONFIG_NUMBERS:
+            value = section.get(key)
+            if value is not None and not _positive_number(value):
+                raise ModelLoadError(
+                    f"{where} sets {key} to {reprlib.repr(value)}; it must be a positive "
+                    "number. The file is damaged or was not made for this model."
                 )
 
 
 def _in_range(value: Any, limit: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= limit
+
+
+def _positive_number(value: Any) -> bool:
+    return (
+        isinstance(value, int | float) and not isinstance(value, bool)
+        and math.isfinite(value) and value > 0
+    )
 
 
 def require_memory(needed_bytes: int, what: str) -> None:
