@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import importlib
 import multiprocessing
+import os
 import signal
 import threading
 import time
 from collections.abc import Callable
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 Progress = Callable[[int, int], None]
@@ -107,6 +108,9 @@ def _death(label: str, exitcode: int | None) -> str:
 
 def _child_main(sender: Connection, job: str, args: tuple[Any, ...], relay: bool) -> None:
     """The child's whole life: run the job, send back its result or its error, exit."""
+    parent = multiprocessing.parent_process()
+    if parent is not None:
+        threading.Thread(target=_exit_with, args=(parent.sentinel,), daemon=True).start()
     try:
         module, _, name = job.partition(":")
         function = getattr(importlib.import_module(module), name)
@@ -120,6 +124,14 @@ def _child_main(sender: Connection, job: str, args: tuple[Any, ...], relay: bool
         sender.send(("failed", _message(error)))
     finally:
         sender.close()
+
+
+def _exit_with(parent_sentinel: int) -> None:
+    """End the child as soon as the app does: a quit mid-import leaves the app with os._exit,
+    which kills no children, and an orphaned import would go on writing into the models folder
+    that the next start cleans up."""
+    wait([parent_sentinel])
+    os._exit(1)
 
 
 def _message(error: BaseException) -> str:

@@ -5,8 +5,10 @@ starts in a fraction of a second."""
 from __future__ import annotations
 
 import ctypes
+import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 
 def count_to(total: int, progress: Callable[[int, int], None]) -> str:
@@ -27,3 +29,8 @@ def crash() -> None:
 def hang() -> None:
     while True:
         time.sleep(0.05)
+
+
+def hang_after_writing_pid(path: Path) -> None:
+    path.write_text(str(os.getpid()))
+    hang()

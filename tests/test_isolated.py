@@ -4,8 +4,13 @@ for the person, however the child ends (result, error, crash, hang, cancel)."""
 from __future__ import annotations
 
 import multiprocessing
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
+import psutil
 import pytest
 
 from app.isolated import run_isolated
@@ -59,3 +64,36 @@ def test_cancel_stops_the_child() -> None:
     with pytest.raises(Cancelled, match="cancelled"):
         run("hang", cancel=cancel)
     assert multiprocessing.active_children() == []
+
+
+def test_the_child_ends_when_the_app_quits_without_waiting_for_it(tmp_path: Path) -> None:
+    """Closing the window mid-import leaves through os._exit (ui.main.run), which neither kills
+    children nor runs cleanup; the child must not go on importing on its own."""
+    pid_file = tmp_path / "child.pid"
+    app = (
+        "import os, threading, time\n"
+        "from pathlib import Path\n"
+        "from app.isolated import run_isolated\n"
+        "if __name__ == '__main__':\n"
+        "    threading.Thread(target=run_isolated, daemon=True, args=(\n"
+        f"        'tests.isolated_jobs:hang_after_writing_pid', Path({str(pid_file)!r})),\n"
+        "        kwargs=dict(label='x', failure=Exception, cancelled=Exception)).start()\n"
+        f"    while not Path({str(pid_file)!r}).exists():\n"
+        "        time.sleep(0.05)\n"
+        "    os._exit(0)\n"
+    )
+    script = tmp_path / "quitting_app.py"
+    script.write_text(app)
+    subprocess.run([sys.executable, str(script)], check=True, timeout=60)
+    child = int(pid_file.read_text())
+    deadline = time.monotonic() + 10
+    while _running(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _running(child)
+
+
+def _running(pid: int) -> bool:
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
