@@ -112,7 +112,7 @@ def download_model(
     for name in weights:
         fetch(name)
     _check(repo_id, validate_folder, folder)
-    _check(repo_id, lambda files: check_model_folder(files, cancel), folder)
+    _check(repo_id, check_model_folder, folder)
     shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's resume bookkeeping
     write_metadata(folder, name=repo_id.rpartition("/")[2], source=f"Hugging Face: {repo_id}")
     return install(folder, models_dir, repo_id.rpartition("/")[2])

@@ -6,8 +6,9 @@ models without loading MLX. Each entry is one folder; a small `branchwise.json` 
 the model files do not say: the display name, where the model came from, and for a folder
 linked in place, where its files are. New entries are assembled in a hidden folder inside the
 models folder and renamed into place when complete, so the library never shows half a model.
-Importing a GGUF runs MLX, so `import_gguf_file` and `ensure_default_model` belong on the
-inference worker thread, and they import `inference` only when called.
+Importing a GGUF runs MLX (in a child process, app/isolated.py) and raises inference's errors, so
+`import_gguf_file` and `ensure_default_model` belong on the inference worker thread, and they
+import `inference` only when called.
 """
 
 from __future__ import annotations

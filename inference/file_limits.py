@@ -21,14 +21,20 @@ import psutil
 from inference.errors import ModelLoadError
 
 _MB = 1024 * 1024
-# Largest size for each of a model's side files, by name pattern (first match wins).
+# Largest size for each side file that loading a model reads whole, by name pattern (first match
+# wins); other files in a linked folder are never read, so they are not limited.
 FILE_LIMITS: tuple[tuple[str, int], ...] = (
     ("config.json", 16 * _MB),
     ("tokenizer.json", 128 * _MB),
     ("chat_template.*", 4 * _MB),
-    ("*.json", 64 * _MB),
-    ("tokenizer.model", 64 * _MB),
+    ("tokenizer_config.json", 64 * _MB),
+    ("special_tokens_map.json", 64 * _MB),
+    ("added_tokens.json", 64 * _MB),
+    ("generation_config.json", 64 * _MB),
+    ("model.safetensors.index.json", 64 * _MB),
+    ("vocab.json", 64 * _MB),
     ("merges.txt", 64 * _MB),
+    ("tokenizer.model", 64 * _MB),
 )
 # Config values that become dimensions or counts of modules: each must be a whole number from 1
 # up to its limit, or a list of them, or absent, or null where the model has a default.
@@ -57,7 +63,7 @@ CONFIG_NUMBERS = (
 
 
 def file_limit(name: str) -> int | None:
-    """The size limit for a side file called `name`; None for weights and unknown files."""
+    """The size limit for a side file called `name`; None for weights and files never read."""
     return next((limit for pattern, limit in FILE_LIMITS if fnmatch.fnmatch(name, pattern)), None)
 
 
