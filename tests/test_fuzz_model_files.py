@@ -430,3 +430,16 @@ def test_importing_a_folder_with_a_looping_template_adds_nothing(
         with pytest.raises(library.LibraryError, match=r"chat_template\.jinja.*did not finish"):
             library.import_folder(folder, models, link=link)
     assert list(models.iterdir()) == []
+
+
+def test_the_library_still_lists_entries_whose_files_were_damaged_after_they_joined(
+    base_folder: Path, tmp_path: Path
+) -> None:
+    """A linked folder can change after its check; listing the library reads its headers in
+    the window's process, so a damaged one must show as an entry, not break the list."""
+    cases = folder_cases(base_folder, tmp_path / "models")
+    listed = {info.folder: info for info in library.list_models(tmp_path / "models")}
+    assert sorted(listed) == sorted(folder for _, _, folder in cases)
+    damaged_length = next(f for _, what, f in cases if what == "a header length of 2**40")
+    assert listed[damaged_length].parameters is None
+    assert listed[damaged_length].quantization == "unknown"
