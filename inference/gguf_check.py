@@ -128,7 +128,7 @@ class _Reader:
 
     def skip_value(self, kind: GGUFValueType, what: str) -> None:
         if kind == GGUFValueType.STRING:
-            self.string(what, self.size)
+            self.skip_string(what)
         elif kind == GGUFValueType.ARRAY:
             element = self.value_type(f"the elements of {what}")
             if element == GGUFValueType.ARRAY:
