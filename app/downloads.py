@@ -34,6 +34,7 @@ from huggingface_hub.errors import (
 from huggingface_hub.utils import tqdm
 
 from app.entry_metadata import write_metadata
+from app.folder_deep_check import check_model_folder
 from app.model_check import LibraryError, check_config, validate_folder
 from app.model_install import install
 from app.model_support import SUPPORT_KEY, check_supported
@@ -111,6 +112,7 @@ def download_model(
     support = _check(repo_id, lambda: check_supported(check_config(folder)), folder)
     fetch(sorted(sizes))  # the small files, complete now, are skipped
     _check(repo_id, lambda: validate_folder(folder), folder)
+    _check(repo_id, lambda: check_model_folder(folder), folder)
     shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's resume bookkeeping
     name = repo_id.rpartition("/")[2]
     write_metadata(

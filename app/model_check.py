@@ -20,6 +20,10 @@ class LibraryError(Exception):
     """Something the library refuses; the message is written for the person using the app."""
 
 
+class Cancelled(LibraryError):
+    """The person cancelled; nothing was added to the library."""
+
+
 def validate_folder(path: str | Path) -> dict[str, Any]:
     """Check that `path` holds a model folder's files and return its config.
 

@@ -16,7 +16,11 @@ def safetensors_header(path: Path) -> dict[str, Any]:
     """The tensor table of a .safetensors file: an 8-byte length, then that much JSON."""
     with path.open("rb") as file:
         (length,) = struct.unpack("<Q", file.read(8))
+        if length > path.stat().st_size - 8:  # a damaged length would be allocated whole
+            raise ValueError(f"{path.name} has a damaged header")
         header = json.loads(file.read(length))
+    if not isinstance(header, dict):
+        raise ValueError(f"{path.name} has a damaged header")
     header.pop("__metadata__", None)
     return header
 
@@ -38,7 +42,7 @@ def parameter_count(weights: list[Path], config: dict[str, Any]) -> int | None:
                 if packed and leaf == "weight" and entry["dtype"] == "U32":
                     count = count * 32 // _module_bits(quant, module)
                 total += count
-    except (OSError, ValueError, KeyError, struct.error):
+    except (OSError, ValueError, KeyError, TypeError, struct.error):  # damaged headers
         return None
     return total
 
@@ -61,7 +65,7 @@ def quantization_label(weights: list[Path], config: dict[str, Any]) -> str:
             for entry in safetensors_header(file).values():
                 start, end = entry["data_offsets"]
                 sizes[entry["dtype"]] = sizes.get(entry["dtype"], 0) + end - start
-    except (OSError, ValueError, KeyError, struct.error):
+    except (OSError, ValueError, KeyError, TypeError, struct.error):  # damaged headers
         return "unknown"
     return max(sizes, key=sizes.__getitem__).lower() if sizes else "unknown"
 

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from app.embedded_model import embedded_gguf_path
 from app.entry_metadata import write_metadata
+from app.folder_deep_check import check_model_folder
+from app.isolated import run_isolated
 from app.library import list_models
-from app.model_check import LibraryError, check_config, read_json, validate_folder
+from app.model_check import Cancelled, LibraryError, check_config, read_json, validate_folder
 from app.model_support import SUPPORT_KEY, check_supported
 from inference.model_files import is_model_file, needs_remote_code
 
@@ -33,10 +35,6 @@ _COPY_CHUNK = 16 * 1024 * 1024
 _ABANDONED_PREFIXES = (".staging-", ".import-")
 
 Progress = Callable[[int, int], None]
-
-
-class Cancelled(LibraryError):
-    """The person cancelled; nothing was added to the library."""
 
 
 def remove_abandoned_work(models_dir: str | Path) -> list[Path]:
@@ -91,6 +89,7 @@ def import_folder(
     """
     folder = Path(source).expanduser().resolve()
     support = check_supported(validate_folder(folder))
+    check_model_folder(folder, cancel)
     try:
         with staging(models_dir) as area:
             entry = area / "entry"
@@ -172,15 +171,22 @@ def import_gguf_file(
     name: str | None = None,
     builtin: bool = False,
 ) -> Path:
-    """Import a GGUF file as a new library entry (runs MLX: call it on the inference worker).
+    """Import a GGUF file as a new library entry, in a child process (app/isolated.py) so that a
+    file that crashes MLX's reader cannot take the app down. Call it on the inference worker:
+    it imports `inference` for its errors.
 
     Raises inference's ModelLoadError for a file that cannot be imported; nothing is added then.
     """
-    from inference import import_gguf
+    from inference.errors import ModelLoadError
+    from inference.gguf_import import ImportCancelled
 
     source = Path(gguf_path).expanduser()
     with staging(models_dir) as area:
-        folder = import_gguf(source, area, progress=progress, cancel=cancel)
+        # In a child process: a file that crashes MLX's reader cannot take the app down.
+        folder = run_isolated(
+            "inference.gguf_import:import_gguf", source, area, label=source.name,
+            failure=ModelLoadError, cancelled=ImportCancelled, progress=progress, cancel=cancel,
+        )
         label = f"Built in ({source.name})" if builtin else f"Imported from {source}"
         support = check_supported(check_config(folder))
         write_metadata(

@@ -32,8 +32,11 @@ from typing import Any
 import mlx.core as mx
 
 from inference.errors import ModelLoadError
+from inference.file_limits import check_config_values
+from inference.folder_check import check_builds
 from inference.gguf_reader import GROUP_SIZE, Tensors, open_gguf
 from inference.gguf_tokenizer import write_tokenizer
+from inference.template_check import check_folder_template
 
 Progress = Callable[[int, int], None]
 
@@ -103,7 +106,9 @@ def import_gguf(
                 f"in {models}, and {free:.2f} GB is free."
             ) from error
         raise ModelLoadError(f"Could not import {source.name}: {error}") from error
-    except (ValueError, KeyError, TypeError, IndexError) as error:  # malformed metadata
+    except ModelLoadError:
+        raise
+    except Exception as error:  # damaged metadata breaks the conversion in many ways
         raise ModelLoadError(f"{source.name} could not be imported: {error!r}") from error
     finally:
         shutil.rmtree(staging, ignore_errors=True)
@@ -138,9 +143,10 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
         raise ModelLoadError(f"{source.name} lacks the metadata {', '.join(missing)}.")
     total = gguf.tensor_count + _OTHER_STEPS
     report(0, total)
-    # The tokenizer first: it is quick, and refuses a vocabulary it cannot rebuild before the
-    # tensors are read (slow for types that need re-quantizing).
+    # The tokenizer first: it is quick, and refuses a vocabulary it cannot rebuild or a chat
+    # template that loops before the tensors are read (slow for types that need re-quantizing).
     write_tokenizer(metadata, folder, metadata.get(f"{architecture}.context_length"))
+    check_folder_template(folder, source.name, "the metadata key tokenizer.chat_template")
     report(1, total)
     tensors = gguf.read_tensors(lambda done, _: report(1 + done, total))
     rope_factors = tensors.pop("rope_freqs.weight", None)
@@ -148,6 +154,8 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     if "model.embed_tokens.weight" not in weights:
         raise ModelLoadError(f"{source.name} has no token embedding (token_embd).")
     config = model_config(metadata, architecture, weights, rope_factors)
+    # Before mlx-lm builds it: a layer count of 10**9 would take forever to build.
+    check_config_values(config, f"The metadata of {source.name}")
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     try:
         mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
@@ -156,7 +164,7 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
         full = shutil.disk_usage(folder).free < _space_needed(source)
         raise OSError(errno.ENOSPC if full else errno.EIO, str(error)) from error
     report(total - 1, total)
-    _check_loads(folder, source)
+    check_builds(folder, source.name)
     report(total, total)
 
 
@@ -273,19 +281,6 @@ def llama3_rope_scaling(factors: mx.array, base: float, head_dim: int) -> dict[s
     if rebuilt.shape != factors.shape or not mx.allclose(rebuilt, factors, rtol=1e-3).item():
         raise ModelLoadError("This GGUF's RoPE frequency factors are not Llama 3's; not supported.")
     return scaling
-
-
-def _check_loads(folder: Path, source: Path) -> None:
-    """Build the model from the folder with mlx-lm (lazily: nothing is computed), so a mismatch
-    between config and weights is caught here rather than when the person first loads it."""
-    from mlx_lm.utils import load_model
-
-    try:
-        load_model(folder, lazy=True)
-    except (ValueError, KeyError, TypeError) as error:
-        raise ModelLoadError(
-            f"{source.name} does not convert to a model mlx-lm can load: {error}"
-        ) from error
 
 
 def _folder_name(source: Path) -> str:

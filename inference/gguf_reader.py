@@ -23,6 +23,8 @@ import mlx.core as mx
 import numpy as np
 
 from inference.errors import ModelLoadError
+from inference.file_limits import require_memory
+from inference.gguf_check import check_gguf
 
 GROUP_SIZE = 32
 _MAGIC = b"GGUF"
@@ -50,6 +52,10 @@ def open_gguf(path: Path) -> GGUFFile:
         raise ModelLoadError(f"{path} could not be read: {error.strerror or error}") from error
     if magic != _MAGIC:
         raise ModelLoadError(f"{path.name} is not a GGUF file (it does not start with 'GGUF').")
+    # MLX's reader trusts the header's counts and lengths (a huge one crashes the process), and
+    # reads every tensor into memory at once.
+    layout = check_gguf(path)
+    require_memory(layout.tensor_bytes, f"Importing {path.name}")
     try:
         tensors, metadata = mx.load(str(path), format="gguf", return_metadata=True)
     except (RuntimeError, ValueError) as error:

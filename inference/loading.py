@@ -20,6 +20,7 @@ from mlx_lm.utils import load_model as load_mlx_model
 from mlx_lm.utils import load_tokenizer
 
 from inference.errors import ModelLoadError
+from inference.folder_check import check_before_load
 from inference.model_files import (
     WEIGHTS_PATTERN,
     context_length,
@@ -27,6 +28,7 @@ from inference.model_files import (
     needs_remote_code,
 )
 from inference.models import get_model_classes
+from inference.template_check import check_template
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -83,10 +85,12 @@ def load_model(path: str | Path) -> LoadedModel:
     if not has_tokenizer(folder):
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
     try:
+        check_before_load(folder)
         model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
         tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
+    check_template(tokenizer, f"The chat template of {folder.name}")
     return LoadedModel(
         model=model,
         tokenizer=tokenizer,

@@ -18,7 +18,9 @@ import pytest
 from gguf import GGMLQuantizationType as Type
 from mlx.utils import tree_flatten
 
+import inference.file_limits as file_limits
 import inference.gguf_import as gguf_import
+import inference.gguf_reader as gguf_reader
 from app.embedded_model import embedded_gguf_path
 from inference import ModelLoadError, import_gguf
 from inference.gguf_import import ImportCancelled
@@ -285,5 +287,21 @@ def test_a_disk_that_fills_up_while_writing_is_reported(
 
 
 class _Usage:
-    def __init__(self, free: int) -> None:
+    def __init__(self, free: int = 0, available: int = 0) -> None:
         self.free = free
+        self.available = available
+
+
+def test_a_gguf_larger_than_the_free_memory_is_refused_before_its_tensors_are_read(
+    library: Path, llama_gguf: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The tensors' size comes from the checked header, so MLX never starts reading them.
+    monkeypatch.setattr(file_limits.psutil, "virtual_memory", lambda: _Usage(available=1000))
+    monkeypatch.setattr(gguf_reader.mx, "load", _never_called)
+    message = _refused(llama_gguf, library)
+    assert "Importing tiny-llama.Q8_0.gguf needs about" in message
+    assert "only 0.0 GB is available" in message
+
+
+def _never_called(*args: object, **kwargs: object) -> None:
+    raise AssertionError("MLX was asked to read the tensors")

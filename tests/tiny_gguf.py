@@ -72,7 +72,7 @@ def _llama3_rope_factors(config: dict[str, Any]) -> np.ndarray:
     return np.array(factors, dtype=np.float32)
 
 
-def _tokenizer_metadata(writer: gguf.GGUFWriter, pre: str) -> None:
+def _tokenizer_metadata(writer: gguf.GGUFWriter, pre: str, chat_template: str) -> None:
     spec = json.loads(build_tokenizer().to_str())
     vocab: dict[str, int] = spec["model"]["vocab"]
     tokens = sorted(vocab, key=vocab.__getitem__)
@@ -86,7 +86,7 @@ def _tokenizer_metadata(writer: gguf.GGUFWriter, pre: str) -> None:
     writer.add_eos_token_id(vocab["<|im_end|>"])
     writer.add_pad_token_id(vocab["<|endoftext|>"])
     writer.add_add_bos_token(False)
-    writer.add_chat_template(CHATML_TEMPLATE)
+    writer.add_chat_template(chat_template)
 
 
 def write_gguf(
@@ -96,6 +96,7 @@ def write_gguf(
     qtype: Type = Type.F32,
     architecture: str | None = None,
     pre: str = "default",
+    chat_template: str = CHATML_TEMPLATE,
 ) -> Path:
     """Write `model` as a GGUF file; matrices in `qtype`, norms and biases in F32."""
     architecture = architecture or config["model_type"]
@@ -111,7 +112,7 @@ def write_gguf(
     writer.add_rope_dimension_count(config["head_dim"])
     writer.add_rope_freq_base(config["rope_theta"])
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
-    _tokenizer_metadata(writer, pre)
+    _tokenizer_metadata(writer, pre, chat_template)
     if config.get("rope_scaling"):
         writer.add_tensor("rope_freqs.weight", _llama3_rope_factors(config))
     names = gguf.get_tensor_name_map(_ARCH.get(architecture, gguf.MODEL_ARCH.LLAMA), 99)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import multiprocessing
 import os
 import sys
 from collections.abc import Callable
@@ -152,6 +153,9 @@ def launch(
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Model files are checked in child processes (app/isolated.py); in the frozen app a child
+    # starts as this executable, and this turns it into the child's job before any window.
+    multiprocessing.freeze_support()
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.self_test:

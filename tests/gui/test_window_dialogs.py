@@ -5,6 +5,8 @@ link, copy or GGUF import, rename, delete, cancel), export and import, and the m
 from __future__ import annotations
 
 import json
+import shutil
+import struct
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.embedded_model import embedded_gguf_path
 from app.paths import AppPaths
 from tests.gui.window_harness import (
     OFFSCREEN_NOISE,
@@ -198,6 +201,42 @@ def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(
         assert "is not a repository id" in failed.label.text()
         models_dir = AppPaths(tmp_path / "data").models_dir
         assert sorted(p.name for p in models_dir.iterdir()) == ["tiny"]
+
+
+def test_bad_model_files_show_their_error_in_the_import_dialog_and_the_app_keeps_working(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    # The header that made MLX's GGUF reader crash the process: a tensor count of 2**48 - 1.
+    source = embedded_gguf_path()
+    assert source is not None
+    data = bytearray(source.read_bytes())
+    data[8:16] = struct.pack("<Q", 0xFFFFFFFFFFFF)
+    bad_gguf = tmp_path / "SmolLM2-damaged.gguf"
+    bad_gguf.write_bytes(data)
+    looping = tmp_path / "looping-model"
+    shutil.copytree(llama_path, looping)
+    (looping / "chat_template.jinja").write_text(
+        "{% for a in range(100000) %}{% for b in range(100000) %}{% endfor %}{% endfor %}"
+    )
+    with running_app(qtbot, tmp_path / "data", llama_path) as app:
+        library = app.window.open_library()
+        for progress, message in (
+            (library.import_gguf(bad_gguf), "SmolLM2-damaged.gguf is damaged or incomplete"),
+            (library.import_folder(looping, link=False), "chat_template.jinja) did not finish"),
+        ):
+            qtbot.waitUntil(lambda p=progress: p.error is not None, timeout=120000)
+            assert message in progress.label.text()
+            assert progress.isVisible() and progress.button.text() == "Close"
+            progress.button.click()
+            assert not progress.isVisible()
+        library.refresh()
+        assert library.models() == []
+        assert list(AppPaths(tmp_path / "data").models_dir.iterdir()) == []
+        # The window and its model still work.
+        cid = set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Still there?")
+        reply = app.store.active_path(cid)[-1]
+        assert reply.role == "assistant" and reply.stats["generated_tokens"] > 0
 
 
 def test_export_and_import_a_conversation(qtbot, tmp_path: Path, llama_path: Path) -> None:
