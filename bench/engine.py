@@ -10,8 +10,12 @@ is missing, builds the tiny random-weight llama fixture. Measured on the same mo
 * a follow-up turn after about 250 and 500 history tokens: the engine's time to first token
   (the history cached by the previous turn) over mlx-lm's from an empty cache;
 * the prompt tokens prefilled by a regenerate and by a switch back to a stored branch;
-* the time to fork a cache stack holding 100 and 4,000 tokens (KV buffers of the model's
-  geometry filled synthetically: fork cost does not depend on their values).
+* the bytes 8 sibling replies (50 tokens) of one 2,000-token chat hold, over one 2,050-token
+  stack, and the time to restore a 2,000-token branch into contiguous caches over the time its
+  prefill takes (KV of the model's geometry filled synthetically: neither depends on values);
+* after a restart (a new engine on the same cache folder), the time to first token of a
+  follow-up after 1,000 history tokens over mlx-lm's from an empty cache, tokens identical;
+* the boundary work of one request in a 400-message chat on the tiny qwen3_5 model.
 """
 
 from __future__ import annotations
@@ -33,7 +37,9 @@ from mlx_lm.models.cache import KVCache
 
 import inference
 from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference.branch_cache import BranchCache
 from inference.cache_stack import CacheStack
+from inference.chat_prompt import generation_suffix, message_boundaries, render_prompt
 
 SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
@@ -131,29 +137,120 @@ def follow_up(engine: Engine, target: int) -> dict[str, object]:
     }
 
 
-def synthetic_stack(loaded: LoadedModel, tokens: int) -> CacheStack:
-    """A stack whose KV layers hold `tokens` positions of the model's geometry."""
+def synthetic_kv(loaded: LoadedModel, stack: CacheStack, tokens: int) -> None:
+    """Feed `tokens` positions of KV of the model's geometry (values do not matter here)."""
     config = loaded.config.get("text_config", loaded.config)
     heads = config.get("num_key_value_heads", config.get("num_attention_heads", 1))
     head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    stack = CacheStack.empty(loaded.model)
     for cache in stack.caches:
         if type(cache) is KVCache:
-            kv = mx.zeros((1, heads, tokens, head_dim), dtype=mx.float16)
+            kv = mx.random.normal((1, heads, tokens, head_dim)).astype(mx.float16)
             cache.update_and_fetch(kv, kv + 0)
-    stack.tokens.extend(range(tokens))
+    start = len(stack.tokens)
+    stack.tokens.extend(range(10_000 + start, 10_000 + start + tokens))
     stack.evaluate()
-    return stack
 
 
-def fork_ms(loaded: LoadedModel, tokens: int, repeats: int = 200) -> float:
-    stack = synthetic_stack(loaded, tokens)
+def sibling_bytes(loaded: LoadedModel, prompt: int = 2000, reply: int = 50) -> tuple[int, int]:
+    """(bytes stored for 8 sibling replies of one `prompt`-token chat, bytes of one stack of
+    prompt + reply tokens), through the branch cache, with synthetic KV."""
+    cache = BranchCache(loaded.model, 10**12, None)
+    stack = CacheStack.empty(loaded.model)
+    synthetic_kv(loaded, stack, prompt)
+    head = list(stack.tokens)
+    cache.give_back(stack, "bench")
+    for sibling in range(8):
+        taken = cache.take([*head, 0], "bench").stack  # a regenerate: the prompt, reused
+        synthetic_kv(loaded, taken, reply)
+        taken.tokens[-reply:] = [sibling * 1000 + t for t in range(reply)]  # a distinct reply
+        cache.give_back(taken, "bench")
+    one = CacheStack.empty(loaded.model)
+    synthetic_kv(loaded, one, prompt + reply)
+    return cache.nbytes(), one.nbytes
+
+
+def restore_seconds(loaded: LoadedModel, tokens: int = 2000, repeats: int = 5) -> float:
+    """Median time to rebuild a `tokens`-token branch from the trie into contiguous caches."""
+    cache = BranchCache(loaded.model, 10**12, None)
+    branches = []
+    for tail in range(2):
+        stack = CacheStack.empty(loaded.model)
+        synthetic_kv(loaded, stack, tokens)
+        stack.tokens[-1] = tail  # two branches, diverging at their last token
+        branches.append(list(stack.tokens))
+        cache.give_back(stack, "bench")
     times = []
-    for _ in range(repeats):
+    for i in range(repeats):
+        wanted = branches[i % 2]
         started = time.perf_counter()
-        stack.fork(tokens // 2)  # a branch at an earlier message
+        taken = cache.take([*wanted, 0], "bench")  # the other branch is live: a restore
+        taken.stack.evaluate()
         times.append(time.perf_counter() - started)
-    return statistics.median(times) * 1000
+        assert taken.cached == tokens
+        cache.give_back(taken.stack, "bench")
+    return statistics.median(times)
+
+
+def prefill_rate(loaded: LoadedModel, tokens: int = 256) -> float:
+    """Prompt tokens per second of a from-scratch prefill (mlx-lm, one pass)."""
+    ids = list(range(100, 100 + tokens))
+    started = time.perf_counter()
+    next(mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=1))
+    return tokens / (time.perf_counter() - started)
+
+
+def restart_follow_up(loaded: LoadedModel, target: int, folder: Path) -> dict[str, object]:
+    """A conversation cached by one engine, saved, then a follow-up on a new engine on the same
+    folder, against mlx-lm from an empty cache; greedy, so the tokens must be identical."""
+    greedy = SamplingParams(max_tokens=8)
+    previous = [*history(loaded, target), ask("Summarise our chat in one line.")]
+    first = Engine(loaded, cache_dir=folder)
+    reply = first.generate(previous, SamplingParams(max_tokens=1), "bench").text
+    first.close()
+    follow = [*previous, {"role": "assistant", "content": reply}, ask("Now say it in French.")]
+    again = Engine(loaded, cache_dir=folder)
+    ours = again.generate(follow, greedy, "bench")
+    ids = loaded.tokenizer.apply_chat_template(follow, add_generation_prompt=True)
+    started = time.perf_counter()
+    scratch = []
+    for response in mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=8):
+        scratch.append(response.token)
+        if len(scratch) == 1:
+            scratch_ttft = time.perf_counter() - started
+    return {
+        "history": len(loaded.tokenizer.apply_chat_template(previous)),
+        "ttft": ours.stats.ttft_s,
+        "disk": ours.stats.disk_tokens,
+        "prompt": ours.stats.prompt_tokens,
+        "scratch_ttft": scratch_ttft,
+        "identical": list(ours.token_ids) == scratch,
+    }
+
+
+def boundary_ms(messages_count: int = 400, repeats: int = 5) -> tuple[float, float]:
+    """Median ms of one request's boundary work in a long chat on the tiny qwen3_5: with
+    nothing cached (after a restart) and with the history cached (a follow-up)."""
+    from tests.tiny_models import build_model
+
+    folder = build_model("qwen3_5", Path(tempfile.mkdtemp()) / "qwen3_5")
+    tokenizer = load_model(folder).tokenizer
+    messages = [SYSTEM]
+    for i in range(messages_count // 2):
+        question, answer = TURNS[i % len(TURNS)]
+        messages += [ask(question), {"role": "assistant", "content": answer}]
+    messages.append(ask("And then?"))
+    prompt = render_prompt(tokenizer, messages)  # the request's own rendering, done anyway
+    suffix = generation_suffix(tokenizer)  # found once per model
+    cached = len(tokenizer.apply_chat_template(messages[:-2]))
+    results = []
+    for after in (0, cached):
+        times = []
+        for _ in range(repeats):
+            started = time.perf_counter()
+            message_boundaries(tokenizer, messages, prompt, after, suffix)
+            times.append(time.perf_counter() - started)
+        results.append(statistics.median(times) * 1000)
+    return results[0], results[1]
 
 
 def branch_counts(engine: Engine, last: list[dict[str, str]]) -> tuple:
@@ -200,7 +297,12 @@ def main() -> None:
         follows.append(follow_up(engine, target))
         _print(f"follow-up after {follows[-1]['history']} history tokens measured")
     regenerate, switch, new_turn = branch_counts(engine, follows[-1]["follow"])
-    fork_small, fork_large = fork_ms(loaded, 100), fork_ms(loaded, 4000)
+    stored, one_stack = sibling_bytes(loaded)
+    restore = restore_seconds(loaded)
+    prefill_2000 = 2000 / prefill_rate(loaded)  # linear: an underestimate, so a fair ratio
+    _print("branch cache figures measured")
+    restart = restart_follow_up(loaded, 1000, workdir / "restart-caches")
+    cold_ms, warm_ms = boundary_ms()
 
     rows = [
         ("measure", "engine", "mlx-lm from scratch", "ratio", "target"),
@@ -220,8 +322,17 @@ def main() -> None:
          str(regenerate.prompt_tokens), "", "<= 1"),
         ("switch back to a stored branch: prefilled", str(switch.prefill_tokens),
          str(switch.prompt_tokens), "", f"the new turn: {new_turn}"),
-        ("fork a stack of 100 / 4,000 tokens (ms)", f"{fork_small:.3f} / {fork_large:.3f}", "",
-         f"{fork_large / fork_small:.2f}", "flat"),
+        ("8 sibling replies of a 2,000-token chat: bytes held (MB)", f"{stored / 1e6:.1f}",
+         f"{one_stack / 1e6:.1f} (one 2,050-token stack)", f"{stored / one_stack:.3f}",
+         "<= 1.3"),
+        ("restore a 2,000-token branch (s)", f"{restore:.4f}",
+         f"{prefill_2000:.1f} (its prefill)", f"{restore / prefill_2000:.4f}", "<= 0.05"),
+        (f"after a restart: follow-up TTFT after {restart['history']} history tokens (s)",
+         f"{restart['ttft']:.3f} ({restart['disk']} of {restart['prompt']} from disk)",
+         f"{restart['scratch_ttft']:.3f}", f"{restart['ttft'] / restart['scratch_ttft']:.3f}",
+         "<= 0.15, identical: " + ("yes" if restart["identical"] else "NO")),
+        ("boundary work, 400-message chat, tiny qwen3_5 (ms): cold / cached",
+         f"{cold_ms:.1f} / {warm_ms:.1f}", "", "", "< 50"),
     ]
     _print(table(rows))
 

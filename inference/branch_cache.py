@@ -169,6 +169,8 @@ class BranchCache:
     def give_back(self, stack: CacheStack, owner: Hashable) -> None:
         """Take back a stack after its request: it becomes the live stack, and the budget is
         applied (a stack larger than the whole budget is dropped, sparing the rest)."""
+        if self._live is not None and self._live is not stack:
+            self._release_live()  # a second stack given back (e.g. batched variants)
         if not stack.is_consistent():
             self.discard(stack)
             return

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from inference.errors import PromptError
@@ -42,41 +43,132 @@ def render_ids(
     try:
         ids = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
-        raise PromptError(
-            f"The model's chat template cannot render this conversation: {error}"
-        ) from error
+        raise _unrenderable(error) from error
     return [int(i) for i in ids]
 
 
-# Checkpoints go at the ends of this many latest messages (and of the system prompt): the places
-# a regenerate, an edit of the last message or a follow-up branches from. Older turns got theirs
+@dataclass(frozen=True)
+class RenderedPrompt:
+    """A prompt's token ids with, where the tokenizer can tell, its text and each token's
+    character span in it (used to find message boundaries without tokenizing again)."""
+
+    ids: list[int]
+    text: str | None = None
+    offsets: tuple[tuple[int, int], ...] | None = None
+
+
+def render_prompt(tokenizer: TokenizerWrapper, messages: list[dict[str, str]]) -> RenderedPrompt:
+    """`messages` rendered with the generation prompt: the same ids as `render_ids` (the template
+    renders text, which is tokenized without adding special tokens, as transformers does), plus
+    the text and the token spans when the tokenizer is a fast one."""
+    try:
+        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
+        raise _unrenderable(error) from error
+    try:
+        encoded = tokenizer._tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True
+        )
+        ids = [int(i) for i in encoded["input_ids"]]
+        offsets = tuple((int(a), int(b)) for a, b in encoded["offset_mapping"])
+    except (AttributeError, KeyError, NotImplementedError, TypeError, ValueError):
+        return RenderedPrompt(render_ids(tokenizer, messages, add_generation_prompt=True))
+    return RenderedPrompt(ids, text, offsets)
+
+
+def _unrenderable(error: Exception) -> PromptError:
+    return PromptError(f"The model's chat template cannot render this conversation: {error}")
+
+
+# Checkpoints go at the ends of the latest few messages (and of the system prompt): the places a
+# regenerate, an edit of the last message or a follow-up branches from. Older turns got theirs
 # when they were the latest, so a bounded number of renders per request keeps its cost linear in
-# the conversation's length rather than quadratic.
-RECENT_BOUNDARIES = 4
+# the conversation's length rather than quadratic. Any position is a correct checkpoint (it is
+# keyed by the token prefix it holds); these are the useful ones.
+RECENT_BOUNDARIES = 3
 
 
 def message_boundaries(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], ids: Sequence[int], after: int
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    prompt: RenderedPrompt,
+    after: int,
+    suffix: str | None = None,
 ) -> list[int]:
-    """Token offsets in `ids`, beyond `after`, where a message ends (before any generation
+    """Token offsets in `prompt`, beyond `after`, where a message ends (before any generation
     prompt): the end of the system prompt and of the latest few messages.
 
-    Each is found by rendering the messages up to it, newest first, stopping at the first that
-    ends at or before `after` (the part already cached); one whose rendering is not a token
-    prefix of `ids` (a template that renders earlier turns differently once more follow) is left
-    out, never guessed.
+    Newest first, stopping at the first that ends at or before `after` (the part already
+    cached). With token spans, each end is found by rendering the messages up to it as text
+    (no tokenizing) and mapping its length onto the spans; the last user turn's end needs no
+    render at all (the prompt less the template's generation prompt). A message end that is not
+    also a token end of the prompt (a template that renders earlier turns differently, a token
+    merged across it) is left out, never guessed.
     """
     ends = [len(messages) - k for k in range(RECENT_BOUNDARIES) if len(messages) - k > 0]
     if messages[0]["role"] == "system" and 1 not in ends:
         ends.append(1)
+    locate = _span_locator(tokenizer, prompt, suffix) or _token_locator(tokenizer, prompt)
     found = []
     for end in ends:
+        boundary = locate(messages, end)
+        if boundary is None:
+            continue
+        if boundary <= after:
+            break
+        if boundary < len(prompt.ids):
+            found.append(boundary)
+    return sorted(found)
+
+
+def _token_locator(
+    tokenizer: TokenizerWrapper, prompt: RenderedPrompt
+) -> Callable[[list[dict[str, str]], int], int | None]:
+    """Boundaries by tokenizing each prefix: for tokenizers without character spans."""
+
+    def locate(messages: list[dict[str, str]], end: int) -> int | None:
         try:
             prefix = render_ids(tokenizer, messages[:end], add_generation_prompt=False)
         except PromptError:
-            continue
-        if len(prefix) <= after:
-            break
-        if len(prefix) < len(ids) and list(ids[: len(prefix)]) == prefix:
-            found.append(len(prefix))
-    return sorted(found)
+            return None
+        return len(prefix) if prompt.ids[: len(prefix)] == prefix else None
+
+    return locate
+
+
+def _span_locator(
+    tokenizer: TokenizerWrapper, prompt: RenderedPrompt, suffix: str | None
+) -> Callable[[list[dict[str, str]], int], int | None] | None:
+    text, offsets = prompt.text, prompt.offsets
+    if text is None or offsets is None:
+        return None
+    token_ends = {stop: index + 1 for index, (_, stop) in enumerate(offsets)}
+
+    def locate(messages: list[dict[str, str]], end: int) -> int | None:
+        if end == len(messages) and suffix is not None and text.endswith(suffix):
+            chars = len(text) - len(suffix)
+        else:
+            try:
+                head = tokenizer.apply_chat_template(
+                    messages[:end], add_generation_prompt=False, tokenize=False
+                )
+            except Exception:  # a template that cannot render a prefix: no boundary there
+                return None
+            if not text.startswith(head):
+                return None
+            chars = len(head)
+        return token_ends.get(chars)
+
+    return locate
+
+
+def generation_suffix(tokenizer: TokenizerWrapper) -> str | None:
+    """The text the template appends for the generation prompt (e.g. "<|im_start|>assistant\\n"),
+    from a one-message sample; None when the template does not simply append one."""
+    sample = [{"role": "user", "content": "Hello"}]
+    try:
+        bare = tokenizer.apply_chat_template(sample, add_generation_prompt=False, tokenize=False)
+        full = tokenizer.apply_chat_template(sample, add_generation_prompt=True, tokenize=False)
+    except Exception:  # a template that cannot render the sample: find every end by rendering
+        return None
+    return full[len(bare) :] if full.startswith(bare) and len(full) > len(bare) else None

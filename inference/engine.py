@@ -35,7 +35,14 @@ from inference.branch_cache import BranchCache
 from inference.cache_files import CacheFolder, default_disk_budget, folder_bytes
 from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
-from inference.chat_prompt import message_boundaries, render_ids, validate_messages
+from inference.chat_prompt import (
+    RenderedPrompt,
+    generation_suffix,
+    message_boundaries,
+    render_ids,
+    render_prompt,
+    validate_messages,
+)
 from inference.context_fit import Overflow, fit_messages, reply_room
 from inference.errors import SamplingError
 from inference.sampling import SamplingParams, StopMatcher
@@ -127,6 +134,9 @@ class Engine:
             folder.open()
             self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
         self._cache = BranchCache(model.model, budget, folder)
+        # What the chat template appends for the generation prompt: found once, it places the
+        # last user turn's checkpoint without rendering the conversation again.
+        self._suffix = generation_suffix(model.tokenizer)
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
                 default_disk_budget(self._cache_dir)
@@ -229,11 +239,13 @@ class Engine:
         self._check_token_ids(params)
         clean = validate_messages(messages)
         kept, dropped = self._fit(clean, params, overflow)
-        ids = self._render(kept)
+        prompt = render_prompt(self._loaded.tokenizer, kept)
+        ids = prompt.ids
         max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
         request = _Request(
             ids=ids,
             messages=kept,
+            prompt=prompt,
             params=params,
             max_tokens=max_tokens,
             capped_by_context=capped,
@@ -310,7 +322,7 @@ class Engine:
         checkpoints: set[int] = set()
         if not self._cache.rewinds_anywhere and end > start:
             boundaries = message_boundaries(
-                self._loaded.tokenizer, request.messages, ids, after=start
+                self._loaded.tokenizer, request.messages, request.prompt, start, self._suffix
             )
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)
@@ -408,6 +420,7 @@ class _Request:
 
     ids: list[int]
     messages: list[dict[str, str]]
+    prompt: RenderedPrompt
     params: SamplingParams
     max_tokens: int
     capped_by_context: bool
