@@ -178,7 +178,7 @@ def import_gguf_file(
     Raises inference's ModelLoadError for a file that cannot be imported; nothing is added then.
     """
     from inference.errors import ModelLoadError
-    from inference.gguf_import import ImportCancelled
+    from inference.model_import import ImportCancelled
 
     source = Path(gguf_path).expanduser()
     with staging(models_dir) as area:

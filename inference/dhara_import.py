@@ -22,7 +22,6 @@ import errno
 import json
 import shutil
 import threading
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +29,7 @@ import mlx.core as mx
 from mlx.utils import tree_flatten
 
 from inference.errors import ModelLoadError
-from inference.gguf_import import Progress, _free_name, _reporter
+from inference.model_import import Progress, reporter, write_model_folder
 from inference.models.dhara import Model, ModelArgs
 
 # Tokenizer and chat files copied as they are; everything else in the folder is left behind.
@@ -64,26 +63,10 @@ def import_dhara(
     the disk is full.
     """
     source = Path(hf_folder).expanduser()
-    models = Path(models_dir)
-    report = _reporter(progress, cancel)
-    staging = models / f".import-{uuid.uuid4().hex}"
-    try:
-        models.mkdir(parents=True, exist_ok=True)
-        staging.mkdir()
-        _write_folder(source, staging, report)
-        final = _free_name(models, source.name)
-        staging.rename(final)
-        return final
-    except OSError as error:
-        if error.errno == errno.ENOSPC:
-            raise ModelLoadError(
-                f"Not enough disk space in {models} to import {source.name}; nothing was added."
-            ) from error
-        raise ModelLoadError(f"Could not import {source.name}: {error}") from error
-    except (ValueError, KeyError, TypeError) as error:  # a config the model cannot be built from
-        raise ModelLoadError(f"{source.name} could not be converted: {error}") from error
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    report = reporter(progress, cancel)
+    return write_model_folder(
+        models_dir, source.name, source.name, lambda folder: _write_folder(source, folder, report)
+    )
 
 
 def _write_folder(source: Path, folder: Path, report: Progress) -> None:

@@ -23,9 +23,7 @@ import json
 import re
 import shutil
 import threading
-import uuid
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -36,9 +34,12 @@ from inference.file_limits import check_config_values
 from inference.folder_check import check_builds
 from inference.gguf_reader import GROUP_SIZE, Tensors, open_gguf
 from inference.gguf_tokenizer import write_tokenizer
+from inference.model_import import (
+    Progress,
+    reporter,
+    write_model_folder,
+)
 from inference.template_check import check_folder_template
-
-Progress = Callable[[int, int], None]
 
 # GGUF architecture -> (mlx-lm model_type, rope_traditional). These share llama's tensor names.
 ARCHITECTURES: dict[str, tuple[str, bool]] = {
@@ -67,10 +68,6 @@ _REQUIRED = ("embedding_length", "block_count", "feed_forward_length", "attentio
 _OTHER_STEPS = 3
 
 
-class ImportCancelled(ModelLoadError):
-    """The person cancelled the import; nothing was added."""
-
-
 def import_gguf(
     gguf_path: str | Path,
     models_dir: str | Path,
@@ -85,48 +82,19 @@ def import_gguf(
     the disk is full.
     """
     source = Path(gguf_path).expanduser()
-    models = Path(models_dir)
-    report = _reporter(progress, cancel)
-    # A hidden name, so the library never lists a half-written folder.
-    staging = models / f".import-{uuid.uuid4().hex}"
-    try:
-        models.mkdir(parents=True, exist_ok=True)
-        if shutil.disk_usage(models).free < _space_needed(source):
-            raise OSError(errno.ENOSPC, "not enough free space")
-        staging.mkdir()
-        _write_folder(source, staging, report)
-        final = _free_name(models, _folder_name(source))
-        staging.rename(final)
-        return final
-    except OSError as error:
-        if error.errno == errno.ENOSPC:
-            needed, free = _space_needed(source) / 1e9, shutil.disk_usage(models).free / 1e9
-            raise ModelLoadError(
-                f"Not enough disk space to import {source.name}: it needs about {needed:.2f} GB "
-                f"in {models}, and {free:.2f} GB is free."
-            ) from error
-        raise ModelLoadError(f"Could not import {source.name}: {error}") from error
-    except ModelLoadError:
-        raise
-    except Exception as error:  # damaged metadata breaks the conversion in many ways
-        raise ModelLoadError(f"{source.name} could not be imported: {error!r}") from error
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    report = reporter(progress, cancel)
+    return write_model_folder(
+        models_dir,
+        _folder_name(source),
+        source.name,
+        lambda folder: _write_folder(source, folder, report),
+        _space_needed(source),
+    )
 
 
 def _space_needed(source: Path) -> int:
     # The MLX folder is about as large as the GGUF; re-quantized types may grow a little.
     return int(source.stat().st_size * 1.1)
-
-
-def _reporter(progress: Progress | None, cancel: threading.Event | None) -> Progress:
-    def report(done: int, total: int) -> None:
-        if cancel is not None and cancel.is_set():
-            raise ImportCancelled("The import was cancelled.")
-        if progress is not None:
-            progress(done, total)
-
-    return report
 
 
 def _write_folder(source: Path, folder: Path, report: Progress) -> None:
@@ -287,8 +255,3 @@ def _folder_name(source: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", source.stem).strip(".-") or "imported-model"
 
 
-def _free_name(models: Path, name: str) -> Path:
-    candidate, number = models / name, 2
-    while candidate.exists():
-        candidate, number = models / f"{name}-{number}", number + 1
-    return candidate

@@ -23,7 +23,7 @@ import inference.gguf_import as gguf_import
 import inference.gguf_reader as gguf_reader
 from app.embedded_model import embedded_gguf_path
 from inference import ModelLoadError, import_gguf
-from inference.gguf_import import ImportCancelled
+from inference.model_import import ImportCancelled
 from tests.tiny_gguf import tiny_model, write_gguf
 from tests.tiny_models import CHATML_TEMPLATE, build_tokenizer
 
