@@ -22,6 +22,7 @@ class _Result:
     text: str
     finish_reason: str
     stats: dict = field(default_factory=dict)
+    dropped_messages: tuple[int, ...] = ()
 
 
 class SyntheticEngine:
@@ -61,8 +62,19 @@ class SyntheticEngine:
     def clear_cache(self) -> None:
         pass
 
-    def forget(self, conversation_id: object) -> None:
+    def forget(self, conversation_id: object, keep_saved: bool = False) -> None:
         pass
+
+    def disk_bytes(self) -> int:
+        return 0
+
+    def save_pending(self, seconds: float) -> bool:
+        return False
+
+    def clear_saved_caches(self) -> None:
+        pass
+
+    disk_error = None
 
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
