@@ -45,6 +45,9 @@ class ChatController(QObject):
     tokenCount = Signal(object)
     conversationOpened = Signal(int)  # the window shows this conversation now
     closing = Signal()  # the store closes next: save what is still only in memory (a draft)
+    # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
+    # policy is "stop"); the window offers `continue_in_new_chat`.
+    contextFull = Signal(object)
 
     def __init__(
         self,
@@ -67,6 +70,7 @@ class ChatController(QObject):
         self._generation.prefillProgress.connect(self.prefillProgress)
         self._generation.busyChanged.connect(self.busyChanged)
         self._generation.notice.connect(self.notice)
+        self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
@@ -178,6 +182,28 @@ class ChatController(QObject):
             return None
         self.conversationsChanged.emit()
         return forked.id
+
+    def continue_in_new_chat(self, conversation_id: int) -> int | None:
+        """A new conversation with the same model and settings whose draft is the last message
+        the person wrote here (the one the full context could not answer). Returns its id."""
+        source = self._guard(lambda: self.store.get_conversation(conversation_id))
+        path = self._guard(lambda: self.store.active_path(conversation_id))
+        if source is None or path is None:
+            return None
+        new = self._guard(
+            lambda: self.store.create_conversation(
+                title=f"{source.title} (continued)",
+                system_prompt=source.system_prompt,
+                model_id=source.model_id,
+                params=source.params,
+            )
+        )
+        if new is None:
+            return None
+        last = next((m.content for m in reversed(path) if m.role == "user"), "")
+        self.save_draft(new.id, last)
+        self.conversationsChanged.emit()
+        return new.id
 
     def restore_conversation(self, conversation_id: int) -> None:
         self._guard(lambda: self.store.restore_conversation(conversation_id))

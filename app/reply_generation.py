@@ -54,6 +54,9 @@ class ReplyGeneration(QObject):
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
+    # The chat outgrew the model's context under the "stop" policy:
+    # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
+    contextFull = Signal(object)
 
     def __init__(
         self,
@@ -224,7 +227,12 @@ class ReplyGeneration(QObject):
         try:
             if not reply.detached:
                 self._finish_writer(reply, "error", error=payload["message"])
-            self.notice.emit(payload["message"])
+            if payload.get("context_full"):
+                self.contextFull.emit(
+                    {"conversation_id": reply.conversation_id, "message": payload["message"]}
+                )
+            else:
+                self.notice.emit(payload["message"])
         finally:
             self._end(reply)
 

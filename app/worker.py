@@ -51,6 +51,7 @@ class EngineLike(Protocol):
     """What the worker needs of an engine; `inference.Engine` is the real one."""
 
     context_length: int
+    disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
     def count_prompt_tokens(self, messages: Sequence[dict]) -> int: ...
@@ -163,8 +164,10 @@ class InferenceWorker(QObject):
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
     generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed = Signal(object)  # {"request_id", "message"}
-    memoryChanged = Signal(object)  # {"cache_bytes", "disk_bytes", "weights_bytes"}
+    # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop")}
+    generationFailed = Signal(object)
+    # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
+    memoryChanged = Signal(object)
     diskError = Signal(str)  # saving caches stopped (a full disk): told once per loaded model
 
     def __init__(self, engine_factory: EngineFactory = default_engine_factory) -> None:
@@ -322,7 +325,13 @@ class InferenceWorker(QObject):
                 )
             except Exception as exc:
                 coalescer.flush()
-                self.generationFailed.emit({"request_id": rid, "message": _message(exc)})
+                self.generationFailed.emit(
+                    {
+                        "request_id": rid,
+                        "message": _message(exc),
+                        "context_full": _is_error(exc, "ContextOverflowError"),
+                    }
+                )
                 return
             coalescer.flush()
             self.generationFinished.emit(
@@ -359,6 +368,7 @@ class InferenceWorker(QObject):
             {
                 "cache_bytes": cache,
                 "disk_bytes": self._last_disk_bytes,
+                "disk_budget_bytes": engine.disk_budget_bytes if engine is not None else 0,
                 "weights_bytes": self._weights_bytes,
             }
         )
@@ -404,8 +414,13 @@ def _message(exc: BaseException) -> str:
 
 
 def _is_expected(exc: BaseException) -> bool:
-    """An InferenceError says what went wrong in its message; anything else is a bug to log.
-    Looked up, not imported: this also runs on the GUI thread, which must not load MLX, and an
-    InferenceError can only exist once the worker has imported `inference`."""
+    """An InferenceError says what went wrong in its message; anything else is a bug to log."""
+    return _is_error(exc, "InferenceError")
+
+
+def _is_error(exc: BaseException, name: str) -> bool:
+    """Whether `exc` is `inference.errors.<name>`. Looked up, not imported: this also runs on
+    the GUI thread, which must not load MLX, and such an error can only exist once the worker
+    has imported `inference`."""
     errors = sys.modules.get("inference.errors")
-    return errors is not None and isinstance(exc, errors.InferenceError)
+    return errors is not None and isinstance(exc, getattr(errors, name))

@@ -75,6 +75,7 @@ class SyntheticEngine:
         pass
 
     disk_error = None
+    disk_budget_bytes = 0
 
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:

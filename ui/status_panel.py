@@ -49,6 +49,8 @@ class StatusPanel(QWidget):
         layout.addWidget(self.model_label)
         layout.addWidget(self.memory_label)
         self._loading = False
+        # The worker's last memory report ({"cache_bytes", "disk_bytes", ...}).
+        self.last_memory: dict[str, Any] = {}
 
     def set_model_status(self, status: dict[str, Any]) -> None:
         state = status.get("state")
@@ -72,6 +74,7 @@ class StatusPanel(QWidget):
             self.progress.hide()
 
     def set_memory(self, memory: dict[str, Any]) -> None:
+        self.last_memory = dict(memory)
         weights = int(memory.get("weights_bytes") or 0)
         caches = int(memory.get("cache_bytes") or 0)
         disk = int(memory.get("disk_bytes") or 0)

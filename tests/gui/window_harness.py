@@ -158,6 +158,7 @@ class ScriptedEngine:
         pass
 
     disk_error = None
+    disk_budget_bytes = 0
 
 
 def scripted_worker(engine: ScriptedEngine) -> InferenceWorker:
