@@ -108,8 +108,9 @@ class ChatController(QObject):
         self._session.set_disk_budget(budget_bytes)
 
     def clear_saved_caches(self, on_done: Callable[[bool], None] | None = None) -> None:
-        """Delete the loaded model's saved cache files (memory keeps its caches); `on_done(True)`
-        once done, `on_done(False)` when no model is loaded to say which files are its own."""
+        """Delete the loaded model's saved cache files, and its caches in memory, which idle time
+        would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
+        model is loaded to say which files are its own."""
         self.worker.call(_clear_saved, on_done=on_done, on_error=self.notice.emit)
 
     def overflow_policy(self, conversation_id: int) -> str:
@@ -425,5 +426,6 @@ def _forget(conversation_id: int, engine: EngineLike | None, *, keep_saved: bool
 def _clear_saved(engine: EngineLike | None) -> bool:
     if engine is None:
         return False
+    engine.clear_cache()
     engine.clear_saved_caches()
     return True

@@ -70,7 +70,7 @@ def fit_messages(
     low, high = 1, len(droppable)
     if not droppable or count(without(high)[0]) > limit:
         shortest = count(without(len(droppable))[0]) if droppable else tokens
-        raise ContextOverflowError(
+        raise PromptError(
             f"{_too_long(shortest, context, room)} Earlier turns cannot be left out to make it "
             "fit: shorten the last message or start a new chat."
         )

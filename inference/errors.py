@@ -17,8 +17,8 @@ class PromptError(InferenceError):
 
 
 class ContextOverflowError(PromptError):
-    """The conversation does not fit the model's context and the overflow policy may not (or
-    cannot) leave earlier turns out: the app offers to continue in a new chat."""
+    """The conversation does not fit the model's context and its overflow policy ("stop") may
+    not leave earlier turns out: the app offers to continue in a new chat."""
 
 
 class SamplingError(InferenceError):

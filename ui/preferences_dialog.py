@@ -83,8 +83,8 @@ class PreferencesDialog(QDialog):
         self.clear_saved = QPushButton("Clear Saved Caches…")
         self.clear_saved.setAccessibleName("Clear saved caches")
         self.clear_saved.setToolTip(
-            "Delete the saved caches of the loaded model; conversations stay, their next "
-            "reply after a restart reads the whole prompt again"
+            "Delete the loaded model's caches, on disk and in memory; conversations stay, and "
+            "the next reply of each reads its whole prompt again"
         )
         self.clear_saved.clicked.connect(self._confirm_clear)
         disk_row = QHBoxLayout()
@@ -147,8 +147,8 @@ class PreferencesDialog(QDialog):
         answer = QMessageBox.question(
             self,
             "Clear saved caches?",
-            "Delete the caches saved on disk for the loaded model? Conversations are not "
-            "touched; after a restart their next reply reads the whole prompt again.",
+            "Delete the loaded model's caches, on disk and in memory? Conversations are not "
+            "touched; the next reply of each reads its whole prompt again.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
