@@ -13,6 +13,7 @@ Signals carry plain values. Connect them to methods of GUI-thread QObjects (neve
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.model_session import ModelResolver, ModelSession
 from app.reply_generation import DEFAULT_PARAMS, ReplyGeneration, prompt_messages
-from app.settings import Preferences
+from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
 from app.worker import EngineLike, InferenceWorker
 
@@ -38,11 +39,15 @@ class ChatController(QObject):
     # {"state": "loading"|"ready"|"failed", "model_id", "message", "done", "total",
     #  "context_length"}
     modelStatus = Signal(object)
-    memoryChanged = Signal(object)  # {"cache_bytes", "weights_bytes"}
+    memoryChanged = Signal(object)  # {"cache_bytes", "disk_bytes", "weights_bytes"}
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
-    tokenCount = Signal(object)  # {"conversation_id", "count", "context_length"}
+    # {"conversation_id", "count", "context_length", "overflow": the chat's policy}
+    tokenCount = Signal(object)
     conversationOpened = Signal(int)  # the window shows this conversation now
     closing = Signal()  # the store closes next: save what is still only in memory (a draft)
+    # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
+    # policy is "stop"); the window offers `continue_in_new_chat`.
+    contextFull = Signal(object)
 
     def __init__(
         self,
@@ -58,13 +63,17 @@ class ChatController(QObject):
         self._session = ModelSession(worker, preferences, model_resolver, parent=self)
         self._session.modelStatus.connect(self.modelStatus)
         self._session.notice.connect(self.notice)
-        self._generation = ReplyGeneration(store, worker, parent=self)
+        self._generation = ReplyGeneration(
+            store, worker, lambda: preferences.overflow_policy, parent=self
+        )
         self._generation.streamUpdated.connect(self.streamUpdated)
         self._generation.prefillProgress.connect(self.prefillProgress)
         self._generation.busyChanged.connect(self.busyChanged)
         self._generation.notice.connect(self.notice)
+        self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
+        worker.diskError.connect(self._on_disk_error)
         self._draft_failed = False
 
     # ---- model ------------------------------------------------------------------------------
@@ -93,6 +102,22 @@ class ChatController(QObject):
 
     def set_cache_budget(self, budget_bytes: int) -> None:
         self._session.set_cache_budget(budget_bytes)
+
+    def set_disk_budget(self, budget_bytes: int) -> None:
+        """Room for saved caches; the least recently used go first when it is exceeded."""
+        self._session.set_disk_budget(budget_bytes)
+
+    def clear_saved_caches(self, on_done: Callable[[bool], None] | None = None) -> None:
+        """Delete the loaded model's saved cache files, and its caches in memory, which idle time
+        would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
+        model is loaded to say which files are its own."""
+        self.worker.call(_clear_saved, on_done=on_done, on_error=self.notice.emit)
+
+    def overflow_policy(self, conversation_id: int) -> str:
+        """The conversation's own overflow policy, else the default from Preferences."""
+        params = self.store.get_conversation(conversation_id).params
+        policy = params.get("overflow")
+        return policy if policy in OVERFLOW_POLICIES else self.preferences.overflow_policy
 
     # ---- conversations ----------------------------------------------------------------------
     def new_conversation(self) -> int:
@@ -146,7 +171,8 @@ class ChatController(QObject):
         if self._generation.is_streaming_in(conversation_id):
             self.stop()
         self._guard(lambda: self.store.delete_conversation(conversation_id))
-        self.worker.call(lambda engine: _forget(engine, conversation_id))
+        # Memory only: an undo must find the saved caches still there (purging deletes them).
+        self.worker.call(partial(_forget, conversation_id, keep_saved=True))
         self.conversationsChanged.emit()
 
     def fork_conversation(self, message_id: int) -> int | None:
@@ -157,6 +183,28 @@ class ChatController(QObject):
             return None
         self.conversationsChanged.emit()
         return forked.id
+
+    def continue_in_new_chat(self, conversation_id: int) -> int | None:
+        """A new conversation with the same model and settings whose draft is the last message
+        the person wrote here (the one the full context could not answer). Returns its id."""
+        source = self._guard(lambda: self.store.get_conversation(conversation_id))
+        path = self._guard(lambda: self.store.active_path(conversation_id))
+        if source is None or path is None:
+            return None
+        new = self._guard(
+            lambda: self.store.create_conversation(
+                title=f"{source.title} (continued)",
+                system_prompt=source.system_prompt,
+                model_id=source.model_id,
+                params=source.params,
+            )
+        )
+        if new is None:
+            return None
+        last = next((m.content for m in reversed(path) if m.role == "user"), "")
+        self.save_draft(new.id, last)
+        self.conversationsChanged.emit()
+        return new.id
 
     def restore_conversation(self, conversation_id: int) -> None:
         self._guard(lambda: self.store.restore_conversation(conversation_id))
@@ -171,8 +219,13 @@ class ChatController(QObject):
 
     def purge_deleted(self) -> int:
         """Make every deletion final (at close, when no undo is offered any more); returns how
-        many conversations went. Raises StoreError: the deleted ones then stay until next time."""
-        return self.store.purge_deleted()
+        many conversations went. Raises StoreError: the deleted ones then stay until next time.
+        Their saved caches go too (what other conversations share stays)."""
+        doomed = self.store.deleted_conversation_ids()
+        purged = self.store.purge_deleted()
+        for conversation_id in doomed:
+            self.worker.call(partial(_forget, conversation_id, keep_saved=False))
+        return purged
 
     def update_settings(
         self,
@@ -293,6 +346,7 @@ class ChatController(QObject):
         try:
             path = self.store.active_path(conversation_id)
             messages = prompt_messages(self.store, conversation_id, path)
+            overflow = self.overflow_policy(conversation_id)
         except StoreError:
             return
         if draft.strip():
@@ -305,6 +359,7 @@ class ChatController(QObject):
                 "conversation_id": conversation_id,
                 "count": engine.count_prompt_tokens(messages),
                 "context_length": engine.context_length,
+                "overflow": overflow,
             }
 
         self.worker.call(count, on_done=self._emit_token_count)
@@ -341,6 +396,13 @@ class ChatController(QObject):
         self.conversationChanged.emit(conversation_id)
         return True
 
+    @Slot(str)
+    def _on_disk_error(self, message: str) -> None:
+        self.notice.emit(
+            f"{message}. Caches stay in memory and chats work as before; they will not be kept "
+            "after a restart until there is room (Preferences has the disk budget)."
+        )
+
     @Slot(int)
     def _on_reply_ended(self, conversation_id: int) -> None:
         self.conversationChanged.emit(conversation_id)
@@ -355,7 +417,15 @@ class ChatController(QObject):
             return None
 
 
-def _forget(engine: EngineLike | None, conversation_id: int) -> None:
+def _forget(conversation_id: int, engine: EngineLike | None, *, keep_saved: bool) -> None:
     """Free a deleted conversation's caches (an undo only costs a recompute, never text)."""
     if engine is not None:
-        engine.forget(conversation_id)
+        engine.forget(conversation_id, keep_saved=keep_saved)
+
+
+def _clear_saved(engine: EngineLike | None) -> bool:
+    if engine is None:
+        return False
+    engine.clear_cache()
+    engine.clear_saved_caches()
+    return True

@@ -77,6 +77,10 @@ class ModelSession(QObject):
         self.preferences.cache_budget_bytes = budget_bytes
         self.worker.call(partial(_apply_budget, budget_bytes))
 
+    def set_disk_budget(self, budget_bytes: int) -> None:
+        self.preferences.disk_budget_bytes = budget_bytes
+        self.worker.call(partial(_apply_disk_budget, budget_bytes))
+
     def _report_progress(self, stage: str, done: int, total: int) -> None:
         self._set_model_state("loading", message=stage, done=done, total=total)
 
@@ -105,6 +109,9 @@ class ModelSession(QObject):
         self.preferences.model_id = info.get("model_id")
         # Read here: the preferences' QSettings must not be used from the worker thread.
         self.worker.call(partial(_apply_budget, self.preferences.cache_budget_bytes))
+        disk_budget = self.preferences.disk_budget_bytes
+        if disk_budget is not None:  # else the engine's default, worked out on the worker
+            self.worker.call(partial(_apply_disk_budget, disk_budget))
         self._set_model_state(
             "ready",
             model_id=info.get("model_id"),
@@ -122,6 +129,11 @@ class ModelSession(QObject):
 def _apply_budget(budget_bytes: int, engine: EngineLike | None) -> None:
     if engine is not None:
         engine.cache_budget_bytes = budget_bytes
+
+
+def _apply_disk_budget(budget_bytes: int, engine: EngineLike | None) -> None:
+    if engine is not None:
+        engine.disk_budget_bytes = budget_bytes
 
 
 def _status(state: str, **fields: Any) -> dict[str, Any]:

@@ -35,6 +35,11 @@ class AppPaths:
         return path
 
     @property
+    def caches_dir(self) -> Path:
+        """Saved layer caches (the engine makes and manages the folder)."""
+        return self.data_dir / "caches"
+
+    @property
     def logs_dir(self) -> Path:
         return self.data_dir / "logs"
 

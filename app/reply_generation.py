@@ -14,7 +14,8 @@ second; what is still unsaved at close goes to the store's recovery file.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
@@ -42,6 +43,9 @@ class _Reply:
     writer: ReplyWriter
     detached: bool = False  # its message was deleted: drop what still arrives
     save_failed: bool = False  # the person has been told a write failed (once per reply)
+    # The message id behind each prompt message (None for the system prompt), so the engine's
+    # dropped indexes can be told as messages.
+    prompt_ids: list[int | None] = field(default_factory=list)
 
 
 class ReplyGeneration(QObject):
@@ -50,13 +54,21 @@ class ReplyGeneration(QObject):
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
+    # The chat outgrew the model's context under the "stop" policy:
+    # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
+    contextFull = Signal(object)
 
     def __init__(
-        self, store: Store, worker: InferenceWorker, parent: QObject | None = None
+        self,
+        store: Store,
+        worker: InferenceWorker,
+        default_overflow: Callable[[], str],
+        parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
         self.worker = worker
+        self._default_overflow = default_overflow
         self._ids = itertools.count(1)
         self._reply: _Reply | None = None
         worker.tokensReady.connect(self._on_tokens)
@@ -86,13 +98,22 @@ class ReplyGeneration(QObject):
         """Begin a reply to `parent_id` and ask the worker for it; returns the reply's message
         id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
-        params = {**DEFAULT_PARAMS, **conversation.params}
+        params = {
+            **DEFAULT_PARAMS,
+            "overflow": self._default_overflow(),
+            **conversation.params,
+        }
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
         request_id = next(self._ids)
+        system = [None] * (len(messages) - len(path))
         self._reply = _Reply(
-            request_id, conversation_id, reply.id, self.store.reply_writer(reply.id)
+            request_id,
+            conversation_id,
+            reply.id,
+            self.store.reply_writer(reply.id),
+            prompt_ids=[*system, *(m.id for m in path)],
         )
         self.worker.submit(
             GenerationRequest(request_id, messages, params, conversation_id=conversation_id)
@@ -191,6 +212,9 @@ class ReplyGeneration(QObject):
                     self._append(reply, missing)
                 status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
                 stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
+                dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
+                if dropped:
+                    stats["dropped_message_ids"] = [i for i in dropped if i is not None]
                 self._finish_writer(reply, status, stats=stats)
         finally:
             self._end(reply)  # whatever went wrong above, the app is not left busy
@@ -203,7 +227,12 @@ class ReplyGeneration(QObject):
         try:
             if not reply.detached:
                 self._finish_writer(reply, "error", error=payload["message"])
-            self.notice.emit(payload["message"])
+            if payload.get("context_full"):
+                self.contextFull.emit(
+                    {"conversation_id": reply.conversation_id, "message": payload["message"]}
+                )
+            else:
+                self.notice.emit(payload["message"])
         finally:
             self._end(reply)
 

@@ -1,4 +1,5 @@
-"""App preferences that are not per conversation: cache budget, theme, window state.
+"""App preferences that are not per conversation: cache budgets, the default overflow policy,
+theme, window state.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -11,6 +12,10 @@ import psutil
 from PySide6.QtCore import QByteArray, QSettings
 
 THEMES = ("system", "light", "dark")
+# What a chat does when it outgrows the model's context: the engine's policies
+# (`inference.context_fit.OVERFLOW_POLICIES`, which app may not import before MLX loads).
+OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
+DEFAULT_OVERFLOW = "truncate_middle"
 
 
 def default_cache_budget_bytes() -> int:
@@ -33,6 +38,34 @@ class Preferences:
     @cache_budget_bytes.setter
     def cache_budget_bytes(self, value: int) -> None:
         self._qs.setValue("cache/budget_bytes", int(value))
+
+    @property
+    def disk_budget_bytes(self) -> int | None:
+        """Room for saved caches; None: the engine's default (the smaller of 30 GiB and a
+        quarter of the free space, which only the worker can work out)."""
+        value = self._qs.value("cache/disk_budget_bytes", None)
+        try:
+            return max(0, int(value)) if value not in (None, "") else None
+        except (TypeError, ValueError):
+            return None
+
+    @disk_budget_bytes.setter
+    def disk_budget_bytes(self, value: int | None) -> None:
+        self._qs.setValue("cache/disk_budget_bytes", "" if value is None else int(value))
+
+    @property
+    def overflow_policy(self) -> str:
+        """The overflow policy of chats that have not chosen their own."""
+        value = str(self._qs.value("chat/overflow", DEFAULT_OVERFLOW))
+        return value if value in OVERFLOW_POLICIES else DEFAULT_OVERFLOW
+
+    @overflow_policy.setter
+    def overflow_policy(self, value: str) -> None:
+        if value not in OVERFLOW_POLICIES:
+            raise ValueError(
+                f"Unknown overflow policy {value!r}; choose one of {', '.join(OVERFLOW_POLICIES)}."
+            )
+        self._qs.setValue("chat/overflow", value)
 
     @property
     def theme(self) -> str:

@@ -15,6 +15,7 @@ transaction; any failure raises `StoreError` with a message written for the pers
     update_settings(id, *, system_prompt=, model_id=, params=) -> Conversation
     save_draft(id, text) / draft(id) -> str    # the composer's unsent text ("" = none)
     delete_conversation(id)           # undoable: restore_conversation(id) -> Conversation
+    deleted_conversation_ids() -> list[int]    # deleted, still undoable
     purge_deleted(older_than_s=0.0) -> int     # makes deletions final
     fork_conversation(message_id) -> Conversation  # root..message copied into a new one
 
@@ -243,6 +244,11 @@ class Store(StreamingReplies):
         if not restored:
             raise NotFoundError(f"There is no deleted conversation with id {conversation_id!r}.")
         return self.get_conversation(conversation_id)
+
+    def deleted_conversation_ids(self) -> list[int]:
+        """The conversations deleted and not yet purged (an undo can still bring them back)."""
+        rows = self._all("SELECT id FROM conversations WHERE deleted_at IS NOT NULL", ())
+        return [row[0] for row in rows]
 
     def purge_deleted(self, older_than_s: float = 0.0) -> int:
         """Remove for good the conversations deleted at least `older_than_s` seconds ago;

@@ -11,6 +11,10 @@ the generation had ended.
 
 `call`'s callbacks come back on the GUI thread through one `GuiRelay`, so the code that asked for
 the work may write its own state from them. Failures nobody handles are logged, never dropped.
+
+Saving caches to disk happens only while the queue is empty, in slices of `IDLE_SAVE_S`, so a new
+request waits at most one small write and tokens are never delayed by it. Quitting saves for at
+most `QUIT_SAVE_S` more: what is still unsaved then only costs a recompute after the restart.
 """
 
 from __future__ import annotations
@@ -36,6 +40,9 @@ if TYPE_CHECKING:
 # The GUI sees at most this many token updates a second, however fast tokens arrive.
 MAX_UPDATES_PER_SECOND = 60
 _UPDATE_INTERVAL_S = 1.0 / MAX_UPDATES_PER_SECOND
+# Saving caches in idle time: one slice between looks at the queue, and the most spent at quit.
+IDLE_SAVE_S = 0.05
+QUIT_SAVE_S = 1.0
 
 _log = logging.getLogger(__name__)
 
@@ -44,27 +51,35 @@ class EngineLike(Protocol):
     """What the worker needs of an engine; `inference.Engine` is the real one."""
 
     context_length: int
+    disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
     def count_prompt_tokens(self, messages: Sequence[dict]) -> int: ...
     def cache_bytes(self) -> int: ...
+    def disk_bytes(self) -> int: ...
     def clear_cache(self) -> None: ...
-    def forget(self, conversation_id: object) -> None: ...
+    def forget(self, conversation_id: object, keep_saved: bool = False) -> None: ...
+    def save_pending(self, seconds: float) -> bool: ...
+    def clear_saved_caches(self) -> None: ...
+
+    @property
+    def disk_error(self) -> str | None: ...
 
 
 EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLike, dict]]
 
 
 def default_engine_factory(
-    path: Path, progress: Callable[[str, int, int], None]
+    path: Path, progress: Callable[[str, int, int], None], cache_dir: Path | None = None
 ) -> tuple[EngineLike, dict]:
-    """Load an MLX model folder and build an Engine (runs on the worker thread)."""
+    """Load an MLX model folder and build an Engine (runs on the worker thread); with
+    `cache_dir`, its caches are saved there and found again after a restart."""
     from inference import Engine, load_model
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
     progress("Loading weights", 1, 1)
-    engine = Engine(model)
+    engine = Engine(model, cache_dir=cache_dir)
     info = {
         "model_id": model.model_id,
         "model_type": model.model_type,
@@ -149,8 +164,11 @@ class InferenceWorker(QObject):
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
     generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed = Signal(object)  # {"request_id", "message"}
-    memoryChanged = Signal(object)  # {"cache_bytes", "weights_bytes"}
+    # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop")}
+    generationFailed = Signal(object)
+    # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
+    memoryChanged = Signal(object)
+    diskError = Signal(str)  # saving caches stopped (a full disk): told once per loaded model
 
     def __init__(self, engine_factory: EngineFactory = default_engine_factory) -> None:
         super().__init__()
@@ -159,6 +177,9 @@ class InferenceWorker(QObject):
         self._engine: EngineLike | None = None
         self._weights_bytes = 0
         self._current: GenerationRequest | None = None
+        self._saving = False  # caches may be left to save: the worker saves while idle
+        self._disk_told = False
+        self._last_disk_bytes = 0
         # Submitted and not yet finished, so a stop reaches a request still in the queue.
         self._pending: dict[int, GenerationRequest] = {}
         self._lock = threading.Lock()
@@ -214,8 +235,9 @@ class InferenceWorker(QObject):
     # ---- worker thread ---------------------------------------------------------------------
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            item = self._next_item()
             if item is _STOP:
+                self._save_for(QUIT_SAVE_S)
                 _release_thread_streams()
                 return
             if isinstance(item, _Load):
@@ -224,10 +246,39 @@ class InferenceWorker(QObject):
                 self._do_generate(item)
             elif isinstance(item, _Call):
                 self._do_call(item)
+            self._saving = self._engine is not None
+
+    def _next_item(self) -> Any:
+        """The next request; while none waits and caches are left to save, save a slice."""
+        while self._saving:
+            try:
+                return self._queue.get_nowait()
+            except queue.Empty:
+                self._save_for(IDLE_SAVE_S)
+        return self._queue.get()
+
+    def _save_for(self, seconds: float) -> None:
+        engine = self._engine
+        if engine is None:
+            self._saving = False
+            return
+        try:
+            self._saving = engine.save_pending(seconds)
+        except Exception as exc:  # a bug, not a full disk (the engine reports that itself)
+            _log.error("Saving caches failed", exc_info=exc)
+            self._saving = False
+        error = engine.disk_error
+        if error is not None and not self._disk_told:
+            self._disk_told = True
+            self.diskError.emit(error)
+        if not self._saving and engine.disk_bytes() != self._last_disk_bytes:
+            self._emit_memory()
 
     def _do_load(self, path: Path) -> None:
         self.loadStarted.emit(str(path))
+        self._save_for(QUIT_SAVE_S)  # the model being replaced: keep what can be kept quickly
         self._engine = None
+        self._disk_told = False
 
         def progress(stage: str, done: int, total: int) -> None:
             self.loadProgress.emit({"stage": stage, "done": done, "total": total})
@@ -270,10 +321,17 @@ class InferenceWorker(QObject):
                     on_token=coalescer.add,
                     on_progress=on_progress,
                     cancel=request.cancel,
+                    **_overflow(request.params),
                 )
             except Exception as exc:
                 coalescer.flush()
-                self.generationFailed.emit({"request_id": rid, "message": _message(exc)})
+                self.generationFailed.emit(
+                    {
+                        "request_id": rid,
+                        "message": _message(exc),
+                        "context_full": _is_error(exc, "ContextOverflowError"),
+                    }
+                )
                 return
             coalescer.flush()
             self.generationFinished.emit(
@@ -282,6 +340,8 @@ class InferenceWorker(QObject):
                     "text": result.text,
                     "finish_reason": result.finish_reason,
                     "stats": _plain_stats(result.stats),
+                    # Indexes into request.messages of those left out of the model's view.
+                    "dropped_messages": list(result.dropped_messages),
                 }
             )
         finally:
@@ -301,8 +361,17 @@ class InferenceWorker(QObject):
         self._emit_memory()
 
     def _emit_memory(self) -> None:
-        cache = self._engine.cache_bytes() if self._engine is not None else 0
-        self.memoryChanged.emit({"cache_bytes": cache, "weights_bytes": self._weights_bytes})
+        engine = self._engine
+        cache = engine.cache_bytes() if engine is not None else 0
+        self._last_disk_bytes = engine.disk_bytes() if engine is not None else 0
+        self.memoryChanged.emit(
+            {
+                "cache_bytes": cache,
+                "disk_bytes": self._last_disk_bytes,
+                "disk_budget_bytes": engine.disk_budget_bytes if engine is not None else 0,
+                "weights_bytes": self._weights_bytes,
+            }
+        )
 
 
 def _release_thread_streams() -> None:
@@ -323,6 +392,11 @@ def _sampling_params(params: dict) -> Any:
     return SamplingParams(**{k: v for k, v in params.items() if k in known})
 
 
+def _overflow(params: dict) -> dict[str, Any]:
+    """The chat's overflow policy, when it has one (not a sampling parameter)."""
+    return {"overflow": params["overflow"]} if params.get("overflow") else {}
+
+
 def _plain_stats(stats: Any) -> dict:
     if dataclasses.is_dataclass(stats) and not isinstance(stats, type):
         return dataclasses.asdict(stats)
@@ -340,8 +414,13 @@ def _message(exc: BaseException) -> str:
 
 
 def _is_expected(exc: BaseException) -> bool:
-    """An InferenceError says what went wrong in its message; anything else is a bug to log.
-    Looked up, not imported: this also runs on the GUI thread, which must not load MLX, and an
-    InferenceError can only exist once the worker has imported `inference`."""
+    """An InferenceError says what went wrong in its message; anything else is a bug to log."""
+    return _is_error(exc, "InferenceError")
+
+
+def _is_error(exc: BaseException, name: str) -> bool:
+    """Whether `exc` is `inference.errors.<name>`. Looked up, not imported: this also runs on
+    the GUI thread, which must not load MLX, and such an error can only exist once the worker
+    has imported `inference`."""
     errors = sys.modules.get("inference.errors")
-    return errors is not None and isinstance(exc, errors.InferenceError)
+    return errors is not None and isinstance(exc, getattr(errors, name))

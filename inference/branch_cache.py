@@ -192,8 +192,14 @@ class BranchCache:
 
     # --- forgetting ------------------------------------------------------------------------
 
-    def forget(self, owner: Hashable) -> None:
-        """Drop what only `owner` used, from memory and disk; what others share stays."""
+    def forget(self, owner: Hashable, keep_saved: bool = False) -> None:
+        """Drop what only `owner` used, from memory and disk; what others share stays.
+
+        With `keep_saved`, only memory is freed: saved files stay, still listed as the owner's,
+        so an undone deletion loads them again and a later full `forget` deletes them."""
+        if keep_saved:
+            self._free_memory_of(owner)
+            return
         doomed = set()
         for node in self._trie.nodes():
             node.owners.discard(owner)
@@ -207,6 +213,18 @@ class BranchCache:
             if node.parent is not None and node.parent not in doomed:
                 self._drop_subtree(node)
         self._write_index()
+        mx.clear_cache()
+
+    def _free_memory_of(self, owner: Hashable) -> None:
+        # Every path is touched whole, so a node's descendants never have owners it lacks.
+        only = [node for node in self._trie.nodes() if node.owners == {owner}]
+        if any(node.hot for node in only):
+            self._release_live()
+        for node in only:
+            if node.saved is not None:
+                node.kv, node.checkpoint = None, None
+            elif self._in_trie(node):
+                self._drop_subtree(node)
         mx.clear_cache()
 
     def clear(self) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Literal
 
-from inference.errors import PromptError
+from inference.errors import ContextOverflowError, PromptError
 
 Overflow = Literal["truncate_middle", "rolling", "stop"]
 OVERFLOW_POLICIES: tuple[Overflow, ...] = ("truncate_middle", "rolling", "stop")
@@ -52,7 +52,7 @@ def fit_messages(
     if tokens <= limit:
         return messages, []
     if policy == "stop":
-        raise PromptError(
+        raise ContextOverflowError(
             f"{_too_long(tokens, context, room)} Continue in a new chat, or let earlier turns be "
             "left out (the chat's overflow setting)."
         )

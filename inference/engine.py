@@ -192,9 +192,11 @@ class Engine:
         """Delete every saved cache file of this model."""
         self._cache.clear_saved()
 
-    def forget(self, conversation_id: Hashable) -> None:
-        """Drop the caches only `conversation_id` used, in memory and on disk."""
-        self._cache.forget(conversation_id)
+    def forget(self, conversation_id: Hashable, keep_saved: bool = False) -> None:
+        """Drop the caches only `conversation_id` used, in memory and on disk. With
+        `keep_saved`, free only the memory (a deletion that may still be undone): its saved
+        files stay, and a later `forget` without it deletes them."""
+        self._cache.forget(conversation_id, keep_saved)
 
     def save_pending(self, seconds: float = 0.05) -> bool:
         """Save unsaved caches for about `seconds` (the worker calls this when idle); True while

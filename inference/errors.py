@@ -16,5 +16,10 @@ class PromptError(InferenceError):
     """A request the engine cannot serve: empty, malformed, or longer than the context."""
 
 
+class ContextOverflowError(PromptError):
+    """The conversation does not fit the model's context and its overflow policy ("stop") may
+    not leave earlier turns out: the app offers to continue in a new chat."""
+
+
 class SamplingError(InferenceError):
     """Sampling settings out of range (e.g. `max_tokens` <= 0 or a negative temperature)."""

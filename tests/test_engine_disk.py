@@ -161,6 +161,24 @@ def test_forgetting_a_conversation_deletes_the_files_only_it_used(
     assert gone.disk_tokens < kept.disk_tokens  # only the prefix b shares is left of a
 
 
+def test_forgetting_but_keeping_the_files_frees_memory_and_an_undo_reloads_them(
+    loaded: LoadedModel, tmp_path: Path
+) -> None:
+    engine = Engine(loaded, 10**9, cache_dir=tmp_path)
+    a = history(engine, 1)
+    engine.generate([SYSTEM, user("Write code about the sea.")], GREEDY, 2)
+    engine.flush()
+    memory, files = engine.cache_bytes(), engine.disk_bytes()
+    engine.forget(1, keep_saved=True)
+    assert engine.cache_bytes() < memory
+    assert engine.disk_bytes() == files
+    undone = exact(engine, a, 1).stats  # the deletion undone: its files load again
+    assert undone.disk_tokens > len(SYSTEM["content"]) // 8
+    engine.forget(1)  # purged: now its files go
+    engine.flush()
+    assert engine.disk_bytes() < files
+
+
 def test_clearing_saved_caches_deletes_them(loaded: LoadedModel, tmp_path: Path) -> None:
     engine = Engine(loaded, 10**9, cache_dir=tmp_path)
     path = history(engine)

@@ -100,3 +100,12 @@ def test_a_reply_that_fills_the_context_says_so(small: LoadedModel) -> None:
 def test_an_unknown_policy_is_refused(small: LoadedModel) -> None:
     with pytest.raises(PromptError, match="Unknown overflow policy"):
         Engine(small, 10**9).generate(long_chat(8), GREEDY, "c", overflow="shrink")  # type: ignore[arg-type]
+
+
+def test_the_app_offers_exactly_the_engines_policies() -> None:
+    from app.settings import DEFAULT_OVERFLOW
+    from app.settings import OVERFLOW_POLICIES as APP_POLICIES
+    from inference.context_fit import OVERFLOW_POLICIES
+
+    assert APP_POLICIES == OVERFLOW_POLICIES
+    assert DEFAULT_OVERFLOW == "truncate_middle"

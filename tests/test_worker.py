@@ -22,6 +22,7 @@ class _Result:
     text: str
     finish_reason: str
     stats: dict = field(default_factory=dict)
+    dropped_messages: tuple[int, ...] = ()
 
 
 class SyntheticEngine:
@@ -61,8 +62,20 @@ class SyntheticEngine:
     def clear_cache(self) -> None:
         pass
 
-    def forget(self, conversation_id: object) -> None:
+    def forget(self, conversation_id: object, keep_saved: bool = False) -> None:
         pass
+
+    def disk_bytes(self) -> int:
+        return 0
+
+    def save_pending(self, seconds: float) -> bool:
+        return False
+
+    def clear_saved_caches(self) -> None:
+        pass
+
+    disk_error = None
+    disk_budget_bytes = 0
 
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
@@ -180,7 +193,7 @@ def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
     engine.fail_with = MemoryError("out of memory")
     with qtbot.waitSignal(worker.generationFailed, timeout=5000) as failed:
         worker.submit(_request(1))
-    assert failed.args[0] == {"request_id": 1, "message": "out of memory"}
+    assert failed.args[0] == {"request_id": 1, "message": "out of memory", "context_full": False}
     engine.fail_with = None
     with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
         worker.submit(_request(2))
@@ -249,3 +262,76 @@ def test_real_model_loads_on_the_worker_thread(qtbot, tiny_models_dir: Path, kin
         )
     worker.shutdown()
     assert done.args[0]["stats"]["generated_tokens"] == 4
+
+
+class SavingEngine(SyntheticEngine):
+    """Has `slices` slices of caches to save; records every save and whether it came mid-reply."""
+
+    def __init__(self, slices: int) -> None:
+        super().__init__(tokens=20, tokens_per_s=400.0)
+        self.slices = slices
+        self.saves: list[float] = []
+        self.generating = False
+        self.saved_mid_reply = False
+        self.disk_error: str | None = None
+
+    def generate(self, *args, **kwargs) -> _Result:
+        self.generating = True
+        try:
+            return super().generate(*args, **kwargs)
+        finally:
+            self.generating = False
+
+    def save_pending(self, seconds: float) -> bool:
+        self.saved_mid_reply |= self.generating
+        self.saves.append(seconds)
+        time.sleep(seconds)
+        self.slices -= 1
+        return self.slices > 0
+
+    def disk_bytes(self) -> int:
+        return len(self.saves)
+
+
+def test_caches_are_saved_in_small_slices_only_while_idle(qtbot) -> None:
+    from app.worker import IDLE_SAVE_S, QUIT_SAVE_S
+
+    engine = SavingEngine(slices=10**6)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000):
+        worker.submit(_request(1))
+    qtbot.waitUntil(lambda: len(engine.saves) >= 3, timeout=5000)  # idle: saving goes on
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
+        worker.submit(_request(2))  # waits for one slice at most, then runs whole
+    assert done.args[0]["text"] == "x" * 20
+    worker.shutdown()
+    assert not engine.saved_mid_reply, "never between tokens"
+    assert set(engine.saves[:-1]) == {IDLE_SAVE_S}
+    assert engine.saves[-1] == QUIT_SAVE_S, "quitting saves once more, for a bounded time"
+
+
+def test_saving_stops_when_nothing_is_left_and_the_disk_use_is_reported(qtbot) -> None:
+    engine = SavingEngine(slices=3)
+    worker = _worker_with(engine, qtbot)
+    memory: list[dict] = []
+    worker.memoryChanged.connect(memory.append)
+    with qtbot.waitSignal(worker.generationFinished, timeout=5000):
+        worker.submit(_request(1))
+    qtbot.waitUntil(lambda: bool(memory) and memory[-1]["disk_bytes"] == 3, timeout=5000)
+    time.sleep(0.3)
+    assert len(engine.saves) == 3, "nothing left: the worker waits for work"
+    worker.shutdown()
+
+
+def test_a_disk_error_is_told_once(qtbot) -> None:
+    engine = SavingEngine(slices=10**6)
+    worker = _worker_with(engine, qtbot)
+    errors: list[str] = []
+    worker.diskError.connect(errors.append)
+    engine.disk_error = "Saved caches could not be written: No space left on device"
+    for rid in (1, 2):
+        with qtbot.waitSignal(worker.generationFinished, timeout=5000):
+            worker.submit(_request(rid))
+        qtbot.waitUntil(lambda: bool(errors), timeout=5000)
+    worker.shutdown()
+    assert errors == [engine.disk_error]

@@ -24,21 +24,35 @@ from ui.icons import ColorRole, themed_icon
 from ui.theme import em, scale_font
 
 # Warn once the prompt takes this share of the context window.
-NEAR_CONTEXT_SHARE = 0.85
+NEAR_CONTEXT_SHARE = 0.9
 _MAX_VISIBLE_LINES = 8
+# What the chat's overflow policy does once the context is full.
+_LEFT_OUT = {
+    "truncate_middle": "turns from the middle of the chat are left out of the model's view",
+    "rolling": "the oldest turns are left out of the model's view",
+}
 
 
-def _context_notice(count: int, context_length: int) -> tuple[str, str]:
-    """(kind, text) for a prompt of `count` tokens; kind is "", "warning" or "danger"."""
+def _context_notice(count: int, context_length: int, overflow: str | None) -> tuple[str, str]:
+    """(kind, text) for a prompt of `count` tokens; kind is "", "warning" or "danger".
+    `overflow` is the chat's policy; with one that leaves turns out, a full context only warns."""
+    left_out = _LEFT_OUT.get(overflow or "")
+    if count >= context_length and left_out:
+        return "danger", (
+            f"The {context_length:,}-token context is full ({count:,} tokens): {left_out} "
+            "(dimmed), and the reply still gets room."
+        )
     if count > context_length:
         return "danger", (
             f"Over the {context_length:,}-token context by {count - context_length:,} tokens:"
             " the reply cannot start; shorten the message or start a new chat."
         )
     if count >= NEAR_CONTEXT_SHARE * context_length:
+        head = f"Near the {context_length:,}-token context: the prompt takes {count:,} tokens"
+        if left_out:
+            return "warning", f"{head}. Once it is full, {left_out}."
         return "warning", (
-            f"Near the {context_length:,}-token context: the prompt takes {count:,} tokens,"
-            f" so the reply will stop after at most {context_length - count:,} tokens."
+            f"{head}, so the reply will stop after at most {context_length - count:,} tokens."
         )
     return "", ""
 
@@ -141,14 +155,20 @@ class Composer(QFrame):
         self._reason = reason
         self._refresh()
 
-    def set_token_info(self, count: int | None, context_length: int | None) -> None:
-        """Show the prompt's size; near or over the context window, say what will happen."""
-        self._over_context = bool(count and context_length and count > context_length)
+    def set_token_info(
+        self, count: int | None, context_length: int | None, overflow: str | None = None
+    ) -> None:
+        """Show the prompt's size; near or over the context window, say what will happen under
+        the chat's `overflow` policy (sending is blocked over the context only when the policy
+        leaves nothing out)."""
+        self._over_context = bool(
+            count and context_length and count > context_length and overflow not in _LEFT_OUT
+        )
         if count is None or not context_length:
             self._token_notice = ("", "")
             self.token_label.hide()
         else:
-            self._token_notice = _context_notice(count, context_length)
+            self._token_notice = _context_notice(count, context_length, overflow)
             self.token_label.setText(f"{count:,} / {context_length:,} tokens")
             self.token_label.setProperty("kind", self._token_notice[0])
             self._repolish(self.token_label)

@@ -24,6 +24,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.controller import DEFAULT_PARAMS
+from app.settings import DEFAULT_OVERFLOW
+from ui.overflow_choice import overflow_box
 from ui.theme import em
 
 if TYPE_CHECKING:
@@ -59,7 +61,9 @@ class ConversationSettingsDialog(QDialog):
         models: Sequence[ModelInfo],
         current_model: str | None,
         parent: QWidget | None = None,
+        default_overflow: str = DEFAULT_OVERFLOW,
     ) -> None:
+        """`default_overflow` is the policy from Preferences, shown when the chat has none."""
         super().__init__(parent)
         self.setObjectName("ConversationSettingsDialog")
         self.setWindowTitle(f"Settings for “{conversation.title}”")
@@ -104,6 +108,8 @@ class ConversationSettingsDialog(QDialog):
         self.seed.setRange(-1, _SEED_LIMIT)
         self.seed.setSpecialValueText("random")
         self.seed.setToolTip("A fixed seed makes sampled replies repeatable (random = none)")
+        self._default_overflow = default_overflow
+        self.overflow = overflow_box(str(params.get("overflow", default_overflow)))
 
         self.temperature.setValue(float(params["temperature"]))
         self.top_p.setValue(float(params["top_p"]))
@@ -124,6 +130,7 @@ class ConversationSettingsDialog(QDialog):
             ("Repetition penalty", self.repetition_penalty),
             ("Max tokens", self.max_tokens),
             ("Seed", self.seed),
+            ("When it outgrows the context", self.overflow),
         ):
             if isinstance(field, QWidget):
                 field.setAccessibleName(label)
@@ -170,6 +177,7 @@ class ConversationSettingsDialog(QDialog):
         self.repetition_penalty.setValue(DEFAULT_PARAMS["repetition_penalty"])
         self.max_tokens.setValue(DEFAULT_PARAMS["max_tokens"])
         self.seed.setValue(-1)
+        self.overflow.setCurrentIndex(self.overflow.findData(self._default_overflow))
 
     def settings(self) -> ConversationSettings:
         seed = self.seed.value()
@@ -185,5 +193,6 @@ class ConversationSettingsDialog(QDialog):
                 "repetition_penalty": round(self.repetition_penalty.value(), 4),
                 "max_tokens": self.max_tokens.value(),
                 "seed": None if seed < 0 else seed,
+                "overflow": self.overflow.currentData(),
             },
         )

@@ -23,6 +23,7 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
     children: dict[int | None, list[int]] = defaultdict(list)
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
         children[message.parent_id].append(message.id)
+    left_out = _left_out(path)
     views = []
     for message in path:
         siblings = children[message.parent_id]
@@ -36,9 +37,18 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 sibling_count=max(1, len(siblings)),
                 stats=message.stats,
                 error=message.error,
+                left_out=message.id in left_out,
             )
         )
     return views
+
+
+def _left_out(path: Sequence[Message]) -> set[int]:
+    """The messages the overflow policy left out of the latest finished reply's prompt."""
+    for message in reversed(path):
+        if message.role == "assistant" and message.stats:
+            return set(message.stats.get("dropped_message_ids", ()))
+    return set()
 
 
 def conversation_rows(conversations: Iterable[Conversation]) -> list[ConversationRow]:

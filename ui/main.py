@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from importlib import resources
 from pathlib import Path
 
@@ -31,7 +32,7 @@ from app.logs import configure_logging
 from app.paths import APP_NAME, AppPaths
 from app.settings import Preferences
 from app.store import Store, StoreError
-from app.worker import InferenceWorker
+from app.worker import InferenceWorker, default_engine_factory
 from ui.main_window import MainWindow
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
@@ -129,7 +130,9 @@ def launch(
     except StoreError as exc:
         QMessageBox.critical(None, "Branchwise cannot open its conversations", str(exc))
         return None
-    worker = worker or InferenceWorker()
+    worker = worker or InferenceWorker(
+        partial(default_engine_factory, cache_dir=paths.caches_dir)
+    )
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     controller = ChatController(store, worker, preferences, resolver)
     window = MainWindow(controller, paths, preferences)

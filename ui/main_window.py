@@ -200,6 +200,7 @@ class MainWindow(QMainWindow):
         c.streamUpdated.connect(self.stream.on_stream)
         c.busyChanged.connect(self.stream.set_busy)
         c.notice.connect(self.show_notice)
+        c.contextFull.connect(self._on_context_full)
         c.modelStatus.connect(self.model_status.show_status)
         c.memoryChanged.connect(self.model_status.show_memory)
         c.prefillProgress.connect(self.stream.on_prefill)
@@ -466,17 +467,59 @@ class MainWindow(QMainWindow):
     def open_preferences(self) -> PreferencesDialog:
         from ui.preferences_dialog import PreferencesDialog
 
+        memory = self.status_panel.last_memory
+        disk_budget = self.preferences.disk_budget_bytes
         dialog = PreferencesDialog(
-            self.preferences.cache_budget_bytes, self.preferences.theme, self
+            self.preferences.cache_budget_bytes,
+            self.preferences.theme,
+            self,
+            disk_budget_bytes=(
+                int(memory.get("disk_budget_bytes") or 0) if disk_budget is None else disk_budget
+            ),
+            disk_bytes=int(memory.get("disk_bytes") or 0),
+            overflow=self.preferences.overflow_policy,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.clearSavedRequested.connect(self.clear_saved_caches)
+        self.controller.memoryChanged.connect(dialog.show_memory)
         dialog.accepted.connect(lambda: self._apply_preferences(dialog))
         dialog.open()
         return dialog
 
     def _apply_preferences(self, dialog: PreferencesDialog) -> None:
         self.controller.set_cache_budget(dialog.cache_budget_bytes())
+        disk_budget = dialog.disk_budget_bytes()
+        if disk_budget is not None:
+            self.controller.set_disk_budget(disk_budget)
+        self.preferences.overflow_policy = dialog.overflow_policy()
+        self.token_counter.schedule()  # the meter's warning names the policy
         self.set_theme(dialog.theme_mode())
+
+    @Slot()
+    def clear_saved_caches(self) -> None:
+        self.controller.clear_saved_caches(on_done=self._saved_caches_cleared)
+
+    def _saved_caches_cleared(self, cleared: bool) -> None:
+        if cleared:
+            self.statusBar().showMessage("Saved caches cleared.", 4000)
+        else:
+            self.show_notice("Load a model first: saved caches are kept per model.")
+
+    @Slot(object)
+    def _on_context_full(self, payload: dict[str, Any]) -> None:
+        conversation_id = payload["conversation_id"]
+        self.banner.show_notice(
+            payload["message"],
+            "Continue in a New Chat",
+            lambda: self._continue_in_new_chat(conversation_id),
+            kind="warning",
+            sticky=True,
+        )
+
+    def _continue_in_new_chat(self, conversation_id: int) -> None:
+        new = self.controller.continue_in_new_chat(conversation_id)
+        if new is not None:
+            self.open_conversation(new)
 
     def set_theme(self, mode: ThemeMode) -> None:
         self.preferences.theme = mode

@@ -13,6 +13,7 @@ from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
+    QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -44,18 +45,32 @@ _BADGES = {
 _BUBBLE_SHARE = 0.8
 
 
+LEFT_OUT_TIP = (
+    "Left out of the model's view: the conversation no longer fits the model's context, so "
+    "the chat's overflow setting left this message out of the latest reply's prompt"
+)
+_LEFT_OUT_OPACITY = 0.45
+
+
 def format_stats(stats: Mapping[str, float]) -> str:
-    """The line under a reply, e.g. "42 tokens · 38.1 tok/s · 0.21 s to first token · ..."."""
+    """The line under a reply, e.g. "42 tokens · 38.1 tok/s · 0.21 s to first token · ...";
+    a reply that filled the model's context says "context full"."""
     parts = []
     if "generated_tokens" in stats:
         parts.append(f"{int(stats['generated_tokens']):,} tokens")
+    if stats.get("finish_reason") == "context":
+        parts.append("context full")
     if "decode_tps" in stats:
         parts.append(f"{stats['decode_tps']:,.1f} tok/s")
     if "ttft_s" in stats:
         ttft = stats["ttft_s"]
         parts.append(f"{ttft:.{2 if ttft < 10 else 1}f} s to first token")
     if "cached_tokens" in stats:
-        parts.append(f"{int(stats['cached_tokens']):,} reused from cache")
+        cached, disk = int(stats["cached_tokens"]), int(stats.get("disk_tokens", 0))
+        if disk:
+            parts.append(f"{cached:,} reused ({cached - disk:,} from memory, {disk:,} from disk)")
+        else:
+            parts.append(f"{cached:,} reused from cache")
     return " · ".join(parts)
 
 
@@ -63,13 +78,17 @@ def _stats_details(stats: Mapping[str, float]) -> str:
     labels = (
         ("prompt_tokens", "Prompt: {:,.0f} tokens"),
         ("cached_tokens", "Reused from cache: {:,.0f} tokens"),
+        ("disk_tokens", "… of them read from saved caches on disk: {:,.0f}"),
         ("prefill_tokens", "Read afresh: {:,.0f} tokens"),
         ("prefill_tps", "Reading speed: {:,.1f} tok/s"),
         ("generated_tokens", "Generated: {:,.0f} tokens"),
         ("decode_tps", "Writing speed: {:,.1f} tok/s"),
         ("ttft_s", "Time to first token: {:.2f} s"),
     )
-    return "\n".join(text.format(stats[key]) for key, text in labels if key in stats)
+    lines = [text.format(stats[key]) for key, text in labels if key in stats]
+    if stats.get("finish_reason") == "context":
+        lines.append("The reply stopped because the model's context is full")
+    return "\n".join(lines)
 
 
 class MessageWidget(QFrame):
@@ -237,12 +256,29 @@ class MessageWidget(QFrame):
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
         _set_shown(self.copy_button, bool(view.content))
         _set_shown(self._toolbar, not streaming and self._editor is None)
+        self._show_left_out(view.left_out)
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
             self.stats_label.setText(stats_text)
             self.stats_label.setToolTip(_stats_details(view.stats))
             _set_shown(self.stats_label, bool(stats_text))
         self._update_badge()
+
+    def _show_left_out(self, left_out: bool) -> None:
+        """Dim a message the model did not see, and say why where the pointer rests."""
+        dimmed = self._bubble.graphicsEffect() is not None
+        if left_out == dimmed:
+            return
+        if left_out:
+            effect = QGraphicsOpacityEffect(self._bubble)
+            effect.setOpacity(_LEFT_OUT_OPACITY)
+            self._bubble.setGraphicsEffect(effect)
+        else:
+            self._bubble.setGraphicsEffect(None)
+        tip = LEFT_OUT_TIP if left_out else ""
+        for widget in (self._bubble, self.body):
+            widget.setToolTip(tip)
+        self.setAccessibleDescription(tip)
 
     def _ensure_nav(self) -> SiblingNav:
         if self._nav is None:

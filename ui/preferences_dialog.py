@@ -1,19 +1,28 @@
-"""App preferences: the memory budget for layer caches, and the theme."""
+"""App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
+chat does by default once it outgrows the model's context, and the theme."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import psutil
+from PySide6.QtCore import Signal, Slot
 from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
+    QMessageBox,
+    QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
+from ui.overflow_choice import overflow_box
+from ui.status_panel import format_bytes
 from ui.theme import THEME_MODES, ThemeMode, em
 
 GB = 1_000_000_000
@@ -21,8 +30,20 @@ _THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"
 
 
 class PreferencesDialog(QDialog):
+    """`clearSavedRequested` asks the window to delete the saved caches (once the person has
+    confirmed); it answers with `set_disk_bytes`."""
+
+    clearSavedRequested = Signal()
+
     def __init__(
-        self, cache_budget_bytes: int, theme: ThemeMode, parent: QWidget | None = None
+        self,
+        cache_budget_bytes: int,
+        theme: ThemeMode,
+        parent: QWidget | None = None,
+        *,
+        disk_budget_bytes: int = 0,
+        disk_bytes: int = 0,
+        overflow: str = "truncate_middle",
     ) -> None:
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
@@ -44,6 +65,36 @@ class PreferencesDialog(QDialog):
         hint = QLabel(f"This computer has {total_gb:.1f} GB of memory.")
         hint.setObjectName("PreferencesHint")
 
+        self.disk_budget = QDoubleSpinBox()
+        self.disk_budget.setAccessibleName("Saved caches disk budget")
+        self.disk_budget.setRange(0.0, 100_000.0)
+        self.disk_budget.setDecimals(1)
+        self.disk_budget.setSingleStep(1.0)
+        self.disk_budget.setSuffix(" GB")
+        self.disk_budget.setValue(disk_budget_bytes / GB)
+        self._initial_disk_budget = self.disk_budget.value()
+        self.disk_budget.setToolTip(
+            "Disk space for caches kept across restarts, so the first follow-up after a restart "
+            "starts at once; the least recently used go first. 0 keeps none. By default the "
+            "smaller of 30 GiB and a quarter of the free space."
+        )
+        self.disk_used = QLabel()
+        self.disk_used.setObjectName("PreferencesHint")
+        self.clear_saved = QPushButton("Clear Saved Caches…")
+        self.clear_saved.setAccessibleName("Clear saved caches")
+        self.clear_saved.setToolTip(
+            "Delete the loaded model's caches, on disk and in memory; conversations stay, and "
+            "the next reply of each reads its whole prompt again"
+        )
+        self.clear_saved.clicked.connect(self._confirm_clear)
+        disk_row = QHBoxLayout()
+        disk_row.addWidget(self.disk_used, 1)
+        disk_row.addWidget(self.clear_saved)
+        self.set_disk_bytes(disk_bytes)
+
+        self.overflow = overflow_box(overflow)
+        self.overflow.setAccessibleName("Default for chats that outgrow the context")
+
         self.theme = QComboBox()
         self.theme.setAccessibleName("Theme")
         self.theme.setToolTip("Light, dark, or whatever the system uses")
@@ -54,6 +105,9 @@ class PreferencesDialog(QDialog):
         form = QFormLayout()
         form.addRow("Cache memory budget", self.budget)
         form.addRow("", hint)
+        form.addRow("Saved caches on disk", self.disk_budget)
+        form.addRow("", disk_row)
+        form.addRow("When a chat outgrows the context", self.overflow)
         form.addRow("Theme", self.theme)
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
@@ -72,3 +126,31 @@ class PreferencesDialog(QDialog):
 
     def theme_mode(self) -> ThemeMode:
         return self.theme.currentData()
+
+    def disk_budget_bytes(self) -> int | None:
+        """The disk budget the person set; None when left as shown (the default stays)."""
+        value = self.disk_budget.value()
+        return None if value == self._initial_disk_budget else round(value * GB)
+
+    def overflow_policy(self) -> str:
+        return self.overflow.currentData()
+
+    def set_disk_bytes(self, disk_bytes: int) -> None:
+        self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")
+
+    @Slot(object)
+    def show_memory(self, memory: dict[str, Any]) -> None:
+        """The worker's memory report (`memoryChanged`): keep the disk use current."""
+        self.set_disk_bytes(int(memory.get("disk_bytes") or 0))
+
+    def _confirm_clear(self) -> None:
+        answer = QMessageBox.question(
+            self,
+            "Clear saved caches?",
+            "Delete the loaded model's caches, on disk and in memory? Conversations are not "
+            "touched; the next reply of each reads its whole prompt again.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.clearSavedRequested.emit()

@@ -1,5 +1,6 @@
 """The status bar's permanent part: which model is loaded (or loading), the memory its weights
-and the layer caches hold, and a progress bar for loading and for reading a long prompt."""
+and the layer caches hold, the room saved caches take on disk, and a progress bar for loading
+and for reading a long prompt."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ class StatusPanel(QWidget):
         self.memory_label.setAccessibleName("Memory in use")
         self.memory_label.setToolTip(
             "Memory held by the model's weights and by the layer caches that make branching "
-            "and follow-ups instant (the cache budget is in Preferences)"
+            "and follow-ups instant, and the disk space of caches saved for after a restart "
+            "(both budgets are in Preferences)"
         )
         self.memory_label.hide()
         layout = QHBoxLayout(self)
@@ -47,6 +49,8 @@ class StatusPanel(QWidget):
         layout.addWidget(self.model_label)
         layout.addWidget(self.memory_label)
         self._loading = False
+        # The worker's last memory report ({"cache_bytes", "disk_bytes", ...}).
+        self.last_memory: dict[str, Any] = {}
 
     def set_model_status(self, status: dict[str, Any]) -> None:
         state = status.get("state")
@@ -70,12 +74,15 @@ class StatusPanel(QWidget):
             self.progress.hide()
 
     def set_memory(self, memory: dict[str, Any]) -> None:
+        self.last_memory = dict(memory)
         weights = int(memory.get("weights_bytes") or 0)
         caches = int(memory.get("cache_bytes") or 0)
+        disk = int(memory.get("disk_bytes") or 0)
         self.memory_label.setText(
-            f"Weights {format_bytes(weights)} · Caches {format_bytes(caches)}"
+            f"Weights {format_bytes(weights)} · Caches {format_bytes(caches)} in memory, "
+            f"{format_bytes(disk)} on disk"
         )
-        self.memory_label.setVisible(bool(weights or caches))
+        self.memory_label.setVisible(bool(weights or caches or disk))
 
     def set_prefill(self, done: int, total: int) -> None:
         """Reading a long prompt: a bar until the first token (hidden again when done)."""

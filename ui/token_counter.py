@@ -48,4 +48,6 @@ class TokenCounter(QObject):
     @Slot(object)
     def _on_count(self, payload: dict[str, Any]) -> None:
         if payload["conversation_id"] == self._window.current_conversation_id:
-            self._window.composer.set_token_info(payload["count"], payload["context_length"])
+            self._window.composer.set_token_info(
+                payload["count"], payload["context_length"], payload.get("overflow")
+            )

@@ -29,9 +29,13 @@ class MessageView:
     sibling_index: int = 1
     sibling_count: int = 1
     # Keys as the store records them: prompt_tokens, cached_tokens, prefill_tokens,
-    # generated_tokens, ttft_s, prefill_tps, decode_tps. Missing keys are simply not shown.
+    # generated_tokens, ttft_s, prefill_tps, decode_tps, disk_tokens, finish_reason (a str),
+    # dropped_message_ids (a list). Missing keys are simply not shown.
     stats: Mapping[str, float] = field(default=_NO_STATS)
     error: str | None = None
+    # Left out of the model's view by the chat's overflow policy for the latest reply on the
+    # path (the conversation outgrew the model's context).
+    left_out: bool = False
 
 
 @dataclass(frozen=True)

@@ -121,7 +121,13 @@ class WindowModels(QObject):
 
         conversation = self._controller.store.get_conversation(conversation_id)
         current = conversation.model_id or self.loaded_id()
-        dialog = ConversationSettingsDialog(conversation, self.library(), current, self._window)
+        dialog = ConversationSettingsDialog(
+            conversation,
+            self.library(),
+            current,
+            self._window,
+            default_overflow=self._controller.preferences.overflow_policy,
+        )
         dialog.libraryRequested.connect(self.open_library)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_settings(conversation_id, dialog, current))

@@ -1,8 +1,10 @@
 """Screenshots of the main states (empty, streaming, branched `‹ 2/3 ›`, dark theme, 200 %
-scaling) saved into tests/screenshots/ for a person to look at; each must be a real picture."""
+scaling, messages left out of a long chat, the preferences) saved into tests/screenshots/ for a
+person to look at; each must be a real picture."""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -16,6 +18,7 @@ from PySide6.QtWidgets import QWidget
 from tests.gui.window_harness import (
     OFFSCREEN_NOISE,
     ScriptedEngine,
+    ScriptedResult,
     running_app,
     scripted_worker,
     send_and_wait,
@@ -147,3 +150,70 @@ def test_screenshot_at_200_percent_scaling(tmp_path: Path, llama_path: Path) -> 
     image = QImage(str(out))
     assert image.width() >= 1800, "900 logical pixels at 200 % are 1800 device pixels"
     _assert_real_picture(image, "scaled-200")
+
+
+class _LongChatEngine(ScriptedEngine):
+    """A scripted engine whose chat outgrew its context: the middle turns were left out, part
+    of the prompt came from saved caches, and the reply filled what was left."""
+
+    context_length = 2048
+    disk_budget_bytes = 30 * 2**30
+
+    def generate(self, messages: list[dict], params: object, **kwargs: object) -> ScriptedResult:
+        result = super().generate(messages, params, **kwargs)
+        stats = {**result.stats, "prompt_tokens": 1900, "cached_tokens": 1880,
+                 "disk_tokens": 1500, "prefill_tokens": 20}
+        middle = tuple(range(2, len(messages) - 3))
+        return dataclasses.replace(result, finish_reason="context", stats=stats,
+                                   dropped_messages=middle)
+
+    def cache_bytes(self) -> int:
+        return 48_200_000
+
+    def disk_bytes(self) -> int:
+        return 412_000_000
+
+
+_LONG_CHAT = [
+    ("Let's plan a week in Lisbon. Where should we stay?",
+     "Alfama for character, Baixa for convenience, Príncipe Real for quiet evenings."),
+    ("What should we eat on the first day?",
+     "Pastéis de nata at Manteigaria, then grilled sardines by the river."),
+    ("Is a day trip to Sintra worth it?",
+     "Yes: take the early train from Rossio and start at Pena Palace before the crowds."),
+    ("And Cascais?", "An easy half day: the coastal path to Boca do Inferno is lovely."),
+]
+
+
+def test_screenshots_of_left_out_messages_and_the_preferences(qtbot, tmp_path: Path) -> None:
+    engine = _LongChatEngine(["Day seven: a slow morning in Belém, then the tram back to"])
+    with running_app(qtbot, tmp_path, tmp_path / "demo-model", scripted_worker(engine)) as app:
+        window, store = app.window, app.store
+        window.resize(1100, 860)
+        window.set_theme("light")
+        cid = window.current_conversation_id
+        store.rename(cid, "A week in Lisbon")
+        parent = None
+        for question, answer in _LONG_CHAT:
+            parent = store.append_message(cid, parent, "user", question).id
+            parent = store.append_message(cid, parent, "assistant", answer).id
+        window.open_conversation(cid)
+        window._render()
+        send_and_wait(qtbot, app, "Summarise the whole week in one line per day.")
+        qtbot.wait(300)  # the finished reply's layout settles
+        window.chat_view.scroll_to_bottom()
+        path = store.active_path(cid)
+        dimmed = [m.id for m in path if window.chat_view.message_widget(str(m.id)) is not None
+                  and window.chat_view.message_widget(str(m.id)).view.left_out]
+        assert dimmed == [m.id for m in path[2:-4]]  # the prompt's latest turn and a half kept
+        _save(window, "left-out-light")
+        window.set_theme("dark")
+        _save(window, "left-out-dark")
+
+        for theme in ("light", "dark"):
+            window.set_theme(theme)
+            dialog = window.open_preferences()
+            dialog.resize(640, 420)
+            _save(dialog, f"preferences-{theme}")
+            dialog.reject()
+        window.set_theme("light")

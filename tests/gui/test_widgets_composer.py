@@ -188,3 +188,31 @@ def test_every_control_has_an_accessible_name_and_tooltip(composer: Composer) ->
     for control in (composer.edit, composer.button, composer.token_label):
         assert control.accessibleName()
         assert control.toolTip()
+
+
+def test_the_meter_warns_at_90_percent_and_at_100_percent_by_the_chats_policy(
+    composer: Composer,
+) -> None:
+    composer.set_token_info(1800, 2048, "truncate_middle")  # 88 %: quiet
+    assert not composer.notice.isVisible()
+    assert composer.token_label.property("kind") == ""
+
+    composer.set_token_info(1850, 2048, "truncate_middle")  # 90 %
+    assert composer.token_label.property("kind") == "warning"
+    assert composer.notice.text() == (
+        "Near the 2,048-token context: the prompt takes 1,850 tokens. Once it is full, turns "
+        "from the middle of the chat are left out of the model's view."
+    )
+
+    composer.set_token_info(2048, 2048, "rolling")  # 100 %
+    assert composer.token_label.property("kind") == "danger"
+    assert composer.notice.text() == (
+        "The 2,048-token context is full (2,048 tokens): the oldest turns are left out of the "
+        "model's view (dimmed), and the reply still gets room."
+    )
+    composer.set_token_info(2500, 2048, "rolling")
+    assert composer.can_send, "turns are left out: the message can still be sent"
+
+    composer.set_token_info(2500, 2048, "stop")
+    assert not composer.can_send
+    assert "the reply cannot start" in composer.notice.text()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import pytest
 from PySide6.QtCore import Qt
@@ -10,7 +11,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from ui.message_widget import MessageWidget, format_stats
+from ui.message_widget import LEFT_OUT_TIP, MessageWidget, format_stats
 from ui.safe_browser import SafeBrowser
 from ui.view_models import MessageView
 
@@ -211,6 +212,33 @@ def test_stats_line_under_a_finished_reply() -> None:
     assert format_stats({"generated_tokens": 1200, "ttft_s": 12.34}) == (
         "1,200 tokens · 12.3 s to first token"
     )
+
+
+def test_stats_line_says_which_prompt_tokens_came_from_memory_and_from_disk() -> None:
+    stats = {**STATS, "disk_tokens": 100}
+    assert format_stats(stats) == (
+        "42 tokens · 38.1 tok/s · 0.21 s to first token · "
+        "120 reused (20 from memory, 100 from disk)"
+    )
+
+
+def test_a_reply_that_filled_the_context_says_so_never_a_silent_length(make: Make) -> None:
+    stats = {**STATS, "finish_reason": "context"}
+    assert format_stats(stats).startswith("42 tokens · context full · ")
+    assert "context full" not in format_stats({**STATS, "finish_reason": "length"})
+    widget = make(id="a1", stats=stats)
+    assert "the model's context is full" in widget.stats_label.toolTip()
+
+
+def test_a_message_left_out_of_the_models_view_is_dimmed_with_the_reason(make: Make) -> None:
+    widget = make(id="u1", role="user", content="An early question", left_out=True)
+    assert widget._bubble.graphicsEffect() is not None
+    assert widget.body.toolTip() == LEFT_OUT_TIP
+    assert "overflow setting" in widget.accessibleDescription()
+
+    widget.set_view(replace(widget.view, left_out=False))  # a later reply sees it again
+    assert widget._bubble.graphicsEffect() is None
+    assert widget.body.toolTip() == ""
 
 
 def test_stats_show_when_the_reply_is_done_not_while_streaming(make: Make) -> None:

@@ -310,9 +310,9 @@ def _spy_on_forget(forgotten: list[int], engine) -> None:
     """Runs on the worker thread: record each conversation whose caches the engine frees."""
     forget = engine.forget
 
-    def recording(conversation_id: int) -> None:
+    def recording(conversation_id: int, keep_saved: bool = False) -> None:
         forgotten.append(conversation_id)
-        forget(conversation_id)
+        forget(conversation_id, keep_saved=keep_saved)
 
     engine.forget = recording
 

@@ -98,6 +98,7 @@ class ScriptedResult:
     text: str
     finish_reason: str
     stats: dict[str, Any]
+    dropped_messages: tuple[int, ...] = ()
 
 
 class ScriptedEngine:
@@ -144,8 +145,20 @@ class ScriptedEngine:
     def clear_cache(self) -> None:
         pass
 
-    def forget(self, conversation_id: object) -> None:
+    def forget(self, conversation_id: object, keep_saved: bool = False) -> None:
         pass
+
+    def disk_bytes(self) -> int:
+        return 0
+
+    def save_pending(self, seconds: float) -> bool:
+        return False
+
+    def clear_saved_caches(self) -> None:
+        pass
+
+    disk_error = None
+    disk_budget_bytes = 0
 
 
 def scripted_worker(engine: ScriptedEngine) -> InferenceWorker:
