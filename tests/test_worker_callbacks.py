@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-import app.library
+import app.model_install
 from app.controller import ChatController
 from app.settings import Preferences
 from app.store import Store
@@ -83,7 +83,7 @@ def _fake_default_model(fail: bool) -> Any:
 def test_start_up_state_changes_all_happen_on_the_gui_thread(
     qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail: bool
 ) -> None:
-    monkeypatch.setattr(app.library, "ensure_default_model", _fake_default_model(fail))
+    monkeypatch.setattr(app.model_install, "ensure_default_model", _fake_default_model(fail))
     worker = scripted_worker(ScriptedEngine([]))
     resolver = model_resolver(tmp_path / "models", None, worker.relay)
     ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker,
