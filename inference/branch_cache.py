@@ -19,7 +19,6 @@ Worker thread only: it owns MLX arrays.
 from __future__ import annotations
 
 import contextlib
-import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -27,17 +26,12 @@ from typing import TYPE_CHECKING, Any
 import mlx.core as mx
 
 from inference.cache_files import (
-    ROOT_NAME,
     CacheFileError,
     CacheFolder,
-    Record,
-    chained_name,
 )
 from inference.cache_layers import (
     capture,
     cut_segment,
-    decode_state,
-    encode_state,
     exact_copy,
     is_segmentable,
     leaves,
@@ -45,6 +39,7 @@ from inference.cache_layers import (
     restore_snapshot,
     state_arrays,
 )
+from inference.cache_saving import SavedCaches
 from inference.cache_stack import CacheStack
 from inference.cache_trie import CacheTrie, Node, common_prefix_length
 
@@ -62,7 +57,7 @@ class Taken:
     disk_tokens: int
 
 
-class BranchCache:
+class BranchCache(SavedCaches):
     """Stored caches for one model. See the module docstring."""
 
     def __init__(self, model: nn.Module, budget_bytes: int, folder: CacheFolder | None) -> None:
@@ -188,7 +183,7 @@ class BranchCache:
         except Exception:
             self._live = None
             for node in [n for n in self._trie.nodes() if n.hot]:
-                self._drop_node(node)
+                self._drop_subtree(node)
 
     # --- forgetting ------------------------------------------------------------------------
 
@@ -379,7 +374,7 @@ class BranchCache:
         if live is None:
             return
         hot = [n for n in self._trie.nodes() if n.hot]
-        shared = {n for n in hot if any(_holds_data(d) for d in _below(n))}
+        shared = {n for n in hot if any(_holds_data(d) for d in self._trie.descendants(n))}
         self._materialize(live, lambda node: node in shared)
         self._live = None
         for node in hot:
@@ -397,200 +392,13 @@ class BranchCache:
         return node is self._trie.root
 
     def _drop_subtree(self, node: Node) -> None:
+        if not self._in_trie(node):
+            return  # already gone with an ancestor
         for gone in self._trie.remove(node):
             if gone.saved is not None and self._folder is not None:
                 self._folder.drop(gone.saved)
             gone.saved = None
 
-    def _drop_node(self, node: Node) -> None:
-        if self._in_trie(node):
-            self._drop_subtree(node)
-
-    # --- disk ------------------------------------------------------------------------------
-
-    def _adopt_records(self, records: Any) -> None:
-        """Rebuild the trie's shape from saved records (their tensors stay on disk)."""
-        by_name: dict[str, Node] = {ROOT_NAME: self._trie.root}
-        assert self._folder is not None
-        for record in sorted(records, key=lambda r: r.start):  # parents first
-            parent = by_name.get(record.parent)
-            valid = (
-                parent is not None
-                and record.tokens
-                and parent.end == record.start
-                and record.tokens[0] not in parent.children
-                and chained_name(record.parent, record.tokens) == record.name
-            )
-            if not valid:
-                self._folder.drop(record)
-                continue
-            assert parent is not None
-            node = self._trie.grow(parent, record.tokens)
-            node.saved = record
-            node.owners = set(record.owners)
-            node.used_at = record.last_used
-            by_name[record.name] = node
-        for node in sorted(self._trie.nodes(), key=lambda n: n.used_at):
-            node.last_used = self._trie.stamp()
-        self._folder.write_index()
-
-    def _unsave(self, node: Node) -> None:
-        """The node's content changes: its file no longer describes it."""
-        if node.saved is not None and self._folder is not None:
-            self._folder.drop(node.saved)
-        node.saved = None
-
-    def _load(self, node: Node) -> None:
-        """Bring a disk-only node's segments (and checkpoint) into memory, noting the tokens
-        read. A file that fails its checks takes its subtree with it (CacheFileError)."""
-        if node.saved is None or self._folder is None:
-            return
-        needs_kv = node.kv is None and not node.hot
-        needs_checkpoint = node.checkpoint is None and node.saved.has_checkpoint
-        if not needs_kv and not needs_checkpoint:
-            return
-        try:
-            arrays, skeleton = self._folder.load(node.saved)
-            kv = [(arrays[f"k{i}"], arrays[f"v{i}"]) for i in range(len(self._kv))]
-            if any(k.shape[2] != len(node.tokens) or v.shape[2] != len(node.tokens) for k, v in kv):
-                raise CacheFileError(f"saved cache {node.saved.file_name} has the wrong length")
-            checkpoint = [decode_state(s, arrays) for s in skeleton] if skeleton else None
-            if checkpoint is not None and len(checkpoint) != len(self._snapshots):
-                raise CacheFileError(f"saved cache {node.saved.file_name} has another shape")
-            mx.eval(kv, [state_arrays(s) for s in checkpoint or []])
-        except (KeyError, ValueError, IndexError, RuntimeError, CacheFileError) as error:
-            self._drop_subtree(node)
-            self._write_index()
-            if isinstance(error, CacheFileError):
-                raise
-            raise CacheFileError(f"saved cache was unusable ({error})") from error
-        if needs_kv:
-            node.kv = kv
-            self._read_from_disk.append((node.start, node.end))
-        if needs_checkpoint:
-            node.checkpoint = checkpoint
-
-    def has_unsaved(self) -> bool:
-        return self._folder is not None and self.disk_error is None and any(
-            self._unsaved_nodes()
-        )
-
-    def _unsaved_nodes(self) -> list[Node]:
-        return [
-            n
-            for n in self._trie.nodes()
-            if n.saved is None and (n.kv is not None or n.hot) and _saved_parent(n)
-        ]
-
-    def save_some(self, seconds: float) -> bool:
-        """Save unsaved nodes, parents first, for about `seconds`; True if some remain. A full
-        disk (or any write error) stops saving and is reported once in `disk_error`; the
-        caches stay in memory."""
-        if self._folder is None or self.disk_error is not None:
-            return False
-        deadline = time.monotonic() + seconds
-        wrote = False
-        # A restart resumes where the live branch ends only if that end has a checkpoint.
-        self._checkpoint_live_end()
-        try:
-            while time.monotonic() < deadline:
-                pending = self._unsaved_nodes()
-                if not pending:
-                    break
-                node = min(pending, key=lambda n: n.start)
-                self._save(node)
-                wrote = True
-        except OSError as error:
-            self.disk_error = f"Saved caches could not be written: {error.strerror or error}"
-        finally:
-            if wrote:
-                self._enforce_disk_budget()
-                self._write_index()
-        return self.has_unsaved()
-
-    def _save(self, node: Node) -> None:
-        assert self._folder is not None
-        if node.hot:
-            live = self._live
-            assert live is not None
-            kv = [cut_segment(live.leaves[i], node.start, node.end) for i in self._kv]
-        else:
-            assert node.kv is not None
-            kv = node.kv
-        arrays: dict[str, mx.array] = {}
-        for i, (k, v) in enumerate(kv):
-            arrays[f"k{i}"], arrays[f"v{i}"] = k, v
-        skeleton = (
-            [encode_state(s, f"c{i}", arrays) for i, s in enumerate(node.checkpoint)]
-            if node.checkpoint is not None
-            else []
-        )
-        parent = node.parent
-        parent_name = ROOT_NAME if parent is None or parent.parent is None else _name(parent)
-        node.saved = self._folder.save(
-            chained_name(parent_name, node.tokens),
-            parent_name,
-            node.start,
-            node.tokens,
-            arrays,
-            skeleton,
-            node.owners,
-            time.time(),
-        )
-
-    def _enforce_disk_budget(self) -> None:
-        assert self._folder is not None
-        while self._folder.bytes_used() > self.disk_budget_bytes:
-            leaves_on_disk = [
-                n
-                for n in self._trie.nodes()
-                if n.saved is not None and not any(c.saved for c in n.children.values())
-            ]
-            if not leaves_on_disk:
-                break
-            oldest = min(leaves_on_disk, key=lambda n: (n.last_used, -n.start))
-            self._folder.drop(oldest.saved)
-            oldest.saved = None
-            if oldest.kv is None and not oldest.hot:
-                self._drop_subtree(oldest)
-
-    def _write_index(self) -> None:
-        if self._folder is None:
-            return
-        for node in self._trie.nodes():
-            if node.saved is not None:
-                node.saved.owners = [o for o in node.owners if isinstance(o, int | str)]
-                node.saved.last_used = node.used_at
-        try:
-            self._folder.write_index()
-        except OSError as error:
-            self.disk_error = f"Saved caches could not be written: {error.strerror or error}"
-
-
-def _below(node: Node) -> list[Node]:
-    found, stack = [], list(node.children.values())
-    while stack:
-        child = stack.pop()
-        found.append(child)
-        stack.extend(child.children.values())
-    return found
-
-
 def _holds_data(node: Node) -> bool:
     """Whether a node has segments of its own (in memory or on disk), not only the live's."""
     return not node.hot and (node.kv is not None or node.saved is not None)
-
-
-def _saved_parent(node: Node) -> bool:
-    parent = node.parent
-    return parent is None or parent.parent is None or parent.saved is not None
-
-
-def _name(node: Node) -> str:
-    name = ROOT_NAME
-    for step in node.path():
-        name = chained_name(name, step.tokens)
-    return name
-
-
-__all__ = ["BranchCache", "Record", "Taken"]

@@ -136,14 +136,18 @@ class CacheTrie:
         parent.children[tokens[0]] = child
         return child
 
-    def remove(self, node: Node) -> list[Node]:
-        """Take `node` and everything below it out of the trie; returns what went."""
-        gone = [node]
-        stack = list(node.children.values())
+    def descendants(self, node: Node) -> list[Node]:
+        """Every node below `node`."""
+        found, stack = [], list(node.children.values())
         while stack:
             below = stack.pop()
-            gone.append(below)
+            found.append(below)
             stack.extend(below.children.values())
+        return found
+
+    def remove(self, node: Node) -> list[Node]:
+        """Take `node` and everything below it out of the trie; returns what went."""
+        gone = [node, *self.descendants(node)]
         if node.parent is not None and node.parent.children.get(node.tokens[0]) is node:
             del node.parent.children[node.tokens[0]]
         return gone
