@@ -1,0 +1,106 @@
+"""Replies from a remote server, delivered like the inference worker's.
+
+`RemoteBackend` has the worker's generation signals with the same payloads, and its `submit` /
+`cancel`, so `ReplyGeneration` streams a remote reply into the store exactly as a local one (see
+`app.reply_generation.ReplyBackend`). Each request runs as an asyncio task on the loop (in the
+app the qasync loop, which is the Qt loop: its signals are emitted on the GUI thread).
+
+A server that dies after the reply began fails it with `"status": "interrupted"`: its text so
+far is kept and marked as such, with the reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.connections import Connections, ConnectionSettingsError, parse_remote
+from app.remote_client import RemoteError, stream_chat
+from app.worker import GenerationRequest, TokenCoalescer
+
+_log = logging.getLogger(__name__)
+
+# A remote prompt's size is unknown until its usage arrives: a total of -1 says "waiting for the
+# first token" without a share done.
+WAITING = -1
+
+
+class RemoteBackend(QObject):
+    prefillProgress = Signal(object)  # {"request_id", "done": 0, "total": WAITING}
+    tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
+    generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
+    # {"request_id", "message", "status": "error"|"interrupted"}
+    generationFailed = Signal(object)
+
+    def __init__(self, connections: Connections, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.connections = connections
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+
+    def submit(self, request: GenerationRequest) -> None:
+        """Start the request on the asyncio loop; it reports through the signals."""
+        task = asyncio.get_event_loop().create_task(self._run(request))
+        self._tasks[request.request_id] = task
+        task.add_done_callback(lambda _task, rid=request.request_id: self._tasks.pop(rid, None))
+
+    def cancel(self, request_id: int | None = None) -> None:
+        """Stop the request (every one when None): its connection is closed, the text so far
+        is reported as finished with the reason "cancelled"."""
+        for rid, task in list(self._tasks.items()):
+            if request_id in (None, rid):
+                task.cancel()
+
+    def is_busy(self) -> bool:
+        return bool(self._tasks)
+
+    async def _run(self, request: GenerationRequest) -> None:
+        rid = request.request_id
+        parts: list[str] = []
+        coalescer = TokenCoalescer(
+            lambda text: self.tokensReady.emit({"request_id": rid, "text": text})
+        )
+
+        def on_text(text: str) -> None:
+            parts.append(text)
+            coalescer.add(text)
+
+        try:
+            target = parse_remote(request.model_id or "")
+            connection = self.connections.get(target.connection)
+            if connection is None:
+                raise ConnectionSettingsError(
+                    f"There is no connection named “{target.connection}” any more: choose "
+                    "another model in the conversation's settings."
+                )
+            api_key = self.connections.api_key(connection.name)
+            self.prefillProgress.emit({"request_id": rid, "done": 0, "total": WAITING})
+            result = await stream_chat(
+                connection.base_url,
+                api_key,
+                target.model,
+                request.messages,
+                request.params,
+                on_text,
+            )
+        except asyncio.CancelledError:
+            coalescer.flush()
+            self.generationFinished.emit(_finished(rid, "".join(parts), "cancelled", {}))
+            return
+        except (RemoteError, ConnectionSettingsError) as exc:
+            coalescer.flush()
+            interrupted = isinstance(exc, RemoteError) and exc.interrupted
+            status = "interrupted" if interrupted else "error"
+            _log.warning("A remote reply failed (%s): %s", status, exc)
+            self.generationFailed.emit({"request_id": rid, "message": str(exc), "status": status})
+            return
+        coalescer.flush()
+        self.generationFinished.emit(
+            _finished(rid, result.text, result.finish_reason, result.stats)
+        )
+
+
+def _finished(rid: int, text: str, reason: str, stats: dict[str, Any]) -> dict[str, Any]:
+    return {"request_id": rid, "text": text, "finish_reason": reason, "stats": stats}
