@@ -93,7 +93,7 @@ class RemoteBackend(QObject):
             coalescer.flush()
             interrupted = isinstance(exc, RemoteError) and exc.interrupted
             status = "interrupted" if interrupted else "error"
-            _log.warning("A remote reply failed (%s): %s", status, exc)
+            _log.warning("A remote reply failed (%s): %s", status, exc, exc_info=exc)
             self.generationFailed.emit({"request_id": rid, "message": str(exc), "status": status})
             return
         coalescer.flush()

@@ -120,6 +120,8 @@ def request_params(params: dict[str, Any]) -> dict[str, Any]:
     }
     if params.get("seed") is not None:
         out["seed"] = int(params["seed"])
+    if params.get("logit_bias"):
+        out["logit_bias"] = dict(params["logit_bias"])
     extra = {k: params[k] for k, off in _EXTRA_OFF.items() if params.get(k, off) != off}
     if extra:
         out["extra_body"] = extra
