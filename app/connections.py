@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
@@ -150,8 +149,16 @@ class Connections:
 
     def __init__(self, data_dir: Path, keys: KeyStore | None = None) -> None:
         self.path = data_dir / "connections.json"
-        self.keys = keys if keys is not None else default_key_store(data_dir)
-        self._listeners: list[Callable[[], None]] = []
+        self._data_dir = data_dir
+        self._keys = keys
+
+    @property
+    def keys(self) -> KeyStore:
+        # Chosen on first use: importing keyring and probing its backends is not free, and
+        # the window comes first.
+        if self._keys is None:
+            self._keys = default_key_store(self._data_dir)
+        return self._keys
 
     def all(self) -> list[Connection]:
         try:

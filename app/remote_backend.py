@@ -12,13 +12,15 @@ far is kept and marked as such, with the reason.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
 from app.connections import Connections, ConnectionSettingsError, parse_remote
-from app.remote_client import RemoteError, stream_chat
+from app.remote_errors import RemoteError
 from app.worker import GenerationRequest, TokenCoalescer
 
 _log = logging.getLogger(__name__)
@@ -29,7 +31,9 @@ WAITING = -1
 
 
 class RemoteBackend(QObject):
-    prefillProgress = Signal(object)  # {"request_id", "done": 0, "total": WAITING}
+    # {"request_id", "done": 0, "total": WAITING} when sent, {..., "done": 1, "total": 1} at the
+    # first token
+    prefillProgress = Signal(object)
     tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
     generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
     # {"request_id", "message", "status": "error"|"interrupted"}
@@ -64,27 +68,14 @@ class RemoteBackend(QObject):
         )
 
         def on_text(text: str) -> None:
+            if not parts:  # the wait is over
+                self.prefillProgress.emit({"request_id": rid, "done": 1, "total": 1})
             parts.append(text)
             coalescer.add(text)
 
+        self.prefillProgress.emit({"request_id": rid, "done": 0, "total": WAITING})
         try:
-            target = parse_remote(request.model_id or "")
-            connection = self.connections.get(target.connection)
-            if connection is None:
-                raise ConnectionSettingsError(
-                    f"There is no connection named “{target.connection}” any more: choose "
-                    "another model in the conversation's settings."
-                )
-            api_key = self.connections.api_key(connection.name)
-            self.prefillProgress.emit({"request_id": rid, "done": 0, "total": WAITING})
-            result = await stream_chat(
-                connection.base_url,
-                api_key,
-                target.model,
-                request.messages,
-                request.params,
-                on_text,
-            )
+            result = await self._stream(request, on_text)
         except asyncio.CancelledError:
             coalescer.flush()
             self.generationFinished.emit(_finished(rid, "".join(parts), "cancelled", {}))
@@ -93,12 +84,42 @@ class RemoteBackend(QObject):
             coalescer.flush()
             interrupted = isinstance(exc, RemoteError) and exc.interrupted
             status = "interrupted" if interrupted else "error"
-            _log.warning("A remote reply failed (%s): %s", status, exc, exc_info=exc)
+            _log.warning("A remote reply failed (%s): %s", status, exc)
             self.generationFailed.emit({"request_id": rid, "message": str(exc), "status": status})
+            return
+        except Exception as exc:  # a bug here must still end the reply, its text kept
+            coalescer.flush()
+            _log.error("A remote reply failed", exc_info=exc)
+            message = f"The remote reply failed: {exc!r}"
+            self.generationFailed.emit({"request_id": rid, "message": message, "status": "error"})
             return
         coalescer.flush()
         self.generationFinished.emit(
             _finished(rid, result.text, result.finish_reason, result.stats)
+        )
+
+    async def _stream(self, request: GenerationRequest, on_text: Callable[[str], None]) -> Any:
+        """Stream the reply from the conversation's server; raises ConnectionSettingsError or
+        RemoteError (whose `interrupted` says whether the reply had begun)."""
+        # The openai package takes seconds to import: on first use, on a thread, so neither the
+        # window's start nor its event loop waits for it.
+        client = await asyncio.get_running_loop().run_in_executor(
+            None, importlib.import_module, "app.remote_client"
+        )
+        target = parse_remote(request.model_id or "")
+        connection = self.connections.get(target.connection)
+        if connection is None:
+            raise ConnectionSettingsError(
+                f"There is no connection named “{target.connection}” any more: choose "
+                "another model in the conversation's settings."
+            )
+        return await client.stream_chat(
+            connection.base_url,
+            self.connections.api_key(connection.name),
+            target.model,
+            request.messages,
+            request.params,
+            on_text,
         )
 
 

@@ -7,12 +7,18 @@ person is watching, so a failure is reported at once, in words, instead.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import openai
+
+from app.connections import Connections, RemoteModel
+from app.remote_errors import RemoteError
+
+__all__ = ["ChatResult", "RemoteError", "describe", "list_models", "stream_chat"]
 
 # Connecting must be quick; the first token may take minutes (a long prompt on a busy server).
 TIMEOUT = openai.Timeout(connect=10.0, read=600.0, write=60.0, pool=10.0)
@@ -24,15 +30,6 @@ NO_KEY = "none"
 # every failure of a request is therefore caught and reported, in words, through `describe`.
 # Sampling parameters many servers take beyond OpenAI's own, sent only when not at "off".
 _EXTRA_OFF = {"top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0}
-
-
-class RemoteError(Exception):
-    """A request that failed; `str()` is a message for the person. `interrupted` is True when
-    the server went away after the reply had begun (its text so far is still good)."""
-
-    def __init__(self, message: str, *, interrupted: bool = False) -> None:
-        super().__init__(message)
-        self.interrupted = interrupted
 
 
 @dataclass(frozen=True)
@@ -56,6 +53,22 @@ async def list_models(base_url: str, api_key: str | None) -> list[str]:
             return sorted(model.id for model in page.data)
     except Exception as exc:  # any failure: see the note at the top
         raise RemoteError(describe(exc, base_url)) from exc
+
+
+async def remote_model_ids(connections: Connections) -> list[str]:
+    """Every saved connection's models as chat model ids, asked of all servers at once; a
+    server that does not answer offers none (the Connections page says why)."""
+    saved = connections.all()
+    answers = await asyncio.gather(
+        *(list_models(c.base_url, connections.api_key(c.name)) for c in saved),
+        return_exceptions=True,
+    )
+    return [
+        RemoteModel(connection.name, model).model_id
+        for connection, models in zip(saved, answers, strict=True)
+        if not isinstance(models, BaseException)
+        for model in models
+    ]
 
 
 async def stream_chat(
