@@ -15,10 +15,12 @@ import asyncio
 import importlib
 import logging
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.async_tasks import NO_LOOP, spawn
 from app.connections import Connections, ConnectionSettingsError, parse_remote
 from app.remote_errors import RemoteError
 from app.worker import GenerationRequest, TokenCoalescer
@@ -45,10 +47,16 @@ class RemoteBackend(QObject):
         self._tasks: dict[int, asyncio.Task[None]] = {}
 
     def submit(self, request: GenerationRequest) -> None:
-        """Start the request on the asyncio loop; it reports through the signals."""
-        task = asyncio.get_event_loop().create_task(self._run(request))
-        self._tasks[request.request_id] = task
-        task.add_done_callback(lambda _task, rid=request.request_id: self._tasks.pop(rid, None))
+        """Start the request on the asyncio loop; it reports through the signals (never from
+        inside this call)."""
+        rid = request.request_id
+        task = spawn(self._run(request))
+        if task is None:
+            failure = {"request_id": rid, "message": NO_LOOP, "status": "error"}
+            QTimer.singleShot(0, self, partial(self.generationFailed.emit, failure))
+            return
+        self._tasks[rid] = task
+        task.add_done_callback(lambda _task: self._tasks.pop(rid, None))
 
     def cancel(self, request_id: int | None = None) -> None:
         """Stop the request (every one when None): its connection is closed, the text so far

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.async_tasks import NO_LOOP, spawn
 from app.connections import Connection, Connections, ConnectionSettingsError
 from ui.theme import em
 
@@ -180,11 +181,14 @@ class ConnectionsDialog(QDialog):
             self.connections.api_key(self._editing) if self._editing else None
         )
         self.models.clear()
-        self.status.setText(f"Asking {url} for its models…")
-        self.test_button.setEnabled(False)
         if self._test is not None:
             self._test.cancel()
-        self._test = asyncio.get_event_loop().create_task(self._list(url, key))
+        self._test = spawn(self._list(url, key))
+        if self._test is None:
+            self.status.setText(NO_LOOP)
+            return
+        self.status.setText(f"Asking {url} for its models…")
+        self.test_button.setEnabled(False)
 
     async def _list(self, url: str, key: str | None) -> None:
         from app.remote_client import RemoteError, list_models  # seconds to import: on use

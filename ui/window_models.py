@@ -8,7 +8,6 @@ and app.library pulls in importlib.metadata and psutil.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
+from app.async_tasks import spawn
 from app.connections import is_remote
 
 if TYPE_CHECKING:
@@ -132,7 +132,7 @@ class WindowModels(QObject):
         self._settings_dialog = dialog
         dialog.open()
         if self._controller.connections is not None:
-            asyncio.get_event_loop().create_task(self._offer_remote_models(dialog))
+            spawn(self._offer_remote_models(dialog))
         return dialog
 
     async def _offer_remote_models(self, dialog: ConversationSettingsDialog) -> None:

@@ -37,12 +37,15 @@ def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
     asyncio.set_event_loop(None)
 
 
-def _wait_for_test(loop: asyncio.AbstractEventLoop, dialog: ConnectionsDialog) -> None:
-    async def answered() -> None:
+def _test_connection(loop: asyncio.AbstractEventLoop, dialog: ConnectionsDialog) -> None:
+    """Click Test Connection with the loop running, as in the app, and wait for the answer."""
+
+    async def click() -> None:
+        dialog.test_connection()
         while not dialog.test_button.isEnabled():
             await asyncio.sleep(0.01)
 
-    loop.run_until_complete(asyncio.wait_for(answered(), 30))
+    loop.run_until_complete(asyncio.wait_for(click(), 30))
 
 
 def test_a_connection_is_saved_tested_and_its_key_kept_private(
@@ -62,16 +65,14 @@ def test_a_connection_is_saved_tested_and_its_key_kept_private(
     assert stat.S_IMODE((tmp_path / "keys.json").stat().st_mode) == 0o600
     assert dialog.api_key.placeholderText() == "stored (type to replace)"
 
-    dialog.test_connection()
-    _wait_for_test(loop, dialog)
+    _test_connection(loop, dialog)
     assert [dialog.models.item(i).text() for i in range(dialog.models.count())] == [
         mlx_server.model
     ]
     assert dialog.status.text() == "Connected: 1 model."
 
     dialog.base_url.setText(f"http://127.0.0.1:{free_port()}/v1")
-    dialog.test_connection()
-    _wait_for_test(loop, dialog)
+    _test_connection(loop, dialog)
     assert dialog.models.count() == 0
     assert "could not reach" in dialog.status.text()
 
