@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -125,6 +125,22 @@ def served_by_ring(model: Path, workdir: Path) -> Iterator[Served]:
         yield served
     finally:
         served.kill()
+
+
+def play(
+    loop: asyncio.AbstractEventLoop, scenario: Awaitable[None], timeout_s: float = 180
+) -> None:
+    """Run a test's steps as one coroutine: the loop runs throughout, as it does in the app (a
+    remote request starts only on a running loop)."""
+    loop.run_until_complete(asyncio.wait_for(scenario, timeout_s))
+
+
+async def until(predicate: Callable[[], bool], timeout_s: float = 60.0) -> None:
+    async def poll() -> None:
+        while not predicate():
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), timeout_s)
 
 
 class RecordingProxy:

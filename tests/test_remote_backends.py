@@ -10,14 +10,12 @@ unreachable address is said plainly, a slow first token shows progress and can b
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-import qasync
 
 from app.async_tasks import NO_LOOP
 from app.connections import Connection, Connections, FileKeys, RemoteModel
@@ -33,8 +31,10 @@ from tests.remote_servers import (
     Served,
     SlowProxy,
     free_port,
+    play,
     served_by_mlx_lm,
     served_by_ring,
+    until,
 )
 from tests.tiny_models import NO_EOS
 from ui.message_widget import format_stats
@@ -43,36 +43,6 @@ SYSTEM = "You are brief."
 # End-of-sequence is banned, so every reply runs to max_tokens (or until stopped).
 GREEDY = {"temperature": 0.0, "max_tokens": 6, "seed": 0, "logit_bias": NO_EOS}
 LONG = {**GREEDY, "max_tokens": 3000}
-SCENARIO_TIMEOUT_S = 180
-
-
-@pytest.fixture(scope="module")
-def mlx_server(llama_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    with served_by_mlx_lm(llama_path, tmp_path_factory.mktemp("mlx-lm-server")) as served:
-        yield served
-
-
-@pytest.fixture
-def loop(qapp) -> Iterator[asyncio.AbstractEventLoop]:
-    """The Qt loop as the asyncio loop, as the app runs it."""
-    event_loop = qasync.QEventLoop(qapp)
-    asyncio.set_event_loop(event_loop)
-    yield event_loop
-    event_loop.close()
-    asyncio.set_event_loop(None)
-
-
-def play(loop: asyncio.AbstractEventLoop, scenario: Awaitable[None]) -> None:
-    """Run a test's steps as one coroutine: the loop runs throughout, as it does in the app."""
-    loop.run_until_complete(asyncio.wait_for(scenario, SCENARIO_TIMEOUT_S))
-
-
-async def until(predicate: Callable[[], bool], timeout_s: float = 60.0) -> None:
-    async def poll() -> None:
-        while not predicate():
-            await asyncio.sleep(0.01)
-
-    await asyncio.wait_for(poll(), timeout_s)
 
 
 class Chat:
@@ -111,7 +81,7 @@ class Chat:
 
 
 @pytest.fixture
-def chat_on(tmp_path: Path, loop) -> Iterator[Callable[..., Chat]]:
+def chat_on(tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., Chat]]:
     made: list[Chat] = []
 
     def make(base_url: str, model: str, key: str | None = None) -> Chat:
@@ -166,19 +136,21 @@ async def _branching_conversation(chat: Chat, proxy: RecordingProxy) -> None:
     assert len(replies) == 4 and {m["model_id"] for m in replies} == {chat.model_id}
 
 
-def test_a_branched_conversation_on_mlx_lm_server(loop, chat_on, mlx_server: Served) -> None:
+def test_a_branched_conversation_on_mlx_lm_server(
+    qt_asyncio_loop, chat_on, mlx_lm_server: Served
+) -> None:
     async def scenario() -> None:
-        proxy = RecordingProxy(mlx_server.base_url)
-        chat = chat_on(await proxy.start(), mlx_server.model)
+        proxy = RecordingProxy(mlx_lm_server.base_url)
+        chat = chat_on(await proxy.start(), mlx_lm_server.model)
         await _branching_conversation(chat, proxy)
         assert not chat.notices
         await proxy.stop()
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
 def test_a_branched_conversation_on_mlx_distributed_over_two_processes(
-    loop, chat_on, llama_path: Path, tmp_path: Path
+    qt_asyncio_loop, chat_on, llama_path: Path, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
         with served_by_ring(llama_path, tmp_path / "ring") as served:
@@ -195,14 +167,14 @@ def test_a_branched_conversation_on_mlx_distributed_over_two_processes(
             assert not chat.notices
             await proxy.stop()
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
 def test_stop_keeps_the_text_and_the_server_serves_the_next_reply(
-    loop, chat_on, mlx_server: Served
+    qt_asyncio_loop, chat_on, mlx_lm_server: Served
 ) -> None:
     async def scenario() -> None:
-        chat = chat_on(mlx_server.base_url, mlx_server.model)
+        chat = chat_on(mlx_lm_server.base_url, mlx_lm_server.model)
         chat.ctl.update_settings(chat.cid, params=LONG)
         assert chat.ctl.send(chat.cid, "Go on and on")
         await until(lambda: any(kind == "text" for kind, _ in chat.events))
@@ -219,11 +191,11 @@ def test_stop_keeps_the_text_and_the_server_serves_the_next_reply(
         await chat.reply(lambda: chat.ctl.send(chat.cid, "Short now"))
         assert chat.path()[-1].status == "complete"
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
 def test_a_server_that_dies_mid_reply_leaves_the_partial_reply_marked_interrupted(
-    loop, chat_on, llama_path: Path, tmp_path: Path
+    qt_asyncio_loop, chat_on, llama_path: Path, tmp_path: Path
 ) -> None:
     async def scenario() -> None:
         with served_by_mlx_lm(llama_path, tmp_path / "doomed") as served:
@@ -243,16 +215,16 @@ def test_a_server_that_dies_mid_reply_leaves_the_partial_reply_marked_interrupte
         assert reopened.get_message(reply.id).content == reply.content
         reopened.close()
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
 def test_a_wrong_key_is_said_plainly_and_the_right_one_works(
-    loop, chat_on, mlx_server: Served
+    qt_asyncio_loop, chat_on, mlx_lm_server: Served
 ) -> None:
     async def scenario() -> None:
-        proxy = KeyProxy(mlx_server.base_url, "sesame")
+        proxy = KeyProxy(mlx_lm_server.base_url, "sesame")
         url = await proxy.start()
-        chat = chat_on(url, mlx_server.model, key="wrong")
+        chat = chat_on(url, mlx_lm_server.model, key="wrong")
         await chat.reply(lambda: chat.ctl.send(chat.cid, "Hello"))
         reply = chat.path()[-1]
         assert (reply.status, reply.content) == ("error", "")
@@ -262,15 +234,15 @@ def test_a_wrong_key_is_said_plainly_and_the_right_one_works(
             await list_models(url, "wrong")
 
         chat.connections.save(Connection("lab", url), "sesame", replacing="lab")
-        assert await list_models(url, "sesame") == [mlx_server.model]
+        assert await list_models(url, "sesame") == [mlx_lm_server.model]
         await chat.reply(lambda: chat.ctl.regenerate(reply.id))
         assert chat.path()[-1].status == "complete"
         await proxy.stop()
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
-def test_an_unreachable_address_is_said_plainly(loop, chat_on) -> None:
+def test_an_unreachable_address_is_said_plainly(qt_asyncio_loop, chat_on) -> None:
     async def scenario() -> None:
         url = f"http://127.0.0.1:{free_port()}/v1"  # nothing listens there
         chat = chat_on(url, "any-model")
@@ -281,7 +253,7 @@ def test_an_unreachable_address_is_said_plainly(loop, chat_on) -> None:
         assert reply.error.startswith(f"Branchwise could not reach {url}")
         assert "Is the server running?" in reply.error
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
 
 
 def test_without_a_running_event_loop_the_reply_says_so(qtbot, tmp_path: Path) -> None:
@@ -297,11 +269,11 @@ def test_without_a_running_event_loop_the_reply_says_so(qtbot, tmp_path: Path) -
 
 
 def test_a_slow_first_token_shows_progress_and_can_be_cancelled(
-    loop, chat_on, mlx_server: Served
+    qt_asyncio_loop, chat_on, mlx_lm_server: Served
 ) -> None:
     async def scenario() -> None:
-        proxy = SlowProxy(mlx_server.base_url, delay_s=30.0)
-        chat = chat_on(await proxy.start(), mlx_server.model)
+        proxy = SlowProxy(mlx_lm_server.base_url, delay_s=30.0)
+        chat = chat_on(await proxy.start(), mlx_lm_server.model)
         assert chat.ctl.send(chat.cid, "Anyone there?")
         reply_id = chat.ctl.streaming_message_id()
         await until(lambda: bool(chat.events), timeout_s=10)
@@ -320,4 +292,4 @@ def test_a_slow_first_token_shows_progress_and_can_be_cancelled(
         assert chat.path()[-1].status == "complete"
         await proxy.stop()
 
-    play(loop, scenario())
+    play(qt_asyncio_loop, scenario())
