@@ -16,7 +16,7 @@ import importlib
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -24,6 +24,9 @@ from app.async_tasks import NO_LOOP, spawn
 from app.connections import Connections, ConnectionSettingsError, parse_remote
 from app.remote_errors import RemoteError
 from app.worker import GenerationRequest, TokenCoalescer
+
+if TYPE_CHECKING:
+    from app.remote_client import ChatResult
 
 _log = logging.getLogger(__name__)
 
@@ -65,9 +68,6 @@ class RemoteBackend(QObject):
             if request_id in (None, rid):
                 task.cancel()
 
-    def is_busy(self) -> bool:
-        return bool(self._tasks)
-
     async def _run(self, request: GenerationRequest) -> None:
         rid = request.request_id
         parts: list[str] = []
@@ -106,7 +106,9 @@ class RemoteBackend(QObject):
             _finished(rid, result.text, result.finish_reason, result.stats)
         )
 
-    async def _stream(self, request: GenerationRequest, on_text: Callable[[str], None]) -> Any:
+    async def _stream(
+        self, request: GenerationRequest, on_text: Callable[[str], None]
+    ) -> ChatResult:
         """Stream the reply from the conversation's server; raises ConnectionSettingsError or
         RemoteError (whose `interrupted` says whether the reply had begun)."""
         # The openai package takes seconds to import: on first use, on a thread, so neither the

@@ -18,7 +18,10 @@ import openai
 from app.connections import Connections, RemoteModel
 from app.remote_errors import RemoteError
 
-__all__ = ["ChatResult", "RemoteError", "describe", "list_models", "stream_chat"]
+__all__ = [
+    "ChatResult", "RemoteError", "describe", "list_models", "remote_model_ids", "request_params",
+    "stream_chat",
+]  # fmt: skip
 
 # Connecting must be quick; the first token may take minutes (a long prompt on a busy server).
 TIMEOUT = openai.Timeout(connect=10.0, read=600.0, write=60.0, pool=10.0)
@@ -28,6 +31,7 @@ NO_KEY = "none"
 # The openai client wraps failures before the response in its own errors, but a connection that
 # breaks while the stream is read raises its HTTP library's error (httpx or httpx2, by version):
 # every failure of a request is therefore caught and reported, in words, through `describe`.
+
 # Sampling parameters many servers take beyond OpenAI's own, sent only when not at "off".
 _EXTRA_OFF = {"top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0}
 
@@ -148,7 +152,7 @@ def _stats(
     `cached_tokens` when its prefix cache says), timings measured here."""
     now = time.perf_counter()
     stats: dict[str, float] = {}
-    generated = pieces
+    generated = pieces  # without usage, one streamed piece is one token on the common servers
     if usage is not None:
         stats["prompt_tokens"] = usage.prompt_tokens
         generated = usage.completion_tokens
