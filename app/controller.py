@@ -6,6 +6,9 @@ store. It is composed of the model session (`app.model_session`: which model is 
 status) and the reply being generated (`app.reply_generation`: streaming a reply into its
 message); this module holds the conversations and the person's message actions.
 
+A conversation whose model id is `remote:<connection>/<model>` (see `app.connections`) gets its
+replies from that server through `app.remote_backend`, whatever model the worker holds.
+
 Signals carry plain values. Connect them to methods of GUI-thread QObjects (never lambdas):
 `tokenCount` may be emitted from the worker thread, and a lambda receiver would run there.
 """
@@ -19,8 +22,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.connections import Connections, is_remote
 from app.model_session import ModelResolver, ModelSession
-from app.reply_generation import DEFAULT_PARAMS, ReplyGeneration, prompt_messages
+from app.remote_backend import RemoteBackend
+from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
 from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
 from app.worker import EngineLike, InferenceWorker
@@ -55,16 +60,21 @@ class ChatController(QObject):
         worker: InferenceWorker,
         preferences: Preferences,
         model_resolver: ModelResolver | None = None,
+        connections: Connections | None = None,
     ) -> None:
         super().__init__()
         self.store = store
         self.worker = worker
         self.preferences = preferences
+        # Without saved connections (tests of local chats), a remote model id is refused.
+        self.connections = connections
+        self.remote = RemoteBackend(connections, parent=self) if connections else None
         self._session = ModelSession(worker, preferences, model_resolver, parent=self)
         self._session.modelStatus.connect(self.modelStatus)
         self._session.notice.connect(self.notice)
+        backends: list[ReplyBackend] = [worker, *([self.remote] if self.remote else [])]
         self._generation = ReplyGeneration(
-            store, worker, lambda: preferences.overflow_policy, parent=self
+            store, backends, lambda: preferences.overflow_policy, parent=self
         )
         self._generation.streamUpdated.connect(self.streamUpdated)
         self._generation.prefillProgress.connect(self.prefillProgress)
@@ -257,10 +267,8 @@ class ChatController(QObject):
         if not text.strip():
             self.notice.emit("Type a message first.")
             return False
-        if not self._can_generate():
-            return False
         conversation = self._guard(lambda: self.store.get_conversation(conversation_id))
-        if conversation is None:
+        if conversation is None or not self._can_generate(conversation_id):
             return False
         user = self._guard(
             lambda: self.store.append_message(
@@ -275,13 +283,13 @@ class ChatController(QObject):
 
     def regenerate(self, message_id: int) -> bool:
         """A new sibling reply to the same message; the old reply stays one click away."""
-        if not self._can_generate():
-            return False
         message = self._guard(lambda: self.store.get_message(message_id))
         if message is None:
             return False
         if message.role != "assistant" or message.parent_id is None:
             self.notice.emit("Only a reply can be regenerated.")
+            return False
+        if not self._can_generate(message.conversation_id):
             return False
         return self._start_reply(message.conversation_id, message.parent_id)
 
@@ -290,13 +298,13 @@ class ChatController(QObject):
         if not new_text.strip():
             self.notice.emit("An edited message cannot be empty.")
             return False
-        if not self._can_generate():
-            return False
         original = self._guard(lambda: self.store.get_message(message_id))
         if original is None:
             return False
         if original.role != "user":
             self.notice.emit("Only your own messages can be edited.")
+            return False
+        if not self._can_generate(original.conversation_id):
             return False
         edited = self._guard(lambda: self.store.edit_message(message_id, new_text))
         if edited is None:
@@ -341,8 +349,8 @@ class ChatController(QObject):
 
     def request_token_count(self, conversation_id: int, draft: str) -> None:
         """Count the prompt the draft would make (on the worker); answers with `tokenCount`."""
-        if self.model_state != "ready":
-            return
+        if self.model_state != "ready" or self._remote_model(conversation_id):
+            return  # a remote model's tokenizer is not here to count with
         try:
             path = self.store.active_path(conversation_id)
             messages = prompt_messages(self.store, conversation_id, path)
@@ -379,18 +387,37 @@ class ChatController(QObject):
         return joined
 
     # ---- internals ----------------------------------------------------------------------------
-    def _can_generate(self) -> bool:
+    def _remote_model(self, conversation_id: int) -> str | None:
+        """The conversation's remote model id, or None when it uses the local model."""
+        try:
+            model_id = self.store.get_conversation(conversation_id).model_id
+        except StoreError:
+            return None
+        return model_id if is_remote(model_id) else None
+
+    def _can_generate(self, conversation_id: int) -> bool:
         if self._generation.is_busy():
             self.notice.emit(BUSY_MESSAGE)
             return False
+        if self._remote_model(conversation_id):
+            if self.remote is None:
+                self.notice.emit(
+                    "This conversation uses a remote model, and no connections are set up."
+                )
+                return False
+            return True
         if self.model_state != "ready":
             self.notice.emit("The model is not ready yet: wait for it to finish loading.")
             return False
         return True
 
     def _start_reply(self, conversation_id: int, parent_id: int) -> bool:
-        model_id = self._session.model_id
-        started = self._guard(lambda: self._generation.start(conversation_id, parent_id, model_id))
+        remote = self._remote_model(conversation_id)
+        model_id = remote or self._session.model_id
+        backend: ReplyBackend = self.remote if remote and self.remote else self.worker
+        started = self._guard(
+            lambda: self._generation.start(conversation_id, parent_id, model_id, backend)
+        )
         if started is None:
             return False
         self.conversationChanged.emit(conversation_id)

@@ -1,6 +1,6 @@
 """The reply being generated: at most one at a time, bound to the message it began in.
 
-It asks the worker to generate, streams the tokens into that message (status "streaming", written
+It asks a backend to generate, streams the tokens into that message (status "streaming", written
 at least once a second even while tokens pause) and finishes it with its stats, as stopped, or as
 an error. Token updates carry their request id and are only ever written to their own message, so
 switching conversation or branch, editing or deleting while a reply streams can never put a token
@@ -9,20 +9,23 @@ in the wrong place.
 A reply whose final write fails (a full disk) is not dropped: it ends (the app is no longer busy),
 its whole text stays on screen (re-sent as a stream update), and its final write is retried each
 second; what is still unsaved at close goes to the store's recovery file.
+
+A reply comes from a `ReplyBackend`: the inference worker (a local model) or `RemoteBackend` (a
+server). Request ids are unique across backends, so every backend's signals can stay connected.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
 from app.reply_writer import ReplyWriter
 from app.store import Message, NotFoundError, Store, StoreError
-from app.worker import GenerationRequest, InferenceWorker
+from app.worker import GenerationRequest
 
 DEFAULT_PARAMS: dict[str, Any] = {
     "temperature": 0.7,
@@ -35,12 +38,26 @@ DEFAULT_PARAMS: dict[str, Any] = {
 }
 
 
+class ReplyBackend(Protocol):
+    """What generates replies: payloads as documented on `InferenceWorker`'s signals;
+    `generationFailed` may add "status": "interrupted" (the text so far is good), else "error"."""
+
+    tokensReady: SignalInstance  # {"request_id", "text": delta}
+    prefillProgress: SignalInstance  # {"request_id", "done", "total" (-1: size unknown)}
+    generationFinished: SignalInstance  # {"request_id", "text", "finish_reason", "stats"}
+    generationFailed: SignalInstance  # {"request_id", "message", "status"?}
+
+    def submit(self, request: GenerationRequest) -> None: ...
+    def cancel(self, request_id: int | None = None) -> None: ...
+
+
 @dataclass
 class _Reply:
     request_id: int
     conversation_id: int
     message_id: int
     writer: ReplyWriter
+    backend: ReplyBackend
     detached: bool = False  # its message was deleted: drop what still arrives
     save_failed: bool = False  # the person has been told a write failed (once per reply)
     # The message id behind each prompt message (None for the system prompt), so the engine's
@@ -61,20 +78,20 @@ class ReplyGeneration(QObject):
     def __init__(
         self,
         store: Store,
-        worker: InferenceWorker,
+        backends: Sequence[ReplyBackend],
         default_overflow: Callable[[], str],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
-        self.worker = worker
         self._default_overflow = default_overflow
         self._ids = itertools.count(1)
         self._reply: _Reply | None = None
-        worker.tokensReady.connect(self._on_tokens)
-        worker.prefillProgress.connect(self._on_prefill)
-        worker.generationFinished.connect(self._on_finished)
-        worker.generationFailed.connect(self._on_failed)
+        for backend in backends:
+            backend.tokensReady.connect(self._on_tokens)
+            backend.prefillProgress.connect(self._on_prefill)
+            backend.generationFinished.connect(self._on_finished)
+            backend.generationFailed.connect(self._on_failed)
         # Tokens may pause (a long prefill, a slow machine): write what has streamed anyway.
         self._flush_timer = QTimer(self)
         self._flush_timer.setInterval(1000)
@@ -94,8 +111,10 @@ class ReplyGeneration(QObject):
     def is_streaming_in(self, conversation_id: int) -> bool:
         return self._reply is not None and self._reply.conversation_id == conversation_id
 
-    def start(self, conversation_id: int, parent_id: int, model_id: str | None) -> int:
-        """Begin a reply to `parent_id` and ask the worker for it; returns the reply's message
+    def start(
+        self, conversation_id: int, parent_id: int, model_id: str | None, backend: ReplyBackend
+    ) -> int:
+        """Begin a reply to `parent_id` and ask `backend` for it; returns the reply's message
         id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
         params = {
@@ -113,10 +132,13 @@ class ReplyGeneration(QObject):
             conversation_id,
             reply.id,
             self.store.reply_writer(reply.id),
+            backend,
             prompt_ids=[*system, *(m.id for m in path)],
         )
-        self.worker.submit(
-            GenerationRequest(request_id, messages, params, conversation_id=conversation_id)
+        backend.submit(
+            GenerationRequest(
+                request_id, messages, params, conversation_id=conversation_id, model_id=model_id
+            )
         )
         self._flush_timer.start()
         self.busyChanged.emit(True)
@@ -125,7 +147,7 @@ class ReplyGeneration(QObject):
     def stop(self) -> None:
         """Stop the reply being written now; its text so far is kept, marked as stopped."""
         if self._reply is not None:
-            self.worker.cancel(self._reply.request_id)
+            self._reply.backend.cancel(self._reply.request_id)
 
     def delete_subtree(self, message_id: int) -> None:
         """Delete a message and every reply below it. A reply streaming inside that subtree is
@@ -135,7 +157,7 @@ class ReplyGeneration(QObject):
         if doomed is not None and not self._is_in_subtree(doomed.message_id, message_id):
             doomed = None
         if doomed is not None:
-            self.worker.cancel(doomed.request_id)
+            doomed.backend.cancel(doomed.request_id)
         self.store.delete_message(message_id)
         if doomed is not None:
             doomed.detached = True
@@ -226,7 +248,8 @@ class ReplyGeneration(QObject):
             return
         try:
             if not reply.detached:
-                self._finish_writer(reply, "error", error=payload["message"])
+                status = payload.get("status", "error")
+                self._finish_writer(reply, status, error=payload["message"])
             if payload.get("context_full"):
                 self.contextFull.emit(
                     {"conversation_id": reply.conversation_id, "message": payload["message"]}

@@ -96,6 +96,8 @@ class GenerationRequest:
     messages: list[dict]
     params: dict
     conversation_id: str | int | None = None
+    # The model the reply is for: a remote backend routes on it; the worker uses its own.
+    model_id: str | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -131,7 +133,7 @@ class _Call:
 _STOP = object()
 
 
-class _TokenCoalescer:
+class TokenCoalescer:
     """Collects text deltas and hands them on at most MAX_UPDATES_PER_SECOND times a second."""
 
     def __init__(self, emit: Callable[[str], None]) -> None:
@@ -306,7 +308,7 @@ class InferenceWorker(QObject):
                 return
             self.generationStarted.emit(request.request_id)
             rid = request.request_id
-            coalescer = _TokenCoalescer(
+            coalescer = TokenCoalescer(
                 lambda text: self.tokensReady.emit({"request_id": rid, "text": text})
             )
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,6 +32,29 @@ def tiny_model_path(request: pytest.FixtureRequest, tiny_models_dir: Path) -> Pa
 @pytest.fixture(scope="session")
 def llama_path(tiny_models_dir: Path) -> Path:
     return tiny_models_dir / "llama"
+
+
+@pytest.fixture(scope="session")
+def mlx_lm_server(llama_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """`mlx_lm.server` on the tiny llama, on loopback, for the remote-backend tests."""
+    from tests.remote_servers import served_by_mlx_lm  # aiohttp: only for the tests that use it
+
+    with served_by_mlx_lm(llama_path, tmp_path_factory.mktemp("mlx-lm-server")) as served:
+        yield served
+
+
+@pytest.fixture
+def qt_asyncio_loop(qapp: Any) -> Iterator[Any]:
+    """The Qt loop as the asyncio loop (`qasync.QEventLoop`), as the app runs it."""
+    import asyncio
+
+    import qasync
+
+    loop = qasync.QEventLoop(qapp)
+    asyncio.set_event_loop(loop)
+    yield loop
+    loop.close()
+    asyncio.set_event_loop(None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

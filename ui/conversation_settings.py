@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.connections import is_remote, parse_remote
 from app.controller import DEFAULT_PARAMS
 from app.settings import DEFAULT_OVERFLOW
 from ui.overflow_choice import overflow_box
@@ -38,7 +39,8 @@ _SEED_LIMIT = 2**31 - 1
 
 @dataclass(frozen=True)
 class ConversationSettings:
-    model_folder_name: str | None  # the loaded model's id is its folder's name
+    # A library model's folder name (a loaded model's id), or a remote model id
+    model_folder_name: str | None
     system_prompt: str
     params: dict[str, Any]
 
@@ -165,9 +167,25 @@ class ConversationSettingsDialog(QDialog):
                     Qt.ItemDataRole.ToolTipRole,
                 )
         if wanted is not None and self.model_box.findData(wanted) < 0:
-            self.model_box.addItem(f"{wanted} (not in the library)", wanted)
+            if is_remote(wanted):
+                self.add_remote_models([wanted])
+            else:
+                self.model_box.addItem(f"{wanted} (not in the library)", wanted)
         index = self.model_box.findData(wanted) if wanted is not None else -1
         self.model_box.setCurrentIndex(index)
+
+    def add_remote_models(self, model_ids: Sequence[str]) -> None:
+        """Offer models on connected servers (`remote:<connection>/<model>` ids) after the
+        library's; the selection stays."""
+        for model_id in model_ids:
+            if self.model_box.findData(model_id) < 0:
+                remote = parse_remote(model_id)
+                self.model_box.addItem(f"{remote.model} · on {remote.connection}", model_id)
+                self.model_box.setItemData(
+                    self.model_box.count() - 1,
+                    f"A model on the server “{remote.connection}” (File › Connections)",
+                    Qt.ItemDataRole.ToolTipRole,
+                )
 
     def restore_defaults(self) -> None:
         self.temperature.setValue(DEFAULT_PARAMS["temperature"])

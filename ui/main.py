@@ -26,6 +26,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
+from app.connections import Connections
 from app.controller import ChatController, ModelResolver
 from app.gui_relay import GuiRelay
 from app.logs import configure_logging
@@ -33,6 +34,7 @@ from app.paths import APP_NAME, AppPaths
 from app.settings import Preferences
 from app.store import Store, StoreError
 from app.worker import InferenceWorker, default_engine_factory
+from ui.connections_dialog import add_connections_action
 from ui.main_window import MainWindow
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
@@ -134,9 +136,10 @@ def launch(
         partial(default_engine_factory, cache_dir=paths.caches_dir)
     )
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
-    controller = ChatController(store, worker, preferences, resolver)
+    controller = ChatController(store, worker, preferences, resolver, Connections(paths.data_dir))
     window = MainWindow(controller, paths, preferences)
     add_log_folder_action(window, paths.logs_dir)
+    add_connections_action(window, controller.connections)
     if instance is not None:
         instance.activationRequested.connect(lambda _argv: bring_to_front(window))
     window.restore_state()

@@ -88,7 +88,10 @@ class StatusPanel(QWidget):
         """Reading a long prompt: a bar until the first token (hidden again when done)."""
         if self._loading:
             return
-        if total > 0 and done < total:
+        if total < 0:  # a remote server's prompt: its size is unknown until the reply ends
+            self._show_progress(0, 0)
+            self.progress.setToolTip("Waiting for the server's first token")
+        elif total > 0 and done < total:
             self._show_progress(done, total)
             self.progress.setToolTip(f"Reading the prompt: {done:,} of {total:,} tokens")
         else:

@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
+from app.async_tasks import spawn
+from app.connections import is_remote
+
 if TYPE_CHECKING:
     from app.controller import ChatController
     from app.library import ModelInfo
@@ -134,7 +137,18 @@ class WindowModels(QObject):
         dialog.finished.connect(self._forget_settings_dialog)
         self._settings_dialog = dialog
         dialog.open()
+        if self._controller.connections is not None:
+            spawn(self._offer_remote_models(dialog))
         return dialog
+
+    async def _offer_remote_models(self, dialog: ConversationSettingsDialog) -> None:
+        """Add the connected servers' models to the open dialog once they have answered."""
+        from app.remote_client import remote_model_ids
+
+        assert self._controller.connections is not None
+        model_ids = await remote_model_ids(self._controller.connections)
+        if self._settings_dialog is dialog:
+            dialog.add_remote_models(model_ids)
 
     @Slot(object)
     def _on_model_chosen(self, info: ModelInfo) -> None:
@@ -159,7 +173,8 @@ class WindowModels(QObject):
             conversation_id, system_prompt=chosen.system_prompt, params=chosen.params
         )
         if chosen.model_folder_name and chosen.model_folder_name != before:
-            info = self.find(chosen.model_folder_name)
-            if info is not None:
+            if is_remote(chosen.model_folder_name):  # nothing to load: the server has it
+                self._controller.update_settings(conversation_id, model_id=chosen.model_folder_name)
+            elif (info := self.find(chosen.model_folder_name)) is not None:
                 self.load(info, conversation_id)
         self.settingsSaved.emit(conversation_id)
