@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import hashlib
 from fnmatch import fnmatch
+from importlib.metadata import version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import mlx.core as mx
-import mlx_lm
 
 from inference.cache_files import FORMAT
 from inference.cache_layers import class_names, leaves, state_arrays
@@ -45,7 +45,7 @@ def cache_key(loaded: LoadedModel) -> dict[str, Any]:
             if p.is_file() and is_model_file(p.name) and not fnmatch(p.name, WEIGHTS_PATTERN)
         ],
         "weights": [_fingerprint(p) for p in sorted(folder.glob(WEIGHTS_PATTERN))],
-        "mlx_lm": mlx_lm.__version__,
+        "mlx_lm": version("mlx-lm"),
         "kv_dtype": _kv_dtype(loaded, stack),
         "classes": class_names(stack.caches),
     }

@@ -37,12 +37,15 @@ class ModelTask(QObject):
         super().__init__(parent)
         self.description = description
         self.cancel_event = threading.Event()
+        # A task whose dialog closed mid-way stops its job instead of reporting to no one.
+        cancel_event = self.cancel_event
+        self.destroyed.connect(lambda *_: cancel_event.set())
 
     def cancel(self) -> None:
         self.cancel_event.set()
 
     def report(self, done: int, total: int) -> None:
-        self.progressed.emit(done, total)
+        _emit(self.progressed, done, total)
 
     def run_on_worker(self, worker: InferenceWorker, job: Job) -> None:
         def run(_engine: Any) -> Path:
@@ -55,11 +58,20 @@ class ModelTask(QObject):
             try:
                 path = job(self.report, self.cancel_event)
             except Exception as exc:  # every failure must reach the person as a message
-                self.failed.emit(str(exc).strip() or type(exc).__name__)
+                _emit(self.failed, str(exc).strip() or type(exc).__name__)
                 return
-            self.succeeded.emit(path)
+            _emit(self.succeeded, path)
 
         threading.Thread(target=run, name=f"model-task: {self.description}", daemon=True).start()
+
+
+def _emit(signal: Any, *values: object) -> None:
+    """Emit from the job's thread; once the task is deleted (its dialog closed) there is no one
+    left to tell, and Qt says so with a RuntimeError."""
+    try:
+        signal.emit(*values)
+    except RuntimeError:
+        pass
 
 
 def import_gguf_job(gguf: Path, models_dir: Path) -> Job:
