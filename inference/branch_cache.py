@@ -168,7 +168,10 @@ class BranchCache:
 
     def give_back(self, stack: CacheStack, owner: Hashable) -> None:
         """Take back a stack after its request: it becomes the live stack, and the budget is
-        applied (a stack larger than the whole budget is dropped, sparing the rest)."""
+        applied (a stack larger than the whole budget is dropped, sparing the rest). Sibling
+        stacks given back in turn (regenerate ×N) each first move the one before into the trie."""
+        if self._live is not None and self._live is not stack:
+            self._release_live()
         if not stack.is_consistent():
             self.discard(stack)
             return
