@@ -22,6 +22,7 @@ from app.model_session import ModelResolver, ModelSession
 from app.reply_generation import DEFAULT_PARAMS, ReplyGeneration, prompt_messages
 from app.settings import Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
+from app.variant_generation import VariantGeneration
 from app.worker import EngineLike, InferenceWorker
 
 __all__ = ["BUSY_MESSAGE", "DEFAULT_PARAMS", "ChatController", "ModelResolver"]
@@ -64,6 +65,10 @@ class ChatController(QObject):
         self._generation.busyChanged.connect(self.busyChanged)
         self._generation.notice.connect(self.notice)
         self._generation.ended.connect(self._on_reply_ended)
+        self.variants = VariantGeneration(store, worker, parent=self)
+        self.variants.busyChanged.connect(self.busyChanged)
+        self.variants.notice.connect(self.notice)
+        self.variants.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
         self._draft_failed = False
 
@@ -194,7 +199,7 @@ class ChatController(QObject):
 
     # ---- messages ---------------------------------------------------------------------------
     def is_busy(self) -> bool:
-        return self._generation.is_busy()
+        return self._generation.is_busy() or self.variants.is_busy()
 
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id()
@@ -231,6 +236,22 @@ class ChatController(QObject):
             self.notice.emit("Only a reply can be regenerated.")
             return False
         return self._start_reply(message.conversation_id, message.parent_id)
+
+    def regenerate_variants(self, message_id: int, n: int) -> bool:
+        """`n` new sibling replies to the message `message_id` answers, decoded side by side."""
+        if not self._can_generate():
+            return False
+        message = self._guard(lambda: self.store.get_message(message_id))
+        if message is None:
+            return False
+        if message.role != "assistant" or message.parent_id is None:
+            self.notice.emit("Only a reply can be regenerated.")
+            return False
+        cid, parent, model = message.conversation_id, message.parent_id, self._session.model_id
+        if self._guard(lambda: self.variants.start(cid, parent, model, n)) is None:
+            return False
+        self.conversationChanged.emit(cid)
+        return True
 
     def edit(self, message_id: int, new_text: str) -> bool:
         """A new sibling of a user message with the new text, and a reply to it."""
@@ -318,14 +339,16 @@ class ChatController(QObject):
         store."""
         self.closing.emit()
         self._generation.stop()
+        self.variants.stop()
         joined = self.worker.shutdown(timeout_s)
         self._generation.save_after_shutdown()
+        self.variants.save_after_shutdown()
         self.store.close()
         return joined
 
     # ---- internals ----------------------------------------------------------------------------
     def _can_generate(self) -> bool:
-        if self._generation.is_busy():
+        if self.is_busy():
             self.notice.emit(BUSY_MESSAGE)
             return False
         if self.model_state != "ready":
