@@ -71,6 +71,10 @@ class VariantGeneration(QObject):
     def is_busy(self) -> bool:
         return self._run is not None
 
+    def conversation_id(self) -> int | None:
+        """The conversation of the run in progress."""
+        return None if self._run is None else self._run.conversation_id
+
     def message_ids(self) -> list[int]:
         return [] if self._run is None else [v.message_id for v in self._run.variants]
 
