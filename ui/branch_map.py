@@ -14,9 +14,10 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import QDockWidget, QTreeWidget, QTreeWidgetItem, QWidget
+from PySide6.QtWidgets import QDockWidget, QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from app.branch_outline import OutlineNode
+from ui.theme import em
 
 TIER_TEXT = {"memory": "in memory", "disk": "on disk", "none": "not cached"}
 _FIRST_ID = Qt.ItemDataRole.UserRole
@@ -38,7 +39,12 @@ class BranchMapTree(QTreeWidget):
         self.setHeaderLabels(["Branch", "Tokens", "Cache", "First token"])
         self.setUniformRowHeights(True)
         self.setAllColumnsShowFocus(True)
-        self.setIndentation(14)
+        self.setIndentation(em(self, 1))
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
         self.itemActivated.connect(self._activated)
         self.itemClicked.connect(self._activated)
         self._items: dict[int, QTreeWidgetItem] = {}  # by the run's last message id
@@ -86,9 +92,10 @@ class BranchMapTree(QTreeWidget):
 
     def _label(self, node: OutlineNode) -> str:
         mark = "● " if node.on_active_path else ""
-        version = f" ({node.version}/{node.versions})" if node.versions > 1 else ""
+        # The version first: a narrow panel cuts the end of the line, never which one it is.
+        version = f"{node.version}/{node.versions} · " if node.versions > 1 else ""
         run = f" · {node.messages} messages" if node.messages > 1 else ""
-        return f"{mark}{node.label}{version}{run}"
+        return f"{mark}{version}{node.label}{run}"
 
     def _fill(self, item: QTreeWidgetItem, node: OutlineNode, state: dict | None) -> None:
         tokens = cache = first = "–"
@@ -119,3 +126,4 @@ class BranchMapDock(QDockWidget):
         self.setAccessibleName("Branch map panel")
         self.tree = BranchMapTree(self)
         self.setWidget(self.tree)
+        self.setMinimumWidth(em(self, 30))
