@@ -43,8 +43,12 @@ class BranchMapTree(QTreeWidget):
         header = self.header()
         header.setStretchLastSection(False)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in (1, 2, 3):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        # Fixed widths from the widest text each column can hold: sizing to contents would
+        # measure every line on each update, too slow for a map of hundreds of branches.
+        metrics = self.fontMetrics()
+        for column, widest in ((1, "Tokens 0,000,000"), (2, "not cached"), (3, "First token")):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            self.setColumnWidth(column, metrics.horizontalAdvance(widest) + em(self, 1))
         self.itemActivated.connect(self._activated)
         self.itemClicked.connect(self._activated)
         self._items: dict[int, QTreeWidgetItem] = {}  # by the run's last message id
