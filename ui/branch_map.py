@@ -63,6 +63,8 @@ class BranchMapTree(QTreeWidget):
             self._items.clear()
             self._nodes.clear()
             current = None
+            bold = QFont(self.font())
+            bold.setBold(True)
             pending: list[tuple[QTreeWidgetItem | None, OutlineNode]] = [
                 (None, n) for n in reversed(nodes)
             ]
@@ -71,9 +73,7 @@ class BranchMapTree(QTreeWidget):
                 item = QTreeWidgetItem([self._label(node), "", "", ""])
                 item.setData(0, _FIRST_ID, node.first_id)
                 if node.on_active_path:
-                    font = QFont(self.font())
-                    font.setBold(True)
-                    item.setFont(0, font)
+                    item.setFont(0, bold)
                     current = item
                 if parent is None:
                     self.addTopLevelItem(item)
