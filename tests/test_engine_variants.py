@@ -53,10 +53,11 @@ def test_each_variant_equals_a_single_run_of_its_seed(
         assert len({r.token_ids for r in results}) > 1
 
 
+@pytest.mark.parametrize("kind", KINDS)
 def test_prompt_is_computed_once_and_variants_stay_cached_as_siblings(
-    models: dict[str, LoadedModel],
+    models: dict[str, LoadedModel], kind: str
 ) -> None:
-    engine = Engine(models["llama"])
+    engine = Engine(models[kind])
     results = engine.generate_variants(MESSAGES, SAMPLED, seeds=SEEDS, conversation_id="c")
     prompt = results[0].stats.prompt_tokens
     assert all(r.stats.cached_tokens == 0 and r.stats.prefill_tokens == prompt for r in results)
@@ -70,10 +71,14 @@ def test_prompt_is_computed_once_and_variants_stay_cached_as_siblings(
     states = engine.cache_state(
         [[*MESSAGES, {"role": "assistant", "content": r.text}] for r in results]
     )
-    assert all(s["tier"] == "memory" and s["memory_tokens"] >= prompt - 1 for s in states)
+    # Layers that cannot rewind resume only at a checkpoint (a message boundary of the prompt).
+    least = prompt - 1 if engine._cache.rewinds_anywhere else 1
+    assert all(s["tier"] == "memory" and s["memory_tokens"] >= least for s in states), states
+    # Regenerating one variant alone repeats it, from the cached prompt where layers rewind.
     again = engine.generate(MESSAGES, replace(SAMPLED, seed=2), "c")
-    assert again.stats.cached_tokens == prompt - 1
     assert again.token_ids == results[1].token_ids
+    if engine._cache.rewinds_anywhere:
+        assert again.stats.cached_tokens == prompt - 1
 
 
 def test_cancelling_one_variant_keeps_the_others(models: dict[str, LoadedModel]) -> None:
