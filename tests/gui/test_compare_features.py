@@ -114,3 +114,22 @@ def test_the_map_of_a_300_node_tree_builds_in_under_50_ms(qtbot, tmp_path: Path)
         assert seconds < 0.050, f"{seconds * 1000:.1f} ms"
     finally:
         store.close()
+
+
+def test_switching_conversation_mid_way_keeps_the_versions_marked_stopped(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window, ctl = app.window, app.controller
+        window.new_chat()
+        set_params(app, SAMPLED)
+        send_and_wait(qtbot, app, "Hello there")
+        ctl.update_settings(window.current_conversation_id, params={**SAMPLED, "max_tokens": 3000})
+        with qtbot.waitSignal(ctl.variants.variantUpdated, timeout=30000):
+            window.compare.regenerate_last(2)
+        ids = ctl.variants.message_ids()
+        with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
+            window.new_chat()
+        kept = [ctl.store.get_message(i) for i in ids]
+        assert all(m.status == "stopped" and m.content for m in kept)
+        assert all(m.stats["generated_tokens"] < 3000 for m in kept)
