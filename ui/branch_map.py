@@ -46,7 +46,7 @@ class BranchMapTree(QTreeWidget):
         # Fixed widths from the widest text each column can hold: sizing to contents would
         # measure every line on each update, too slow for a map of hundreds of branches.
         metrics = self.fontMetrics()
-        for column, widest in ((1, "Tokens 0,000,000"), (2, "not cached"), (3, "First token")):
+        for column, widest in ((1, "000,000"), (2, "not cached"), (3, "First token")):
             header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
             self.setColumnWidth(column, metrics.horizontalAdvance(widest) + em(self, 1))
         self.itemActivated.connect(self._activated)

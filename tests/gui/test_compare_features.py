@@ -39,8 +39,13 @@ def test_regenerate_three_side_by_side_keep_one_compare_and_map(
         set_params(app, SAMPLED)
         send_and_wait(qtbot, app, "Hello there")
         features = window.compare
+        reply_id = str(ctl.store.active_path(window.current_conversation_id)[-1].id)
+        button = window.chat_view.message_widget(reply_id).regenerate_button
+        assert [a.text() for a in button.menu().actions()] == [
+            f"Regenerate ×{n} Side by Side" for n in (2, 3, 4)
+        ]
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
-            features.regenerate_menu.actions()[1].trigger()  # ×3
+            button.menu().actions()[1].trigger()  # ×3
         view = features.view
         assert view is not None and len(view.columns) == 3
         assert all(c.text.toPlainText() for c in view.columns)

@@ -18,6 +18,7 @@ from tests.gui.window_harness import (
     running_app,
     scripted_worker,
     send_and_wait,
+    set_params,
 )
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
@@ -71,6 +72,8 @@ def test_screenshots_of_variants_and_branch_map(qtbot, tmp_path: Path) -> None:
         window, ctl = app.window, app.controller
         window.resize(1100, 760)
         window.set_theme("light")
+        window.new_chat()
+        set_params(app, {"seed": 1})
         send_and_wait(qtbot, app, "How do I read a file line by line in Python?")
         features = window.compare
         with qtbot.waitSignal(ctl.variants.ended, timeout=20000):
