@@ -28,6 +28,7 @@ from app.remote_backend import RemoteBackend
 from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
 from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
+from app.variant_generation import VariantGeneration
 from app.worker import EngineLike, InferenceWorker
 
 __all__ = ["BUSY_MESSAGE", "DEFAULT_PARAMS", "ChatController", "ModelResolver"]
@@ -82,6 +83,10 @@ class ChatController(QObject):
         self._generation.notice.connect(self.notice)
         self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
+        self.variants = VariantGeneration(store, worker, parent=self)
+        self.variants.busyChanged.connect(self.busyChanged)
+        self.variants.notice.connect(self.notice)
+        self.variants.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
         self._draft_failed = False
@@ -257,7 +262,7 @@ class ChatController(QObject):
 
     # ---- messages ---------------------------------------------------------------------------
     def is_busy(self) -> bool:
-        return self._generation.is_busy()
+        return self._generation.is_busy() or self.variants.is_busy()
 
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id()
@@ -292,6 +297,25 @@ class ChatController(QObject):
         if not self._can_generate(message.conversation_id):
             return False
         return self._start_reply(message.conversation_id, message.parent_id)
+
+    def regenerate_variants(self, message_id: int, n: int) -> bool:
+        """`n` new sibling replies to the message `message_id` answers, decoded side by side."""
+        message = self._guard(lambda: self.store.get_message(message_id))
+        if message is None:
+            return False
+        if self._remote_model(message.conversation_id):
+            self.notice.emit("Several versions at once are made by a local model only.")
+            return False
+        if not self._can_generate(message.conversation_id):
+            return False
+        if message.role != "assistant" or message.parent_id is None:
+            self.notice.emit("Only a reply can be regenerated.")
+            return False
+        cid, parent, model = message.conversation_id, message.parent_id, self._session.model_id
+        if self._guard(lambda: self.variants.start(cid, parent, model, n)) is None:
+            return False
+        self.conversationChanged.emit(cid)
+        return True
 
     def edit(self, message_id: int, new_text: str) -> bool:
         """A new sibling of a user message with the new text, and a reply to it."""
@@ -381,8 +405,10 @@ class ChatController(QObject):
         store."""
         self.closing.emit()
         self._generation.stop()
+        self.variants.stop()
         joined = self.worker.shutdown(timeout_s)
         self._generation.save_after_shutdown()
+        self.variants.save_after_shutdown()
         self.store.close()
         return joined
 
@@ -396,7 +422,7 @@ class ChatController(QObject):
         return model_id if is_remote(model_id) else None
 
     def _can_generate(self, conversation_id: int) -> bool:
-        if self._generation.is_busy():
+        if self.is_busy():
             self.notice.emit(BUSY_MESSAGE)
             return False
         if self._remote_model(conversation_id):

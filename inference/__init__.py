@@ -29,6 +29,14 @@ model ended the reply), `.finish_reason` ("stop", "length" or "cancelled") and `
 (`GenerationStats`: `prompt_tokens`, `cached_tokens`, `prefill_tokens`, `generated_tokens`,
 `ttft_s`, `prefill_tps`, `decode_tps`; `cached_tokens + prefill_tokens == prompt_tokens`).
 
+`engine.generate_variants(messages, params, seeds=[1, 2, 3], conversation_id=None,
+on_token=None, cancel=None)` returns one `GenerationResult` per seed, `results[i]` equal to
+`generate(messages, replace(params, seed=seeds[i]))`: the prompt is computed once and the
+variants decode as one batch (`on_token(variant_index, text_delta)`; `cancel` is one Event or
+one per variant). Each result's stats count the shared prompt. `engine.cache_state(paths)`
+returns, per message path, `tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`,
+`disk_bytes` and `tier` ("memory", "disk" or "none").
+
 `Engine` also has `context_length`, `count_prompt_tokens(messages) -> int`, `cache_bytes()`,
 `clear_cache()`, `forget(conversation_id)` and a settable `cache_budget_bytes` (default: a fifth
 of the machine's memory). Branching is implicit: a regenerate, an edit or a branch switch is

@@ -115,18 +115,23 @@ class BranchCache(SavedCaches):
             except CacheFileError:
                 pass  # the broken file and what depended on it are gone: look again
 
-    def _take(self, head: list[int]) -> Taken:
+    def reusable(self, head: Sequence[int]) -> tuple[int, list[Node], int]:
+        """How many leading tokens of `head` a request could reuse, the trie nodes they run
+        through, and how many the live stack shares. Layers that cannot rewind resume only at
+        a checkpoint or at the live stack's end."""
         depth, path = self._trie.walk(head)
         live = self._live
         live_shared = common_prefix_length(live.tokens, head) if live is not None else 0
         if self.rewinds_anywhere:
-            target = depth
-        else:
-            target = max(
-                (n.end for n in path if n.end <= depth and n.has_checkpoint), default=0
-            )
-            if live is not None and live_shared == len(live.tokens):
-                target = max(target, live_shared)
+            return depth, path, live_shared
+        target = max((n.end for n in path if n.end <= depth and n.has_checkpoint), default=0)
+        if live is not None and live_shared == len(live.tokens):
+            target = max(target, live_shared)
+        return target, path, live_shared
+
+    def _take(self, head: list[int]) -> Taken:
+        target, _, live_shared = self.reusable(head)
+        live = self._live
         if live is not None and live_shared >= target and (
             target == len(live.tokens) or live.can_rewind()
         ):
@@ -163,9 +168,10 @@ class BranchCache(SavedCaches):
 
     def give_back(self, stack: CacheStack, owner: Hashable) -> None:
         """Take back a stack after its request: it becomes the live stack, and the budget is
-        applied (a stack larger than the whole budget is dropped, sparing the rest)."""
+        applied (a stack larger than the whole budget is dropped, sparing the rest). Sibling
+        stacks given back in turn (regenerate ×N) each first move the one before into the trie."""
         if self._live is not None and self._live is not stack:
-            self._release_live()  # a second stack given back (e.g. batched variants)
+            self._release_live()
         if not stack.is_consistent():
             self.discard(stack)
             return

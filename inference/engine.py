@@ -236,28 +236,11 @@ class Engine:
         (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
         usable after any error. Worker thread only.
         """
-        started = time.perf_counter()
-        params = SamplingParams() if params is None else params
-        self._check_token_ids(params)
-        clean = validate_messages(messages)
-        kept, dropped = self._fit(clean, params, overflow)
-        prompt = render_prompt(self._loaded.tokenizer, kept)
-        ids = prompt.ids
-        max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
-        request = _Request(
-            ids=ids,
-            messages=kept,
-            prompt=prompt,
-            params=params,
-            max_tokens=max_tokens,
-            capped_by_context=capped,
-            dropped=tuple(dropped),
-            conversation_id=conversation_id,
-            on_token=on_token or (lambda text: None),
-            on_progress=on_progress or (lambda done, total: None),
-            cancel=cancel or threading.Event(),
-            started=started,
-        )
+        request = self._request(messages, params, conversation_id, overflow)
+        request.on_token = on_token or request.on_token
+        request.on_progress = on_progress or request.on_progress
+        request.cancel = cancel or request.cancel
+        ids = request.ids
         taken = self._cache.take(ids, conversation_id)
         request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
         stack = taken.stack
@@ -266,7 +249,7 @@ class Engine:
         except _Cancelled:
             self._cache.give_back(stack, conversation_id)
             computed = len(stack.tokens) - request.cached
-            elapsed = time.perf_counter() - started
+            elapsed = time.perf_counter() - request.started
             stats = request.stats(0, 0.0, _rate(computed, elapsed))
             return GenerationResult("", (), "cancelled", stats, request.dropped)
         except BaseException:
@@ -279,6 +262,64 @@ class Engine:
             raise
         self._cache.give_back(stack, conversation_id)
         return result
+
+    def generate_variants(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: SamplingParams | None = None,
+        seeds: Sequence[int | None] = (),
+        conversation_id: Hashable = None,
+        on_token: Callable[[int, str], None] | None = None,
+        cancel: threading.Event | Sequence[threading.Event] | None = None,
+        overflow: Overflow = "truncate_middle",
+    ) -> list[GenerationResult]:
+        """Several replies to one path at once, one per seed, in order: `results[i]` equals
+        `generate(messages, replace(params, seed=seeds[i]))` token for token. The prompt is
+        computed once and the replies decode as one batch; all stay cached as siblings.
+        `on_token(variant_index, text_delta)` streams them; `cancel` is one event for all or
+        one per variant. See inference.variants. Worker thread only."""
+        from inference.variants import generate_variants
+
+        return generate_variants(self, messages, params, seeds, conversation_id, on_token,
+                                 cancel, overflow)
+
+    def cache_state(self, paths: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+        """Where each path's prompt is cached, as plain values for the GUI's branch map (see
+        inference.cache_state). Worker thread only."""
+        from inference.cache_state import cache_state
+
+        return cache_state(self, paths)
+
+    def _request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: SamplingParams | None,
+        conversation_id: Hashable,
+        overflow: Overflow,
+    ) -> _Request:
+        """A request for the reply after `messages`, fitted to the context and rendered."""
+        started = time.perf_counter()
+        params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
+        clean = validate_messages(messages)
+        kept, dropped = self._fit(clean, params, overflow)
+        prompt = render_prompt(self._loaded.tokenizer, kept)
+        ids = prompt.ids
+        max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
+        return _Request(
+            ids=ids,
+            messages=kept,
+            prompt=prompt,
+            params=params,
+            max_tokens=max_tokens,
+            capped_by_context=capped,
+            dropped=tuple(dropped),
+            conversation_id=conversation_id,
+            on_token=lambda text: None,
+            on_progress=lambda done, total: None,
+            cancel=threading.Event(),
+            started=started,
+        )
 
     def _check_token_ids(self, params: SamplingParams) -> None:
         # mlx ignores an out-of-range index in the bias scatter, so a typo would pass unnoticed.

@@ -61,6 +61,7 @@ class _EmptyState(QWidget):
 class ChatView(QScrollArea):
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
+    messageWidgetCreated = Signal(object)  # a new MessageWidget, for features that extend it
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
 
@@ -240,6 +241,7 @@ class ChatView(QScrollArea):
         widget.siblingRequested.connect(self.siblingRequested)
         widget.deleteRequested.connect(self.deleteRequested)
         self._widgets[view.id] = widget
+        self.messageWidgetCreated.emit(widget)
         return widget
 
     def _drop(self, message_id: str) -> None:

@@ -31,6 +31,7 @@ from app.store import DEFAULT_TITLE, StoreError
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
+from ui.compare_features import CompareFeatures
 from ui.composer import Composer
 from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         self.stream = StreamPresenter(self)
         self.model_status = ModelStatusPresenter(self)
         self._connect()
+        self.compare = CompareFeatures(self)
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         self._default_size()

@@ -8,6 +8,7 @@ queue behind a reply.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -68,10 +69,8 @@ class ModelTask(QObject):
 def _emit(signal: Any, *values: object) -> None:
     """Emit from the job's thread; once the task is deleted (its dialog closed) there is no one
     left to tell, and Qt says so with a RuntimeError."""
-    try:
+    with contextlib.suppress(RuntimeError):
         signal.emit(*values)
-    except RuntimeError:
-        pass
 
 
 def import_gguf_job(gguf: Path, models_dir: Path) -> Job:
