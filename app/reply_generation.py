@@ -15,6 +15,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
+from app.attachments import with_attachments
 from app.reply_writer import ReplyWriter
 from app.store import Message, NotFoundError, Store, StoreError
 from app.worker import GenerationRequest, InferenceWorker
@@ -41,7 +42,9 @@ class _Reply:
 
 
 class ReplyGeneration(QObject):
-    streamUpdated = Signal(object)  # {"conversation_id", "message_id", "text"} (whole text)
+    # {"conversation_id", "message_id", "text", "reasoning", "thinking"}: whole texts so far,
+    # and whether the reply is still reasoning
+    streamUpdated = Signal(object)
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
@@ -73,7 +76,13 @@ class ReplyGeneration(QObject):
     def is_streaming_in(self, conversation_id: int) -> bool:
         return self._reply is not None and self._reply.conversation_id == conversation_id
 
-    def start(self, conversation_id: int, parent_id: int, model_id: str | None) -> int:
+    def start(
+        self,
+        conversation_id: int,
+        parent_id: int,
+        model_id: str | None,
+        template_kwargs: dict[str, Any] | None = None,
+    ) -> int:
         """Begin a reply to `parent_id` and ask the worker for it; returns the reply's message
         id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
@@ -86,7 +95,13 @@ class ReplyGeneration(QObject):
             request_id, conversation_id, reply.id, self.store.reply_writer(reply.id)
         )
         self.worker.submit(
-            GenerationRequest(request_id, messages, params, conversation_id=conversation_id)
+            GenerationRequest(
+                request_id,
+                messages,
+                params,
+                conversation_id=conversation_id,
+                template_kwargs=dict(template_kwargs or {}),
+            )
         )
         self._flush_timer.start()
         self.busyChanged.emit(True)
@@ -142,7 +157,7 @@ class ReplyGeneration(QObject):
         if reply is None or reply.detached:
             return
         try:
-            reply.writer.append(payload["text"])
+            reply.writer.append(payload["text"], payload.get("reasoning", ""))
         except StoreError as exc:
             self._lose_reply(reply, exc)
             if reply.detached:
@@ -152,6 +167,8 @@ class ReplyGeneration(QObject):
                 "conversation_id": reply.conversation_id,
                 "message_id": reply.message_id,
                 "text": reply.writer.text,
+                "reasoning": reply.writer.reasoning,
+                "thinking": payload.get("thinking", False),
             }
         )
 
@@ -174,7 +191,9 @@ class ReplyGeneration(QObject):
                 reply.writer.append(missing)
             status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
             stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-            self._finish_writer(reply, status, stats=stats)
+            self._finish_writer(
+                reply, status, stats=stats, reasoning=payload.get("reasoning", "")
+            )
         self._end(reply)
 
     @Slot(object)
@@ -220,8 +239,12 @@ class ReplyGeneration(QObject):
 
 
 def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> list[dict]:
-    """The chat messages for the model: the conversation's system prompt, if any, then `path`."""
+    """The chat messages for the model: the conversation's system prompt, if any, then `path`
+    (a message's attached files wrapped ahead of its text; a reply's answer without its
+    reasoning, as reasoning templates drop earlier thoughts themselves)."""
     system = store.get_conversation(conversation_id).system_prompt
     messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages += [{"role": m.role, "content": m.content} for m in path]
+    messages += [
+        {"role": m.role, "content": with_attachments(m.content, m.attachments)} for m in path
+    ]
     return messages

@@ -32,6 +32,7 @@ class ReplyWriter:
         self._store = store
         self.message_id = message.id
         self._parts = [message.content]
+        self._reasoning_parts = [message.reasoning]
         self._dirty = False
         self._done = False
         self._interval_s = interval_s
@@ -45,16 +46,24 @@ class ReplyWriter:
         return self._parts[0]
 
     @property
+    def reasoning(self) -> str:
+        if len(self._reasoning_parts) > 1:
+            self._reasoning_parts = ["".join(self._reasoning_parts)]
+        return self._reasoning_parts[0]
+
+    @property
     def done(self) -> bool:
         return self._done
 
-    def append(self, text: str) -> None:
-        """Add decoded text; written now only if the last write is an interval old."""
+    def append(self, text: str, reasoning: str = "") -> None:
+        """Add decoded answer text and reasoning; written now only if the last write is an
+        interval old."""
         if self._done:
             raise InvalidInputError(f"Reply {self.message_id} is already finished.")
-        if not text:
+        if not text and not reasoning:
             return
         self._parts.append(text)
+        self._reasoning_parts.append(reasoning)
         self._dirty = True
         if self._clock() - self._last_write >= self._interval_s:
             self.flush()
@@ -64,7 +73,7 @@ class ReplyWriter:
         if self._dirty and not self._done:
             # Set first: a failed write (a full disk) is retried an interval later, not per token.
             self._last_write = self._clock()
-            self._store.update_streaming(self.message_id, self.text)
+            self._store.update_streaming(self.message_id, self.text, self.reasoning)
             self._dirty = False
 
     def finish(
@@ -72,9 +81,15 @@ class ReplyWriter:
         status: Status = "complete",
         stats: dict[str, Any] | None = None,
         error: str | None = None,
+        reasoning: str | None = None,
     ) -> Message:
         """Write the whole text with its final status ("complete", "stopped", "error",
-        "interrupted"); the writer takes no more text."""
-        message = self._store.finish_reply(self.message_id, self.text, status, stats, error)
+        "interrupted"); the writer takes no more text. `reasoning`, when given, is the final
+        form of the streamed reasoning (trimmed once the reply ended)."""
+        if reasoning is not None:
+            self._reasoning_parts = [reasoning]
+        message = self._store.finish_reply(
+            self.message_id, self.text, status, stats, error, self.reasoning
+        )
         self._done = True
         return message

@@ -46,7 +46,9 @@ class EngineLike(Protocol):
     context_length: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
-    def count_prompt_tokens(self, messages: Sequence[dict]) -> int: ...
+    def count_prompt_tokens(
+        self, messages: Sequence[dict], template_kwargs: dict | None = None
+    ) -> int: ...
     def cache_bytes(self) -> int: ...
     def clear_cache(self) -> None: ...
     def forget(self, conversation_id: object) -> None: ...
@@ -60,6 +62,8 @@ def default_engine_factory(
 ) -> tuple[EngineLike, dict]:
     """Load an MLX model folder and build an Engine (runs on the worker thread)."""
     from inference import Engine, load_model
+    from inference.reasoning import ReasoningFormat
+    from inference.template_switches import template_switches
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
@@ -71,6 +75,8 @@ def default_engine_factory(
         "path": str(path),
         "context_length": engine.context_length,
         "weights_bytes": model.weights_bytes,
+        "reasons": ReasoningFormat.of(model.tokenizer) is not None,
+        **template_switches(model.tokenizer.chat_template).as_info(),
     }
     return engine, info
 
@@ -81,6 +87,8 @@ class GenerationRequest:
     messages: list[dict]
     params: dict
     conversation_id: str | int | None = None
+    # Chat-template switches (`enable_thinking`, `reasoning_effort`) the chat has set.
+    template_kwargs: dict = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -117,23 +125,28 @@ _STOP = object()
 
 
 class _TokenCoalescer:
-    """Collects text deltas and hands them on at most MAX_UPDATES_PER_SECOND times a second."""
+    """Collects reasoning and answer deltas and hands them on at most MAX_UPDATES_PER_SECOND
+    times a second, as `emit(reasoning, answer)`."""
 
-    def __init__(self, emit: Callable[[str], None]) -> None:
+    def __init__(self, emit: Callable[[str, str], None]) -> None:
         self._emit = emit
-        self._pending: list[str] = []
+        self._reasoning: list[str] = []
+        self._answer: list[str] = []
         self._last = 0.0
 
-    def add(self, delta: str) -> None:
-        self._pending.append(delta)
+    def add(self, reasoning: str, answer: str) -> None:
+        self._reasoning.append(reasoning)
+        self._answer.append(answer)
         now = time.monotonic()
         if now - self._last >= _UPDATE_INTERVAL_S:
             self.flush(now)
 
     def flush(self, now: float | None = None) -> None:
-        if self._pending:
-            self._emit("".join(self._pending))
-            self._pending.clear()
+        reasoning, answer = "".join(self._reasoning), "".join(self._answer)
+        if reasoning or answer:
+            self._emit(reasoning, answer)
+        self._reasoning.clear()
+        self._answer.clear()
         self._last = time.monotonic() if now is None else now
 
 
@@ -147,8 +160,11 @@ class InferenceWorker(QObject):
     loadFailed = Signal(str)  # message for the person
     generationStarted = Signal(int)  # request id
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
-    tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
-    generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
+    # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool}
+    tokensReady = Signal(object)
+    # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats"}; the stats hold
+    # "reasoning_tokens" and "reasoning_s" when the reply reasoned
+    generationFinished = Signal(object)
     generationFailed = Signal(object)  # {"request_id", "message"}
     memoryChanged = Signal(object)  # {"cache_bytes", "weights_bytes"}
 
@@ -255,9 +271,22 @@ class InferenceWorker(QObject):
                 return
             self.generationStarted.emit(request.request_id)
             rid = request.request_id
-            coalescer = _TokenCoalescer(
-                lambda text: self.tokensReady.emit({"request_id": rid, "text": text})
-            )
+            splitter = _reply_splitter(self._engine, request)
+
+            def emit(reasoning: str, answer: str) -> None:
+                self.tokensReady.emit(
+                    {
+                        "request_id": rid,
+                        "text": answer,
+                        "reasoning": reasoning,
+                        "thinking": splitter.thinking,
+                    }
+                )
+
+            coalescer = _TokenCoalescer(emit)
+
+            def on_token(delta: str) -> None:
+                coalescer.add(*splitter.feed(delta))
 
             def on_progress(done: int, total: int) -> None:
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
@@ -267,21 +296,29 @@ class InferenceWorker(QObject):
                     request.messages,
                     _sampling_params(request.params),
                     conversation_id=request.conversation_id,
-                    on_token=coalescer.add,
+                    on_token=on_token,
                     on_progress=on_progress,
                     cancel=request.cancel,
+                    template_kwargs=request.template_kwargs,
                 )
             except Exception as exc:
+                coalescer.add(*splitter.finish())
                 coalescer.flush()
                 self.generationFailed.emit({"request_id": rid, "message": _message(exc)})
                 return
+            coalescer.add(*splitter.finish())
             coalescer.flush()
+            stats = _plain_stats(result.stats)
+            if splitter.reasoning:
+                stats["reasoning_tokens"] = splitter.reasoning_deltas
+                stats["reasoning_s"] = splitter.reasoning_s
             self.generationFinished.emit(
                 {
                     "request_id": rid,
-                    "text": result.text,
+                    "text": splitter.answer,
+                    "reasoning": splitter.reasoning,
                     "finish_reason": result.finish_reason,
-                    "stats": _plain_stats(result.stats),
+                    "stats": stats,
                 }
             )
         finally:
@@ -313,6 +350,16 @@ def _release_thread_streams() -> None:
         import mlx.core as mx
 
         mx.clear_streams()
+
+
+def _reply_splitter(engine: EngineLike, request: GenerationRequest) -> Any:
+    """Splits the reply into reasoning and answer (imported on this thread: it loads mlx-lm).
+    An engine without a model tokenizer (a stand-in) gets a splitter that passes all through."""
+    from inference.reasoning import reply_splitter
+
+    model = getattr(engine, "model", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    return reply_splitter(tokenizer, request.messages, request.template_kwargs)
 
 
 def _sampling_params(params: dict) -> Any:

@@ -16,6 +16,7 @@ results hold plain Python values only)::
         on_token=None,                # on_token(text_delta: str)
         on_progress=None,             # on_progress(done: int, total: int) during prefill
         cancel=None,                  # threading.Event: stops within one chunk / one token
+        template_kwargs=None,         # chat-template switches, e.g. {"enable_thinking": False}
     )
 
 `load_model(path) -> LoadedModel` with `.model`, `.tokenizer`, `.config`, `.path`, `.model_id`
@@ -29,10 +30,11 @@ model ended the reply), `.finish_reason` ("stop", "length" or "cancelled") and `
 (`GenerationStats`: `prompt_tokens`, `cached_tokens`, `prefill_tokens`, `generated_tokens`,
 `ttft_s`, `prefill_tps`, `decode_tps`; `cached_tokens + prefill_tokens == prompt_tokens`).
 
-`Engine` also has `context_length`, `count_prompt_tokens(messages) -> int`, `cache_bytes()`,
-`clear_cache()`, `forget(conversation_id)` and a settable `cache_budget_bytes` (default: a fifth
-of the machine's memory). Branching is implicit: a regenerate, an edit or a branch switch is
-just another message path, and the engine reuses the longest token prefix it has stored.
+`Engine` also has `context_length`, `count_prompt_tokens(messages, template_kwargs=None) -> int`,
+`cache_bytes()`, `clear_cache()`, `forget(conversation_id)` and a settable
+`cache_budget_bytes` (default: a fifth of the machine's memory). Branching is implicit: a
+regenerate, an edit or a branch switch is just another message path, and the engine reuses the
+longest token prefix it has stored.
 
 Every refusal is an `InferenceError`: `ModelLoadError` (loading), `PromptError` (empty or
 malformed messages, unknown role, prompt longer than the context, by how many tokens),

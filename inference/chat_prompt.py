@@ -36,11 +36,17 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, s
 
 
 def render_ids(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], add_generation_prompt: bool
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    add_generation_prompt: bool,
+    **template_kwargs: Any,
 ) -> list[int]:
-    """Token ids of `messages` through the tokenizer's chat template."""
+    """Token ids of `messages` through the tokenizer's chat template; `template_kwargs` are its
+    switches (e.g. `enable_thinking`)."""
     try:
-        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
+        ids = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=add_generation_prompt, **template_kwargs
+        )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise PromptError(
             f"The model's chat template cannot render this conversation: {error}"

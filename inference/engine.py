@@ -136,9 +136,13 @@ class Engine:
         """Drop the caches only `conversation_id` used (e.g. when it is deleted)."""
         self._store.forget(conversation_id)
 
-    def count_prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+    def count_prompt_tokens(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> int:
         """Tokens the rendered prompt for `messages` takes, generation prompt included."""
-        return len(self._render(validate_messages(messages)))
+        return len(self._render(validate_messages(messages), template_kwargs))
 
     def generate(
         self,
@@ -148,12 +152,14 @@ class Engine:
         on_token: Callable[[str], None] | None = None,
         on_progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
         `on_token(text_delta)` streams the reply; `on_progress(done, total)` reports prompt
         tokens computed out of those this request must compute; setting `cancel` stops within
         one prefill chunk or one token, and the result then has finish_reason "cancelled".
+        `template_kwargs` go to the chat template (e.g. `enable_thinking`, `reasoning_effort`).
         Raises PromptError (an InferenceError) for bad messages or a prompt too long for the
         model; the engine stays usable after any error. Worker thread only.
         """
@@ -161,7 +167,7 @@ class Engine:
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         clean = validate_messages(messages)
-        ids = self._render(clean)
+        ids = self._render(clean, template_kwargs)
         request = _Request(
             ids=ids,
             messages=clean,
@@ -202,8 +208,12 @@ class Engine:
         """Token ids the tokenizer knows (added tokens included); built once, on first use."""
         return len(self._loaded.tokenizer.get_vocab())
 
-    def _render(self, messages: list[dict[str, str]]) -> list[int]:
-        return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)
+    def _render(
+        self, messages: list[dict[str, str]], template_kwargs: Mapping[str, Any] | None
+    ) -> list[int]:
+        return render_ids(
+            self._loaded.tokenizer, messages, add_generation_prompt=True, **(template_kwargs or {})
+        )
 
     def _fit_to_context(self, prompt_tokens: int, max_tokens: int) -> int:
         limit = self.context_length
