@@ -100,14 +100,15 @@ def _plain_text(path: Path) -> str:
 
 def _pdf_text(path: Path) -> str:
     from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf.errors import PyPdfError
 
     try:
         reader = PdfReader(path)
         if reader.is_encrypted:
             raise AttachmentError(f"{path.name} is password-protected; its text cannot be read.")
         pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except PdfReadError as exc:
+    # A malformed file can fail deep inside the parser with any of these.
+    except (PyPdfError, ValueError, KeyError, IndexError, TypeError) as exc:
         raise AttachmentError(f"{path.name} is not a readable PDF: {exc}.") from exc
     text = "\n\n".join(page for page in pages if page)
     if not text:
@@ -136,9 +137,8 @@ def with_attachments(content: str, attachments: tuple[dict[str, Any], ...] | lis
 
 def format_size(size: int) -> str:
     """Bytes as a person reads them: 812 B, 14.2 KB, 3.1 MB."""
-    value = float(size)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024 or unit == "MB":
-            return f"{int(value)} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} MB"
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
