@@ -310,7 +310,11 @@ class InferenceWorker(QObject):
             coalescer.flush()
             stats = _plain_stats(result.stats)
             if splitter.reasoning:
-                stats["reasoning_tokens"] = splitter.reasoning_deltas
+                # A delta is about one token (one that completes no character shows none); a
+                # reply that never left its reasoning is all reasoning, counted exactly.
+                stats["reasoning_tokens"] = (
+                    stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
+                )
                 stats["reasoning_s"] = splitter.reasoning_s
             self.generationFinished.emit(
                 {
