@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ui.view_models import ConversationRow, MessageView, SearchHit
+from ui.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
 
 if TYPE_CHECKING:
     from app.store import Conversation, Message
@@ -36,6 +36,8 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 sibling_count=max(1, len(siblings)),
                 stats=message.stats,
                 error=message.error,
+                reasoning=message.reasoning,
+                attachments=tuple(AttachmentView(**item) for item in message.attachments),
             )
         )
     return views

@@ -19,6 +19,16 @@ _NO_STATS: Mapping[str, float] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
+class AttachmentView:
+    """A file attached to a message: its name, size in bytes, tokens and extracted text."""
+
+    name: str
+    size: int
+    tokens: int
+    text: str
+
+
+@dataclass(frozen=True)
 class MessageView:
     """One message on the active path, with its place among its siblings (1-based index)."""
 
@@ -32,6 +42,11 @@ class MessageView:
     # generated_tokens, ttft_s, prefill_tps, decode_tps. Missing keys are simply not shown.
     stats: Mapping[str, float] = field(default=_NO_STATS)
     error: str | None = None
+    # A reply's reasoning, shown folded above its answer; `thinking` while it is still being
+    # written (the stats then hold no reasoning_s / reasoning_tokens yet).
+    reasoning: str = ""
+    thinking: bool = False
+    attachments: tuple[AttachmentView, ...] = ()
 
 
 @dataclass(frozen=True)

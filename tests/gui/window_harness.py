@@ -135,7 +135,7 @@ class ScriptedEngine:
                  "decode_tps": steps / elapsed}
         return ScriptedResult(reply[:sent], reason, stats)
 
-    def count_prompt_tokens(self, messages: list[dict]) -> int:
+    def count_prompt_tokens(self, messages: list[dict], template_kwargs: Any = None) -> int:
         return sum(len(m["content"]) // 4 + 4 for m in messages)
 
     def cache_bytes(self) -> int:
