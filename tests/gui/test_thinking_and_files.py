@@ -42,7 +42,7 @@ def test_thinking_shows_open_then_folds_when_the_answer_starts(qtbot, tmp_path: 
             widget = _last_widget(window)
             return None if widget is None else widget.thinking_section
 
-        qtbot.waitUntil(lambda: section() is not None and "capital" in section().text.text())
+        qtbot.waitUntil(lambda: section() is not None and "capital" in section().text.toPlainText())
         assert section().expanded and section().summary == "Thinking…"
         assert section().text.isVisible()
         assert _last_widget(window).view.content == ""
@@ -59,7 +59,9 @@ def test_thinking_shows_open_then_folds_when_the_answer_starts(qtbot, tmp_path: 
         assert not widget.thinking_section.text.isVisible()
         qtbot.mouseClick(widget.thinking_section.toggle, Qt.MouseButton.LeftButton)
         assert widget.thinking_section.text.isVisible()
-        assert widget.thinking_section.text.text() == REASONING
+        assert widget.thinking_section.text.toPlainText() == REASONING
+        # Opened, a short reasoning shows whole, without a scroll bar.
+        qtbot.waitUntil(lambda: widget.thinking_section.text.verticalScrollBar().maximum() == 0)
         qtbot.mouseClick(widget.thinking_section.toggle, Qt.MouseButton.LeftButton)
         assert not widget.thinking_section.text.isVisible()
 
