@@ -57,4 +57,3 @@ def template_switches(chat_template: str | Mapping[str, str] | None) -> Template
     names = frozenset().union(*(template_variables(s) for s in sources if isinstance(s, str)))
     think = next((name for name in THINK_SWITCHES if name in names), None)
     return TemplateSwitches(think, EFFORT_VARIABLE if EFFORT_VARIABLE in names else None)
-

@@ -63,8 +63,10 @@ def test_thinking_shows_open_then_folds_when_the_answer_starts(qtbot, tmp_path: 
         # Opened, a short reasoning shows whole: as tall as its lines at the width it has now.
         editor = widget.thinking_section.text
         qtbot.waitUntil(
-            lambda: editor.height()
-            >= editor.document().size().height() * editor.fontMetrics().lineSpacing()
+            lambda: (
+                editor.height()
+                >= editor.document().size().height() * editor.fontMetrics().lineSpacing()
+            )
         )
         qtbot.mouseClick(widget.thinking_section.toggle, Qt.MouseButton.LeftButton)
         assert not widget.thinking_section.text.isVisible()
@@ -91,9 +93,7 @@ def test_a_section_the_person_opened_stays_open(qtbot) -> None:
     assert section.summary == "Thought for 2.5 s · 1 token"
 
 
-def test_the_think_switch_shows_only_for_a_template_that_reads_one(
-    qtbot, tmp_path: Path
-) -> None:
+def test_the_think_switch_shows_only_for_a_template_that_reads_one(qtbot, tmp_path: Path) -> None:
     plain = ReasoningEngine(["Hi."])
     with running_app(qtbot, tmp_path / "a", tmp_path / "model", scripted_worker(plain)) as app:
         assert not app.window.composer.think.isVisible()
@@ -146,9 +146,7 @@ def _mime(*paths: Path) -> QMimeData:
     return mime
 
 
-def test_files_attach_by_paste_and_drop_and_survive_being_deleted(
-    qtbot, tmp_path: Path
-) -> None:
+def test_files_attach_by_paste_and_drop_and_survive_being_deleted(qtbot, tmp_path: Path) -> None:
     engine = ReasoningEngine(["Vienna it is.", "Still Vienna."])
     notes, table = _files(tmp_path)
     with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
