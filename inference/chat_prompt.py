@@ -55,19 +55,25 @@ def render_ids(
 
 
 def message_boundaries(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], ids: Sequence[int]
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    ids: Sequence[int],
+    template_kwargs: Mapping[str, Any] | None = None,
 ) -> list[int]:
     """Token offsets in `ids` where each message ends, before any generation prompt.
 
     These are the end of the system prompt, of each user turn and of each reply: the places a
     later request branches from. Each is found by rendering the messages up to it; a boundary
     whose rendering is not a token prefix of `ids` (a template that renders earlier turns
-    differently once more follow) is left out, never guessed.
+    differently once more follow) is left out, never guessed. `template_kwargs` must be those
+    `ids` were rendered with (an effort level, say, may change the system header).
     """
     found = set()
     for end in range(1, len(messages) + 1):
         try:
-            prefix = render_ids(tokenizer, messages[:end], add_generation_prompt=False)
+            prefix = render_ids(
+                tokenizer, messages[:end], add_generation_prompt=False, **(template_kwargs or {})
+            )
         except PromptError:
             continue
         if 0 < len(prefix) < len(ids) and list(ids[: len(prefix)]) == prefix:

@@ -178,6 +178,7 @@ class Engine:
             on_progress=on_progress or (lambda done, total: None),
             cancel=cancel or threading.Event(),
             started=started,
+            template_kwargs=dict(template_kwargs or {}),
         )
         parent, request.cached = self._store.lookup(ids, conversation_id)
         if parent is None:
@@ -237,7 +238,9 @@ class Engine:
         start, end = len(stack.tokens), len(ids) - 1
         checkpoints: set[int] = set()
         if not self._rewinds_anywhere and end > start:
-            boundaries = message_boundaries(self._loaded.tokenizer, request.messages, ids)
+            boundaries = message_boundaries(
+                self._loaded.tokenizer, request.messages, ids, request.template_kwargs
+            )
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)
         position = start
@@ -343,6 +346,7 @@ class _Request:
     on_progress: Callable[[int, int], None]
     cancel: threading.Event
     started: float
+    template_kwargs: dict[str, Any]
     cached: int = 0
 
     @property

@@ -136,3 +136,25 @@ def _common_prefix(a: list[int], b: list[int]) -> int:
     return next(
         (i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
     )
+
+
+def test_checkpoints_are_found_with_the_switches_the_prompt_was_rendered_with(
+    tiny_models_dir: Path, tmp_path: Path
+) -> None:
+    """A recurrent model resumes a regenerate from the checkpoint after the question; the
+    boundary is found only when rendered with the same effort level as the prompt."""
+    template = (
+        "{{ '<|im_start|>system\\nReasoning: ' + (reasoning_effort or 'medium') }}"
+        "{{ '<|im_end|>\\n' }}" + CHATML_TEMPLATE
+    )
+    loaded = load_model(with_template(tiny_models_dir / "qwen3_5", tmp_path / "m", template))
+    engine = Engine(loaded, 10**8, prefill_chunk_tokens=8)
+    kwargs = {"reasoning_effort": "high"}
+    engine.generate(QUESTION, PARAMS, "c", template_kwargs=kwargs)
+    again = engine.generate(QUESTION, PARAMS, "c", template_kwargs=kwargs)
+    question_end = loaded.tokenizer.apply_chat_template(
+        QUESTION, add_generation_prompt=False, **kwargs
+    )
+    assert again.stats.cached_tokens == len(question_end)
+    ids = loaded.tokenizer.apply_chat_template(QUESTION, add_generation_prompt=True, **kwargs)
+    check_tokens(again.token_ids, reference(loaded, ids, PARAMS, MAX_TOKENS), Comparison(), "re")
