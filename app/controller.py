@@ -22,12 +22,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
 from app.connections import Connections, is_remote
 from app.model_session import ModelResolver, ModelSession
 from app.remote_backend import RemoteBackend
 from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
 from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
+from app.think_settings import template_kwargs
 from app.variant_generation import VariantGeneration
 from app.worker import EngineLike, InferenceWorker
 
@@ -39,7 +41,8 @@ BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to 
 class ChatController(QObject):
     conversationsChanged = Signal()  # the sidebar list changed
     conversationChanged = Signal(int)  # this conversation's tree or active path changed
-    streamUpdated = Signal(object)  # {"conversation_id", "message_id", "text"} (whole text)
+    # {"conversation_id", "message_id", "text", "reasoning", "thinking"} (whole texts)
+    streamUpdated = Signal(object)
     busyChanged = Signal(bool)
     notice = Signal(str)  # a message for the person: a refusal or an error
     # {"state": "loading"|"ready"|"failed", "model_id", "message", "done", "total",
@@ -54,6 +57,8 @@ class ChatController(QObject):
     # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
     # policy is "stop"); the window offers `continue_in_new_chat`.
     contextFull = Signal(object)
+    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
+    attachmentReady = Signal(object)
 
     def __init__(
         self,
@@ -267,8 +272,11 @@ class ChatController(QObject):
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id()
 
-    def send(self, conversation_id: int, text: str) -> bool:
-        """Add the person's message under the active leaf and generate a reply to it."""
+    def send(
+        self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
+    ) -> bool:
+        """Add the person's message (with the files attached to it, as `attachmentReady` gave
+        them) under the active leaf and generate a reply to it."""
         if not text.strip():
             self.notice.emit("Type a message first.")
             return False
@@ -277,7 +285,11 @@ class ChatController(QObject):
             return False
         user = self._guard(
             lambda: self.store.append_message(
-                conversation_id, conversation.active_leaf_id, "user", text
+                conversation_id,
+                conversation.active_leaf_id,
+                "user",
+                text,
+                attachments=attachments,
             )
         )
         if user is None:
@@ -371,30 +383,65 @@ class ChatController(QObject):
         """Stop the reply being written now; its text so far is kept, marked as stopped."""
         self._generation.stop()
 
-    def request_token_count(self, conversation_id: int, draft: str) -> None:
-        """Count the prompt the draft would make (on the worker); answers with `tokenCount`."""
+    def request_token_count(
+        self,
+        conversation_id: int,
+        draft: str,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Count the prompt the draft and its attached files would make (on the worker);
+        answers with `tokenCount`."""
         if self.model_state != "ready" or self._remote_model(conversation_id):
             return  # a remote model's tokenizer is not here to count with
         try:
+            conversation = self.store.get_conversation(conversation_id)
             path = self.store.active_path(conversation_id)
             messages = prompt_messages(self.store, conversation_id, path)
             overflow = self.overflow_policy(conversation_id)
         except StoreError:
             return
-        if draft.strip():
-            messages.append({"role": "user", "content": draft})
+        if draft.strip() or attachments:
+            messages.append(
+                {"role": "user", "content": with_attachments(draft, attachments or [])}
+            )
+        kwargs = template_kwargs(self.model_info, conversation.params)
 
         def count(engine: EngineLike | None) -> dict[str, Any] | None:
             if engine is None or not messages:
                 return None
             return {
                 "conversation_id": conversation_id,
-                "count": engine.count_prompt_tokens(messages),
+                "count": engine.count_prompt_tokens(messages, kwargs),
                 "context_length": engine.context_length,
                 "overflow": overflow,
             }
 
         self.worker.call(count, on_done=self._emit_token_count)
+
+    def attach_file(self, conversation_id: int, path: str) -> None:
+        """Read a file and count its tokens on the worker (after any reply being written);
+        answers with `attachmentReady`, or a notice saying why the file was refused (not
+        text, unreadable, or more tokens than the model's context holds)."""
+        if self.model_state != "ready":
+            self.notice.emit("Files can be attached once the model has loaded.")
+            return
+
+        def read(engine: EngineLike | None) -> dict[str, Any]:
+            attached = read_attachment(path)
+            if engine is None:
+                raise AttachmentError("Files can be attached once the model has loaded.")
+            bare = [{"role": "user", "content": ""}]
+            wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
+            tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
+            limit = engine.context_length
+            if limit and tokens >= limit:
+                raise AttachmentError(
+                    f"{attached.name} needs {tokens:,} tokens, more than this model's context of "
+                    f"{limit:,} tokens holds."
+                )
+            return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
+
+        self.worker.call(read, on_done=self.attachmentReady.emit, on_error=self.notice.emit)
 
     def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
         if payload is not None:
@@ -441,8 +488,12 @@ class ChatController(QObject):
         remote = self._remote_model(conversation_id)
         model_id = remote or self._session.model_id
         backend: ReplyBackend = self.remote if remote and self.remote else self.worker
+        conversation = self._guard(lambda: self.store.get_conversation(conversation_id))
+        if conversation is None:
+            return False
+        kwargs = {} if remote else template_kwargs(self.model_info, conversation.params)
         started = self._guard(
-            lambda: self._generation.start(conversation_id, parent_id, model_id, backend)
+            lambda: self._generation.start(conversation_id, parent_id, model_id, backend, kwargs)
         )
         if started is None:
             return False

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
+from app.attachments import with_attachments
 from app.reply_writer import ReplyWriter
 from app.store import Message, NotFoundError, Store, StoreError
 from app.worker import GenerationRequest
@@ -66,7 +67,9 @@ class _Reply:
 
 
 class ReplyGeneration(QObject):
-    streamUpdated = Signal(object)  # {"conversation_id", "message_id", "text"} (whole text)
+    # {"conversation_id", "message_id", "text", "reasoning", "thinking"}: whole texts so far,
+    # and whether the reply is still reasoning
+    streamUpdated = Signal(object)
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
@@ -112,7 +115,12 @@ class ReplyGeneration(QObject):
         return self._reply is not None and self._reply.conversation_id == conversation_id
 
     def start(
-        self, conversation_id: int, parent_id: int, model_id: str | None, backend: ReplyBackend
+        self,
+        conversation_id: int,
+        parent_id: int,
+        model_id: str | None,
+        backend: ReplyBackend,
+        template_kwargs: dict[str, Any] | None = None,
     ) -> int:
         """Begin a reply to `parent_id` and ask `backend` for it; returns the reply's message
         id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
@@ -137,7 +145,12 @@ class ReplyGeneration(QObject):
         )
         backend.submit(
             GenerationRequest(
-                request_id, messages, params, conversation_id=conversation_id, model_id=model_id
+                request_id,
+                messages,
+                params,
+                conversation_id=conversation_id,
+                model_id=model_id,
+                template_kwargs=dict(template_kwargs or {}),
             )
         )
         self._flush_timer.start()
@@ -203,7 +216,7 @@ class ReplyGeneration(QObject):
         reply = self._current(payload["request_id"])
         if reply is None or reply.detached:
             return
-        self._append(reply, payload["text"])
+        self._append(reply, payload["text"], payload.get("reasoning", ""))
         if reply.detached:
             return
         self.streamUpdated.emit(
@@ -211,6 +224,8 @@ class ReplyGeneration(QObject):
                 "conversation_id": reply.conversation_id,
                 "message_id": reply.message_id,
                 "text": reply.writer.text,
+                "reasoning": reply.writer.reasoning,
+                "thinking": payload.get("thinking", False),
             }
         )
 
@@ -237,7 +252,9 @@ class ReplyGeneration(QObject):
                 dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
                 if dropped:
                     stats["dropped_message_ids"] = [i for i in dropped if i is not None]
-                self._finish_writer(reply, status, stats=stats)
+                self._finish_writer(
+                    reply, status, stats=stats, reasoning=payload.get("reasoning", "")
+                )
         finally:
             self._end(reply)  # whatever went wrong above, the app is not left busy
 
@@ -259,9 +276,9 @@ class ReplyGeneration(QObject):
         finally:
             self._end(reply)
 
-    def _append(self, reply: _Reply, text: str) -> None:
+    def _append(self, reply: _Reply, text: str, reasoning: str = "") -> None:
         try:
-            reply.writer.append(text)
+            reply.writer.append(text, reasoning)
         except StoreError as exc:
             self._lose_reply(reply, exc)
 
@@ -331,8 +348,12 @@ class ReplyGeneration(QObject):
 
 
 def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> list[dict]:
-    """The chat messages for the model: the conversation's system prompt, if any, then `path`."""
+    """The chat messages for the model: the conversation's system prompt, if any, then `path`
+    (a message's attached files wrapped ahead of its text; a reply's answer without its
+    reasoning, as reasoning templates drop earlier thoughts themselves)."""
     system = store.get_conversation(conversation_id).system_prompt
     messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages += [{"role": m.role, "content": m.content} for m in path]
+    messages += [
+        {"role": m.role, "content": with_attachments(m.content, m.attachments)} for m in path
+    ]
     return messages

@@ -37,6 +37,7 @@ class ReplyWriter:
         self.message = message  # the reply as begun: where it belongs, if it must be re-created
         self.message_id = message.id
         self._parts = [message.content]
+        self._reasoning_parts = [message.reasoning]
         self._dirty = False
         self._done = False
         self._final: tuple[Status, dict[str, Any] | None, str | None] | None = None
@@ -51,6 +52,12 @@ class ReplyWriter:
         return self._parts[0]
 
     @property
+    def reasoning(self) -> str:
+        if len(self._reasoning_parts) > 1:
+            self._reasoning_parts = ["".join(self._reasoning_parts)]
+        return self._reasoning_parts[0]
+
+    @property
     def done(self) -> bool:
         return self._done
 
@@ -59,13 +66,15 @@ class ReplyWriter:
         """(status, stats, error) once `finish` was called, even if its write failed."""
         return self._final
 
-    def append(self, text: str) -> None:
-        """Add decoded text; written now only if the last write is an interval old."""
+    def append(self, text: str, reasoning: str = "") -> None:
+        """Add decoded answer text and reasoning; written now only if the last write is an
+        interval old."""
         if self._final is not None:
             raise InvalidInputError(f"Reply {self.message_id} is already finished.")
-        if not text:
+        if not text and not reasoning:
             return
         self._parts.append(text)
+        self._reasoning_parts.append(reasoning)
         self._dirty = True
         if self._clock() - self._last_write >= self._interval_s:
             self.flush()
@@ -75,7 +84,7 @@ class ReplyWriter:
         if self._dirty and self._final is None:
             # Set first: a failed write (a full disk) is retried an interval later, not per token.
             self._last_write = self._clock()
-            self._store.update_streaming(self.message_id, self.text)
+            self._store.update_streaming(self.message_id, self.text, self.reasoning)
             self._dirty = False
 
     def finish(
@@ -83,10 +92,14 @@ class ReplyWriter:
         status: Status = "complete",
         stats: dict[str, Any] | None = None,
         error: str | None = None,
+        reasoning: str | None = None,
     ) -> Message:
         """Write the whole text with its final status ("complete", "stopped", "error",
         "interrupted"); the writer takes no more text, even when the write fails (StoreError):
-        `retry_finish` then tries again."""
+        `retry_finish` then tries again. `reasoning`, when given, is the final form of the
+        streamed reasoning (trimmed once the reply ended)."""
+        if reasoning is not None:
+            self._reasoning_parts = [reasoning]
         if self._final is None:
             self._final = (status, stats, error)
         return self.retry_finish()
@@ -97,6 +110,8 @@ class ReplyWriter:
         if self._final is None:
             raise InvalidInputError(f"Reply {self.message_id} was never finished.")
         status, stats, error = self._final
-        message = self._store.finish_reply(self.message_id, self.text, status, stats, error)
+        message = self._store.finish_reply(
+            self.message_id, self.text, status, stats, error, self.reasoning
+        )
         self._done = True
         return message

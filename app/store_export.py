@@ -2,26 +2,33 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 1, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 2, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
-                   "params", "stats", "error", "visit"}, ...]}
+                   "params", "stats", "error", "visit", "reasoning", "attachments"}, ...]}
+
+Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
+"tokens", "text"} each); a version-1 file reads with neither. Markdown holds the active path,
+for reading: a reply's reasoning as a folded, quoted block ahead of its answer, and each
+attached file as a folded block of its text.
 
 Messages come parents first. Ids are those of the exporting database and only link the
 records; an import gets new ones. `visit` orders the leaves by when they were last visited, so
-switching branches after an import lands where it did before. Markdown holds the active path,
-for reading.
+switching branches after an import lands where it did before.
 """
 
 from __future__ import annotations
 
+import html
 import math
+import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from app.attachments import format_size
 from app.store_models import (
     Conversation,
     InvalidInputError,
@@ -32,11 +39,12 @@ from app.store_models import (
     check_role,
     check_status,
     check_text,
+    dump_attachments,
     dump_mapping,
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -60,6 +68,8 @@ class MessageRecord:
     stats: dict[str, Any]
     error: str | None
     visit: int
+    reasoning: str = ""
+    attachments: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +117,8 @@ def to_json(
                 "stats": m.stats,
                 "error": m.error,
                 "visit": visits[m.id],
+                "reasoning": m.reasoning,
+                "attachments": list(m.attachments),
             }
             for m in messages
         ],
@@ -169,6 +181,15 @@ def to_markdown(conversation: Conversation, path: list[Message]) -> str:
         if message.role == "assistant" and message.model_id:
             heading += f" ({message.model_id})"
         lines += [f"## {heading}", ""]
+        for attachment in message.attachments:
+            lines += _folded(
+                f"Attached: {attachment['name']} ({format_size(attachment['size'])})",
+                _fenced(attachment["text"]),
+            )
+        if message.reasoning:
+            lines += _folded(
+                "Thinking", [f"> {line}".rstrip() for line in message.reasoning.splitlines()]
+            )
         if message.content:
             lines += [message.content, ""]
         if message.status in _STATUS_NOTES:
@@ -176,6 +197,26 @@ def to_markdown(conversation: Conversation, path: list[Message]) -> str:
         if message.error:
             lines += [f"*Error: {message.error}*", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _folded(summary: str, body: list[str]) -> list[str]:
+    """A block Markdown viewers show closed until clicked (HTML <details>, which CommonMark
+    passes through); the blank lines let the Markdown inside it render."""
+    return [
+        "<details>",
+        f"<summary>{html.escape(summary)}</summary>",
+        "",
+        *body,
+        "",
+        "</details>",
+        "",
+    ]
+
+
+def _fenced(text: str) -> list[str]:
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence, *text.splitlines(), fence]
 
 
 def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
@@ -211,7 +252,14 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         stats=_json_mapping(item.get("stats"), f"{where}.stats"),
         error=check_optional_text(item.get("error"), f"{where}.error"),
         visit=visit,
+        reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
+        attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
     )
+
+
+def _attachments(value: object, where: str) -> tuple[dict[str, Any], ...]:
+    dump_attachments(value, where)  # refuses anything but nothing or well-formed entries
+    return tuple(dict(item) for item in value) if isinstance(value, list) else ()
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:

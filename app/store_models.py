@@ -61,6 +61,9 @@ class Message:
     params: dict[str, Any]
     stats: dict[str, Any]
     error: str | None
+    reasoning: str = ""  # a reply's thoughts before its answer, kept apart from `content`
+    # Files attached to a user message: {"name", "size", "tokens", "text"} each.
+    attachments: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,30 @@ def check_optional_text(value: object, what: str) -> str | None:
     if value is not None and not isinstance(value, str):
         raise InvalidInputError(f"{what} must be text or nothing, not {type(value).__name__}.")
     return value
+
+
+_ATTACHMENT_FIELDS = {"name": str, "size": int, "tokens": int, "text": str}
+
+
+def dump_attachments(value: object, what: str = "The attached files") -> str:
+    """JSON text for a message's attachments; refuses anything but a list of
+    {"name", "size", "tokens", "text"} entries."""
+    if value is None:
+        return "[]"
+    if not isinstance(value, list | tuple):
+        raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
+    clean = []
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or set(item) != set(_ATTACHMENT_FIELDS):
+            raise InvalidInputError(
+                f"{what}: entry {index} must have exactly {sorted(_ATTACHMENT_FIELDS)}."
+            )
+        for key, kind in _ATTACHMENT_FIELDS.items():
+            if not isinstance(item[key], kind) or isinstance(item[key], bool):
+                raise InvalidInputError(f"{what}: entry {index} has an invalid {key!r}.")
+        check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
+        clean.append(dict(item))
+    return json.dumps(clean, ensure_ascii=False, sort_keys=True)
 
 
 def dump_mapping(value: object, what: str) -> str:

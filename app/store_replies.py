@@ -69,12 +69,15 @@ class StreamingReplies(MessageTree):
         self._writers[message_id] = writer
         return writer
 
-    def update_streaming(self, message_id: int, content: str) -> None:
+    def update_streaming(self, message_id: int, content: str, reasoning: str = "") -> None:
+        """The reply's answer and reasoning so far."""
         check_text(content, "The reply", allow_empty=True)
+        check_text(reasoning, "The reply's reasoning", allow_empty=True)
         with self._write() as db:
             updated = db.execute(
-                "UPDATE messages SET content = ? WHERE id = ? AND status = 'streaming'",
-                (content, message_id),
+                "UPDATE messages SET content = ?, reasoning = ? WHERE id = ?"
+                " AND status = 'streaming'",
+                (content, reasoning, message_id),
             ).rowcount
         if not updated:
             self._streaming(message_id)
@@ -86,16 +89,19 @@ class StreamingReplies(MessageTree):
         status: Status = "complete",
         stats: dict[str, Any] | None = None,
         error: str | None = None,
+        reasoning: str = "",
     ) -> Message:
         check_text(content, "The reply", allow_empty=True)
+        check_text(reasoning, "The reply's reasoning", allow_empty=True)
         check_status(status, FINAL_STATUSES)
         stats_json = dump_mapping(stats, "The reply statistics")
         check_optional_text(error, "The error message")
         message = self._streaming(message_id)
         with self._write() as db:
             db.execute(
-                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ? WHERE id = ?",
-                (content, status, stats_json, error, message_id),
+                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?"
+                " WHERE id = ?",
+                (content, status, stats_json, error, reasoning, message_id),
             )
             self._touch(db, message.conversation_id)
         self._writers.pop(message_id, None)

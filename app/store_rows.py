@@ -29,6 +29,8 @@ MESSAGE_FIELDS = (
     "params",
     "stats",
     "error",
+    "reasoning",
+    "attachments",
 )
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 
@@ -98,8 +100,9 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error = row
-    return Message(*head, _loads(params), _loads(stats), error)
+    *head, params, stats, error, reasoning, attachments = row
+    loaded = () if attachments == "[]" else tuple(json.loads(attachments))
+    return Message(*head, _loads(params), _loads(stats), error, reasoning, loaded)
 
 
 def _loads(text: str) -> dict[str, Any]:

@@ -94,7 +94,16 @@ _V2 = """
 ALTER TABLE conversations ADD COLUMN draft TEXT NOT NULL DEFAULT '';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+
+# A reply's reasoning is kept apart from its answer (shown folded, left out of search: the
+# index triggers read `content` only); a message's attached files as a JSON list of
+# {"name", "size", "tokens", "text"}, so the conversation never reads the files again.
+_V3_REASONING_ATTACHMENTS = """
+ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
+ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
+"""
+
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3_REASONING_ATTACHMENTS)
 
 
 def latest_version() -> int:

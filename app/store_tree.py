@@ -21,6 +21,7 @@ from app.store_models import (
     check_role,
     check_status,
     check_text,
+    dump_attachments,
     dump_mapping,
 )
 from app.store_rows import MESSAGE_COLUMNS, MESSAGE_FIELDS, StoreRows, message_from_row
@@ -45,7 +46,10 @@ class MessageTree(StoreRows):
         status: Status = "complete",
         model_id: str | None = None,
         params: dict[str, Any] | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> Message:
+        """`attachments`: files attached to the message, {"name", "size", "tokens", "text"}
+        each (their text is kept here, so the files are never read again)."""
         check_text(content, "The message", allow_empty=False)
         return self._add_message(
             conversation_id,
@@ -55,10 +59,12 @@ class MessageTree(StoreRows):
             check_status(status),
             model_id,
             params,
+            attachments,
         )
 
     def edit_message(self, message_id: int, new_content: str) -> Message:
-        """A new sibling of `message_id` with the new text, made active; the original stays."""
+        """A new sibling of `message_id` with the new text and the same attached files, made
+        active; the original stays."""
         check_text(new_content, "The message", allow_empty=False)
         original = self.get_message(message_id)
         return self._add_message(
@@ -69,6 +75,7 @@ class MessageTree(StoreRows):
             "complete",
             original.model_id,
             original.params,
+            list(original.attachments),
         )
 
     def switch_to_sibling(self, message_id: int) -> Message:
@@ -151,9 +158,11 @@ class MessageTree(StoreRows):
         status: str,
         model_id: str | None,
         params: dict[str, Any] | None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> Message:
         check_optional_text(model_id, "The model id")
         params_json = dump_mapping(params, "The sampling parameters")
+        attachments_json = dump_attachments(attachments)
         conversation = self.get_conversation(conversation_id)
         if parent_id is not None and self.get_message(parent_id).conversation_id != conversation.id:
             raise InvalidInputError(
@@ -162,7 +171,8 @@ class MessageTree(StoreRows):
         with self._write() as db:
             (message_id,) = db.execute(
                 "INSERT INTO messages (conversation_id, parent_id, role, content, created_at,"
-                " status, model_id, params) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " status, model_id, params, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     conversation_id,
                     parent_id,
@@ -172,6 +182,7 @@ class MessageTree(StoreRows):
                     status,
                     model_id,
                     params_json,
+                    attachments_json,
                 ),
             ).fetchone()
             self._activate(db, conversation_id, message_id)
@@ -189,8 +200,8 @@ class MessageTree(StoreRows):
     ) -> int:
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, visit) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
+            " model_id, params, stats, error, visit, reasoning, attachments)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -204,6 +215,8 @@ class MessageTree(StoreRows):
                 json.dumps(message.stats, ensure_ascii=False, sort_keys=True),
                 message.error,
                 visit,
+                message.reasoning,
+                json.dumps(list(message.attachments), ensure_ascii=False, sort_keys=True),
             ),
         ).fetchone()
         return int(new_id)

@@ -25,7 +25,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 from app.reply_generation import DEFAULT_PARAMS, prompt_messages
 from app.reply_writer import ReplyWriter
 from app.store import Store, StoreError
-from app.worker import EngineLike, InferenceWorker, _plain_stats, _sampling_params, TokenCoalescer
+from app.worker import EngineLike, InferenceWorker, TokenCoalescer, _plain_stats, _sampling_params
 
 MIN_VARIANTS, MAX_VARIANTS = 2, 4
 

@@ -54,7 +54,9 @@ class EngineLike(Protocol):
     disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
-    def count_prompt_tokens(self, messages: Sequence[dict]) -> int: ...
+    def count_prompt_tokens(
+        self, messages: Sequence[dict], template_kwargs: dict | None = None
+    ) -> int: ...
     def cache_bytes(self) -> int: ...
     def disk_bytes(self) -> int: ...
     def clear_cache(self) -> None: ...
@@ -75,6 +77,8 @@ def default_engine_factory(
     """Load an MLX model folder and build an Engine (runs on the worker thread); with
     `cache_dir`, its caches are saved there and found again after a restart."""
     from inference import Engine, load_model
+    from inference.reasoning import ReasoningFormat
+    from inference.template_switches import template_switches
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
@@ -86,6 +90,8 @@ def default_engine_factory(
         "path": str(path),
         "context_length": engine.context_length,
         "weights_bytes": model.weights_bytes,
+        "reasons": ReasoningFormat.of(model.tokenizer) is not None,
+        **template_switches(model.tokenizer.chat_template).as_info(),
     }
     return engine, info
 
@@ -98,6 +104,8 @@ class GenerationRequest:
     conversation_id: str | int | None = None
     # The model the reply is for: a remote backend routes on it; the worker uses its own.
     model_id: str | None = None
+    # Chat-template switches (`enable_thinking`, `reasoning_effort`) the chat has set.
+    template_kwargs: dict = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
@@ -134,23 +142,26 @@ _STOP = object()
 
 
 class TokenCoalescer:
-    """Collects text deltas and hands them on at most MAX_UPDATES_PER_SECOND times a second."""
+    """Collects text deltas — one stream, or several side by side (a reply's reasoning and its
+    answer) — and hands them on at most MAX_UPDATES_PER_SECOND times a second, as
+    `emit(*joined)`, one joined string per stream."""
 
-    def __init__(self, emit: Callable[[str], None]) -> None:
+    def __init__(self, emit: Callable[..., None]) -> None:
         self._emit = emit
-        self._pending: list[str] = []
+        self._pending: list[tuple[str, ...]] = []
         self._last = 0.0
 
-    def add(self, delta: str) -> None:
-        self._pending.append(delta)
+    def add(self, *deltas: str) -> None:
+        self._pending.append(deltas)
         now = time.monotonic()
         if now - self._last >= _UPDATE_INTERVAL_S:
             self.flush(now)
 
     def flush(self, now: float | None = None) -> None:
-        if self._pending:
-            self._emit("".join(self._pending))
-            self._pending.clear()
+        joined = ["".join(stream) for stream in zip(*self._pending, strict=True)]
+        if any(joined):
+            self._emit(*joined)
+        self._pending.clear()
         self._last = time.monotonic() if now is None else now
 
 
@@ -164,8 +175,12 @@ class InferenceWorker(QObject):
     loadFailed = Signal(str)  # message for the person
     generationStarted = Signal(int)  # request id
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
-    tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
-    generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
+    # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool}
+    tokensReady = Signal(object)
+    # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
+    #  "dropped_messages"}; the stats hold "reasoning_tokens" and "reasoning_s" when the reply
+    #  reasoned
+    generationFinished = Signal(object)
     # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop")}
     generationFailed = Signal(object)
     # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
@@ -308,9 +323,22 @@ class InferenceWorker(QObject):
                 return
             self.generationStarted.emit(request.request_id)
             rid = request.request_id
-            coalescer = TokenCoalescer(
-                lambda text: self.tokensReady.emit({"request_id": rid, "text": text})
-            )
+            splitter = _reply_splitter(self._engine, request)
+
+            def emit(reasoning: str, answer: str) -> None:
+                self.tokensReady.emit(
+                    {
+                        "request_id": rid,
+                        "text": answer,
+                        "reasoning": reasoning,
+                        "thinking": splitter.thinking,
+                    }
+                )
+
+            coalescer = TokenCoalescer(emit)
+
+            def on_token(delta: str) -> None:
+                coalescer.add(*splitter.feed(delta))
 
             def on_progress(done: int, total: int) -> None:
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
@@ -320,12 +348,14 @@ class InferenceWorker(QObject):
                     request.messages,
                     _sampling_params(request.params),
                     conversation_id=request.conversation_id,
-                    on_token=coalescer.add,
+                    on_token=on_token,
                     on_progress=on_progress,
                     cancel=request.cancel,
+                    template_kwargs=request.template_kwargs,
                     **_overflow(request.params),
                 )
             except Exception as exc:
+                coalescer.add(*splitter.finish())
                 coalescer.flush()
                 self.generationFailed.emit(
                     {
@@ -335,13 +365,23 @@ class InferenceWorker(QObject):
                     }
                 )
                 return
+            coalescer.add(*splitter.finish())
             coalescer.flush()
+            stats = _plain_stats(result.stats)
+            if splitter.reasoning:
+                # A delta is about one token (one that completes no character shows none); a
+                # reply that never left its reasoning is all reasoning, counted exactly.
+                stats["reasoning_tokens"] = (
+                    stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
+                )
+                stats["reasoning_s"] = splitter.reasoning_s
             self.generationFinished.emit(
                 {
                     "request_id": rid,
-                    "text": result.text,
+                    "text": splitter.answer,
+                    "reasoning": splitter.reasoning,
                     "finish_reason": result.finish_reason,
-                    "stats": _plain_stats(result.stats),
+                    "stats": stats,
                     # Indexes into request.messages of those left out of the model's view.
                     "dropped_messages": list(result.dropped_messages),
                 }
@@ -384,6 +424,16 @@ def _release_thread_streams() -> None:
         import mlx.core as mx
 
         mx.clear_streams()
+
+
+def _reply_splitter(engine: EngineLike, request: GenerationRequest) -> Any:
+    """Splits the reply into reasoning and answer (imported on this thread: it loads mlx-lm).
+    An engine without a model tokenizer (a stand-in) gets a splitter that passes all through."""
+    from inference.reasoning import reply_splitter
+
+    model = getattr(engine, "model", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    return reply_splitter(tokenizer, request.messages, request.template_kwargs)
 
 
 def _sampling_params(params: dict) -> Any:

@@ -16,6 +16,7 @@ results hold plain Python values only)::
         on_token=None,                # on_token(text_delta: str)
         on_progress=None,             # on_progress(done: int, total: int) during prefill
         cancel=None,                  # threading.Event: stops within one chunk / one token
+        template_kwargs=None,         # chat-template switches, e.g. {"enable_thinking": False}
     )
 
 `load_model(path) -> LoadedModel` with `.model`, `.tokenizer`, `.config`, `.path`, `.model_id`
@@ -37,10 +38,11 @@ one per variant). Each result's stats count the shared prompt. `engine.cache_sta
 returns, per message path, `tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`,
 `disk_bytes` and `tier` ("memory", "disk" or "none").
 
-`Engine` also has `context_length`, `count_prompt_tokens(messages) -> int`, `cache_bytes()`,
-`clear_cache()`, `forget(conversation_id)` and a settable `cache_budget_bytes` (default: a fifth
-of the machine's memory). Branching is implicit: a regenerate, an edit or a branch switch is
-just another message path, and the engine reuses the longest token prefix it has stored.
+`Engine` also has `context_length`, `count_prompt_tokens(messages, template_kwargs=None) -> int`,
+`cache_bytes()`, `clear_cache()`, `forget(conversation_id)` and a settable
+`cache_budget_bytes` (default: a fifth of the machine's memory). Branching is implicit: a
+regenerate, an edit or a branch switch is just another message path, and the engine reuses the
+longest token prefix it has stored.
 
 Every refusal is an `InferenceError`: `ModelLoadError` (loading), `PromptError` (empty or
 malformed messages, unknown role, prompt longer than the context, by how many tokens),

@@ -30,7 +30,7 @@ def cache_state(
     cache = engine._cache
     states = []
     for messages in paths:
-        ids = engine._render(validate_messages(messages))
+        ids = engine._render(validate_messages(messages), None)
         usable, path, _ = cache.reusable(ids[:-1])
         memory = disk = disk_bytes = 0
         for node in path:

@@ -37,11 +37,17 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, s
 
 
 def render_ids(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], add_generation_prompt: bool
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    add_generation_prompt: bool,
+    **template_kwargs: Any,
 ) -> list[int]:
-    """Token ids of `messages` through the tokenizer's chat template."""
+    """Token ids of `messages` through the tokenizer's chat template; `template_kwargs` are its
+    switches (e.g. `enable_thinking`)."""
     try:
-        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
+        ids = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=add_generation_prompt, **template_kwargs
+        )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
     return [int(i) for i in ids]
@@ -57,12 +63,19 @@ class RenderedPrompt:
     offsets: tuple[tuple[int, int], ...] | None = None
 
 
-def render_prompt(tokenizer: TokenizerWrapper, messages: list[dict[str, str]]) -> RenderedPrompt:
+def render_prompt(
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    template_kwargs: Mapping[str, Any] | None = None,
+) -> RenderedPrompt:
     """`messages` rendered with the generation prompt: the same ids as `render_ids` (the template
     renders text, which is tokenized without adding special tokens, as transformers does), plus
     the text and the token spans when the tokenizer is a fast one."""
+    switches = dict(template_kwargs or {})
     try:
-        text = tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        text = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False, **switches
+        )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
     try:
@@ -72,7 +85,7 @@ def render_prompt(tokenizer: TokenizerWrapper, messages: list[dict[str, str]]) -
         ids = [int(i) for i in encoded["input_ids"]]
         offsets = tuple((int(a), int(b)) for a, b in encoded["offset_mapping"])
     except (AttributeError, KeyError, NotImplementedError, TypeError, ValueError):
-        return RenderedPrompt(render_ids(tokenizer, messages, add_generation_prompt=True))
+        return RenderedPrompt(render_ids(tokenizer, messages, True, **switches))
     return RenderedPrompt(ids, text, offsets)
 
 
@@ -94,6 +107,7 @@ def message_boundaries(
     prompt: RenderedPrompt,
     after: int,
     suffix: str | None = None,
+    template_kwargs: Mapping[str, Any] | None = None,
 ) -> list[int]:
     """Token offsets in `prompt`, beyond `after`, where a message ends (before any generation
     prompt): the end of the system prompt and of the latest few messages.
@@ -103,12 +117,17 @@ def message_boundaries(
     (no tokenizing) and mapping its length onto the spans; the last user turn's end needs no
     render at all (the prompt less the template's generation prompt). A message end that is not
     also a token end of the prompt (a template that renders earlier turns differently, a token
-    merged across it) is left out, never guessed.
+    merged across it) is left out, never guessed. `suffix` is `generation_suffix(tokenizer)`,
+    and `template_kwargs` must be those the prompt was rendered with (an effort level, say, may
+    change the system header).
     """
+    switches = dict(template_kwargs or {})
     ends = [len(messages) - k for k in range(RECENT_BOUNDARIES) if len(messages) - k > 0]
     if messages[0]["role"] == "system" and 1 not in ends:
         ends.append(1)
-    locate = _span_locator(tokenizer, prompt, suffix) or _token_locator(tokenizer, prompt)
+    locate = _span_locator(tokenizer, prompt, suffix, switches) or _token_locator(
+        tokenizer, prompt, switches
+    )
     found = []
     for end in ends:
         boundary = locate(messages, end)
@@ -122,13 +141,13 @@ def message_boundaries(
 
 
 def _token_locator(
-    tokenizer: TokenizerWrapper, prompt: RenderedPrompt
+    tokenizer: TokenizerWrapper, prompt: RenderedPrompt, switches: dict[str, Any]
 ) -> Callable[[list[dict[str, str]], int], int | None]:
     """Boundaries by tokenizing each prefix: for tokenizers without character spans."""
 
     def locate(messages: list[dict[str, str]], end: int) -> int | None:
         try:
-            prefix = render_ids(tokenizer, messages[:end], add_generation_prompt=False)
+            prefix = render_ids(tokenizer, messages[:end], False, **switches)
         except PromptError:
             return None
         return len(prefix) if prompt.ids[: len(prefix)] == prefix else None
@@ -137,7 +156,10 @@ def _token_locator(
 
 
 def _span_locator(
-    tokenizer: TokenizerWrapper, prompt: RenderedPrompt, suffix: str | None
+    tokenizer: TokenizerWrapper,
+    prompt: RenderedPrompt,
+    suffix: str | None,
+    switches: dict[str, Any],
 ) -> Callable[[list[dict[str, str]], int], int | None] | None:
     text, offsets = prompt.text, prompt.offsets
     if text is None or offsets is None:
@@ -150,7 +172,7 @@ def _span_locator(
         else:
             try:
                 head = tokenizer.apply_chat_template(
-                    messages[:end], add_generation_prompt=False, tokenize=False
+                    messages[:end], add_generation_prompt=False, tokenize=False, **switches
                 )
             except Exception:  # a template that cannot render a prefix: no boundary there
                 return None
@@ -162,13 +184,21 @@ def _span_locator(
     return locate
 
 
-def generation_suffix(tokenizer: TokenizerWrapper) -> str | None:
+def generation_suffix(
+    tokenizer: TokenizerWrapper, template_kwargs: Mapping[str, Any] | None = None
+) -> str | None:
     """The text the template appends for the generation prompt (e.g. "<|im_start|>assistant\\n"),
-    from a one-message sample; None when the template does not simply append one."""
+    from a one-message sample, with the given switches; None when the template does not simply
+    append one."""
     sample = [{"role": "user", "content": "Hello"}]
+    switches = dict(template_kwargs or {})
     try:
-        bare = tokenizer.apply_chat_template(sample, add_generation_prompt=False, tokenize=False)
-        full = tokenizer.apply_chat_template(sample, add_generation_prompt=True, tokenize=False)
+        bare = tokenizer.apply_chat_template(
+            sample, add_generation_prompt=False, tokenize=False, **switches
+        )
+        full = tokenizer.apply_chat_template(
+            sample, add_generation_prompt=True, tokenize=False, **switches
+        )
     except Exception:  # a template that cannot render the sample: find every end by rendering
         return None
     return full[len(bare) :] if full.startswith(bare) and len(full) > len(bare) else None

@@ -134,9 +134,10 @@ class Engine:
             folder.open()
             self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
         self._cache = BranchCache(model.model, budget, folder)
-        # What the chat template appends for the generation prompt: found once, it places the
-        # last user turn's checkpoint without rendering the conversation again.
-        self._suffix = generation_suffix(model.tokenizer)
+        # What the chat template appends for the generation prompt, per set of template switches
+        # (thinking off may add an empty reasoning block): it places the last user turn's
+        # checkpoint without rendering the conversation again.
+        self._suffixes: dict[tuple, str | None] = {}
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
                 default_disk_budget(self._cache_dir)
@@ -212,9 +213,13 @@ class Engine:
         """Finish pending cache writes; the engine is not used after this."""
         self.flush()
 
-    def count_prompt_tokens(self, messages: Sequence[Mapping[str, Any]]) -> int:
+    def count_prompt_tokens(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> int:
         """Tokens the rendered prompt for `messages` takes, generation prompt included."""
-        return len(self._render(validate_messages(messages)))
+        return len(self._render(validate_messages(messages), template_kwargs))
 
     def generate(
         self,
@@ -225,6 +230,7 @@ class Engine:
         on_progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
         overflow: Overflow = "truncate_middle",
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
@@ -234,9 +240,10 @@ class Engine:
         When the path does not fit the context with room for a reply, `overflow` chooses:
         "truncate_middle", "rolling" or "stop" (see inference.context_fit). Raises PromptError
         (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
-        usable after any error. Worker thread only.
+        usable after any error. `template_kwargs` go to the chat template (e.g.
+        `enable_thinking`, `reasoning_effort`). Worker thread only.
         """
-        request = self._request(messages, params, conversation_id, overflow)
+        request = self._request(messages, params, conversation_id, overflow, template_kwargs)
         request.on_token = on_token or request.on_token
         request.on_progress = on_progress or request.on_progress
         request.cancel = cancel or request.cancel
@@ -296,14 +303,15 @@ class Engine:
         params: SamplingParams | None,
         conversation_id: Hashable,
         overflow: Overflow,
+        template_kwargs: Mapping[str, Any] | None = None,
     ) -> _Request:
         """A request for the reply after `messages`, fitted to the context and rendered."""
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         clean = validate_messages(messages)
-        kept, dropped = self._fit(clean, params, overflow)
-        prompt = render_prompt(self._loaded.tokenizer, kept)
+        kept, dropped = self._fit(clean, params, overflow, template_kwargs)
+        prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs)
         ids = prompt.ids
         max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
         return _Request(
@@ -319,6 +327,7 @@ class Engine:
             on_progress=lambda done, total: None,
             cancel=threading.Event(),
             started=started,
+            template_kwargs=dict(template_kwargs or {}),
         )
 
     def _check_token_ids(self, params: SamplingParams) -> None:
@@ -334,17 +343,35 @@ class Engine:
         """Token ids the tokenizer knows (added tokens included); built once, on first use."""
         return len(self._loaded.tokenizer.get_vocab())
 
-    def _render(self, messages: list[dict[str, str]]) -> list[int]:
-        return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)
+    def _render(
+        self, messages: list[dict[str, str]], template_kwargs: Mapping[str, Any] | None
+    ) -> list[int]:
+        return render_ids(
+            self._loaded.tokenizer, messages, add_generation_prompt=True, **(template_kwargs or {})
+        )
+
+    def _generation_suffix(self, template_kwargs: Mapping[str, Any]) -> str | None:
+        key = tuple(sorted((k, repr(v)) for k, v in template_kwargs.items()))
+        if key not in self._suffixes:
+            self._suffixes[key] = generation_suffix(self._loaded.tokenizer, template_kwargs)
+        return self._suffixes[key]
 
     def _fit(
-        self, messages: list[dict[str, str]], params: SamplingParams, overflow: Overflow
+        self,
+        messages: list[dict[str, str]],
+        params: SamplingParams,
+        overflow: Overflow,
+        template_kwargs: Mapping[str, Any] | None,
     ) -> tuple[list[dict[str, str]], list[int]]:
         limit = self.context_length
         if limit is None:
             return messages, []
         room = reply_room(limit, params.max_tokens)
-        return fit_messages(messages, lambda m: len(self._render(m)), limit, room, overflow)
+
+        def count(kept: list[dict[str, str]]) -> int:
+            return len(self._render(kept, template_kwargs))
+
+        return fit_messages(messages, count, limit, room, overflow)
 
     def _reply_limit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
         """How many tokens the reply may take, and whether the context (not max_tokens) is
@@ -365,7 +392,12 @@ class Engine:
         checkpoints: set[int] = set()
         if not self._cache.rewinds_anywhere and end > start:
             boundaries = message_boundaries(
-                self._loaded.tokenizer, request.messages, request.prompt, start, self._suffix
+                self._loaded.tokenizer,
+                request.messages,
+                request.prompt,
+                start,
+                self._generation_suffix(request.template_kwargs),
+                request.template_kwargs,
             )
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)
@@ -473,6 +505,7 @@ class _Request:
     on_progress: Callable[[int, int], None]
     cancel: threading.Event
     started: float
+    template_kwargs: dict[str, Any]
     cached: int = 0
     disk_tokens: int = 0
 

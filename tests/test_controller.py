@@ -302,7 +302,7 @@ def test_a_failed_write_while_streaming_loses_no_text(
     ctl.notice.connect(notices.append)
     failed_writes: list[int] = []
 
-    def disk_full(message_id: int, content: str) -> None:
+    def disk_full(message_id: int, content: str, reasoning: str = "") -> None:
         failed_writes.append(message_id)
         raise StoreError("The conversation database could not be used: database or disk is full.")
 

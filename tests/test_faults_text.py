@@ -357,26 +357,35 @@ def test_a_killed_process_keeps_what_was_flushed_and_nothing_is_corrupted(
 # ---- drafts --------------------------------------------------------------------------------------
 
 
-def test_migration_from_the_previous_schema_adds_empty_drafts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_migration_from_the_previous_schema_adds_empty_drafts(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
-    monkeypatch.setattr(store_schema, "MIGRATIONS", store_schema.MIGRATIONS[:1])
+    with closing(sqlite3.connect(path)) as conn:  # a file as version 1 of the app left it
+        conn.executescript(store_schema.MIGRATIONS[0])
+        now = time.time()
+        conn.execute(
+            "INSERT INTO conversations (id, title, created_at, updated_at)"
+            " VALUES (1, 'from version 1', ?, ?)",
+            (now, now),
+        )
+        conn.execute(
+            "INSERT INTO messages (id, conversation_id, role, content, created_at, status)"
+            " VALUES (1, 1, 'user', 'old words', ?, 'complete')",
+            (now,),
+        )
+        conn.execute("UPDATE conversations SET active_leaf_id = 1")
+        conn.execute("PRAGMA user_version = 1")
+        conn.commit()
     with Store.open(path) as store:
-        conversation = store.create_conversation("from version 1")
-        store.append_message(conversation.id, None, "user", "old words")
-    monkeypatch.undo()
-    with Store.open(path) as store:
-        assert store.draft(conversation.id) == ""
-        store.save_draft(conversation.id, "new words, not sent yet")
-        assert [m.content for m in store.active_path(conversation.id)] == ["old words"]
+        assert store.draft(1) == ""
+        store.save_draft(1, "new words, not sent yet")
+        assert [m.content for m in store.active_path(1)] == ["old words"]
     with closing(sqlite3.connect(path)) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone() == (2,)
+        assert conn.execute("PRAGMA user_version").fetchone() == (store_schema.latest_version(),)
     (backup,) = tmp_path.glob("db.sqlite3.v1-backup-*")
     with closing(sqlite3.connect(backup)) as conn:
         assert conn.execute("PRAGMA user_version").fetchone() == (1,)
     with Store.open(path) as store:
-        assert store.draft(conversation.id) == "new words, not sent yet"
+        assert store.draft(1) == "new words, not sent yet"
 
 
 def test_a_draft_does_not_reorder_the_list_and_survives_delete_and_undo(tmp_path: Path) -> None:

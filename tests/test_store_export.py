@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from app.store import Conversation, InvalidInputError, Store
+from app.store_export import EXPORT_VERSION
 
 
 @pytest.fixture
@@ -139,7 +140,7 @@ def _bad(data: dict[str, Any], path: list[Any], value: Any) -> dict[str, Any]:
     ("path", "value", "message"),
     [
         (["format"], "something-else", "not a Branchwise conversation export"),
-        (["version"], 2, "newer Branchwise"),
+        (["version"], EXPORT_VERSION + 1, "newer Branchwise"),
         (["version"], "1", "invalid version"),
         (["messages"], KeyError, '"messages" must be a list'),
         (["conversation"], [], "must be a JSON object"),

@@ -124,15 +124,18 @@ class ChatView(QScrollArea):
         if opens_another:
             self.scroll_to_bottom()
 
-    def update_streaming(self, message_id: str, text: str) -> None:
-        """New text for the reply being generated; re-renders only that message."""
+    def update_streaming(
+        self, message_id: str, text: str, reasoning: str = "", thinking: bool = False
+    ) -> None:
+        """New text (and reasoning) for the reply being generated; re-renders only that
+        message."""
         for i, view in enumerate(self._views):
             if view.id == message_id:
-                self._views[i] = replace(view, content=text)
+                self._views[i] = replace(view, content=text, reasoning=reasoning, thinking=thinking)
                 break
         widget = self._widgets.get(message_id)
         if widget is not None:
-            widget.set_content(text)
+            widget.set_content(text, reasoning, thinking)
 
     def message_widget(self, message_id: str) -> MessageWidget | None:
         return self._widgets.get(message_id)

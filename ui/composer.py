@@ -3,13 +3,20 @@
 It knows three things about the outside world, all set by the window: whether a reply is being
 generated (the button becomes Stop), why sending is impossible right now (the model is loading),
 and how many tokens the prompt will take against the context window.
+
+Files come in through the paperclip button, or pasted or dropped onto the box: the composer
+only asks for them (`attachRequested`); the window has them read and hands each back with
+`add_attachment`, shown as a removable chip until the message is sent.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal, Slot
+from typing import Any
+
+from PySide6.QtCore import QMimeData, Qt, Signal, Slot
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
+    QFileDialog,
     QFrame,
     QHBoxLayout,
     QLabel,
@@ -19,9 +26,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.attachment_chips import AttachmentChips
 from ui.auto_height import fit_to_text
+from ui.icon_button import icon_button
 from ui.icons import ColorRole, themed_icon
 from ui.theme import em, scale_font
+from ui.think_controls import ThinkControls
+from ui.view_models import AttachmentView
 
 # Warn once the prompt takes this share of the context window.
 NEAR_CONTEXT_SHARE = 0.9
@@ -57,9 +68,28 @@ def _context_notice(count: int, context_length: int, overflow: str | None) -> tu
     return "", ""
 
 
+def local_files(mime: QMimeData) -> list[str]:
+    """The local files a paste or a drop carries (none for text or web links)."""
+    if not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+
 class ComposerEdit(QPlainTextEdit):
     submitted = Signal()
     escapePressed = Signal()
+    filesPasted = Signal(list)  # local file paths pasted or dropped onto the box
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return bool(local_files(source)) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        # Pasting or dropping a file attaches it, rather than typing its path.
+        files = local_files(source)
+        if files:
+            self.filesPasted.emit(files)
+        else:
+            super().insertFromMimeData(source)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
         key = event.key()
@@ -83,6 +113,7 @@ class Composer(QFrame):
     sendRequested = Signal(str)
     stopRequested = Signal()
     draftChanged = Signal(str)
+    attachRequested = Signal(list)  # file paths to read and attach
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -124,18 +155,38 @@ class Composer(QFrame):
         )
         self.token_label.hide()
 
+        self.attach_button = icon_button(
+            "paperclip",
+            "Attach files",
+            "Attach text, Markdown, code, CSV, JSON or PDF files",
+            "AttachButton",
+        )
+        self.chips = AttachmentChips(removable=True)
+        self.think = ThinkControls()
+        self._attachments: list[dict[str, Any]] = []
+
         box = QFrame()
         box.setObjectName("ComposerBox")
         row = QHBoxLayout(box)
         row.setContentsMargins(em(self, 0.8), em(self, 0.5), em(self, 0.5), em(self, 0.5))
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.edit, 1)
         row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        below = QHBoxLayout()
+        below.setContentsMargins(0, 0, 0, 0)
+        below.addWidget(self.think)
+        below.addStretch(1)
+        below.addWidget(self.token_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
         layout.addWidget(self.notice)
+        layout.addWidget(self.chips)
         layout.addWidget(box)
-        layout.addWidget(self.token_label, 0, Qt.AlignmentFlag.AlignRight)
+        layout.addLayout(below)
+        self.attach_button.clicked.connect(self.choose_files)
+        self.edit.filesPasted.connect(self.attachRequested)
+        self.chips.removeRequested.connect(self.remove_attachment)
 
         self.edit.submitted.connect(self.send)
         self.edit.escapePressed.connect(self._on_escape)
@@ -182,6 +233,40 @@ class Composer(QFrame):
         """Put a draft back, e.g. when the window could not send it."""
         self.edit.setPlainText(text)
         self.edit.moveCursor(self.edit.textCursor().MoveOperation.End)
+
+    def attachments(self) -> list[dict[str, Any]]:
+        """The files attached to the draft: {"name", "size", "tokens", "text"} each."""
+        return list(self._attachments)
+
+    def add_attachment(self, attachment: dict[str, Any]) -> None:
+        self._attachments.append(attachment)
+        self._attachments_changed()
+
+    def remove_attachment(self, index: int) -> None:
+        del self._attachments[index]
+        self._attachments_changed()
+
+    def clear_attachments(self) -> None:
+        """After the message went: its files went with it."""
+        self._attachments.clear()
+        self._attachments_changed()
+
+    def _attachments_changed(self) -> None:
+        self.chips.set_attachments([AttachmentView(**a) for a in self._attachments])
+        self.draftChanged.emit(self.edit.toPlainText())  # the token count includes them
+
+    @Slot()
+    def choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Attach files",
+            "",
+            "Text, code, CSV, JSON and PDF (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js"
+            " *.ts *.c *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml"
+            " *.toml *.xml *.log *.pdf);;All files (*)",
+        )
+        if paths:
+            self.attachRequested.emit(paths)
 
     @property
     def can_send(self) -> bool:

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ui.view_models import ConversationRow, MessageView, SearchHit
+from ui.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
 
 if TYPE_CHECKING:
     from app.store import Conversation, Message
@@ -38,6 +38,8 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 stats=message.stats,
                 error=message.error,
                 left_out=message.id in left_out,
+                reasoning=message.reasoning,
+                attachments=tuple(AttachmentView(**item) for item in message.attachments),
             )
         )
     return views

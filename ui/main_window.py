@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -33,6 +33,7 @@ from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
 from ui.compare_features import CompareFeatures
 from ui.composer import Composer
+from ui.composer_extras import ComposerExtras
 from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
 from ui.draft_keeper import DraftKeeper
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
 
         self.stream = StreamPresenter(self)
         self.model_status = ModelStatusPresenter(self)
+        self.composer_extras = ComposerExtras(self)
         self._connect()
         self.compare = CompareFeatures(self)
         self.stream.set_busy(False)
@@ -249,6 +251,12 @@ class MainWindow(QMainWindow):
         else:
             self.new_chat()
 
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        self.composer_extras.drag_enter(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        self.composer_extras.drop(event)
+
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closed:
             self._closed = True
@@ -290,6 +298,8 @@ class MainWindow(QMainWindow):
         self._set_title(conversation.title)
         self._render()
         if changed:
+            self.composer.clear_attachments()  # a draft's files belong to its chat
+            self.composer_extras.refresh_think()
             self.token_counter.restart()
             self.composer.edit.setFocus()
             self.models.use_conversation_model(conversation_id, conversation.model_id)
@@ -438,9 +448,10 @@ class MainWindow(QMainWindow):
         cid = self._cid
         assert cid is not None
         first = self._is_empty(cid)
-        if not self.controller.send(cid, text):
-            self.composer.set_text(text)  # the draft is never lost
+        if not self.controller.send(cid, text, self.composer.attachments()):
+            self.composer.set_text(text)  # the draft is never lost (its files stay attached)
             return False
+        self.composer.clear_attachments()
         if first and self.store.get_conversation(cid).title == DEFAULT_TITLE:
             self.controller.rename_conversation(cid, title_from(text))
         self.chat_view.scroll_to_bottom()

@@ -23,12 +23,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.attachment_chips import AttachmentChips
 from ui.icon_button import message_action
 from ui.inline_editor import InlineEditor
 from ui.safe_browser import SafeBrowser
 from ui.sibling_nav import SiblingNav
 from ui.streaming_markdown import StreamingMarkdown
 from ui.theme import em, is_dark, scale_font
+from ui.thinking_section import ThinkingSection
 from ui.view_models import MessageView
 
 _ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
@@ -111,6 +113,8 @@ class MessageWidget(QFrame):
         self._editor: InlineEditor | None = None
         self._nav: SiblingNav | None = None
         self._badge: QLabel | None = None
+        self._thinking: ThinkingSection | None = None
+        self.chips: AttachmentChips | None = None
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
@@ -181,6 +185,10 @@ class MessageWidget(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
+        if view.attachments:
+            self.chips = AttachmentChips(removable=False, align_right=role == "user")
+            self.chips.set_attachments(view.attachments)
+            layout.addWidget(self.chips)
         layout.addLayout(bubble_row)
         layout.addWidget(self._toolbar)
         self._apply(view, render=True)
@@ -202,6 +210,11 @@ class MessageWidget(QFrame):
         return self._badge
 
     @property
+    def thinking_section(self) -> ThinkingSection | None:
+        """The folded reasoning above a reply's answer, once the reply has reasoning."""
+        return self._thinking
+
+    @property
     def is_editing(self) -> bool:
         return self._editor is not None
 
@@ -214,9 +227,11 @@ class MessageWidget(QFrame):
         self._view = view
         self._apply(view, render)
 
-    def set_content(self, text: str) -> None:
-        """New text for a streaming reply; renders only this widget, without caching."""
-        self._view = replace(self._view, content=text)
+    def set_content(self, text: str, reasoning: str = "", thinking: bool = False) -> None:
+        """New text (and reasoning) for a streaming reply; renders only this widget, without
+        caching."""
+        self._view = replace(self._view, content=text, reasoning=reasoning, thinking=thinking)
+        self._update_thinking()
         self._render_body(streaming=True)
         self._update_badge()
 
@@ -250,6 +265,7 @@ class MessageWidget(QFrame):
 
     def _apply(self, view: MessageView, render: bool) -> None:
         streaming = view.status == "streaming"
+        self._update_thinking()
         if render:
             self._render_body(streaming)
         if view.sibling_count > 1 or self._nav is not None:
@@ -295,6 +311,17 @@ class MessageWidget(QFrame):
                 )
         return self._nav
 
+    def _update_thinking(self) -> None:
+        view = self._view
+        if self._thinking is None:
+            if not (view.reasoning or view.thinking):
+                return
+            self._thinking = ThinkingSection(self._bubble)
+            self._bubble.layout().insertWidget(0, self._thinking)
+        thinking = view.thinking and view.status == "streaming"
+        self._thinking.set_reasoning(view.reasoning, thinking, view.stats)
+        _set_shown(self._thinking, bool(view.reasoning or thinking))
+
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self._view.role == "assistant":
@@ -314,7 +341,7 @@ class MessageWidget(QFrame):
         view = self._view
         if view.status == "error":
             text = f"Error: {view.error or 'the reply could not be generated'}"
-        elif view.status == "streaming" and not view.content:
+        elif view.status == "streaming" and not view.content and not view.reasoning:
             text = "Generating…"
         else:
             text = _BADGES.get(view.status, "")
@@ -337,7 +364,8 @@ class MessageWidget(QFrame):
             scale_font(self._badge, 0.9)
             if self._view.role == "user":
                 self._badge.setAlignment(Qt.AlignmentFlag.AlignRight)
-            self.layout().insertWidget(1, self._badge)
+            layout = self.layout()
+            layout.insertWidget(layout.indexOf(self._toolbar), self._badge)
         return self._badge
 
     def _measure_natural_width(self, text: str) -> int:

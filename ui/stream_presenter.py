@@ -29,17 +29,23 @@ class StreamPresenter(QObject):
         super().__init__(window)
         self._window = window
         self._latest: dict[str, Any] | None = None  # the latest streamed text, not yet shown
-        self._streamed_text: dict[int, str] = {}  # message id -> text newer than the store's
+        # message id -> the newest streamed payload, newer than what the store holds
+        self._streamed: dict[int, dict[str, Any]] = {}
         self._timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
         self._timer.timeout.connect(self._show)
 
     def with_streamed_text(self, views: list[MessageView]) -> list[MessageView]:
-        """`views` with each streaming message's newest text."""
+        """`views` with each streaming message's newest text and reasoning."""
         shown = list(views)
         for i, view in enumerate(shown):
-            newer = self._streamed_text.get(int(view.id))
+            newer = self._streamed.get(int(view.id))
             if newer is not None and view.status == "streaming":
-                shown[i] = replace(view, content=newer)
+                shown[i] = replace(
+                    view,
+                    content=newer["text"],
+                    reasoning=newer.get("reasoning", ""),
+                    thinking=newer.get("thinking", False),
+                )
         return shown
 
     def stop(self) -> None:
@@ -48,7 +54,7 @@ class StreamPresenter(QObject):
 
     @Slot(object)
     def on_stream(self, payload: dict[str, Any]) -> None:
-        self._streamed_text[payload["message_id"]] = payload["text"]
+        self._streamed[payload["message_id"]] = payload
         self._latest = payload
         if not self._timer.isActive():
             self._timer.start()
@@ -58,7 +64,12 @@ class StreamPresenter(QObject):
         payload, self._latest = self._latest, None
         window = self._window
         if payload is not None and payload["conversation_id"] == window.current_conversation_id:
-            window.chat_view.update_streaming(str(payload["message_id"]), payload["text"])
+            window.chat_view.update_streaming(
+                str(payload["message_id"]),
+                payload["text"],
+                payload.get("reasoning", ""),
+                payload.get("thinking", False),
+            )
 
     @Slot(object)
     def on_prefill(self, payload: dict[str, Any]) -> None:
@@ -74,6 +85,6 @@ class StreamPresenter(QObject):
         if not busy:
             self._timer.stop()
             self._latest = None
-            self._streamed_text.clear()
+            self._streamed.clear()
             self._window.status_panel.set_prefill(0, 0)
             self.idle.emit()

@@ -43,7 +43,8 @@ class TokenCounter(QObject):
     def _request(self) -> None:
         cid, controller = self._window.current_conversation_id, self._window.controller
         if cid is not None and controller.model_state == "ready":
-            controller.request_token_count(cid, self._window.composer.text())
+            composer = self._window.composer
+            controller.request_token_count(cid, composer.text(), composer.attachments())
 
     @Slot(object)
     def _on_count(self, payload: dict[str, Any]) -> None:

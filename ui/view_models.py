@@ -19,6 +19,16 @@ _NO_STATS: Mapping[str, float] = MappingProxyType({})
 
 
 @dataclass(frozen=True)
+class AttachmentView:
+    """A file attached to a message: its name, size in bytes, tokens and extracted text."""
+
+    name: str
+    size: int
+    tokens: int
+    text: str
+
+
+@dataclass(frozen=True)
 class MessageView:
     """One message on the active path, with its place among its siblings (1-based index)."""
 
@@ -36,6 +46,11 @@ class MessageView:
     # Left out of the model's view by the chat's overflow policy for the latest reply on the
     # path (the conversation outgrew the model's context).
     left_out: bool = False
+    # A reply's reasoning, shown folded above its answer; `thinking` while it is still being
+    # written (the stats then hold no reasoning_s / reasoning_tokens yet).
+    reasoning: str = ""
+    thinking: bool = False
+    attachments: tuple[AttachmentView, ...] = ()
 
 
 @dataclass(frozen=True)

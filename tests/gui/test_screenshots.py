@@ -12,11 +12,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
 from PySide6.QtWidgets import QWidget
 
 from tests.gui.window_harness import (
     OFFSCREEN_NOISE,
+    ReasoningEngine,
     ScriptedEngine,
     ScriptedResult,
     running_app,
@@ -101,6 +103,49 @@ def test_screenshots_of_the_main_states(qtbot, tmp_path: Path) -> None:
         window.set_theme("dark")
         _save(window, "dark")
         window.set_theme("light")
+
+
+THOUGHTS = (
+    "The person wants the trains compared. The notes say the night train goes to Vienna; the "
+    "price list has Paris-Vienna at 89 and Paris-Berlin at 59.\n\nBerlin is cheaper, but the "
+    "notes name Vienna as the plan, so recommend Vienna and mention the saving."
+)
+ANSWER = (
+    "Take the **night train to Vienna** (89 €), as your notes plan.\n\n"
+    "If price matters most, Paris–Berlin is 30 € cheaper at 59 €."
+)
+
+
+def test_screenshots_of_thinking_and_attachments(qtbot, tmp_path: Path) -> None:
+    engine = ReasoningEngine([f"<think>\n{THOUGHTS}\n</think>\n\n{ANSWER}"], step_s=0.002)
+    notes = tmp_path / "trip-notes.md"
+    notes.write_text("# Trip\nTake the night train to Vienna on Friday.\n")
+    prices = tmp_path / "prices.csv"
+    prices.write_text("route,price\nParis-Vienna,89\nParis-Berlin,59\n")
+    with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
+        window = app.window
+        window.resize(1100, 760)
+        window.set_theme("light")
+        composer = window.composer
+        composer.attachRequested.emit([str(notes), str(prices)])
+        qtbot.waitUntil(lambda: len(composer.chips.chips) == 2)
+        qtbot.keyClicks(composer.edit, "Which train should I take?")
+        qtbot.waitUntil(lambda: composer.chips.chips[1].isVisible() and composer.chips.y() >= 0)
+        qtbot.wait(100)  # the window lays the taller composer out
+        _save(window, "attachments-in-composer")
+        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
+                              check_params_cb=lambda busy: not busy):
+            composer.send()
+        path = app.store.active_path(window.current_conversation_id)
+        user = window.chat_view.message_widget(str(path[0].id))
+        assert len(user.chips.chips) == 2
+        reply = window.chat_view.message_widget(str(path[-1].id))
+        section = reply.thinking_section
+        assert not section.expanded
+        _save(window, "attachments-and-thinking-collapsed")
+        qtbot.mouseClick(section.toggle, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(section.text.isVisible)
+        _save(window, "thinking-expanded")
 
 
 def _streamed(window) -> str:

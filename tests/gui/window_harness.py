@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from PySide6.QtCore import QTimer
@@ -136,7 +137,7 @@ class ScriptedEngine:
                  "decode_tps": steps / elapsed}
         return ScriptedResult(reply[:sent], reason, stats)
 
-    def count_prompt_tokens(self, messages: list[dict]) -> int:
+    def count_prompt_tokens(self, messages: list[dict], template_kwargs: Any = None) -> int:
         return sum(len(m["content"]) // 4 + 4 for m in messages)
 
     def cache_bytes(self) -> int:
@@ -161,9 +162,40 @@ class ScriptedEngine:
     disk_budget_bytes = 0
 
 
-def scripted_worker(engine: ScriptedEngine) -> InferenceWorker:
+class _TagTokenizer:
+    """What the worker's reply splitter reads of a tokenizer: a template writing <think> tags,
+    and a prompt that leaves no block open."""
+
+    chat_template = "{{ '<think>' }}{{ '</think>' }}"
+
+    def get_vocab(self) -> dict[str, int]:
+        return {}
+
+    def apply_chat_template(self, messages: list[dict], **_kwargs: Any) -> str:
+        return "<|im_start|>assistant\n"
+
+
+class ReasoningEngine(ScriptedEngine):
+    """Scripted replies through the real reasoning split; records each request's switches."""
+
+    model = SimpleNamespace(tokenizer=_TagTokenizer())
+
+    def __init__(self, replies: list[str], **kwargs: Any) -> None:
+        super().__init__(replies, **kwargs)
+        self.template_kwargs: list[dict] = []
+
+    def generate(self, messages: list[dict], params: Any, **kwargs: Any) -> Any:
+        self.template_kwargs.append(dict(kwargs.get("template_kwargs") or {}))
+        return super().generate(messages, params, **kwargs)
+
+
+def scripted_worker(engine: ScriptedEngine, **info: Any) -> InferenceWorker:
+    """A worker whose model is `engine`; `info` adds to the model info it reports (e.g. the
+    template's "think_switch")."""
+
     def factory(path: Path, progress: Any) -> tuple[ScriptedEngine, dict]:
         return engine, {"model_id": "scripted", "model_type": "scripted", "path": str(path),
-                        "context_length": engine.context_length, "weights_bytes": 1_000_000}
+                        "context_length": engine.context_length, "weights_bytes": 1_000_000,
+                        **info}
 
     return InferenceWorker(engine_factory=factory)

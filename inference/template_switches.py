@@ -1,0 +1,59 @@
+"""Which reasoning switches a chat template reads, found in its Jinja source.
+
+Templates of reasoning models take keyword arguments: Qwen3 reads `enable_thinking`, DeepSeek
+V3.1 `thinking`, gpt-oss `reasoning_effort` ("low", "medium", "high"). A switch is offered to the
+person only when the template really reads it, so the variables the template uses without
+defining them are collected from its parsed source (jinja2's `meta.find_undeclared_variables`),
+never guessed from the model's name. Needs no MLX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from jinja2 import TemplateSyntaxError, meta
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+# In order of preference when a template reads more than one.
+THINK_SWITCHES = ("enable_thinking", "thinking")
+EFFORT_VARIABLE = "reasoning_effort"
+EFFORT_LEVELS = ("low", "medium", "high")
+
+
+@dataclass(frozen=True)
+class TemplateSwitches:
+    """`think`: the variable turning reasoning on or off; `effort`: the one setting its effort
+    level; None where the template reads no such variable."""
+
+    think: str | None = None
+    effort: str | None = None
+
+    def as_info(self) -> dict[str, Any]:
+        """Plain values for the model info the window receives."""
+        return {
+            "think_switch": self.think,
+            "effort_switch": self.effort,
+            "effort_levels": list(EFFORT_LEVELS) if self.effort else [],
+        }
+
+
+def template_variables(source: str) -> frozenset[str]:
+    """The variables `source` reads without defining them; empty for a template that does not
+    parse (rendering would then fail anyway, with its own message)."""
+    try:
+        parsed = ImmutableSandboxedEnvironment().parse(source)
+    except TemplateSyntaxError:
+        return frozenset()
+    return frozenset(meta.find_undeclared_variables(parsed))
+
+
+def template_switches(chat_template: str | Mapping[str, str] | None) -> TemplateSwitches:
+    """The switches a tokenizer's `chat_template` reads (a named set of templates counts all)."""
+    if chat_template is None:
+        return TemplateSwitches()
+    sources = [chat_template] if isinstance(chat_template, str) else list(chat_template.values())
+    names = frozenset().union(*(template_variables(s) for s in sources if isinstance(s, str)))
+    think = next((name for name in THINK_SWITCHES if name in names), None)
+    return TemplateSwitches(think, EFFORT_VARIABLE if EFFORT_VARIABLE in names else None)
