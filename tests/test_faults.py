@@ -1,11 +1,15 @@
-"""Faults a person can cause without meaning to, each with real processes on a real data folder:
-a second launch on the same folder, a stale lock left by a killed app. After each, everything
-typed, sent and streamed so far is still there."""
+"""Faults a person can cause without meaning to, on a real data folder: a second launch on the
+same folder and a stale lock left by a killed app (real processes), the database file turning
+read-only, the model folder deleted while loaded. After each, everything typed, sent and streamed
+so far is still there. (Faults of the text itself — a full disk at a reply's end, a kill while
+streaming, drafts — are in tests/test_faults_text.py; a full disk while saving caches in
+tests/gui/test_window_caches.py; damaged model files in tests/test_fuzz_model_files.py.)"""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -21,6 +25,7 @@ from PySide6.QtCore import QLockFile
 
 from app.paths import AppPaths
 from app.store import Store
+from tests.gui.window_harness import SHORT, running_app, send_and_wait, set_params, start_app
 from ui.main import claim_data_folder
 from ui.single_instance import LockError
 
@@ -257,3 +262,61 @@ def test_a_folder_held_by_an_app_that_does_not_answer_is_refused_before_the_stor
         holder.unlock()
     assert str(paths.data_dir) in str(refused.value)
     assert not paths.database.exists()
+
+
+# ---- the files under the app -------------------------------------------------------------------
+# These drive the real window and worker with the tiny model.
+
+
+def test_a_database_that_refuses_writes_loses_nothing_typed(
+    qtbot: Any, tmp_path: Path, llama_path: Path
+) -> None:
+    """The database file turning read-only under the running app (tests run as root, which file
+    permissions do not stop, so SQLite is told directly: the same "attempt to write a readonly
+    database" the app would meet)."""
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window, store = app.window, app.store
+        cid = set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Saved before")
+        connection = store._conn  # the store's own connection, as the file under it changes
+        connection.execute("PRAGMA query_only = ON")
+        composer = window.composer
+        composer.edit.setFocus()
+        qtbot.keyClicks(composer.edit, "Typed while the file is read-only")
+        qtbot.keyClick(composer.edit, "\r")
+        qtbot.waitUntil(lambda: "readonly" in window.banner.text.replace("-", ""), timeout=5000)
+        assert composer.text() == "Typed while the file is read-only"  # still there to send
+        assert not app.controller.is_busy()
+        connection.execute("PRAGMA query_only = OFF")
+        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
+                              check_params_cb=lambda busy: not busy):
+            qtbot.keyClick(composer.edit, "\r")
+        contents = [m.content for m in store.active_path(cid)]
+        assert contents[0] == "Saved before" and contents[2] == "Typed while the file is read-only"
+        assert len(contents) == 4 and store.get_message(
+            store.active_path(cid)[3].id
+        ).status == "complete"
+
+
+def test_the_model_folder_deleted_while_loaded_keeps_the_chat_working(
+    qtbot: Any, tmp_path: Path, llama_path: Path
+) -> None:
+    """The weights are in memory once loaded: replies go on; the library says the folder is
+    gone, and the next start says so instead of failing silently."""
+    model = Path(shutil.copytree(llama_path, tmp_path / "model"))
+    data = tmp_path / "data"
+    with running_app(qtbot, data, model) as app:
+        cid = set_params(app, SHORT)
+        send_and_wait(qtbot, app, "Before the folder went")
+        shutil.rmtree(model)
+        send_and_wait(qtbot, app, "After the folder went")
+        path = app.store.active_path(cid)
+        assert [m.status for m in path] == ["complete"] * 4
+        assert path[3].content  # the reply to the message sent after the folder was deleted
+    app = start_app(qtbot, data, model, wait_ready=False)
+    qtbot.waitUntil(lambda: app.controller.model_state == "failed", timeout=30000)
+    assert "no model folder" in app.window.banner.text.lower()
+    assert [m.content for m in app.store.active_path(cid)][::2] == [
+        "Before the folder went",
+        "After the folder went",
+    ]
