@@ -9,7 +9,6 @@ in the wrong place.
 
 from __future__ import annotations
 
-import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,7 +52,6 @@ class ReplyGeneration(QObject):
         super().__init__(parent)
         self.store = store
         self.worker = worker
-        self._ids = itertools.count(1)
         self._reply: _Reply | None = None
         worker.tokensReady.connect(self._on_tokens)
         worker.prefillProgress.connect(self._on_prefill)
@@ -81,7 +79,7 @@ class ReplyGeneration(QObject):
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
-        request_id = next(self._ids)
+        request_id = self.worker.next_request_id()
         self._reply = _Reply(
             request_id, conversation_id, reply.id, self.store.reply_writer(reply.id)
         )

@@ -16,6 +16,7 @@ the work may write its own state from them. Failures nobody handles are logged, 
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import queue
 import sys
@@ -77,11 +78,17 @@ def default_engine_factory(
 
 @dataclass
 class GenerationRequest:
+    """One generation. `request_id` comes from `InferenceWorker.next_request_id`, so the
+    window's and the local server's requests never share an id (their tokens never cross).
+    `prompt`, when given, is a raw completion prompt (text or token ids) fed without the chat
+    template; `messages` is then ignored."""
+
     request_id: int
     messages: list[dict]
     params: dict
     conversation_id: str | int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    prompt: str | list[int] | None = None
 
 
 @dataclass
@@ -149,7 +156,8 @@ class InferenceWorker(QObject):
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
     generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed = Signal(object)  # {"request_id", "message"}
+    # {"request_id", "message", "invalid_request": the request itself was at fault}
+    generationFailed = Signal(object)
     memoryChanged = Signal(object)  # {"cache_bytes", "weights_bytes"}
 
     def __init__(self, engine_factory: EngineFactory = default_engine_factory) -> None:
@@ -162,6 +170,7 @@ class InferenceWorker(QObject):
         # Submitted and not yet finished, so a stop reaches a request still in the queue.
         self._pending: dict[int, GenerationRequest] = {}
         self._lock = threading.Lock()
+        self._ids = itertools.count(1)
         # Created here, on the GUI thread, so what it relays runs there.
         self.relay = GuiRelay(self)
         self._thread = threading.Thread(target=self._run, name="inference-worker", daemon=True)
@@ -170,6 +179,11 @@ class InferenceWorker(QObject):
     # ---- GUI-thread API -------------------------------------------------------------------
     def load_model(self, path: str | Path) -> None:
         self._queue.put(_Load(Path(path)))
+
+    def next_request_id(self) -> int:
+        """A request id no other caller of this worker has had (safe from any thread)."""
+        with self._lock:
+            return next(self._ids)
 
     def submit(self, request: GenerationRequest) -> None:
         """Queue a generation; requests run one after another, never interleaved."""
@@ -250,7 +264,11 @@ class InferenceWorker(QObject):
         try:
             if self._engine is None:
                 self.generationFailed.emit(
-                    {"request_id": request.request_id, "message": "No model is loaded yet."}
+                    {
+                        "request_id": request.request_id,
+                        "message": "No model is loaded yet.",
+                        "invalid_request": False,
+                    }
                 )
                 return
             self.generationStarted.emit(request.request_id)
@@ -263,17 +281,32 @@ class InferenceWorker(QObject):
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
 
             try:
-                result = self._engine.generate(
-                    request.messages,
-                    _sampling_params(request.params),
-                    conversation_id=request.conversation_id,
-                    on_token=coalescer.add,
-                    on_progress=on_progress,
-                    cancel=request.cancel,
-                )
+                params = _sampling_params(request.params)
+                if request.prompt is None:
+                    result = self._engine.generate(
+                        request.messages,
+                        params,
+                        conversation_id=request.conversation_id,
+                        on_token=coalescer.add,
+                        on_progress=on_progress,
+                        cancel=request.cancel,
+                    )
+                else:
+                    from inference.raw_completion import complete
+
+                    result = complete(
+                        self._engine, request.prompt, params, on_token=coalescer.add,
+                        cancel=request.cancel,
+                    )
             except Exception as exc:
                 coalescer.flush()
-                self.generationFailed.emit({"request_id": rid, "message": _message(exc)})
+                self.generationFailed.emit(
+                    {
+                        "request_id": rid,
+                        "message": _message(exc),
+                        "invalid_request": _is_invalid_request(exc),
+                    }
+                )
                 return
             coalescer.flush()
             self.generationFinished.emit(
@@ -337,6 +370,12 @@ def _message(exc: BaseException) -> str:
     if not _is_expected(exc):
         _log.error("Unexpected error (the person is told: %s)", text, exc_info=exc)
     return text
+
+
+def _is_invalid_request(exc: BaseException) -> bool:
+    """A prompt or sampling settings the engine refused: the asker's fault, not the model's."""
+    errors = sys.modules.get("inference.errors")
+    return errors is not None and isinstance(exc, errors.PromptError | errors.SamplingError)
 
 
 def _is_expected(exc: BaseException) -> bool:

@@ -1,7 +1,7 @@
-"""The frozen app's entry script: PyInstaller runs a script, and ui.main is a module."""
+"""The frozen app's entry script: PyInstaller runs a script, and ui.entry is a module."""
 
 import sys
 
-from ui.main import main
+from ui.entry import main
 
 sys.exit(main())
