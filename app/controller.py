@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.model_session import ModelResolver, ModelSession
 from app.reply_generation import DEFAULT_PARAMS, ReplyGeneration, prompt_messages
+from app.server_host import ServerHost
 from app.settings import Preferences
 from app.store import Conversation, Store, StoreError
 from app.worker import EngineLike, InferenceWorker
@@ -63,6 +64,8 @@ class ChatController(QObject):
         self._generation.notice.connect(self.notice)
         self._generation.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
+        # The local server for other apps (Preferences › Server), on the same worker.
+        self.server = ServerHost(worker, lambda: self.model_info, parent=self)
 
     # ---- model ------------------------------------------------------------------------------
     @property

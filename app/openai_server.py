@@ -15,13 +15,8 @@ from typing import Any
 from aiohttp import web
 
 from app.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
-from app.server_guard import (
-    CORS_ORIGINS,
-    ApiError,
-    ServerConfig,
-    add_cors_headers,
-    middlewares,
-)
+from app.server_config import ServerConfig
+from app.server_guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewares
 from app.server_requests import Event, QueueFullError, ServedGenerations, ServedRequest
 
 _GENERATIONS = web.AppKey("generations", ServedGenerations)

@@ -20,7 +20,7 @@ from PySide6.QtCore import Qt
 
 from app.logs import configure_logging
 from app.paths import AppPaths
-from app.server_guard import ServerConfig, ServerConfigError
+from app.server_config import ServerConfig, ServerConfigError
 from app.server_requests import DEFAULT_MAX_PENDING
 from app.worker import InferenceWorker
 

@@ -9,12 +9,12 @@ exposes the model to the network and needs an API key, compared in constant time
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 
 from aiohttp import web
+
+from app.server_config import ServerConfig, is_loopback
 
 _log = logging.getLogger(__name__)
 
@@ -23,39 +23,6 @@ _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 _WILDCARDS = ("0.0.0.0", "::", "")
 _CORS_METHODS = "GET, POST, OPTIONS"
 _CORS_HEADERS = "authorization, content-type, openai-organization, openai-project, x-stainless-*"
-
-
-class ServerConfigError(ValueError):
-    """Server settings that must not be used; the message says why, for the person."""
-
-
-@dataclass(frozen=True)
-class ServerConfig:
-    host: str = "127.0.0.1"
-    port: int = 1234
-    api_key: str = ""
-    cors_origins: tuple[str, ...] = field(default_factory=tuple)
-
-    def check(self) -> None:
-        """Raise ServerConfigError for a port out of range or a non-loopback bind without a key."""
-        if not 0 <= self.port <= 65535:
-            raise ServerConfigError(
-                f"The port must be between 1 and 65535 (0: any free port), not {self.port}."
-            )
-        if not is_loopback(self.host) and not self.api_key:
-            raise ServerConfigError(
-                f"Serving on {self.host or 'every address'} makes the model reachable from other "
-                "computers, so it needs an API key. Set one, or serve on 127.0.0.1."
-            )
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 class ApiError(Exception):

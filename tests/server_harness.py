@@ -15,7 +15,7 @@ import openai
 from PySide6.QtCore import Qt
 
 from app.openai_server import LocalServer
-from app.server_guard import ServerConfig
+from app.server_config import ServerConfig
 from app.server_requests import ServedGenerations
 from app.worker import InferenceWorker, default_engine_factory
 

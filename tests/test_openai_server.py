@@ -14,7 +14,7 @@ import openai
 import pytest
 from PySide6.QtCore import Qt
 
-from app.server_guard import ServerConfig, ServerConfigError
+from app.server_config import ServerConfig, ServerConfigError
 from app.worker import GenerationRequest
 from tests.server_harness import Generated, Served, serving, start_worker
 from tests.tiny_models import NO_EOS

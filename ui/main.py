@@ -7,11 +7,16 @@ already read, search and type.
 
 Before any of that, the launch claims its data folder (`ui.single_instance`): a second launch on
 the same folder hands its command line to the running app and exits before touching the store.
+
+The Qt event loop is also the asyncio loop (`qasync.QEventLoop`), so the local server (and the
+clients of remote backends) run on the GUI thread without blocking it; the inference worker
+thread stays the only owner of MLX.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import logging
 import os
 import sys
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -110,6 +116,17 @@ def create_application() -> QApplication:
     return app
 
 
+def asyncio_loop(app: QApplication) -> asyncio.AbstractEventLoop:
+    """The asyncio loop that runs on `app`'s Qt event loop, made once and set as the current
+    loop; coroutines scheduled on it run once `run` starts the event loop."""
+    loop = getattr(app, "_asyncio_loop", None)
+    if loop is None or loop.is_closed():
+        loop = qasync.QEventLoop(app)
+        app._asyncio_loop = loop  # type: ignore[attr-defined]
+    asyncio.set_event_loop(loop)
+    return loop
+
+
 def launch(
     args: argparse.Namespace,
     worker: InferenceWorker | None = None,
@@ -120,6 +137,7 @@ def launch(
     worker (tests give one with a scripted engine); `instance` is the data folder's claim, whose
     later launches bring this window to the front."""
     app = create_application()
+    asyncio_loop(app)
     paths = AppPaths.resolve(args.data_dir)
     preferences = Preferences(paths.settings_file)
     apply_theme(app, preferences.theme)  # type: ignore[arg-type]  (a str from THEMES)
@@ -135,6 +153,9 @@ def launch(
     add_log_folder_action(window, paths.logs_dir)
     if instance is not None:
         instance.activationRequested.connect(lambda _argv: bring_to_front(window))
+    controller.server.stateChanged.connect(window.status_panel.set_server)
+    if preferences.server_enabled:
+        controller.server.apply(preferences.server_config)
     window.restore_state()
     window.show()
     window.composer.edit.setFocus()
@@ -194,7 +215,8 @@ def claim_data_folder(paths: AppPaths, argv: list[str]) -> SingleInstance | None
 
 
 def run(launched: Launched) -> int:
-    """Run the event loop until the window closes, then leave.
+    """Run the event loop (Qt's, which is also the asyncio loop) until the window closes, then
+    leave.
 
     Closing stops generation, saves and closes the store and waits 2 s for the worker. A worker
     still busy after that is inside a step nothing can interrupt (importing MLX, importing a
@@ -202,7 +224,7 @@ def run(launched: Launched) -> int:
     ("terminate called without an active exception"), so exit at once: every word is already
     on disk, and an unfinished import leaves only a hidden staging folder.
     """
-    code = launched.app.exec()
+    code = asyncio_loop(launched.app).run_forever()
     if launched.instance is not None:
         launched.instance.release()
     if launched.controller.worker.is_alive():

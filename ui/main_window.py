@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.server_config import ServerConfig
 from app.store import DEFAULT_TITLE, StoreError
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
@@ -465,7 +466,11 @@ class MainWindow(QMainWindow):
         from ui.preferences_dialog import PreferencesDialog
 
         dialog = PreferencesDialog(
-            self.preferences.cache_budget_bytes, self.preferences.theme, self
+            self.preferences.cache_budget_bytes,
+            self.preferences.theme,
+            self,
+            server_enabled=self.preferences.server_enabled,
+            server=self.preferences.server_config,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_preferences(dialog))
@@ -475,6 +480,15 @@ class MainWindow(QMainWindow):
     def _apply_preferences(self, dialog: PreferencesDialog) -> None:
         self.controller.set_cache_budget(dialog.cache_budget_bytes())
         self.set_theme(dialog.theme_mode())
+        self._apply_server(dialog.server_enabled(), dialog.server_config())
+
+    def _apply_server(self, enabled: bool, config: ServerConfig) -> None:
+        """Start, restart or stop the local server when its settings changed."""
+        was = (self.preferences.server_enabled, self.preferences.server_config)
+        self.preferences.server_enabled = enabled
+        self.preferences.server_config = config
+        if (enabled, config) != was or (enabled and self.controller.server.url is None):
+            self.controller.server.apply(config if enabled else None)
 
     def set_theme(self, mode: ThemeMode) -> None:
         self.preferences.theme = mode
