@@ -50,6 +50,11 @@ class ServerHost(QObject):
         self._last = asyncio.ensure_future(self._switch(previous, config))
         return self._last
 
+    async def settled(self) -> None:
+        """Wait until the last change asked of `apply` is done."""
+        if self._last is not None:
+            await asyncio.gather(self._last, return_exceptions=True)
+
     async def _switch(
         self, previous: asyncio.Future[None] | None, config: ServerConfig | None
     ) -> None:

@@ -21,6 +21,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -122,6 +123,9 @@ def asyncio_loop(app: QApplication) -> asyncio.AbstractEventLoop:
     loop = getattr(app, "_asyncio_loop", None)
     if loop is None or loop.is_closed():
         loop = qasync.QEventLoop(app)
+        # qasync's own executor runs QThreads that abort the process if still alive at exit
+        # ("QThread: Destroyed while thread is still running"); Python's threads are joined.
+        loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio-executor"))
         app._asyncio_loop = loop  # type: ignore[attr-defined]
     asyncio.set_event_loop(loop)
     return loop

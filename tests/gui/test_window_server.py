@@ -1,0 +1,82 @@
+"""The window's local server: turned on in Preferences › Server, shown in the status bar (click to
+copy the URL), answering the `openai` client on the window's own loop (Qt's, through qasync)
+from the window's model, and a bad setting refused in the dialog with the reason."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from pathlib import Path
+
+import openai
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QGuiApplication
+
+from tests.gui.window_harness import OFFSCREEN_NOISE, running_app
+from ui.main import asyncio_loop
+
+pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
+SCENARIO_S = 60
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_preferences_turn_the_server_on_and_the_status_bar_shows_its_url(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path / "data", llama_path) as launched:
+        window, host = launched.window, launched.controller.server
+        assert not launched.controller.preferences.server_enabled  # off by default
+        port = _free_port()
+        dialog = window.open_preferences()
+        dialog.server_group.setChecked(True)
+        dialog.server_port.setValue(port)
+        dialog.accept()
+        url = f"http://127.0.0.1:{port}/v1"
+
+        async def scenario() -> tuple[str, str]:
+            await host.settled()
+            shown = button.text()
+            client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0)
+            try:
+                reply = await client.chat.completions.create(
+                    model="llama", messages=[{"role": "user", "content": "Hi"}], max_tokens=3,
+                    temperature=0,
+                )
+            finally:
+                await client.close()
+            await host.apply(None)
+            return shown, reply.choices[0].finish_reason
+
+        loop = asyncio_loop(launched.app)
+        button = window.status_panel.server_button
+        shown, finish = loop.run_until_complete(asyncio.wait_for(scenario(), SCENARIO_S))
+        assert shown == f"Serving at {url}"
+        assert finish in ("stop", "length")
+        assert launched.controller.preferences.server_enabled
+        assert launched.controller.preferences.server_config.port == port
+        # Stopped at the end of the scenario: the indicator goes away.
+        assert not button.isVisible()
+        window.status_panel.set_server({"url": url, "message": ""})
+        assert button.isVisible() and url in button.text()
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        assert QGuiApplication.clipboard().text() == url
+
+
+def test_a_network_address_without_a_key_is_refused_in_the_dialog(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path / "data", llama_path) as launched:
+        dialog = launched.window.open_preferences()
+        dialog.server_group.setChecked(True)
+        dialog.server_host.setText("0.0.0.0")
+        dialog.accept()
+        assert dialog.isVisible(), "the dialog stays open until the setting is fixed"
+        assert "API key" in dialog.server_error.text()
+        assert not launched.controller.preferences.server_enabled
+        dialog.reject()
