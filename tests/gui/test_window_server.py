@@ -1,6 +1,7 @@
 """The window's local server: turned on in Preferences › Server, shown in the status bar (click to
 copy the URL), answering the `openai` client on the window's own loop (Qt's, through qasync)
-from the window's model, and a bad setting refused in the dialog with the reason."""
+from the window's model, started again at launch when left on, and a bad setting refused in the
+dialog with the reason."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
+from app.paths import AppPaths
+from app.server_config import ServerConfig
+from app.settings import Preferences
 from tests.gui.window_harness import OFFSCREEN_NOISE, running_app
 from ui.main import asyncio_loop
 
@@ -80,3 +84,20 @@ def test_a_network_address_without_a_key_is_refused_in_the_dialog(
         assert "API key" in dialog.server_error.text()
         assert not launched.controller.preferences.server_enabled
         dialog.reject()
+
+
+def test_a_server_left_on_starts_with_the_window(qtbot, tmp_path: Path, llama_path: Path) -> None:
+    data = tmp_path / "data"
+    port = _free_port()
+    preferences = Preferences(AppPaths.resolve(data).settings_file)
+    preferences.server_enabled = True
+    preferences.server_config = ServerConfig(port=port)
+    preferences.sync()
+    with running_app(qtbot, data, llama_path) as launched:
+        host = launched.controller.server
+        loop = asyncio_loop(launched.app)
+        loop.run_until_complete(asyncio.wait_for(host.settled(), SCENARIO_S))
+        assert host.url == f"http://127.0.0.1:{port}/v1"
+        assert launched.window.status_panel.server_button.text() == f"Serving at {host.url}"
+        loop.run_until_complete(asyncio.wait_for(host.apply(None), SCENARIO_S))
+        assert host.url is None
