@@ -39,8 +39,10 @@ class LocalServer:
     @property
     def url(self) -> str:
         """The base URL clients use (the OpenAI client's base_url)."""
-        host = self.config.host
-        shown = "127.0.0.1" if host in ("", "0.0.0.0") else host
+        # A wildcard bind answers on loopback too, which is what this computer's clients use.
+        shown = {"": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "::1"}.get(
+            self.config.host, self.config.host
+        )
         shown = f"[{shown}]" if ":" in shown else shown
         return f"http://{shown}:{self.port}/v1"
 
