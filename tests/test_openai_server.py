@@ -141,13 +141,20 @@ def test_a_completion_takes_a_prompt_of_token_ids(served: Served) -> None:
             with pytest.raises(openai.BadRequestError) as too_big:
                 await client.completions.create(model=MODEL, prompt=[10**6], max_tokens=2)
             assert "vocabulary" in too_big.value.body["message"]
+            stream = await client.completions.create(
+                model=MODEL, prompt="The quick brown fox", max_tokens=4, temperature=0,
+                stream=True, extra_body={"logit_bias": NO_EOS},
+            )
+            chunks = [chunk async for chunk in stream]
+            assert chunks[-1].choices[0].finish_reason == "length"
+            assert "".join(c.choices[0].text for c in chunks) != ""
 
     run(scenario())
 
 
 def test_errors_are_typed_json_bodies(served: Served) -> None:
     async def scenario() -> None:
-        async with serving(served) as (_server, client):
+        async with serving(served) as (server, client):
             with pytest.raises(openai.BadRequestError) as many:
                 await client.chat.completions.create(model=MODEL, messages=HELLO, n=2)
             assert many.value.body["param"] == "n"
@@ -168,6 +175,14 @@ def test_errors_are_typed_json_bodies(served: Served) -> None:
             assert set(unknown.value.response.json()["error"]) == {
                 "message", "type", "param", "code"
             }
+            async with aiohttp.ClientSession() as http:
+                chat = f"{server.url}/chat/completions"
+                async with http.post(chat, data=b"{not json") as response:
+                    assert response.status == 400
+                    assert (await response.json())["error"]["code"] == "invalid_json"
+                async with http.get(f"{server.url}/nowhere") as response:
+                    assert response.status == 404
+                    assert (await response.json())["error"]["type"] == "not_found_error"
 
     loads: list[str] = []
     served.worker.loadStarted.connect(loads.append, Qt.ConnectionType.DirectConnection)
