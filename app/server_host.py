@@ -1,13 +1,13 @@
 """The window's local server: started, restarted and stopped on the app's asyncio loop (the Qt
 loop, through qasync) as the person changes Preferences › Server.
 
-aiohttp loads only when the server first starts, so a window that never serves never pays for it.
+asyncio and aiohttp load only when they are first needed: the window's start-up never waits for
+them.
 Changes run one after another: a new setting waits for the previous server to close its port.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -18,6 +18,8 @@ from app.server_config import ServerConfig, ServerConfigError
 from app.worker import InferenceWorker
 
 if TYPE_CHECKING:
+    import asyncio
+
     from app.openai_server import LocalServer
 
 _log = logging.getLogger(__name__)
@@ -46,18 +48,24 @@ class ServerHost(QObject):
     def apply(self, config: ServerConfig | None) -> asyncio.Future[None]:
         """Serve with `config`, or stop when None; on the current thread's asyncio loop. The
         returned future ends once the change is done (its outcome reaches `stateChanged`)."""
+        import asyncio
+
         previous = self._last
         self._last = asyncio.ensure_future(self._switch(previous, config))
         return self._last
 
     async def settled(self) -> None:
         """Wait until the last change asked of `apply` is done."""
+        import asyncio
+
         if self._last is not None:
             await asyncio.gather(self._last, return_exceptions=True)
 
     async def _switch(
         self, previous: asyncio.Future[None] | None, config: ServerConfig | None
     ) -> None:
+        import asyncio
+
         if previous is not None:
             await asyncio.gather(previous, return_exceptions=True)
         await self._stop()

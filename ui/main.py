@@ -16,17 +16,15 @@ thread stays the only owner of MLX.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import qasync
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
@@ -42,6 +40,9 @@ from ui.main_window import MainWindow
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
 from ui.window_actions import add_log_folder_action
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -117,18 +118,38 @@ def create_application() -> QApplication:
     return app
 
 
-def asyncio_loop(app: QApplication) -> asyncio.AbstractEventLoop:
+def asyncio_loop(app: QApplication, already_running: bool = False) -> asyncio.AbstractEventLoop:
     """The asyncio loop that runs on `app`'s Qt event loop, made once and set as the current
-    loop; coroutines scheduled on it run once `run` starts the event loop."""
+    loop. `already_running`: Qt's loop is running (`run` installs it after the first paint),
+    so asyncio code runs from now on; otherwise it runs once `run_forever` or
+    `run_until_complete` runs Qt's loop.
+
+    asyncio and qasync are imported here, not with this module: together they take about a
+    tenth of a second, which the window's first frame does not wait for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import qasync
+
     loop = getattr(app, "_asyncio_loop", None)
     if loop is None or loop.is_closed():
-        loop = qasync.QEventLoop(app)
+        loop = qasync.QEventLoop(app, already_running=already_running)
         # qasync's own executor runs QThreads that abort the process if still alive at exit
         # ("QThread: Destroyed while thread is still running"); Python's threads are joined.
         loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio-executor"))
         app._asyncio_loop = loop  # type: ignore[attr-defined]
+    import asyncio
+
     asyncio.set_event_loop(loop)
     return loop
+
+
+def start_async_services(launched: Launched, already_running: bool = False) -> None:
+    """Install the asyncio loop and start what runs on it: the local server, when the person
+    left it on in Preferences › Server."""
+    asyncio_loop(launched.app, already_running)
+    preferences = launched.controller.preferences
+    if preferences.server_enabled:
+        launched.controller.server.apply(preferences.server_config)
 
 
 def launch(
@@ -141,7 +162,6 @@ def launch(
     worker (tests give one with a scripted engine); `instance` is the data folder's claim, whose
     later launches bring this window to the front."""
     app = create_application()
-    asyncio_loop(app)
     paths = AppPaths.resolve(args.data_dir)
     preferences = Preferences(paths.settings_file)
     apply_theme(app, preferences.theme)  # type: ignore[arg-type]  (a str from THEMES)
@@ -158,8 +178,6 @@ def launch(
     if instance is not None:
         instance.activationRequested.connect(lambda _argv: bring_to_front(window))
     controller.server.stateChanged.connect(window.status_panel.set_server)
-    if preferences.server_enabled:
-        controller.server.apply(preferences.server_config)
     window.restore_state()
     window.show()
     window.composer.edit.setFocus()
@@ -228,7 +246,9 @@ def run(launched: Launched) -> int:
     ("terminate called without an active exception"), so exit at once: every word is already
     on disk, and an unfinished import leaves only a hidden staging folder.
     """
-    code = asyncio_loop(launched.app).run_forever()
+    # Runs in the event loop's first round, after the window's first paint.
+    QTimer.singleShot(0, lambda: start_async_services(launched, already_running=True))
+    code = launched.app.exec()
     if launched.instance is not None:
         launched.instance.release()
     if launched.controller.worker.is_alive():
