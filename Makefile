@@ -33,6 +33,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/store.py
+	$(PY) bench/server.py
 
 package: $(STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --distpath dist --workpath build packaging/branchwise.spec

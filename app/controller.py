@@ -27,6 +27,7 @@ from app.connections import Connections, is_remote
 from app.model_session import ModelResolver, ModelSession
 from app.remote_backend import RemoteBackend
 from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
+from app.server_host import ServerHost
 from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
 from app.think_settings import template_kwargs
@@ -79,8 +80,13 @@ class ChatController(QObject):
         self._session.modelStatus.connect(self.modelStatus)
         self._session.notice.connect(self.notice)
         backends: list[ReplyBackend] = [worker, *([self.remote] if self.remote else [])]
+        # One id sequence for every request the worker sees (the window's, the server's).
         self._generation = ReplyGeneration(
-            store, backends, lambda: preferences.overflow_policy, parent=self
+            store,
+            backends,
+            lambda: preferences.overflow_policy,
+            worker.next_request_id,
+            parent=self,
         )
         self._generation.streamUpdated.connect(self.streamUpdated)
         self._generation.prefillProgress.connect(self.prefillProgress)
@@ -95,6 +101,8 @@ class ChatController(QObject):
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
         self._draft_failed = False
+        # The local server for other apps (Preferences › Server), on the same worker.
+        self.server = ServerHost(worker, lambda: self.model_info, parent=self)
 
     # ---- model ------------------------------------------------------------------------------
     @property

@@ -16,7 +16,6 @@ server). Request ids are unique across backends, so every backend's signals can 
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -83,12 +82,13 @@ class ReplyGeneration(QObject):
         store: Store,
         backends: Sequence[ReplyBackend],
         default_overflow: Callable[[], str],
+        request_ids: Callable[[], int],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self.store = store
         self._default_overflow = default_overflow
-        self._ids = itertools.count(1)
+        self._next_request_id = request_ids
         self._reply: _Reply | None = None
         for backend in backends:
             backend.tokensReady.connect(self._on_tokens)
@@ -133,7 +133,7 @@ class ReplyGeneration(QObject):
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
-        request_id = next(self._ids)
+        request_id = self._next_request_id()
         system = [None] * (len(messages) - len(path))
         self._reply = _Reply(
             request_id,

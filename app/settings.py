@@ -1,5 +1,5 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state.
+theme, window state, the local server.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -10,6 +10,8 @@ from pathlib import Path
 
 import psutil
 from PySide6.QtCore import QByteArray, QSettings
+
+from app.server_config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
 
 THEMES = ("system", "light", "dark")
 # What a chat does when it outgrows the model's context: the engine's policies
@@ -98,6 +100,36 @@ class Preferences:
     @last_conversation_id.setter
     def last_conversation_id(self, value: int | None) -> None:
         self._qs.setValue("ui/last_conversation", "" if value is None else int(value))
+
+    @property
+    def server_enabled(self) -> bool:
+        """Whether the window serves its model to other apps (off unless the person turns it on)."""
+        return str(self._qs.value("server/enabled", "false")).lower() == "true"
+
+    @server_enabled.setter
+    def server_enabled(self, value: bool) -> None:
+        self._qs.setValue("server/enabled", "true" if value else "false")
+
+    @property
+    def server_config(self) -> ServerConfig:
+        try:
+            port = int(self._qs.value("server/port", DEFAULT_PORT))
+        except (TypeError, ValueError):
+            port = DEFAULT_PORT
+        origins = str(self._qs.value("server/cors_origins", "") or "")
+        return ServerConfig(
+            host=str(self._qs.value("server/host", DEFAULT_HOST) or DEFAULT_HOST),
+            port=port,
+            api_key=str(self._qs.value("server/api_key", "") or ""),
+            cors_origins=tuple(origins.split()),
+        )
+
+    @server_config.setter
+    def server_config(self, config: ServerConfig) -> None:
+        self._qs.setValue("server/host", config.host)
+        self._qs.setValue("server/port", int(config.port))
+        self._qs.setValue("server/api_key", config.api_key)
+        self._qs.setValue("server/cors_origins", " ".join(config.cors_origins))
 
     def window_state(self, key: str) -> QByteArray | None:
         value = self._qs.value(f"window/{key}")

@@ -20,6 +20,7 @@ most `QUIT_SAVE_S` more: what is still unsaved then only costs a recompute after
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import queue
 import sys
@@ -98,6 +99,11 @@ def default_engine_factory(
 
 @dataclass
 class GenerationRequest:
+    """One generation. `request_id` comes from `InferenceWorker.next_request_id`, so the
+    window's and the local server's requests never share an id (their tokens never cross).
+    `prompt`, when given, is a raw completion prompt (text or token ids) fed without the chat
+    template; `messages` is then ignored."""
+
     request_id: int
     messages: list[dict]
     params: dict
@@ -107,6 +113,7 @@ class GenerationRequest:
     # Chat-template switches (`enable_thinking`, `reasoning_effort`) the chat has set.
     template_kwargs: dict = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
+    prompt: str | list[int] | None = None
 
 
 @dataclass
@@ -181,7 +188,8 @@ class InferenceWorker(QObject):
     #  "dropped_messages"}; the stats hold "reasoning_tokens" and "reasoning_s" when the reply
     #  reasoned
     generationFinished = Signal(object)
-    # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop")}
+    # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop"),
+    #  "invalid_request": the request itself was at fault}
     generationFailed = Signal(object)
     # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
     memoryChanged = Signal(object)
@@ -200,6 +208,7 @@ class InferenceWorker(QObject):
         # Submitted and not yet finished, so a stop reaches a request still in the queue.
         self._pending: dict[int, GenerationRequest] = {}
         self._lock = threading.Lock()
+        self._ids = itertools.count(1)
         # Created here, on the GUI thread, so what it relays runs there.
         self.relay = GuiRelay(self)
         self._thread = threading.Thread(target=self._run, name="inference-worker", daemon=True)
@@ -208,6 +217,11 @@ class InferenceWorker(QObject):
     # ---- GUI-thread API -------------------------------------------------------------------
     def load_model(self, path: str | Path) -> None:
         self._queue.put(_Load(Path(path)))
+
+    def next_request_id(self) -> int:
+        """A request id no other caller of this worker has had (safe from any thread)."""
+        with self._lock:
+            return next(self._ids)
 
     def submit(self, request: GenerationRequest) -> None:
         """Queue a generation; requests run one after another, never interleaved."""
@@ -318,7 +332,11 @@ class InferenceWorker(QObject):
         try:
             if self._engine is None:
                 self.generationFailed.emit(
-                    {"request_id": request.request_id, "message": "No model is loaded yet."}
+                    {
+                        "request_id": request.request_id,
+                        "message": "No model is loaded yet.",
+                        "invalid_request": False,
+                    }
                 )
                 return
             self.generationStarted.emit(request.request_id)
@@ -344,16 +362,25 @@ class InferenceWorker(QObject):
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
 
             try:
-                result = self._engine.generate(
-                    request.messages,
-                    _sampling_params(request.params),
-                    conversation_id=request.conversation_id,
-                    on_token=on_token,
-                    on_progress=on_progress,
-                    cancel=request.cancel,
-                    template_kwargs=request.template_kwargs,
-                    **_overflow(request.params),
-                )
+                params = _sampling_params(request.params)
+                if request.prompt is None:
+                    result = self._engine.generate(
+                        request.messages,
+                        params,
+                        conversation_id=request.conversation_id,
+                        on_token=on_token,
+                        on_progress=on_progress,
+                        cancel=request.cancel,
+                        template_kwargs=request.template_kwargs,
+                        **_overflow(request.params),
+                    )
+                else:
+                    from inference.raw_completion import complete
+
+                    result = complete(
+                        self._engine, request.prompt, params, on_token=on_token,
+                        cancel=request.cancel,
+                    )
             except Exception as exc:
                 coalescer.add(*splitter.finish())
                 coalescer.flush()
@@ -362,6 +389,7 @@ class InferenceWorker(QObject):
                         "request_id": rid,
                         "message": _message(exc),
                         "context_full": _is_error(exc, "ContextOverflowError"),
+                        "invalid_request": _is_invalid_request(exc),
                     }
                 )
                 return
@@ -463,6 +491,12 @@ def _message(exc: BaseException) -> str:
     if not _is_expected(exc):
         _log.error("Unexpected error (the person is told: %s)", text, exc_info=exc)
     return text
+
+
+def _is_invalid_request(exc: BaseException) -> bool:
+    """A prompt or sampling settings the engine refused: the asker's fault, not the model's."""
+    errors = sys.modules.get("inference.errors")
+    return errors is not None and isinstance(exc, errors.PromptError | errors.SamplingError)
 
 
 def _is_expected(exc: BaseException) -> bool:

@@ -1,4 +1,4 @@
-"""The frozen app's entry script: PyInstaller runs a script, and ui.main is a module.
+"""The frozen app's entry script: PyInstaller runs a script, and ui.entry is a module.
 
 Model files are checked in child processes (app/isolated.py), which multiprocessing starts by
 running this executable again: `freeze_support` turns such a start into the child's job and
@@ -11,6 +11,6 @@ import sys
 
 multiprocessing.freeze_support()
 
-from ui.main import main  # noqa: E402  (after freeze_support, which a child never returns from)
+from ui.entry import main  # noqa: E402  (after freeze_support, which a child never returns from)
 
 sys.exit(main())

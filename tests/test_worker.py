@@ -193,7 +193,10 @@ def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
     engine.fail_with = MemoryError("out of memory")
     with qtbot.waitSignal(worker.generationFailed, timeout=5000) as failed:
         worker.submit(_request(1))
-    assert failed.args[0] == {"request_id": 1, "message": "out of memory", "context_full": False}
+    assert failed.args[0] == {
+        "request_id": 1, "message": "out of memory", "context_full": False,
+        "invalid_request": False,
+    }
     engine.fail_with = None
     with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
         worker.submit(_request(2))

@@ -7,6 +7,10 @@ already read, search and type.
 
 Before any of that, the launch claims its data folder (`ui.single_instance`): a second launch on
 the same folder hands its command line to the running app and exits before touching the store.
+
+The Qt event loop is also the asyncio loop (`qasync.QEventLoop`), so the local server (and the
+clients of remote backends) run on the GUI thread without blocking it; the inference worker
+thread stays the only owner of MLX.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
@@ -39,6 +44,9 @@ from ui.main_window import MainWindow
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
 from ui.window_actions import add_log_folder_action
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -114,6 +122,40 @@ def create_application() -> QApplication:
     return app
 
 
+def asyncio_loop(app: QApplication, already_running: bool = False) -> asyncio.AbstractEventLoop:
+    """The asyncio loop that runs on `app`'s Qt event loop, made once and set as the current
+    loop. `already_running`: Qt's loop is running (`run` installs it after the first paint),
+    so asyncio code runs from now on; otherwise it runs once `run_forever` or
+    `run_until_complete` runs Qt's loop.
+
+    asyncio and qasync are imported here, not with this module: together they take about a
+    tenth of a second, which the window's first frame does not wait for."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import qasync
+
+    loop = getattr(app, "_asyncio_loop", None)
+    if loop is None or loop.is_closed():
+        loop = qasync.QEventLoop(app, already_running=already_running)
+        # qasync's own executor runs QThreads that abort the process if still alive at exit
+        # ("QThread: Destroyed while thread is still running"); Python's threads are joined.
+        loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio-executor"))
+        app._asyncio_loop = loop  # type: ignore[attr-defined]
+    import asyncio
+
+    asyncio.set_event_loop(loop)
+    return loop
+
+
+def start_async_services(launched: Launched, already_running: bool = False) -> None:
+    """Install the asyncio loop and start what runs on it: the local server, when the person
+    left it on in Preferences › Server."""
+    asyncio_loop(launched.app, already_running)
+    preferences = launched.controller.preferences
+    if preferences.server_enabled:
+        launched.controller.server.apply(preferences.server_config)
+
+
 def launch(
     args: argparse.Namespace,
     worker: InferenceWorker | None = None,
@@ -142,6 +184,7 @@ def launch(
     add_connections_action(window, controller.connections)
     if instance is not None:
         instance.activationRequested.connect(lambda _argv: bring_to_front(window))
+    controller.server.stateChanged.connect(window.status_panel.set_server)
     window.restore_state()
     window.show()
     window.composer.edit.setFocus()
@@ -204,7 +247,8 @@ def claim_data_folder(paths: AppPaths, argv: list[str]) -> SingleInstance | None
 
 
 def run(launched: Launched) -> int:
-    """Run the event loop until the window closes, then leave.
+    """Run the event loop (Qt's, which is also the asyncio loop) until the window closes, then
+    leave.
 
     Closing stops generation, saves and closes the store and waits 2 s for the worker. A worker
     still busy after that is inside a step nothing can interrupt (importing MLX, importing a
@@ -212,6 +256,8 @@ def run(launched: Launched) -> int:
     ("terminate called without an active exception"), so exit at once: every word is already
     on disk, and an unfinished import leaves only a hidden staging folder.
     """
+    # Runs in the event loop's first round, after the window's first paint.
+    QTimer.singleShot(0, lambda: start_async_services(launched, already_running=True))
     code = launched.app.exec()
     if launched.instance is not None:
         launched.instance.release()

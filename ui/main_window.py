@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.server_config import ServerConfig
 from app.store import DEFAULT_TITLE, StoreError
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
@@ -491,6 +492,8 @@ class MainWindow(QMainWindow):
             ),
             disk_bytes=int(memory.get("disk_bytes") or 0),
             overflow=self.preferences.overflow_policy,
+            server_enabled=self.preferences.server_enabled,
+            server=self.preferences.server_config,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -507,6 +510,15 @@ class MainWindow(QMainWindow):
         self.preferences.overflow_policy = dialog.overflow_policy()
         self.token_counter.schedule()  # the meter's warning names the policy
         self.set_theme(dialog.theme_mode())
+        self._apply_server(dialog.server_enabled(), dialog.server_config())
+
+    def _apply_server(self, enabled: bool, config: ServerConfig) -> None:
+        """Start, restart or stop the local server when its settings changed."""
+        was = (self.preferences.server_enabled, self.preferences.server_config)
+        self.preferences.server_enabled = enabled
+        self.preferences.server_config = config
+        if (enabled, config) != was or (enabled and self.controller.server.url is None):
+            self.controller.server.apply(config if enabled else None)
 
     @Slot()
     def clear_saved_caches(self) -> None:

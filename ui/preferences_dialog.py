@@ -1,5 +1,5 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
-chat does by default once it outgrows the model's context, and the theme."""
+chat does by default once it outgrows the model's context, the theme, and the local server."""
 
 from __future__ import annotations
 
@@ -13,14 +13,18 @@ from PySide6.QtWidgets import (
     QDialogButtonBox,
     QDoubleSpinBox,
     QFormLayout,
+    QGroupBox,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QMessageBox,
     QPushButton,
+    QSpinBox,
     QVBoxLayout,
     QWidget,
 )
 
+from app.server_config import ServerConfig, ServerConfigError
 from ui.overflow_choice import overflow_box
 from ui.status_panel import format_bytes
 from ui.theme import THEME_MODES, ThemeMode, em
@@ -44,6 +48,8 @@ class PreferencesDialog(QDialog):
         disk_budget_bytes: int = 0,
         disk_bytes: int = 0,
         overflow: str = "truncate_middle",
+        server_enabled: bool = False,
+        server: ServerConfig | None = None,
     ) -> None:
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
@@ -109,6 +115,11 @@ class PreferencesDialog(QDialog):
         form.addRow("", disk_row)
         form.addRow("When a chat outgrows the context", self.overflow)
         form.addRow("Theme", self.theme)
+        self.server_group = self._server_group(server_enabled, server or ServerConfig())
+        self.server_error = QLabel()
+        self.server_error.setObjectName("PreferencesError")
+        self.server_error.setWordWrap(True)
+        self.server_error.hide()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel
         )
@@ -118,8 +129,63 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.server_group)
+        layout.addWidget(self.server_error)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 22))
+
+    def _server_group(self, enabled: bool, config: ServerConfig) -> QGroupBox:
+        group = QGroupBox("Serve this model to other apps (OpenAI-compatible API)")
+        group.setAccessibleName("Server")
+        group.setCheckable(True)
+        group.setChecked(enabled)
+        self.server_host = QLineEdit(config.host)
+        self.server_host.setAccessibleName("Server address")
+        self.server_host.setToolTip(
+            "127.0.0.1 keeps the server to this computer; any other address needs an API key"
+        )
+        self.server_port = QSpinBox()
+        self.server_port.setAccessibleName("Server port")
+        self.server_port.setRange(1, 65535)
+        self.server_port.setValue(config.port or 1234)
+        self.server_key = QLineEdit(config.api_key)
+        self.server_key.setAccessibleName("Server API key")
+        self.server_key.setEchoMode(QLineEdit.EchoMode.Password)
+        self.server_key.setPlaceholderText("none (loopback only)")
+        self.server_origins = QLineEdit(" ".join(config.cors_origins))
+        self.server_origins.setAccessibleName("Allowed web origins")
+        self.server_origins.setPlaceholderText("e.g. http://localhost:3000")
+        self.server_origins.setToolTip(
+            "Web pages from these origins (separated by spaces) may call the server"
+        )
+        form = QFormLayout(group)
+        form.addRow("Address", self.server_host)
+        form.addRow("Port", self.server_port)
+        form.addRow("API key", self.server_key)
+        form.addRow("Web origins", self.server_origins)
+        return group
+
+    def accept(self) -> None:
+        """Refuse settings the server must not run with, saying why, instead of closing."""
+        if self.server_enabled():
+            try:
+                self.server_config().check()
+            except ServerConfigError as exc:
+                self.server_error.setText(str(exc))
+                self.server_error.show()
+                return
+        super().accept()
+
+    def server_enabled(self) -> bool:
+        return self.server_group.isChecked()
+
+    def server_config(self) -> ServerConfig:
+        return ServerConfig(
+            host=self.server_host.text().strip() or "127.0.0.1",
+            port=self.server_port.value(),
+            api_key=self.server_key.text().strip(),
+            cors_origins=tuple(self.server_origins.text().split()),
+        )
 
     def cache_budget_bytes(self) -> int:
         return round(self.budget.value() * GB)

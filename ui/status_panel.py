@@ -1,12 +1,13 @@
 """The status bar's permanent part: which model is loaded (or loading), the memory its weights
-and the layer caches hold, the room saved caches take on disk, and a progress bar for loading
-and for reading a long prompt."""
+and the layer caches hold, the room saved caches take on disk, a progress bar for loading and
+for reading a long prompt, and the local server's URL while it serves (click to copy)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QWidget
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
 from ui.theme import em
 
@@ -42,12 +43,20 @@ class StatusPanel(QWidget):
             "(both budgets are in Preferences)"
         )
         self.memory_label.hide()
+        self.server_button = QToolButton()
+        self.server_button.setObjectName("ServerIndicator")
+        self.server_button.setAccessibleName("Local server")
+        self.server_button.setAutoRaise(True)
+        self.server_button.clicked.connect(self._copy_server_url)
+        self.server_button.hide()
+        self._server_url: str | None = None
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, em(self, 0.5), 0)
         layout.setSpacing(em(self, 1))
         layout.addWidget(self.progress)
         layout.addWidget(self.model_label)
         layout.addWidget(self.memory_label)
+        layout.addWidget(self.server_button)
         self._loading = False
         # The worker's last memory report ({"cache_bytes", "disk_bytes", ...}).
         self.last_memory: dict[str, Any] = {}
@@ -83,6 +92,25 @@ class StatusPanel(QWidget):
             f"{format_bytes(disk)} on disk"
         )
         self.memory_label.setVisible(bool(weights or caches or disk))
+
+    def set_server(self, state: dict[str, Any]) -> None:
+        """The local server's state: {"url": its base URL or None, "message": why not}."""
+        self._server_url = state.get("url")
+        message = str(state.get("message") or "")
+        if self._server_url:
+            self.server_button.setText(f"Serving at {self._server_url}")
+            self.server_button.setToolTip(
+                "Other apps can use this model through this OpenAI-compatible URL. Click to copy."
+            )
+        elif message:
+            self.server_button.setText("Server stopped")
+            self.server_button.setToolTip(message)
+        self.server_button.setVisible(bool(self._server_url or message))
+
+    def _copy_server_url(self) -> None:
+        if self._server_url:
+            QGuiApplication.clipboard().setText(self._server_url)
+            self.server_button.setToolTip(f"Copied {self._server_url}")
 
     def set_prefill(self, done: int, total: int) -> None:
         """Reading a long prompt: a bar until the first token (hidden again when done)."""

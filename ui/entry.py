@@ -1,0 +1,21 @@
+"""The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
+QtWidgets, no display needed); anything else starts the app."""
+
+from __future__ import annotations
+
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from app.serve_cli import main as serve
+
+        return serve(argv[1:])
+    from ui.main import main as run_app
+
+    return run_app(argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
