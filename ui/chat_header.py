@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QSizePolicy, QWidget
 
 from ui.icon_button import icon_button
+from ui.plain_text import plain_label
 from ui.theme import em
 
 
@@ -20,7 +21,7 @@ class ChatHeader(QWidget):
             "panel-left", "Toggle sidebar", "Show or hide the conversation list (Ctrl+Shift+S)",
             "HeaderButton",
         )
-        self.title_label = QLabel()
+        self.title_label = plain_label()  # a title is whatever the person typed
         self.title_label.setObjectName("ChatTitle")
         self.title_label.setAccessibleName("Conversation title")
         # A long title must not widen the window: it is cut to the room there is.

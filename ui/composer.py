@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 
 from ui.auto_height import fit_to_text
 from ui.icons import ColorRole, themed_icon
+from ui.plain_text import literal, plain_label
 from ui.theme import em, scale_font
 
 # Warn once the prompt takes this share of the context window.
@@ -79,7 +80,7 @@ class Composer(QFrame):
         self._token_notice = ("", "")
         self._button_stops: bool | None = None
 
-        self.notice = QLabel()
+        self.notice = plain_label()  # may quote an error from the worker
         self.notice.setObjectName("ComposerNotice")
         self.notice.setWordWrap(True)
         self.notice.hide()
@@ -215,7 +216,9 @@ class Composer(QFrame):
         else:
             button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
         button.setToolTip(
-            "Stop generating (Esc)" if self._generating else self._reason or "Send message (Enter)"
+            "Stop generating (Esc)"
+            if self._generating
+            else literal(self._reason or "Send message (Enter)")
         )
         if self._button_stops is not self._generating:
             self._button_stops = self._generating

@@ -32,6 +32,7 @@ from app.settings import Preferences
 from app.store import Store, StoreError
 from app.worker import InferenceWorker
 from ui.main_window import MainWindow
+from ui.plain_text import show_message
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
 from ui.window_actions import add_log_folder_action
@@ -126,7 +127,9 @@ def launch(
     try:
         store = Store.open(paths.database)
     except StoreError as exc:
-        QMessageBox.critical(None, "Branchwise cannot open its conversations", str(exc))
+        show_message(
+            None, QMessageBox.Icon.Critical, "Branchwise cannot open its conversations", str(exc)
+        )
         return None
     worker = worker or InferenceWorker()
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
@@ -165,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         instance = claim_data_folder(paths, argv)
     except LockError as exc:
         logging.getLogger(__name__).error("%s", exc)
-        QMessageBox.critical(None, "Branchwise cannot start", str(exc))
+        show_message(None, QMessageBox.Icon.Critical, "Branchwise cannot start", str(exc))
         return 1
     if instance is None:
         return 0

@@ -37,6 +37,7 @@ from ui.conversation_views import conversation_rows, message_views, search_hits
 from ui.draft_keeper import DraftKeeper
 from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
+from ui.plain_text import menu_text
 from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
 from ui.stream_presenter import StreamPresenter
@@ -351,7 +352,7 @@ class MainWindow(QMainWindow):
         self.controller.delete_conversation(conversation_id)
         self._undo_delete = conversation_id
         self.menu_actions.undo.setEnabled(True)
-        self.menu_actions.undo.setText(f"&Undo Delete “{title}”")
+        self.menu_actions.undo.setText(f"&Undo Delete “{menu_text(title)}”")
         if conversation_id == self._cid:
             self._cid = None
             remaining = self.store.list_conversations()

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 
 from ui.icon_button import message_action
 from ui.inline_editor import InlineEditor
+from ui.plain_text import plain_label
 from ui.safe_browser import SafeBrowser
 from ui.sibling_nav import SiblingNav
 from ui.streaming_markdown import StreamingMarkdown
@@ -295,7 +296,7 @@ class MessageWidget(QFrame):
 
     def _ensure_badge(self) -> QLabel:
         if self._badge is None:
-            self._badge = QLabel(self)
+            self._badge = plain_label(parent=self)  # may quote an error
             self._badge.setObjectName("StatusBadge")
             self._badge.setWordWrap(True)
             scale_font(self._badge, 0.9)

@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 
 from ui.delete_confirmation import delete_confirmed
 from ui.icons import ColorRole, themed_icon
+from ui.plain_text import literal
 from ui.theme import colors_for, em, is_dark
 from ui.view_models import ConversationRow, SearchHit
 
@@ -81,7 +82,7 @@ class ConversationListModel(QAbstractListModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return row.title
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.title}\nLast active {row.updated_at:%Y-%m-%d %H:%M}"
+            return literal(f"{row.title}\nLast active {row.updated_at:%Y-%m-%d %H:%M}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{row.title}, pinned" if row.pinned else row.title
         if role == IdRole:
@@ -196,8 +197,10 @@ class _SearchResultsModel(QAbstractListModel):
         hit = self._hits[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return hit.title
-        if role in (SecondLineRole, Qt.ItemDataRole.ToolTipRole):
+        if role == SecondLineRole:
             return hit.snippet
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return literal(hit.snippet)
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{hit.title}: {hit.snippet}"
         if role == IdRole:
