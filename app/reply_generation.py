@@ -102,7 +102,8 @@ class ReplyGeneration(QObject):
         return reply.id
 
     def stop(self) -> None:
-        """Stop the reply being written now; its text so far is kept, marked as stopped."""
+        """Stop the reply being written now; its text so far is kept, marked as stopped (a
+        reply stopped before any text is removed)."""
         if self._reply is not None:
             self.worker.cancel(self._reply.request_id)
 
@@ -189,9 +190,12 @@ class ReplyGeneration(QObject):
                 missing = payload["text"][len(reply.writer.text) :]
                 if missing and payload["text"].startswith(reply.writer.text):
                     self._append(reply, missing)
-                status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
-                stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-                self._finish_writer(reply, status, stats=stats)
+                if payload["finish_reason"] == "cancelled" and not reply.writer.text:
+                    self._drop_empty(reply)
+                else:
+                    status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
+                    stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
+                    self._finish_writer(reply, status, stats=stats)
         finally:
             self._end(reply)  # whatever went wrong above, the app is not left busy
 
@@ -206,6 +210,16 @@ class ReplyGeneration(QObject):
             self.notice.emit(payload["message"])
         finally:
             self._end(reply)
+
+    def _drop_empty(self, reply: _Reply) -> None:
+        """A reply stopped before any text says nothing: it is removed, not kept as an empty
+        message (the previous version of a regenerated reply shows again)."""
+        try:
+            self.store.delete_message(reply.message_id)
+        except StoreError:
+            self._finish_writer(reply, "stopped")  # cannot delete: keep it marked as stopped
+        else:
+            reply.detached = True
 
     def _append(self, reply: _Reply, text: str) -> None:
         try:

@@ -38,6 +38,7 @@ from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
 from inference.errors import SamplingError
+from inference.prefill_pacer import PrefillPacer
 from inference.sampling import SamplingParams, StopMatcher
 
 if TYPE_CHECKING:
@@ -117,7 +118,7 @@ class Engine:
         if prefill_chunk_tokens < 1:
             raise ValueError("prefill_chunk_tokens must be at least 1")
         self._loaded = model
-        self._chunk = prefill_chunk_tokens
+        self._pacer = PrefillPacer(prefill_chunk_tokens)
         budget = default_cache_budget() if cache_budget_bytes is None else cache_budget_bytes
         folder = None
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
@@ -318,10 +319,13 @@ class Engine:
         while position < end:
             if request.cancel.is_set():
                 raise _Cancelled
-            stop = min([position + self._chunk, end, *(b for b in checkpoints if b > position)])
+            size = self._pacer.next_chunk()
+            stop = min([position + size, end, *(b for b in checkpoints if b > position)])
+            chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
                 self._loaded.model(mx.array(ids[position:stop])[None], cache=stack.caches)
                 stack.evaluate()
+            self._pacer.record(stop - position, time.perf_counter() - chunk_started)
             stack.tokens.extend(ids[position:stop])
             position = stop
             mx.clear_cache()

@@ -180,7 +180,7 @@ class MainWindow(QMainWindow):
             "find": self.focus_search,
             "preferences": self.open_preferences,
             "toggle_sidebar": self.toggle_sidebar,
-            "stop": self.controller.stop,
+            "stop": lambda: self.stream.request_stop(),
             "regenerate": self.branches.regenerate_last,
             "edit_last": self.branches.edit_last,
             "fork": self.branches.fork_branch,
@@ -220,7 +220,7 @@ class MainWindow(QMainWindow):
         v.siblingRequested.connect(b.switch_sibling)
         v.deleteRequested.connect(b.delete_message)
         self.composer.sendRequested.connect(self.send)
-        self.composer.stopRequested.connect(self.controller.stop)
+        self.composer.stopRequested.connect(self.stream.request_stop)
         self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
         self.header.settings_button.clicked.connect(self.open_settings)
         self.models.settingsSaved.connect(self._on_settings_saved)

@@ -93,6 +93,7 @@ class MessageWidget(QFrame):
         self._editor: InlineEditor | None = None
         self._nav: SiblingNav | None = None
         self._badge: QLabel | None = None
+        self._note = ""  # set by the window while the reply is being written
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
@@ -196,6 +197,12 @@ class MessageWidget(QFrame):
         self._view = view
         self._apply(view, render)
 
+    def set_progress_note(self, note: str) -> None:
+        """A line on a reply being written, e.g. "Reading the prompt… 512 / 1,847 tokens" or
+        "Stopping…"; "" shows the text again (or "Generating…" while there is none)."""
+        self._note = note
+        self._update_badge()
+
     def set_content(self, text: str) -> None:
         """New text for a streaming reply; renders only this widget, without caching."""
         self._view = replace(self._view, content=text)
@@ -279,8 +286,8 @@ class MessageWidget(QFrame):
         view = self._view
         if view.status == "error":
             text = f"Error: {view.error or 'the reply could not be generated'}"
-        elif view.status == "streaming" and not view.content:
-            text = "Generating…"
+        elif view.status == "streaming" and (self._note or not view.content):
+            text = self._note or "Generating…"
         else:
             text = _BADGES.get(view.status, "")
         if not text and self._badge is None:

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QTimer
 from PySide6 import QtGui
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QTextDocument
 from PySide6.QtWidgets import QApplication, QLabel, QMessageBox, QPushButton
 
