@@ -233,7 +233,7 @@ class MessageWidget(QFrame):
         self._editor.deleteLater()
         self._editor = None
         self._bubble.show()
-        self._toolbar.setVisible(self._view.status != "streaming")
+        self._apply(self._view, render=False)
 
     # -- building and updating --------------------------------------------------------------
 
@@ -243,14 +243,23 @@ class MessageWidget(QFrame):
             self._render_body(streaming)
         if view.sibling_count > 1 or self._nav is not None:
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
-        _set_shown(self.copy_button, bool(view.content))
-        _set_shown(self._toolbar, not streaming and self._editor is None)
+        # While a new version streams, only its switcher shows: the way back to the others.
+        _set_shown(self._toolbar, self._editor is None and (not streaming or self._nav is not None))
+        for button in self._actions():
+            _set_shown(
+                button, not streaming and (button is not self.copy_button or bool(view.content))
+            )
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
             self.stats_label.setText(stats_text)
             self.stats_label.setToolTip(_stats_details(view.stats))
             _set_shown(self.stats_label, bool(stats_text))
         self._update_badge()
+
+    def _actions(self) -> list[QToolButton]:
+        """The buttons that act on a finished message (hidden while it streams)."""
+        names = ("copy_button", "edit_button", "regenerate_button", "delete_button")
+        return [b for b in (getattr(self, n, None) for n in names) if b is not None]
 
     def _ensure_nav(self) -> SiblingNav:
         if self._nav is None:

@@ -84,6 +84,11 @@ def test_stop_during_a_long_prompt_says_stopping_and_keeps_no_empty_reply(
             _streaming_badge(app),
         )
 
+        # The new version shows its switcher at once: the way back to the first answer.
+        streaming = window.chat_view.message_widget(str(app.controller.streaming_message_id()))
+        assert streaming.nav is not None and streaming.nav.isVisible()
+        assert streaming.nav.position_text == "2/2"
+
         qtbot.keyClick(window.composer.edit, Qt.Key.Key_Escape)
         assert _streaming_badge(app) == "Stopping…"
         assert not window.composer.button.isEnabled()
