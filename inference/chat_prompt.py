@@ -36,11 +36,19 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, s
 
 
 def render_ids(
-    tokenizer: TokenizerWrapper, messages: list[dict[str, str]], add_generation_prompt: bool
+    tokenizer: TokenizerWrapper,
+    messages: list[dict[str, str]],
+    add_generation_prompt: bool,
+    continue_final: bool = False,
 ) -> list[int]:
-    """Token ids of `messages` through the tokenizer's chat template."""
+    """Token ids of `messages` through the tokenizer's chat template; with `continue_final`, the
+    last message (a partial reply) is left open for the model to go on writing."""
+    # Passed only when asked: HF refuses it together with a generation prompt.
+    extra = {"continue_final_message": True} if continue_final else {}
     try:
-        ids = tokenizer.apply_chat_template(messages, add_generation_prompt=add_generation_prompt)
+        ids = tokenizer.apply_chat_template(
+            messages, add_generation_prompt=add_generation_prompt, **extra
+        )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise PromptError(
             f"The model's chat template cannot render this conversation: {error}"

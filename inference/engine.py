@@ -37,7 +37,7 @@ from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
-from inference.errors import SamplingError
+from inference.errors import PromptError, SamplingError
 from inference.prefill_pacer import PrefillPacer
 from inference.sampling import SamplingParams, StopMatcher
 
@@ -214,6 +214,7 @@ class Engine:
         on_progress: Callable[[int, int], None] | None = None,
         cancel: threading.Event | None = None,
         overflow: Overflow = "truncate_middle",
+        continue_reply: bool = False,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
@@ -221,7 +222,9 @@ class Engine:
         tokens computed out of those this request must compute; setting `cancel` stops within
         one prefill chunk or one token, and the result then has finish_reason "cancelled".
         When the path does not fit the context with room for a reply, `overflow` chooses:
-        "truncate_middle", "rolling" or "stop" (see inference.context_fit). Raises PromptError
+        "truncate_middle", "rolling" or "stop" (see inference.context_fit). `continue_reply`
+        goes on writing the last message, a partial assistant reply, as it stands (its turn is
+        left open, as HF's `continue_final_message` renders it). Raises PromptError
         (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
         usable after any error. Worker thread only.
         """
@@ -229,8 +232,10 @@ class Engine:
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         clean = validate_messages(messages)
-        kept, dropped = self._fit(clean, params, overflow)
-        ids = self._render(kept)
+        if continue_reply and clean[-1]["role"] != "assistant":
+            raise PromptError("Only a reply can be continued: the last message is not one.")
+        kept, dropped = self._fit(clean, params, overflow, continue_reply)
+        ids = self._render(kept, continue_reply)
         max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
         request = _Request(
             ids=ids,
@@ -280,17 +285,25 @@ class Engine:
         """Token ids the tokenizer knows (added tokens included); built once, on first use."""
         return len(self._loaded.tokenizer.get_vocab())
 
-    def _render(self, messages: list[dict[str, str]]) -> list[int]:
-        return render_ids(self._loaded.tokenizer, messages, add_generation_prompt=True)
+    def _render(self, messages: list[dict[str, str]], continue_reply: bool = False) -> list[int]:
+        return render_ids(
+            self._loaded.tokenizer, messages, not continue_reply, continue_final=continue_reply
+        )
 
     def _fit(
-        self, messages: list[dict[str, str]], params: SamplingParams, overflow: Overflow
+        self,
+        messages: list[dict[str, str]],
+        params: SamplingParams,
+        overflow: Overflow,
+        continue_reply: bool = False,
     ) -> tuple[list[dict[str, str]], list[int]]:
         limit = self.context_length
         if limit is None:
             return messages, []
         room = reply_room(limit, params.max_tokens)
-        return fit_messages(messages, lambda m: len(self._render(m)), limit, room, overflow)
+        return fit_messages(
+            messages, lambda m: len(self._render(m, continue_reply)), limit, room, overflow
+        )
 
     def _reply_limit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
         """How many tokens the reply may take, and whether the context (not max_tokens) is
