@@ -232,6 +232,19 @@ class ChatController(QObject):
             return False
         return self._start_reply(message.conversation_id, message.parent_id)
 
+    def continue_reply(self, message_id: int) -> bool:
+        """A new version of a stopped or cut-off reply that goes on where it ended; the reply as
+        it was stays one click away."""
+        if not self._can_generate():
+            return False
+        message = self._guard(lambda: self.store.get_message(message_id))
+        if message is None:
+            return False
+        if message.role != "assistant" or message.parent_id is None or not message.content:
+            self.notice.emit("Only a reply with some text can be continued.")
+            return False
+        return self._start_reply(message.conversation_id, message.parent_id, message.content)
+
     def edit(self, message_id: int, new_text: str) -> bool:
         """A new sibling of a user message with the new text, and a reply to it."""
         if not new_text.strip():
@@ -333,9 +346,11 @@ class ChatController(QObject):
             return False
         return True
 
-    def _start_reply(self, conversation_id: int, parent_id: int) -> bool:
+    def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:
         model_id = self._session.model_id
-        started = self._guard(lambda: self._generation.start(conversation_id, parent_id, model_id))
+        started = self._guard(
+            lambda: self._generation.start(conversation_id, parent_id, model_id, continued)
+        )
         if started is None:
             return False
         self.conversationChanged.emit(conversation_id)

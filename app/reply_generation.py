@@ -41,6 +41,7 @@ class _Reply:
     message_id: int
     writer: ReplyWriter
     detached: bool = False  # its message was deleted: drop what still arrives
+    continued: str = ""  # the text a continued reply started with (the model's is after it)
     save_failed: bool = False  # the person has been told a write failed (once per reply)
 
 
@@ -82,20 +83,32 @@ class ReplyGeneration(QObject):
     def is_streaming_in(self, conversation_id: int) -> bool:
         return self._reply is not None and self._reply.conversation_id == conversation_id
 
-    def start(self, conversation_id: int, parent_id: int, model_id: str | None) -> int:
+    def start(
+        self, conversation_id: int, parent_id: int, model_id: str | None, continued: str = ""
+    ) -> int:
         """Begin a reply to `parent_id` and ask the worker for it; returns the reply's message
-        id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
+        id. With `continued` (a stopped or cut-off reply's text), the new reply starts with that
+        text and the model goes on writing it. Raises StoreError when the reply could not be
+        begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
         params = {**DEFAULT_PARAMS, **conversation.params}
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
+        writer = self.store.reply_writer(reply.id)
+        if continued:
+            messages.append({"role": "assistant", "content": continued})
+            writer.append(continued)
         request_id = next(self._ids)
-        self._reply = _Reply(
-            request_id, conversation_id, reply.id, self.store.reply_writer(reply.id)
-        )
+        self._reply = _Reply(request_id, conversation_id, reply.id, writer, continued=continued)
         self.worker.submit(
-            GenerationRequest(request_id, messages, params, conversation_id=conversation_id)
+            GenerationRequest(
+                request_id,
+                messages,
+                params,
+                conversation_id=conversation_id,
+                continue_reply=bool(continued),
+            )
         )
         self._flush_timer.start()
         self.busyChanged.emit(True)
@@ -187,10 +200,12 @@ class ReplyGeneration(QObject):
             return
         try:
             if not reply.detached:
-                missing = payload["text"][len(reply.writer.text) :]
-                if missing and payload["text"].startswith(reply.writer.text):
+                streamed = reply.writer.text[len(reply.continued) :]
+                missing = payload["text"][len(streamed) :]
+                if missing and payload["text"].startswith(streamed):
                     self._append(reply, missing)
-                if payload["finish_reason"] == "cancelled" and not reply.writer.text:
+                    streamed = payload["text"]
+                if payload["finish_reason"] == "cancelled" and not streamed:
                     self._drop_empty(reply)
                 else:
                     status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
@@ -212,8 +227,8 @@ class ReplyGeneration(QObject):
             self._end(reply)
 
     def _drop_empty(self, reply: _Reply) -> None:
-        """A reply stopped before any text says nothing: it is removed, not kept as an empty
-        message (the previous version of a regenerated reply shows again)."""
+        """A reply stopped before any new text says nothing: it is removed, not kept as an empty
+        message or a copy (the previous version shows again)."""
         try:
             self.store.delete_message(reply.message_id)
         except StoreError:

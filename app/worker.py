@@ -82,6 +82,7 @@ class GenerationRequest:
     params: dict
     conversation_id: str | int | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    continue_reply: bool = False  # go on writing the last message, a partial reply
 
 
 @dataclass
@@ -270,6 +271,8 @@ class InferenceWorker(QObject):
                     on_token=coalescer.add,
                     on_progress=on_progress,
                     cancel=request.cancel,
+                    # Only when asked, so engines without the option still serve replies.
+                    **({"continue_reply": True} if request.continue_reply else {}),
                 )
             except Exception as exc:
                 coalescer.flush()

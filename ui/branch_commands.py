@@ -54,6 +54,10 @@ class BranchCommands(QObject):
     def regenerate(self, message_id: str) -> None:
         self._controller.regenerate(int(message_id))
 
+    @Slot(str)
+    def continue_reply(self, message_id: str) -> None:
+        self._controller.continue_reply(int(message_id))
+
     @Slot(str, int)
     def switch_sibling(self, message_id: str, delta: int) -> None:
         self._controller.switch_sibling(int(message_id), delta)

@@ -61,6 +61,7 @@ class _EmptyState(QWidget):
 class ChatView(QScrollArea):
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
+    continueRequested = Signal(str)
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
 
@@ -237,6 +238,7 @@ class ChatView(QScrollArea):
         widget = MessageWidget(view, self._column)
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)
+        widget.continueRequested.connect(self.continueRequested)
         widget.siblingRequested.connect(self.siblingRequested)
         widget.deleteRequested.connect(self.deleteRequested)
         self._widgets[view.id] = widget

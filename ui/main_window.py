@@ -217,6 +217,7 @@ class MainWindow(QMainWindow):
         v, b = self.chat_view, self.branches
         v.editSubmitted.connect(b.edit)
         v.regenerateRequested.connect(b.regenerate)
+        v.continueRequested.connect(b.continue_reply)
         v.siblingRequested.connect(b.switch_sibling)
         v.deleteRequested.connect(b.delete_message)
         self.composer.sendRequested.connect(self.send)

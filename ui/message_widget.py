@@ -82,6 +82,7 @@ class MessageWidget(QFrame):
 
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
+    continueRequested = Signal(str)  # a stopped or cut-off reply: write more of it
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
 
@@ -96,6 +97,7 @@ class MessageWidget(QFrame):
         self._note = ""  # set by the window while the reply is being written
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
+        self.continue_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
@@ -147,6 +149,14 @@ class MessageWidget(QFrame):
             if role == "assistant":
                 self.regenerate_button = message_action("regenerate", "Regenerate reply")
                 self.regenerate_button.clicked.connect(self._request_regenerate)
+                self.continue_button = message_action(
+                    "chevron-right", "Continue: write more of this reply"
+                )
+                self.continue_button.setText("Continue")
+                self.continue_button.setToolButtonStyle(
+                    Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+                )
+                self.continue_button.clicked.connect(self._request_continue)
                 self.stats_label = QLabel()
                 self.stats_label.setObjectName("StatsLabel")
                 self.stats_label.setWordWrap(True)
@@ -155,6 +165,7 @@ class MessageWidget(QFrame):
                 self.stats_label.setTextInteractionFlags(
                     Qt.TextInteractionFlag.TextSelectableByMouse
                 )
+                self._tools.addWidget(self.continue_button)
                 self._tools.addWidget(self.regenerate_button)
                 self._tools.addWidget(self.delete_button)
                 self._tools.addSpacing(em(self, 0.5))
@@ -249,6 +260,8 @@ class MessageWidget(QFrame):
             _set_shown(
                 button, not streaming and (button is not self.copy_button or bool(view.content))
             )
+        if self.continue_button is not None:
+            _set_shown(self.continue_button, _can_continue(view))
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
             self.stats_label.setText(stats_text)
@@ -361,6 +374,10 @@ class MessageWidget(QFrame):
         if self._view.status != "streaming":
             self.regenerateRequested.emit(self._view.id)
 
+    def _request_continue(self) -> None:
+        if _can_continue(self._view):
+            self.continueRequested.emit(self._view.id)
+
     def _request_delete(self) -> None:
         self.deleteRequested.emit(self._view.id)
 
@@ -368,6 +385,12 @@ class MessageWidget(QFrame):
         message_id = self._view.id
         self.stop_editing()
         self.editSubmitted.emit(message_id, text)
+
+
+def _can_continue(view: MessageView) -> bool:
+    """A reply with text that was stopped, or cut off by its length limit or the context."""
+    cut_off = view.stats.get("finish_reason") in ("length", "context")
+    return bool(view.content) and (view.status == "stopped" or cut_off)
 
 
 def _set_shown(widget: QWidget, shown: bool) -> None:

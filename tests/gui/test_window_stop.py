@@ -4,6 +4,7 @@ before any text is not kept as an empty message."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -103,3 +104,42 @@ def test_stop_during_a_long_prompt_says_stopping_and_keeps_no_empty_reply(
         assert widget is not None and (widget.nav is None or widget.nav.isHidden())
         assert window.composer.button.isEnabled() is False  # empty draft: nothing to send
         assert window.composer.button.toolTip() == "Send message (Enter)"
+
+
+class CutOffEngine(ScriptedEngine):
+    """Its first reply ends at the length limit; records how each reply was asked for."""
+
+    def __init__(self, replies: list[str]) -> None:
+        super().__init__(replies)
+        self.continued: list[bool] = []
+
+    def generate(self, messages: list[dict], params: Any, *, continue_reply: bool = False,
+                 **kwargs: Any) -> ScriptedResult:
+        self.continued.append(continue_reply)
+        result = super().generate(messages, params, **kwargs)
+        return result if len(self.continued) > 1 else dataclasses.replace(
+            result, finish_reason="length"
+        )
+
+
+def test_continue_writes_more_of_a_cut_off_reply_as_a_new_version(qtbot, tmp_path: Path) -> None:
+    engine = CutOffEngine(["Once upon a time", ", on a rocky shore, a keeper lived."])
+    with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
+        window = app.window
+        send_and_wait(qtbot, app, "Tell me a story")
+        cid = window.current_conversation_id
+        cut = app.store.active_path(cid)[-1]
+        widget = window.chat_view.message_widget(str(cut.id))
+        assert widget.continue_button is not None and widget.continue_button.isVisible()
+
+        with qtbot.waitSignal(app.controller.busyChanged, timeout=10000,
+                              check_params_cb=lambda busy: not busy):
+            qtbot.mouseClick(widget.continue_button, Qt.MouseButton.LeftButton)
+
+        reply = app.store.active_path(cid)[-1]
+        assert reply.content == "Once upon a time, on a rocky shore, a keeper lived."
+        assert engine.continued == [False, True]
+        assert engine.prompts[-1][-1] == {"role": "assistant", "content": "Once upon a time"}
+        assert [m.id for m in app.store.siblings(reply.id)[0]] == [cut.id, reply.id]
+        finished = window.chat_view.message_widget(str(reply.id))
+        assert not finished.continue_button.isVisible()  # it ended by itself this time
