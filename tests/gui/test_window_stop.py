@@ -4,20 +4,15 @@ before any text is not kept as an empty message."""
 
 from __future__ import annotations
 
-import dataclasses
 import re
-import threading
-import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 from PySide6.QtCore import Qt
 
+from tests.gui.reply_engines import CutOffEngine, LongPromptEngine
 from tests.gui.window_harness import (
     OFFSCREEN_NOISE,
-    ScriptedEngine,
-    ScriptedResult,
     running_app,
     scripted_worker,
     send_and_wait,
@@ -25,26 +20,6 @@ from tests.gui.window_harness import (
 from ui.reply_progress import PrefillEstimate, reading_note
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
-
-PROMPT_TOKENS = 2000
-
-
-class LongPromptEngine(ScriptedEngine):
-    """Reads a 2,000-token prompt in 100-token steps of 0.1 s before streaming its reply, and
-    sees a cancel only between steps, like the real engine between prefill chunks."""
-
-    def generate(self, messages: list[dict], params: Any, *, on_progress: Any = None,
-                 cancel: threading.Event | None = None, **kwargs: Any) -> ScriptedResult:
-        for done in range(0, PROMPT_TOKENS, 100):
-            if on_progress is not None:
-                on_progress(done, PROMPT_TOKENS)
-            time.sleep(0.1)
-            if cancel is not None and cancel.is_set():
-                stats = {"prompt_tokens": PROMPT_TOKENS, "generated_tokens": 0}
-                return ScriptedResult("", "cancelled", stats)
-        if on_progress is not None:
-            on_progress(PROMPT_TOKENS, PROMPT_TOKENS)
-        return super().generate(messages, params, cancel=cancel, **kwargs)
 
 
 def test_the_estimate_follows_the_measured_speed() -> None:
@@ -104,22 +79,6 @@ def test_stop_during_a_long_prompt_says_stopping_and_keeps_no_empty_reply(
         assert widget is not None and (widget.nav is None or widget.nav.isHidden())
         assert window.composer.button.isEnabled() is False  # empty draft: nothing to send
         assert window.composer.button.toolTip() == "Send message (Enter)"
-
-
-class CutOffEngine(ScriptedEngine):
-    """Its first reply ends at the length limit; records how each reply was asked for."""
-
-    def __init__(self, replies: list[str]) -> None:
-        super().__init__(replies)
-        self.continued: list[bool] = []
-
-    def generate(self, messages: list[dict], params: Any, *, continue_reply: bool = False,
-                 **kwargs: Any) -> ScriptedResult:
-        self.continued.append(continue_reply)
-        result = super().generate(messages, params, **kwargs)
-        return result if len(self.continued) > 1 else dataclasses.replace(
-            result, finish_reason="length"
-        )
 
 
 def test_continue_writes_more_of_a_cut_off_reply_as_a_new_version(qtbot, tmp_path: Path) -> None:
