@@ -22,7 +22,7 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeySequence, QPainter, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -40,6 +40,7 @@ from PySide6.QtWidgets import (
 from ui.delete_confirmation import delete_confirmed
 from ui.icons import ColorRole, themed_icon
 from ui.plain_text import literal
+from ui.search_snippet import matches_text, paint_snippet
 from ui.theme import colors_for, em, is_dark
 from ui.view_models import ConversationRow, SearchHit
 
@@ -48,6 +49,8 @@ IdRole = Qt.ItemDataRole.UserRole + 1
 PinnedRole = Qt.ItemDataRole.UserRole + 2
 SecondLineRole = Qt.ItemDataRole.UserRole + 3
 MessageIdRole = Qt.ItemDataRole.UserRole + 4
+SpansRole = Qt.ItemDataRole.UserRole + 5  # a search result's snippet as (text, is_match) pieces
+MatchCountRole = Qt.ItemDataRole.UserRole + 6
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -149,10 +152,27 @@ class _RowDelegate(QStyledItemDelegate):
         enabled = bool(index.flags() & Qt.ItemFlag.ItemIsEnabled)
         painter.setPen(QColor(colors.text if enabled else colors.muted))
         title_rect = QRect(inner.left(), inner.top(), inner.width(), metrics.lineSpacing())
-        title = metrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight, inner.width())
+        count = index.data(MatchCountRole)
+        if count:
+            # "3 matches" on the right, muted; the title is cut before it.
+            painter.save()
+            painter.setFont(option.font)
+            painter.setPen(QColor(colors.muted))
+            label = matches_text(int(count))
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            painter.drawText(title_rect, right, label)
+            title_rect.setRight(title_rect.right() - metrics.horizontalAdvance(label) - pad)
+            painter.restore()
+        title = QFontMetrics(title_font).elidedText(
+            str(index.data()), Qt.TextElideMode.ElideRight, title_rect.width()
+        )
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(title_rect, align, title)
-        if second:
+        spans = index.data(SpansRole)
+        if spans:
+            second_rect = inner.adjusted(0, metrics.lineSpacing(), 0, 0)
+            paint_snippet(painter, second_rect, spans, option.font, (colors.muted, colors.accent))
+        elif second:
             painter.setFont(option.font)
             painter.setPen(QColor(colors.muted))
             second_rect = inner.adjusted(0, metrics.lineSpacing(), 0, 0)
@@ -202,11 +222,15 @@ class _SearchResultsModel(QAbstractListModel):
         if role == Qt.ItemDataRole.ToolTipRole:
             return literal(hit.snippet)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{hit.title}: {hit.snippet}"
+            return f"{hit.title}, {matches_text(hit.matches)}: {hit.snippet}"
         if role == IdRole:
             return hit.conversation_id
         if role == MessageIdRole:
             return hit.message_id
+        if role == SpansRole:
+            return hit.spans
+        if role == MatchCountRole:
+            return hit.matches
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:

@@ -1,6 +1,6 @@
 """Screenshots of the views issue 18 changed, light and dark, into tests/screenshots/: a reply
 reading a long prompt (its switcher already showing), "Stopping…", a cut-off reply with
-Continue, and a chat whose title is markup, shown literally."""
+Continue, a chat whose title is markup (shown literally) and search results."""
 
 from __future__ import annotations
 
@@ -52,6 +52,9 @@ def test_screenshots_of_continue(qtbot, tmp_path: Path) -> None:
         window.resize(1000, 640)
         send_and_wait(qtbot, app, "Tell me a story about a lighthouse.")
         _both_themes(window, "continue")
+        window.sidebar.search_box.setText("keeper")
+        window.search("keeper")
+        _both_themes(window, "search")
 
 
 def _badge(app) -> str:
