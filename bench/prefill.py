@@ -101,13 +101,15 @@ def main() -> None:
     engine = Engine(loaded, 10**10, prefill_chunk_tokens=FIXED_CHUNK)
     paced_tps(engine, messages)  # warm up, and let the pacer measure this machine
     fixed_tps(loaded, messages)
-    paced, fixed = [], []
-    for _ in range(args.runs):
-        paced.append(paced_tps(engine, messages))
-        fixed.append(fixed_tps(loaded, messages))
-    latencies = [cancel_latency(engine, messages, 1.0) for _ in range(args.runs)]
     prompt_tokens = engine.count_prompt_tokens(messages)
     print(f"model {loaded.model_type}, prompt {prompt_tokens:,} tokens, {args.runs} runs")
+    paced, fixed, latencies = [], [], []
+    for run in range(args.runs):
+        paced.append(paced_tps(engine, messages))
+        fixed.append(fixed_tps(loaded, messages))
+        latencies.append(cancel_latency(engine, messages, 1.0))
+        print(f"run {run + 1}: paced {paced[-1]:.1f} tok/s, fixed {fixed[-1]:.1f} tok/s, "
+              f"cancel {latencies[-1]:.3f} s", flush=True)
     print(f"prefill, paced chunks:     {statistics.median(paced):8.1f} tok/s (median)")
     print(f"prefill, fixed {FIXED_CHUNK} chunks: {statistics.median(fixed):8.1f} tok/s (median)")
     print(f"paced / fixed:             {statistics.median(paced) / statistics.median(fixed):8.3f}")

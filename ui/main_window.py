@@ -21,13 +21,13 @@ from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from app.store import DEFAULT_TITLE, StoreError
+from ui.about_box import show_about
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
@@ -519,10 +519,4 @@ class MainWindow(QMainWindow):
         self.banner.show_notice(text, kind="warning")
 
     def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About Branchwise",
-            "<b>Branchwise</b><br>Chat with language models on this computer. Every "
-            "conversation is a tree: edits and regenerations keep every version, and switching "
-            "between them is instant.",
-        )
+        show_about(self)
