@@ -16,12 +16,16 @@ import math
 from functools import cache
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSize, QSizeF, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QByteArray, QRect, QSize, QSizeF, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import (
     QCursor,
     QDesktopServices,
     QGuiApplication,
     QImage,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QTextCursor,
     QTextDocument,
     QTextOption,
     QWheelEvent,
@@ -46,6 +50,7 @@ class SafeBrowser(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._markdown = ""
+        self._streaming = False  # a reply still being written: a cursor shows where it goes on
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -64,11 +69,33 @@ class SafeBrowser(QTextBrowser):
 
     def set_markdown(self, text: str, dark: bool, streaming: bool = False) -> None:
         self._markdown = text
+        self._streaming = streaming
         self.setHtml(render(text, dark, streaming))
 
     def set_plain_text(self, text: str) -> None:
         self._markdown = ""
+        self._streaming = False
         self.setPlainText(text)
+
+    def stream_cursor_rect(self) -> QRect | None:
+        """Where the streaming cursor is drawn (after the last character), or None when the
+        text is not streaming. Painted over the text, never part of it: copying and the
+        text itself stay exactly the model's."""
+        if not self._streaming or self.document().isEmpty():
+            return None
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        line = self.cursorRect(end)
+        width = max(2, line.height() // 3)
+        return QRect(line.left() + width // 2, line.top(), width, line.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        cursor = self.stream_cursor_rect()
+        if cursor is not None:
+            color = self.palette().color(QPalette.ColorRole.Text)
+            color.setAlpha(150)
+            QPainter(self.viewport()).fillRect(cursor, color)
 
     def loadResource(self, type: int, name: QUrl) -> Any:
         # Never None, and never undecodable bytes for an image: Qt would read the file itself.

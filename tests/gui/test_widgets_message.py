@@ -340,3 +340,14 @@ def test_enter_saves_an_edit_and_shift_enter_adds_a_line(qtbot: QtBot, make: Mak
     with qtbot.waitSignal(widget.editSubmitted) as submitted:
         qtbot.keyClick(editor, Qt.Key.Key_Return)
     assert submitted.args == ["u3", "Short\nsecond line"]
+
+
+def test_a_streaming_reply_shows_a_cursor_after_its_text_and_not_in_it(make: Make) -> None:
+    widget = make(content="Once upon a time", status="streaming")
+    cursor = widget.body.stream_cursor_rect()
+    assert cursor is not None and cursor.left() > widget.body.fontMetrics().horizontalAdvance(
+        "Once upon a"
+    )
+    assert widget.body.toPlainText() == "Once upon a time"
+    widget.set_view(MessageView("m1", "assistant", "Once upon a time.", status="complete"))
+    assert widget.body.stream_cursor_rect() is None
