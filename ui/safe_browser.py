@@ -85,6 +85,10 @@ class SafeBrowser(QTextBrowser):
             return None
         end = QTextCursor(self.document())
         end.movePosition(QTextCursor.MoveOperation.End)
+        # A code block is a frame, and a document has an empty line after its last frame: the
+        # cursor goes after the last character written, not there.
+        while not end.block().text() and end.movePosition(QTextCursor.MoveOperation.PreviousBlock):
+            end.movePosition(QTextCursor.MoveOperation.EndOfBlock)
         line = self.cursorRect(end)
         width = max(2, line.height() // 3)
         return QRect(line.left() + width // 2, line.top(), width, line.height())
