@@ -37,6 +37,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.date_groups import date_group
 from ui.delete_confirmation import delete_confirmed
 from ui.icons import ColorRole, themed_icon
 from ui.plain_text import literal
@@ -51,6 +52,7 @@ SecondLineRole = Qt.ItemDataRole.UserRole + 3
 MessageIdRole = Qt.ItemDataRole.UserRole + 4
 SpansRole = Qt.ItemDataRole.UserRole + 5  # a search result's snippet as (text, is_match) pieces
 MatchCountRole = Qt.ItemDataRole.UserRole + 6
+GroupRole = Qt.ItemDataRole.UserRole + 7  # the heading above a row that starts a date group
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -92,6 +94,11 @@ class ConversationListModel(QAbstractListModel):
             return row.id
         if role == PinnedRole:
             return row.pinned
+        if role == GroupRole:
+            group = date_group(row.updated_at, row.pinned)
+            above = self._rows[index.row() - 1] if index.row() > 0 else None
+            starts = above is None or date_group(above.updated_at, above.pinned) != group
+            return group if starts else ""
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
@@ -118,7 +125,9 @@ class _RowDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: ModelIndex) -> QSize:
         metrics = option.fontMetrics
         lines = 3 if index.data(SecondLineRole) else 1
-        return QSize(option.rect.width(), metrics.lineSpacing() * lines + metrics.height())
+        heading = _heading_height(metrics) if index.data(GroupRole) else 0
+        height = metrics.lineSpacing() * lines + metrics.height() + heading
+        return QSize(option.rect.width(), height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: ModelIndex) -> None:
         colors = colors_for(is_dark())
@@ -126,6 +135,19 @@ class _RowDelegate(QStyledItemDelegate):
         pad = metrics.averageCharWidth()
         rect = option.rect.adjusted(pad // 2, 1, -pad // 2, -1)
         painter.save()
+        group = index.data(GroupRole)
+        if group:
+            # The heading sits above the row's rounded background, small and muted.
+            heading = QRect(rect.left() + pad * 3 // 2, rect.top(), rect.width(), 0)
+            heading.setHeight(_heading_height(metrics))
+            small = QFont(option.font)
+            small.setPointSizeF(small.pointSizeF() * 0.85)
+            small.setWeight(QFont.Weight.DemiBold)
+            painter.setFont(small)
+            painter.setPen(QColor(colors.muted))
+            bottom = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom
+            painter.drawText(heading.adjusted(0, 0, 0, -metrics.height() // 4), bottom, group)
+            rect.setTop(heading.bottom() + 1)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         state = option.state
         if state & QStyle.StateFlag.State_Selected:
@@ -180,6 +202,10 @@ class _RowDelegate(QStyledItemDelegate):
                 second_rect, Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignTop, str(second)
             )
         painter.restore()
+
+
+def _heading_height(metrics: QFontMetrics) -> int:
+    return metrics.lineSpacing() + metrics.height() // 2
 
 
 def _list_view(name: str) -> QListView:
