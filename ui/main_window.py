@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.store import DEFAULT_TITLE, StoreError
+from app.store import DEFAULT_TITLE, Conversation, StoreError
 from ui.about_box import show_about
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
@@ -286,7 +286,7 @@ class MainWindow(QMainWindow):
         if self.sidebar.model.row_of(str(conversation_id)) < 0:
             self._refresh_sidebar()  # made elsewhere (an import, a fork): list it first
         self.sidebar.set_current(str(conversation_id))
-        self._set_title(conversation.title)
+        self._set_title(conversation)
         self._render()
         if changed:
             self.token_counter.restart()
@@ -306,9 +306,10 @@ class MainWindow(QMainWindow):
         except StoreError:
             return False
 
-    def _set_title(self, title: str) -> None:
-        self.title_label.setText(title)
-        self.setWindowTitle(f"{title} — Branchwise")
+    def _set_title(self, conversation: Conversation) -> None:
+        self.title_label.setText(conversation.title)
+        self.header.set_system_prompt(conversation.system_prompt)
+        self.setWindowTitle(f"{conversation.title} — Branchwise")
 
     @Slot()
     def _refresh_sidebar(self) -> None:
@@ -325,7 +326,7 @@ class MainWindow(QMainWindow):
             self.search(query)
         current = next((c for c in conversations if c.id == self._cid), None)
         if current is not None:
-            self._set_title(current.title)
+            self._set_title(current)
 
     @Slot(str)
     def _on_conversation_activated(self, conversation_id: str) -> None:
@@ -451,6 +452,10 @@ class MainWindow(QMainWindow):
     def _on_settings_saved(self, conversation_id: int) -> None:
         if conversation_id == self._cid:
             self.token_counter.schedule()  # the system prompt counts too
+            try:
+                self._set_title(self.store.get_conversation(conversation_id))  # its marker
+            except StoreError as exc:
+                self.show_notice(str(exc))
 
     @Slot(str)
     def _show_status(self, text: str) -> None:
