@@ -42,6 +42,8 @@ _BADGES = {
     "interrupted": "Interrupted: the app closed before this reply finished",
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
+# A longer message of the person's shows this many lines until "Show more".
+_COLLAPSED_LINES = 12
 _BUBBLE_SHARE = 0.8
 
 
@@ -176,6 +178,15 @@ class MessageWidget(QFrame):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
         layout.addLayout(bubble_row)
+        self.more_button: QToolButton | None = None
+        if role == "user":
+            # A long message of the person's shows its first lines until asked for the rest.
+            self._collapsed = True
+            self.more_button = QToolButton(self)
+            self.more_button.setObjectName("ShowMoreButton")
+            self.more_button.setAutoRaise(True)
+            self.more_button.clicked.connect(self._toggle_collapsed)
+            layout.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(self._toolbar)
         self._apply(view, render=True)
 
@@ -346,6 +357,24 @@ class MessageWidget(QFrame):
         wanted = self._natural_width + margins.left() + margins.right()
         available = int(self.width() * _BUBBLE_SHARE)
         self._bubble.setFixedWidth(max(em(self, 3), min(wanted, available)))
+        self._update_collapsed()
+
+    def _update_collapsed(self) -> None:
+        if self.more_button is None:
+            return
+        limit = self.body.fontMetrics().lineSpacing() * _COLLAPSED_LINES
+        long = self.body.document().size().height() > limit
+        self.body.set_height_limit(limit if self._collapsed and long else None)
+        _set_shown(self.more_button, long)
+        self.more_button.setText("Show more" if self._collapsed else "Show less")
+        self.more_button.setAccessibleName(self.more_button.text())
+        self.more_button.setToolTip(
+            "Show the whole message" if self._collapsed else "Show only its first lines"
+        )
+
+    def _toggle_collapsed(self) -> None:
+        self._collapsed = not self._collapsed
+        self._update_collapsed()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -51,6 +51,7 @@ class SafeBrowser(QTextBrowser):
         super().__init__(parent)
         self._markdown = ""
         self._streaming = False  # a reply still being written: a cursor shows where it goes on
+        self._height_limit: int | None = None  # a long message shown collapsed
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -122,9 +123,16 @@ class SafeBrowser(QTextBrowser):
         height = self.document().documentLayout().documentSize().height()
         return math.ceil(height) + margins.top() + margins.bottom()
 
+    def set_height_limit(self, pixels: int | None) -> None:
+        """Show at most `pixels` of the text (None: all of it)."""
+        self._height_limit = pixels
+        self._fit_height()
+
     @Slot(QSizeF)
     def _fit_height(self, _size: QSizeF | None = None) -> None:
         height = self._content_height()
+        if self._height_limit is not None:
+            height = min(height, self._height_limit)
         if height != self.height() or self.minimumHeight() != height:
             self.setFixedHeight(height)
 

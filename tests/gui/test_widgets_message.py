@@ -351,3 +351,20 @@ def test_a_streaming_reply_shows_a_cursor_after_its_text_and_not_in_it(make: Mak
     assert widget.body.toPlainText() == "Once upon a time"
     widget.set_view(MessageView("m1", "assistant", "Once upon a time.", status="complete"))
     assert widget.body.stream_cursor_rect() is None
+
+
+def test_a_long_message_of_the_person_is_collapsed_until_show_more(
+    qtbot: QtBot, make: Make
+) -> None:
+    short = make(role="user", content="A short question")
+    assert not _shown(short.more_button)
+    text = "\n".join(f"Line {n} of a long paste" for n in range(1, 41))
+    widget = make(role="user", content=text)
+    widget.resize(640, 2000)
+    more = widget.more_button
+    assert _shown(more) and more.text() == "Show more"
+    collapsed = widget.body.height()
+    assert collapsed < widget.body.fontMetrics().lineSpacing() * 13
+    qtbot.mouseClick(more, Qt.MouseButton.LeftButton)
+    assert more.text() == "Show less" and widget.body.height() > collapsed * 3
+    assert widget.body.toPlainText() == text  # collapsing hides, never cuts, the text
