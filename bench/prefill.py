@@ -9,7 +9,8 @@ fixture). Measured on one prompt of about `--tokens` tokens, runs alternating:
 * prefill tokens/s of `Engine.generate` (chunks sized by `PrefillPacer`, the engine's pace
   already measured), from its first progress report to its last before decoding;
 * the same for the model fed fixed 512-token chunks, as the engine did before the pacer;
-* the seconds from setting `cancel` (a second into the prefill) to `generate` returning.
+* the seconds from setting `cancel` (from another thread, a second into the prefill) to
+  `generate` returning.
 """
 
 from __future__ import annotations
@@ -72,21 +73,24 @@ def fixed_tps(loaded: LoadedModel, messages: list[dict[str, str]]) -> float:
 
 
 def cancel_latency(engine: Engine, messages: list[dict[str, str]], after_s: float) -> float:
-    """Seconds from setting `cancel`, `after_s` into an uncached request, to its return."""
+    """Seconds from setting `cancel` (from another thread, as the window does), `after_s` into
+    an uncached request, to the request's return."""
     engine.clear_cache()
     cancel = threading.Event()
     set_at: list[float] = []
-    started = time.perf_counter()
 
-    def on_progress(done: int, total: int) -> None:
-        if not set_at and time.perf_counter() - started >= after_s:
-            cancel.set()
-            set_at.append(time.perf_counter())
+    def stop() -> None:
+        set_at.append(time.perf_counter())
+        cancel.set()
 
-    result = engine.generate(messages, ONE_TOKEN, "bench", on_progress=on_progress, cancel=cancel)
+    timer = threading.Timer(after_s, stop)
+    timer.start()
+    result = engine.generate(messages, ONE_TOKEN, "bench", cancel=cancel)
+    returned = time.perf_counter()
+    timer.cancel()
     if result.finish_reason != "cancelled" or not set_at:
         return float("nan")  # the prompt was read before the cancel: make it longer
-    return time.perf_counter() - set_at[0]
+    return returned - set_at[0]
 
 
 def main() -> None:
@@ -94,6 +98,7 @@ def main() -> None:
     parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parser.add_argument("--tokens", type=int, default=1800)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--cancel-after", type=float, default=1.0, help="seconds into prefill")
     args = parser.parse_args()
     workdir = Path(tempfile.gettempdir()) / "branchwise-bench"
     loaded = load_model(args.model or default_model(workdir))
@@ -107,7 +112,7 @@ def main() -> None:
     for run in range(args.runs):
         paced.append(paced_tps(engine, messages))
         fixed.append(fixed_tps(loaded, messages))
-        latencies.append(cancel_latency(engine, messages, 1.0))
+        latencies.append(cancel_latency(engine, messages, args.cancel_after))
         print(f"run {run + 1}: paced {paced[-1]:.1f} tok/s, fixed {fixed[-1]:.1f} tok/s, "
               f"cancel {latencies[-1]:.3f} s", flush=True)
     print(f"prefill, paced chunks:     {statistics.median(paced):8.1f} tok/s (median)")
