@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QCloseEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
@@ -70,6 +70,10 @@ def title_from(text: str) -> str:
     return cut.rstrip(" ,.;:") + "…"
 
 
+# Below this width, in em, the sidebar folds away by itself.
+NARROW_EM = 45
+
+
 class MainWindow(QMainWindow):
     def __init__(
         self,
@@ -88,6 +92,8 @@ class MainWindow(QMainWindow):
         self.preferences = preferences
         self._cid: int | None = None
         self._undo_delete: int | None = None
+        self._narrow = False  # narrower than NARROW_EM: the sidebar folds away by itself
+        self._folded_by_width = False
         self._closed = False
 
         self.sidebar = Sidebar()
@@ -494,9 +500,27 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def toggle_sidebar(self) -> None:
-        shown = not self.sidebar.isVisible()
+        self._folded_by_width = False  # the person's choice stands until the next fold
+        self._show_sidebar(self.sidebar.isHidden())
+
+    def _show_sidebar(self, shown: bool) -> None:
         self.sidebar.setVisible(shown)
         self.menu_actions.toggle_sidebar.setChecked(shown)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # A narrow window gives the chat the room; widened again, the sidebar comes back if it
+        # was folded for the width (not if the person hid it).
+        super().resizeEvent(event)
+        narrow = self.width() < em(self, NARROW_EM)
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        if narrow and not self.sidebar.isHidden():
+            self._folded_by_width = True
+            self._show_sidebar(False)
+        elif not narrow and self._folded_by_width:
+            self._folded_by_width = False
+            self._show_sidebar(True)
 
     # -- clipboard, export, import ----------------------------------------------------------
 

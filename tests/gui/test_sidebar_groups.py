@@ -1,16 +1,28 @@
-"""The conversation list grouped by date (issue 18 item 6): Pinned, Today, Yesterday, Previous 7
-days, then by month; each heading once, above the first row of its group."""
+"""The sidebar (issue 18 item 6): conversations grouped under Pinned, Today, Yesterday,
+Previous 7 days, then by month, each heading once above the first row of its group; and a
+narrow window folds the sidebar away by itself."""
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
+from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from tests.gui.window_harness import (
+    OFFSCREEN_NOISE,
+    ScriptedEngine,
+    running_app,
+    scripted_worker,
+)
 from ui.date_groups import date_group
 from ui.sidebar import GroupRole, Sidebar
+from ui.theme import em
 from ui.view_models import ConversationRow
+
+pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
 
 def test_date_groups() -> None:
@@ -40,3 +52,26 @@ def test_each_heading_shows_once_above_its_first_row(qtbot: QtBot) -> None:
     assert model.index(2, 0).data(Qt.ItemDataRole.DisplayRole) == "Also today"
     tall = sidebar.list.sizeHintForRow(1)
     assert tall > sidebar.list.sizeHintForRow(2)  # room for the heading above the row
+
+
+def test_a_narrow_window_folds_the_sidebar_and_a_wide_one_brings_it_back(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    worker = scripted_worker(ScriptedEngine([]))
+    with running_app(qtbot, tmp_path, tmp_path / "scripted", worker) as app:
+        window = app.window
+        wide, narrow = em(window, 70), em(window, 40)
+        window.resize(wide, 600)
+        qtbot.waitUntil(lambda: window.width() == wide)
+        assert window.sidebar.isVisible()
+        window.resize(narrow, 600)
+        qtbot.waitUntil(lambda: not window.sidebar.isVisible())
+        assert not window.menu_actions.toggle_sidebar.isChecked()
+        window.resize(wide, 600)
+        qtbot.waitUntil(window.sidebar.isVisible)
+
+        window.toggle_sidebar()  # hidden by the person: widening does not bring it back
+        window.resize(narrow, 600)
+        window.resize(wide, 600)
+        qtbot.wait(50)
+        assert not window.sidebar.isVisible()
