@@ -1,4 +1,5 @@
-"""Continue in a New Chat says what it did, with a way back (issue 18 item 9)."""
+"""Finishing touches (issue 18 item 9): Continue in a New Chat says what it did, with a way
+back; export starts in the folder of the last export."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFileDialog
 
 from tests.gui.window_harness import (
     OFFSCREEN_NOISE,
@@ -31,3 +33,26 @@ def test_continue_in_a_new_chat_says_what_it_did_and_leads_back(qtbot, tmp_path:
         )
         qtbot.mouseClick(window.banner.action_button, Qt.MouseButton.LeftButton)
         assert window.current_conversation_id == original
+
+
+def test_export_starts_in_the_folder_of_the_last_export(
+    qtbot, tmp_path: Path, monkeypatch
+) -> None:
+    target = tmp_path / "exports"
+    target.mkdir()
+    offered: list[str] = []
+
+    def save_dialog(_parent, _caption, suggested, _filters):
+        offered.append(suggested)
+        return str(target / "chat.md"), "Markdown, this branch (*.md)"
+
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", save_dialog)
+    engine = ScriptedEngine(["A reply."])
+    worker = scripted_worker(engine)
+    with running_app(qtbot, tmp_path / "data", tmp_path / "scripted", worker) as app:
+        send_and_wait(qtbot, app, "Export me")
+        app.window.files.ask_export()
+        app.window.files.ask_export()
+        assert Path(offered[0]).parent == Path.home()
+        assert Path(offered[1]) == target / "Export me.json"
+        assert (target / "chat.md").read_text(encoding="utf-8").startswith("# Export me")
