@@ -33,6 +33,7 @@ from app.library import (
     rename_model,
 )
 from app.model_install import is_published_dhara
+from ui.icons import themed_icon
 from ui.model_tasks import (
     ModelTask,
     download_job,
@@ -145,6 +146,7 @@ class ModelLibraryDialog(QDialog):
         self._worker = worker
         self._models: list[ModelInfo] = []
         self.tasks: list[TaskProgressDialog] = []
+        self.loaded_id: str | None = None  # marked in the list (set by the window)
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("ModelTable")
@@ -225,10 +227,20 @@ class ModelLibraryDialog(QDialog):
                 format_bytes(info.size_bytes),
                 f"{info.context_length:,}" if info.context_length else "unknown",
             )
-            tip = info.problem or f"{info.source}\n{info.path}"
+            loaded = info.id == self.loaded_id
+            # The full name first: a long one is elided in its cell.
+            tip = "\n".join(
+                [info.name, *(["Loaded now"] if loaded else []),
+                 info.problem or f"{info.source}\n{info.path}"]
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setToolTip(literal(tip))
+                if column == 0 and loaded:
+                    item.setIcon(themed_icon("check"))
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
                 if column != 0:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if info.problem:
