@@ -217,6 +217,7 @@ class MainWindow(QMainWindow):
         s.conversationActivated.connect(self._on_conversation_activated)
         s.renameRequested.connect(self._on_rename)
         s.pinRequested.connect(self._on_pin)
+        s.exportRequested.connect(self._on_export)
         s.deleteRequested.connect(self._on_delete_confirmed)
         s.searchRequested.connect(self.search)
         s.searchHitActivated.connect(self._on_search_hit)
@@ -345,6 +346,11 @@ class MainWindow(QMainWindow):
     @Slot(str, bool)
     def _on_pin(self, conversation_id: str, pinned: bool) -> None:
         self.controller.set_pinned(int(conversation_id), pinned)
+
+    @Slot(str)
+    def _on_export(self, conversation_id: str) -> None:
+        self.open_conversation(int(conversation_id))  # export takes the chat on screen
+        self.files.ask_export()
 
     @Slot(str)
     def _on_delete_confirmed(self, conversation_id: str) -> None:

@@ -22,7 +22,15 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -161,6 +169,12 @@ class _RowDelegate(QStyledItemDelegate):
         painter.drawRoundedRect(rect, pad, pad)
 
         inner = rect.adjusted(pad * 3 // 2, metrics.height() // 2, -pad, -metrics.height() // 2)
+        hovered = state & (QStyle.StateFlag.State_MouseOver | QStyle.StateFlag.State_Selected)
+        if group is not None and hovered:  # a conversation, not a search result
+            button = menu_button_rect(option.rect, metrics, bool(group))
+            painter.setPen(QColor(colors.muted))
+            painter.drawText(button, Qt.AlignmentFlag.AlignCenter, "…")
+            inner.setRight(button.left() - pad)
         if index.data(PinnedRole):
             side = metrics.height()
             pin = QRect(inner.right() - side, inner.top(), side, side)
@@ -204,12 +218,39 @@ class _RowDelegate(QStyledItemDelegate):
         painter.restore()
 
 
+def menu_button_rect(row: QRect, metrics: QFontMetrics, heading: bool) -> QRect:
+    """Where a conversation row shows its "…" button (on hover): its right end, level with the
+    title. The delegate paints it there and the list opens the menu on a click there."""
+    pad = metrics.averageCharWidth()
+    top = row.top() + 1 + (_heading_height(metrics) if heading else 0) + metrics.height() // 2
+    side = metrics.height()
+    right = row.right() - pad // 2 - pad
+    return QRect(right - side, top, side, side)
+
+
 def _heading_height(metrics: QFontMetrics) -> int:
     return metrics.lineSpacing() + metrics.height() // 2
 
 
-def _list_view(name: str) -> QListView:
-    view = QListView()
+class _ConversationList(QListView):
+    """The conversation list: a click on a row's "…" opens its menu, as a right-click does."""
+
+    menuButtonClicked = Signal(QPoint)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        position = event.position().toPoint()
+        index = self.indexAt(position)
+        if event.button() == Qt.MouseButton.LeftButton and index.isValid():
+            heading = bool(index.data(GroupRole))
+            button = menu_button_rect(self.visualRect(index), self.fontMetrics(), heading)
+            if button.contains(position):
+                self.menuButtonClicked.emit(position)
+                return
+        super().mousePressEvent(event)
+
+
+def _list_view(name: str, kind: type[QListView] = QListView) -> QListView:
+    view = kind()
     view.setObjectName(name)
     view.setAccessibleName(name.replace("List", " list").replace("Results", " results"))
     view.setItemDelegate(_RowDelegate(view))
@@ -271,6 +312,7 @@ class Sidebar(QWidget):
     renameRequested = Signal(str, str)
     deleteRequested = Signal(str)
     pinRequested = Signal(str, bool)
+    exportRequested = Signal(str)
     searchRequested = Signal(str)
     searchHitActivated = Signal(str, str)
 
@@ -303,7 +345,7 @@ class Sidebar(QWidget):
         self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
 
         self.model = ConversationListModel(self)
-        self.list = _list_view("ConversationList")
+        self.list = _list_view("ConversationList", _ConversationList)
         self.list.setModel(self.model)
         self.list.setToolTip("Your conversations: F2 renames, Delete removes")
         self.list.setEditTriggers(
@@ -338,6 +380,7 @@ class Sidebar(QWidget):
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.list.itemDelegate().closeEditor.connect(self._apply_pending_rows)
         self.list.customContextMenuRequested.connect(self._show_context_menu)
+        self.list.menuButtonClicked.connect(self._show_context_menu)
         self.results.clicked.connect(self._on_hit)
         self.results.activated.connect(self._on_hit)
         QShortcut(
@@ -452,7 +495,8 @@ class Sidebar(QWidget):
             menu.popup(self.list.viewport().mapToGlobal(position))
 
     def context_menu(self, conversation_id: str) -> QMenu:
-        """Rename, pin or unpin, delete: the actions on one conversation."""
+        """Rename, pin or unpin, export, delete: the actions on one conversation (its right-click
+        menu and its "…" button)."""
         pinned = self.model.conversation(self.model.row_of(conversation_id)).pinned
         menu = QMenu(self)
         menu.setAccessibleName("Conversation actions")
@@ -462,6 +506,7 @@ class Sidebar(QWidget):
             "Unpin" if pinned else "Pin to top",
             lambda: self.pinRequested.emit(conversation_id, not pinned),
         )
+        menu.addAction("Export…", lambda: self.exportRequested.emit(conversation_id))
         menu.addSeparator()
         delete = menu.addAction(themed_icon("trash"), "Delete…")
         delete.triggered.connect(lambda: self.confirm_delete(conversation_id))

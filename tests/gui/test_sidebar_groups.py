@@ -1,6 +1,6 @@
 """The sidebar (issue 18 item 6): conversations grouped under Pinned, Today, Yesterday,
 Previous 7 days, then by month, each heading once above the first row of its group; and a
-narrow window folds the sidebar away by itself."""
+narrow window folds the sidebar away by itself; a row's "…" button opens its menu."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QMenu
 from pytestqt.qtbot import QtBot
 
 from tests.gui.window_harness import (
@@ -18,7 +19,7 @@ from tests.gui.window_harness import (
     scripted_worker,
 )
 from ui.date_groups import date_group
-from ui.sidebar import GroupRole, Sidebar
+from ui.sidebar import GroupRole, Sidebar, menu_button_rect
 from ui.theme import em
 from ui.view_models import ConversationRow
 
@@ -75,3 +76,29 @@ def test_a_narrow_window_folds_the_sidebar_and_a_wide_one_brings_it_back(
         window.resize(wide, 600)
         qtbot.wait(50)
         assert not window.sidebar.isVisible()
+
+
+def test_the_dots_button_of_a_row_opens_its_menu_with_export(qtbot: QtBot, monkeypatch) -> None:
+    opened: list[QMenu] = []
+    # Recorded, not shown: an offscreen popup grabs the pointer for the rest of the session.
+    monkeypatch.setattr(QMenu, "popup", lambda menu, _position: opened.append(menu))
+    sidebar = Sidebar()
+    qtbot.addWidget(sidebar)
+    sidebar.resize(260, 400)
+    sidebar.show()
+    qtbot.waitExposed(sidebar)
+    sidebar.set_conversations([ConversationRow("a", "A chat", updated_at=datetime.now())])
+    view = sidebar.list
+    index = sidebar.model.index(0, 0)
+    button = menu_button_rect(view.visualRect(index), view.fontMetrics(), True)
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=button.center())
+    [menu] = opened
+    assert [a.text() for a in menu.actions() if a.text()] == [
+        "Rename", "Pin to top", "Export…", "Delete…"
+    ]
+    with qtbot.waitSignal(sidebar.exportRequested) as exported:
+        next(a for a in menu.actions() if a.text() == "Export…").trigger()
+    assert exported.args == ["a"]
+    middle = view.visualRect(index).center()
+    qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=middle)
+    assert len(opened) == 1  # elsewhere on the row, a click only selects it
