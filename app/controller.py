@@ -337,6 +337,19 @@ class ChatController(QObject):
         self.conversationChanged.emit(cid)
         return True
 
+    def continue_reply(self, message_id: int) -> bool:
+        """A new version of a stopped or cut-off reply that goes on where it ended; the reply as
+        it was stays one click away."""
+        message = self._guard(lambda: self.store.get_message(message_id))
+        if message is None:
+            return False
+        if not self._can_generate(message.conversation_id):
+            return False
+        if message.role != "assistant" or message.parent_id is None or not message.content:
+            self.notice.emit("Only a reply with some text can be continued.")
+            return False
+        return self._start_reply(message.conversation_id, message.parent_id, message.content)
+
     def edit(self, message_id: int, new_text: str) -> bool:
         """A new sibling of a user message with the new text, and a reply to it."""
         if not new_text.strip():
@@ -492,7 +505,7 @@ class ChatController(QObject):
             return False
         return True
 
-    def _start_reply(self, conversation_id: int, parent_id: int) -> bool:
+    def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:
         remote = self._remote_model(conversation_id)
         model_id = remote or self._session.model_id
         backend: ReplyBackend = self.remote if remote and self.remote else self.worker
@@ -501,7 +514,9 @@ class ChatController(QObject):
             return False
         kwargs = {} if remote else template_kwargs(self.model_info, conversation.params)
         started = self._guard(
-            lambda: self._generation.start(conversation_id, parent_id, model_id, backend, kwargs)
+            lambda: self._generation.start(
+                conversation_id, parent_id, model_id, backend, kwargs, continued
+            )
         )
         if started is None:
             return False

@@ -59,6 +59,7 @@ class _Reply:
     writer: ReplyWriter
     backend: ReplyBackend
     detached: bool = False  # its message was deleted: drop what still arrives
+    continued: str = ""  # the text a continued reply started with (the model's is after it)
     save_failed: bool = False  # the person has been told a write failed (once per reply)
     # The message id behind each prompt message (None for the system prompt), so the engine's
     # dropped indexes can be told as messages.
@@ -121,9 +122,12 @@ class ReplyGeneration(QObject):
         model_id: str | None,
         backend: ReplyBackend,
         template_kwargs: dict[str, Any] | None = None,
+        continued: str = "",
     ) -> int:
         """Begin a reply to `parent_id` and ask `backend` for it; returns the reply's message
-        id. Raises StoreError when the reply could not be begun (nothing was asked then)."""
+        id. With `continued` (a stopped or cut-off reply's text), the new reply starts with that
+        text and the model goes on writing it. Raises StoreError when the reply could not be
+        begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
         params = {
             **DEFAULT_PARAMS,
@@ -133,15 +137,20 @@ class ReplyGeneration(QObject):
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
+        writer = self.store.reply_writer(reply.id)
+        if continued:
+            messages.append({"role": "assistant", "content": continued})
+            writer.append(continued)
         request_id = self._next_request_id()
-        system = [None] * (len(messages) - len(path))
+        system = [None] * (len(messages) - len(path) - (1 if continued else 0))
         self._reply = _Reply(
             request_id,
             conversation_id,
             reply.id,
-            self.store.reply_writer(reply.id),
+            writer,
             backend,
-            prompt_ids=[*system, *(m.id for m in path)],
+            prompt_ids=[*system, *(m.id for m in path), *([None] if continued else [])],
+            continued=continued,
         )
         backend.submit(
             GenerationRequest(
@@ -151,6 +160,7 @@ class ReplyGeneration(QObject):
                 conversation_id=conversation_id,
                 model_id=model_id,
                 template_kwargs=dict(template_kwargs or {}),
+                continue_reply=bool(continued),
             )
         )
         self._flush_timer.start()
@@ -158,7 +168,8 @@ class ReplyGeneration(QObject):
         return reply.id
 
     def stop(self) -> None:
-        """Stop the reply being written now; its text so far is kept, marked as stopped."""
+        """Stop the reply being written now; its text so far is kept, marked as stopped (a
+        reply stopped before any text is removed)."""
         if self._reply is not None:
             self._reply.backend.cancel(self._reply.request_id)
 
@@ -244,17 +255,22 @@ class ReplyGeneration(QObject):
             return
         try:
             if not reply.detached:
-                missing = payload["text"][len(reply.writer.text) :]
-                if missing and payload["text"].startswith(reply.writer.text):
+                streamed = reply.writer.text[len(reply.continued) :]
+                missing = payload["text"][len(streamed) :]
+                if missing and payload["text"].startswith(streamed):
                     self._append(reply, missing)
-                status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
-                stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-                dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
-                if dropped:
-                    stats["dropped_message_ids"] = [i for i in dropped if i is not None]
-                self._finish_writer(
-                    reply, status, stats=stats, reasoning=payload.get("reasoning", "")
-                )
+                    streamed = payload["text"]
+                if payload["finish_reason"] == "cancelled" and not streamed:
+                    self._drop_empty(reply)
+                else:
+                    status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
+                    stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
+                    dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
+                    if dropped:
+                        stats["dropped_message_ids"] = [i for i in dropped if i is not None]
+                    self._finish_writer(
+                        reply, status, stats=stats, reasoning=payload.get("reasoning", "")
+                    )
         finally:
             self._end(reply)  # whatever went wrong above, the app is not left busy
 
@@ -275,6 +291,16 @@ class ReplyGeneration(QObject):
                 self.notice.emit(payload["message"])
         finally:
             self._end(reply)
+
+    def _drop_empty(self, reply: _Reply) -> None:
+        """A reply stopped before any new text says nothing: it is removed, not kept as an empty
+        message or a copy (the previous version shows again)."""
+        try:
+            self.store.delete_message(reply.message_id)
+        except StoreError:
+            self._finish_writer(reply, "stopped")  # cannot delete: keep it marked as stopped
+        else:
+            reply.detached = True
 
     def _append(self, reply: _Reply, text: str, reasoning: str = "") -> None:
         try:

@@ -131,6 +131,16 @@ class Preferences:
         self._qs.setValue("server/api_key", config.api_key)
         self._qs.setValue("server/cors_origins", " ".join(config.cors_origins))
 
+    @property
+    def export_folder(self) -> Path:
+        """Where the last export went (the home folder until then, or once it is gone)."""
+        folder = Path(str(self._qs.value("files/export_folder", "") or Path.home()))
+        return folder if folder.is_dir() else Path.home()
+
+    @export_folder.setter
+    def export_folder(self, value: Path) -> None:
+        self._qs.setValue("files/export_folder", str(value))
+
     def window_state(self, key: str) -> QByteArray | None:
         value = self._qs.value(f"window/{key}")
         return value if isinstance(value, QByteArray) and not value.isEmpty() else None

@@ -114,6 +114,7 @@ class GenerationRequest:
     template_kwargs: dict = field(default_factory=dict)
     cancel: threading.Event = field(default_factory=threading.Event)
     prompt: str | list[int] | None = None
+    continue_reply: bool = False  # go on writing the last message, a partial reply
 
 
 @dataclass
@@ -372,6 +373,7 @@ class InferenceWorker(QObject):
                         on_progress=on_progress,
                         cancel=request.cancel,
                         template_kwargs=request.template_kwargs,
+                        continue_reply=request.continue_reply,
                         **_overflow(request.params),
                     )
                 else:

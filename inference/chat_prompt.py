@@ -40,13 +40,17 @@ def render_ids(
     tokenizer: TokenizerWrapper,
     messages: list[dict[str, str]],
     add_generation_prompt: bool,
+    continue_final: bool = False,
     **template_kwargs: Any,
 ) -> list[int]:
     """Token ids of `messages` through the tokenizer's chat template; `template_kwargs` are its
-    switches (e.g. `enable_thinking`)."""
+    switches (e.g. `enable_thinking`); with `continue_final`, the last message (a partial reply)
+    is left open for the model to go on writing."""
+    # Passed only when asked: transformers refuses it together with a generation prompt.
+    extra = {"continue_final_message": True} if continue_final else {}
     try:
         ids = tokenizer.apply_chat_template(
-            messages, add_generation_prompt=add_generation_prompt, **template_kwargs
+            messages, add_generation_prompt=add_generation_prompt, **extra, **template_kwargs
         )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
@@ -67,14 +71,17 @@ def render_prompt(
     tokenizer: TokenizerWrapper,
     messages: list[dict[str, str]],
     template_kwargs: Mapping[str, Any] | None = None,
+    continue_final: bool = False,
 ) -> RenderedPrompt:
-    """`messages` rendered with the generation prompt: the same ids as `render_ids` (the template
-    renders text, which is tokenized without adding special tokens, as transformers does), plus
-    the text and the token spans when the tokenizer is a fast one."""
+    """`messages` rendered with the generation prompt (or, with `continue_final`, the last message
+    left open): the same ids as `render_ids` (the template renders text, which is tokenized
+    without adding special tokens, as transformers does), plus the text and the token spans when
+    the tokenizer is a fast one."""
     switches = dict(template_kwargs or {})
+    extra = {"continue_final_message": True} if continue_final else {}
     try:
         text = tokenizer.apply_chat_template(
-            messages, add_generation_prompt=True, tokenize=False, **switches
+            messages, add_generation_prompt=not continue_final, tokenize=False, **extra, **switches
         )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
@@ -85,7 +92,9 @@ def render_prompt(
         ids = [int(i) for i in encoded["input_ids"]]
         offsets = tuple((int(a), int(b)) for a, b in encoded["offset_mapping"])
     except (AttributeError, KeyError, NotImplementedError, TypeError, ValueError):
-        return RenderedPrompt(render_ids(tokenizer, messages, True, **switches))
+        return RenderedPrompt(
+            render_ids(tokenizer, messages, not continue_final, continue_final, **switches)
+        )
     return RenderedPrompt(ids, text, offsets)
 
 
@@ -147,7 +156,7 @@ def _token_locator(
 
     def locate(messages: list[dict[str, str]], end: int) -> int | None:
         try:
-            prefix = render_ids(tokenizer, messages[:end], False, **switches)
+            prefix = render_ids(tokenizer, messages[:end], False, False, **switches)
         except PromptError:
             return None
         return len(prefix) if prompt.ids[: len(prefix)] == prefix else None

@@ -44,7 +44,8 @@ from inference.chat_prompt import (
     validate_messages,
 )
 from inference.context_fit import Overflow, fit_messages, reply_room
-from inference.errors import SamplingError
+from inference.errors import PromptError, SamplingError
+from inference.prefill_pacer import PrefillPacer
 from inference.sampling import SamplingParams, StopMatcher
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ class Engine:
         if prefill_chunk_tokens < 1:
             raise ValueError("prefill_chunk_tokens must be at least 1")
         self._loaded = model
-        self._chunk = prefill_chunk_tokens
+        self._pacer = PrefillPacer(prefill_chunk_tokens)
         budget = default_cache_budget() if cache_budget_bytes is None else cache_budget_bytes
         folder = None
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
@@ -231,6 +232,7 @@ class Engine:
         cancel: threading.Event | None = None,
         overflow: Overflow = "truncate_middle",
         template_kwargs: Mapping[str, Any] | None = None,
+        continue_reply: bool = False,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
@@ -238,12 +240,16 @@ class Engine:
         tokens computed out of those this request must compute; setting `cancel` stops within
         one prefill chunk or one token, and the result then has finish_reason "cancelled".
         When the path does not fit the context with room for a reply, `overflow` chooses:
-        "truncate_middle", "rolling" or "stop" (see inference.context_fit). Raises PromptError
+        "truncate_middle", "rolling" or "stop" (see inference.context_fit). `continue_reply`
+        goes on writing the last message, a partial assistant reply, as it stands (its turn is
+        left open, as HF's `continue_final_message` renders it). Raises PromptError
         (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
         usable after any error. `template_kwargs` go to the chat template (e.g.
         `enable_thinking`, `reasoning_effort`). Worker thread only.
         """
-        request = self._request(messages, params, conversation_id, overflow, template_kwargs)
+        request = self._request(
+            messages, params, conversation_id, overflow, template_kwargs, continue_reply
+        )
         request.on_token = on_token or request.on_token
         request.on_progress = on_progress or request.on_progress
         request.cancel = cancel or request.cancel
@@ -304,14 +310,18 @@ class Engine:
         conversation_id: Hashable,
         overflow: Overflow,
         template_kwargs: Mapping[str, Any] | None = None,
+        continue_reply: bool = False,
     ) -> _Request:
-        """A request for the reply after `messages`, fitted to the context and rendered."""
+        """A request for the reply after `messages`, fitted to the context and rendered (with
+        `continue_reply`, the last message is a partial reply the model goes on writing)."""
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         clean = validate_messages(messages)
-        kept, dropped = self._fit(clean, params, overflow, template_kwargs)
-        prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs)
+        if continue_reply and clean[-1]["role"] != "assistant":
+            raise PromptError("Only a reply can be continued: the last message is not one.")
+        kept, dropped = self._fit(clean, params, overflow, template_kwargs, continue_reply)
+        prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
         ids = prompt.ids
         max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
         return _Request(
@@ -344,10 +354,17 @@ class Engine:
         return len(self._loaded.tokenizer.get_vocab())
 
     def _render(
-        self, messages: list[dict[str, str]], template_kwargs: Mapping[str, Any] | None
+        self,
+        messages: list[dict[str, str]],
+        template_kwargs: Mapping[str, Any] | None,
+        continue_reply: bool = False,
     ) -> list[int]:
         return render_ids(
-            self._loaded.tokenizer, messages, add_generation_prompt=True, **(template_kwargs or {})
+            self._loaded.tokenizer,
+            messages,
+            not continue_reply,
+            continue_final=continue_reply,
+            **(template_kwargs or {}),
         )
 
     def _generation_suffix(self, template_kwargs: Mapping[str, Any]) -> str | None:
@@ -362,6 +379,7 @@ class Engine:
         params: SamplingParams,
         overflow: Overflow,
         template_kwargs: Mapping[str, Any] | None,
+        continue_reply: bool = False,
     ) -> tuple[list[dict[str, str]], list[int]]:
         limit = self.context_length
         if limit is None:
@@ -369,7 +387,7 @@ class Engine:
         room = reply_room(limit, params.max_tokens)
 
         def count(kept: list[dict[str, str]]) -> int:
-            return len(self._render(kept, template_kwargs))
+            return len(self._render(kept, template_kwargs, continue_reply))
 
         return fit_messages(messages, count, limit, room, overflow)
 
@@ -405,10 +423,13 @@ class Engine:
         while position < end:
             if request.cancel.is_set():
                 raise _Cancelled
-            stop = min([position + self._chunk, end, *(b for b in checkpoints if b > position)])
+            size = self._pacer.next_chunk()
+            stop = min([position + size, end, *(b for b in checkpoints if b > position)])
+            chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
                 self._loaded.model(mx.array(ids[position:stop])[None], cache=stack.caches)
                 stack.evaluate()
+            self._pacer.record(stop - position, time.perf_counter() - chunk_started)
             stack.tokens.extend(ids[position:stop])
             position = stop
             mx.clear_cache()

@@ -54,6 +54,10 @@ class BranchCommands(QObject):
     def regenerate(self, message_id: str) -> None:
         self._controller.regenerate(int(message_id))
 
+    @Slot(str)
+    def continue_reply(self, message_id: str) -> None:
+        self._controller.continue_reply(int(message_id))
+
     @Slot(str, int)
     def switch_sibling(self, message_id: str, delta: int) -> None:
         self._controller.switch_sibling(int(message_id), delta)
@@ -96,9 +100,19 @@ class BranchCommands(QObject):
         if not path:
             self._window.show_notice("There is nothing to continue yet.")
             return
+        source = self._window.current_conversation_id
         new_id = self._controller.fork_conversation(int(path[-1].id))
-        if new_id is not None:
-            self._window.open_conversation(new_id)
+        if new_id is None:
+            return
+        self._window.open_conversation(new_id)
+        if source is not None:
+            count = len(path)
+            self._window.banner.show_notice(
+                f"Copied this branch ({count} message{'s' if count != 1 else ''}) into a new "
+                "chat; the original is unchanged.",
+                "Back to the original",
+                lambda: self._window.open_conversation(source),
+            )
 
     @Slot()
     def edit_last(self) -> None:

@@ -62,6 +62,7 @@ class ChatView(QScrollArea):
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
     messageWidgetCreated = Signal(object)  # a new MessageWidget, for features that extend it
+    continueRequested = Signal(str)
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
 
@@ -241,6 +242,7 @@ class ChatView(QScrollArea):
         widget = MessageWidget(view, self._column)
         widget.editSubmitted.connect(self.editSubmitted)
         widget.regenerateRequested.connect(self.regenerateRequested)
+        widget.continueRequested.connect(self.continueRequested)
         widget.siblingRequested.connect(self.siblingRequested)
         widget.deleteRequested.connect(self.deleteRequested)
         self._widgets[view.id] = widget

@@ -30,6 +30,8 @@ from ui.attachment_chips import AttachmentChips
 from ui.auto_height import fit_to_text
 from ui.icon_button import icon_button
 from ui.icons import ColorRole, themed_icon
+from ui.plain_text import literal, plain_label
+from ui.reply_progress import STOPPING
 from ui.theme import em, scale_font
 from ui.think_controls import ThinkControls
 from ui.view_models import AttachmentView
@@ -123,8 +125,9 @@ class Composer(QFrame):
         self._over_context = False
         self._token_notice = ("", "")
         self._button_stops: bool | None = None
+        self._stopping = False  # Stop was pressed; the worker has not confirmed yet
 
-        self.notice = QLabel()
+        self.notice = plain_label()  # may quote an error from the worker
         self.notice.setObjectName("ComposerNotice")
         self.notice.setWordWrap(True)
         self.notice.hide()
@@ -199,7 +202,13 @@ class Composer(QFrame):
 
     def set_generating(self, generating: bool) -> None:
         self._generating = generating
+        self._stopping = False
         self._refresh()
+
+    def set_stopping(self) -> None:
+        """Stop was asked for: the button waits, disabled, until generating ends."""
+        self._stopping = True
+        self._refresh_button()
 
     def set_enabled_reason(self, reason: str | None) -> None:
         """None enables the composer; a reason disables it and says why (e.g. model loading)."""
@@ -316,11 +325,15 @@ class Composer(QFrame):
         # Runs on every keystroke: only the enabled state may change then.
         button = self.button
         if self._generating:
-            button.setEnabled(True)
+            button.setEnabled(not self._stopping)
         else:
             button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
         button.setToolTip(
-            "Stop generating (Esc)" if self._generating else self._reason or "Send message (Enter)"
+            STOPPING
+            if self._stopping
+            else "Stop generating (Esc)"
+            if self._generating
+            else literal(self._reason or "Send message (Enter)")
         )
         if self._button_stops is not self._generating:
             self._button_stops = self._generating

@@ -37,10 +37,11 @@ def read_import(controller: ChatController, path: Path) -> Conversation:
     return controller.import_conversation(json.loads(path.read_text(encoding="utf-8")))
 
 
-def ask_export_path(parent: QWidget, title: str) -> Path | None:
+def ask_export_path(parent: QWidget, title: str, folder: Path) -> Path | None:
+    """Ask where to export, starting in `folder` with a file name made from `title`."""
     safe = "".join(c if c.isalnum() or c in " -_" else "_" for c in title).strip() or "chat"
     chosen, file_filter = QFileDialog.getSaveFileName(
-        parent, "Export Conversation", str(Path.home() / f"{safe}.json"), _EXPORT_FILTERS
+        parent, "Export Conversation", str(folder / f"{safe}.json"), _EXPORT_FILTERS
     )
     if not chosen:
         return None
@@ -91,9 +92,11 @@ class ConversationFiles(QObject):
     def ask_export(self) -> None:
         cid = self._window.current_conversation_id
         if cid is not None:
-            path = ask_export_path(self._window, self._store.get_conversation(cid).title)
-            if path is not None:
-                self.export_to(path)
+            preferences = self._window.preferences
+            title = self._store.get_conversation(cid).title
+            path = ask_export_path(self._window, title, preferences.export_folder)
+            if path is not None and self.export_to(path):
+                preferences.export_folder = path.parent  # the next export starts there
 
     @Slot()
     def ask_import(self) -> None:

@@ -27,7 +27,8 @@ from app.connections import is_remote, parse_remote
 from app.controller import DEFAULT_PARAMS
 from app.settings import DEFAULT_OVERFLOW
 from ui.overflow_choice import overflow_box
-from ui.theme import em
+from ui.plain_text import plain_label
+from ui.theme import em, scale_font
 
 if TYPE_CHECKING:
     from app.library import ModelInfo
@@ -51,6 +52,25 @@ def _double(low: float, high: float, step: float, decimals: int, tip: str) -> QD
     box.setSingleStep(step)
     box.setDecimals(decimals)
     box.setToolTip(tip)
+    return box
+
+
+def _with_hint(field: QWidget | QHBoxLayout, hint: str) -> QWidget:
+    """`field` with its one-line explanation under it, small and muted."""
+    box = QWidget()
+    column = QVBoxLayout(box)
+    column.setContentsMargins(0, 0, 0, 0)
+    column.setSpacing(2)
+    if isinstance(field, QWidget):
+        column.addWidget(field)
+    else:
+        column.addLayout(field)
+    label = plain_label(hint)
+    label.setObjectName("FieldHint")
+    label.setWordWrap(True)
+    scale_font(label, 0.85)
+    column.addWidget(label)
+    column.addStretch(1)  # spare height goes below the hint, never between it and its field
     return box
 
 
@@ -134,11 +154,9 @@ class ConversationSettingsDialog(QDialog):
             ("Seed", self.seed),
             ("When it outgrows the context", self.overflow),
         ):
-            if isinstance(field, QWidget):
-                field.setAccessibleName(label)
-            else:
-                self.model_box.setAccessibleName(label)
-            form.addRow(QLabel(label), field)
+            shown = field if isinstance(field, QWidget) else self.model_box
+            shown.setAccessibleName(label)
+            form.addRow(QLabel(label), _with_hint(field, shown.toolTip()))
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
@@ -149,7 +167,14 @@ class ConversationSettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         defaults.clicked.connect(self.restore_defaults)
+        intro = plain_label(
+            "These settings apply to this chat only. New chats start from the defaults in "
+            "Preferences."
+        )
+        intro.setObjectName("SettingsIntro")
+        intro.setWordWrap(True)
         layout = QVBoxLayout(self)
+        layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 26))

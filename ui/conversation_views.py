@@ -6,7 +6,8 @@ Sibling positions come from one read of the conversation's whole tree rather tha
 
 from __future__ import annotations
 
-from collections import defaultdict
+import re
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -65,14 +66,41 @@ def conversation_rows(conversations: Iterable[Conversation]) -> list[Conversatio
     ]
 
 
+# A result shows two lines or so of its snippet: the text before the first match is cut to this
+# many characters, so the highlighted words are in sight.
+_LEAD_CHARS = 24
+
+
+def _lead_to_match(spans: tuple[tuple[str, bool], ...]) -> tuple[tuple[str, bool], ...]:
+    if len(spans) < 2 or spans[0][1] or len(spans[0][0]) <= _LEAD_CHARS:
+        return spans
+    lead = spans[0][0][-_LEAD_CHARS:]
+    cut = lead.find(" ")  # start at a word
+    return (("…" + (lead[cut + 1 :] if 0 <= cut < len(lead) - 1 else lead), False), *spans[1:])
+
+
 def search_hits(hits: Iterable[StoreSearchHit]) -> list[SearchHit]:
-    """A title match has no message: its message id is the empty string."""
-    return [
-        SearchHit(
-            conversation_id=str(hit.conversation_id),
-            message_id="" if hit.message_id is None else str(hit.message_id),
-            title=hit.title,
-            snippet=" ".join(hit.snippet.split()),
+    """One result per conversation, at its best match (the store ranks best first), with the
+    number of its matches. A title match has no message: its message id is the empty string."""
+    best: dict[int, StoreSearchHit] = {}
+    counts: Counter[int] = Counter()
+    for hit in hits:
+        best.setdefault(hit.conversation_id, hit)
+        counts[hit.conversation_id] += 1
+    views = []
+    for cid, hit in best.items():
+        # Line breaks and runs of spaces become one space: the snippet shows as one paragraph.
+        spans = _lead_to_match(
+            tuple((re.sub(r"\s+", " ", text), match) for text, match in hit.spans)
         )
-        for hit in hits
-    ]
+        views.append(
+            SearchHit(
+                conversation_id=str(cid),
+                message_id="" if hit.message_id is None else str(hit.message_id),
+                title=hit.title,
+                snippet="".join(text for text, _ in spans).strip(),
+                spans=spans,
+                matches=counts[cid],
+            )
+        )
+    return views

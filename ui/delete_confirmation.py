@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
+from ui.plain_text import message_box
+
 
 def delete_confirmed(
     parent: QWidget, object_name: str, title: str, question: str, details: str, what: str
@@ -12,12 +14,8 @@ def delete_confirmed(
 
     `what` names the Delete button for screen readers, e.g. "Delete message".
     """
-    box = QMessageBox(parent)
+    box = message_box(parent, QMessageBox.Icon.Warning, title, question, details)
     box.setObjectName(object_name)
-    box.setIcon(QMessageBox.Icon.Warning)
-    box.setWindowTitle(title)
-    box.setText(question)
-    box.setInformativeText(details)
     delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
     delete.setAccessibleName(what)
     box.addButton(QMessageBox.StandardButton.Cancel)

@@ -1,12 +1,14 @@
-"""The editor that takes a user message's place while the person edits it."""
+"""The editor that takes a user message's place while the person edits it: Enter saves and sends,
+Shift+Enter adds a line, Esc cancels, as in the composer."""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPlainTextEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ui.auto_height import fit_to_text
+from ui.composer import ComposerEdit
 from ui.theme import em
 
 # The editor grows with the text between these many lines, then scrolls.
@@ -24,14 +26,18 @@ class InlineEditor(QFrame):
         super().__init__(parent)
         self.setObjectName("InlineEditor")
         self._original = text
-        self.edit = QPlainTextEdit(text)
+        self.edit = ComposerEdit()
+        self.edit.setPlainText(text)
         self.edit.setObjectName("InlineEditorText")
         self.edit.setAccessibleName("Edit message")
-        self.edit.setToolTip("Edit the message; saving keeps the old version as a sibling")
+        self.edit.setToolTip(
+            "Edit the message; saving keeps the old version as a sibling. "
+            "Enter saves and sends · Shift+Enter adds a line · Esc cancels"
+        )
         self.save_button = QPushButton("Save && send")
         self.save_button.setObjectName("PrimaryButton")
         self.save_button.setAccessibleName("Save edit and send")
-        self.save_button.setToolTip("Save as a new version and generate a reply (Ctrl+Enter)")
+        self.save_button.setToolTip("Save as a new version and generate a reply (Enter)")
         cancel = QPushButton("Cancel")
         cancel.setAccessibleName("Cancel editing")
         cancel.setToolTip("Discard the changes (Esc)")
@@ -45,14 +51,15 @@ class InlineEditor(QFrame):
         layout.addLayout(buttons)
         self.save_button.clicked.connect(self._save)
         cancel.clicked.connect(self.cancelled)
+        self.edit.submitted.connect(self._save)
+        self.edit.escapePressed.connect(self.cancelled)
         self.edit.textChanged.connect(self._update_save_button)
         self.edit.textChanged.connect(self._fit_height)
-        for keys, slot in (
-            ("Ctrl+Return", self._save),
-            ("Ctrl+Enter", self._save),
-            ("Escape", self.cancelled.emit),
-        ):
-            QShortcut(QKeySequence(keys), self, slot, Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        # Esc from the buttons too, not only from the text.
+        QShortcut(
+            QKeySequence("Escape"), self, self.cancelled.emit,
+            Qt.ShortcutContext.WidgetWithChildrenShortcut,
+        )
         self._update_save_button()
 
     def _text(self) -> str:

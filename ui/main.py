@@ -41,6 +41,7 @@ from app.store import Store, StoreError
 from app.worker import InferenceWorker, default_engine_factory
 from ui.connections_dialog import add_connections_action
 from ui.main_window import MainWindow
+from ui.plain_text import show_message
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
 from ui.theme import apply_theme
 from ui.window_actions import add_log_folder_action
@@ -172,7 +173,9 @@ def launch(
     try:
         store = Store.open(paths.database)
     except StoreError as exc:
-        QMessageBox.critical(None, "Branchwise cannot open its conversations", str(exc))
+        show_message(
+            None, QMessageBox.Icon.Critical, "Branchwise cannot open its conversations", str(exc)
+        )
         return None
     worker = worker or InferenceWorker(
         partial(default_engine_factory, cache_dir=paths.caches_dir)
@@ -218,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         instance = claim_data_folder(paths, argv)
     except LockError as exc:
         logging.getLogger(__name__).error("%s", exc)
-        QMessageBox.critical(None, "Branchwise cannot start", str(exc))
+        show_message(None, QMessageBox.Icon.Critical, "Branchwise cannot start", str(exc))
         return 1
     if instance is None:
         return 0

@@ -16,19 +16,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt, Slot
-from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication
+from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QResizeEvent
 from PySide6.QtWidgets import (
     QApplication,
     QHBoxLayout,
     QMainWindow,
-    QMessageBox,
     QSplitter,
     QVBoxLayout,
     QWidget,
 )
 
 from app.server_config import ServerConfig
-from app.store import DEFAULT_TITLE, StoreError
+from app.store import DEFAULT_TITLE, Conversation, StoreError
+from ui.about_box import show_about
 from ui.branch_commands import BranchCommands
 from ui.chat_header import ChatHeader
 from ui.chat_view import ChatView
@@ -40,6 +40,7 @@ from ui.conversation_views import conversation_rows, message_views, search_hits
 from ui.draft_keeper import DraftKeeper
 from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
+from ui.plain_text import menu_text
 from ui.sidebar import Sidebar
 from ui.status_panel import StatusPanel
 from ui.stream_presenter import StreamPresenter
@@ -72,6 +73,10 @@ def title_from(text: str) -> str:
     return cut.rstrip(" ,.;:") + "…"
 
 
+# Below this width, in em, the sidebar folds away by itself.
+NARROW_EM = 45
+
+
 class MainWindow(QMainWindow):
     def __init__(
         self,
@@ -90,6 +95,8 @@ class MainWindow(QMainWindow):
         self.preferences = preferences
         self._cid: int | None = None
         self._undo_delete: int | None = None
+        self._narrow = False  # narrower than NARROW_EM: the sidebar folds away by itself
+        self._folded_by_width = False
         self._closed = False
 
         self.sidebar = Sidebar()
@@ -184,7 +191,7 @@ class MainWindow(QMainWindow):
             "find": self.focus_search,
             "preferences": self.open_preferences,
             "toggle_sidebar": self.toggle_sidebar,
-            "stop": self.controller.stop,
+            "stop": lambda: self.stream.request_stop(),
             "regenerate": self.branches.regenerate_last,
             "edit_last": self.branches.edit_last,
             "fork": self.branches.fork_branch,
@@ -216,16 +223,18 @@ class MainWindow(QMainWindow):
         s.conversationActivated.connect(self._on_conversation_activated)
         s.renameRequested.connect(self._on_rename)
         s.pinRequested.connect(self._on_pin)
+        s.exportRequested.connect(self._on_export)
         s.deleteRequested.connect(self._on_delete_confirmed)
         s.searchRequested.connect(self.search)
         s.searchHitActivated.connect(self._on_search_hit)
         v, b = self.chat_view, self.branches
         v.editSubmitted.connect(b.edit)
         v.regenerateRequested.connect(b.regenerate)
+        v.continueRequested.connect(b.continue_reply)
         v.siblingRequested.connect(b.switch_sibling)
         v.deleteRequested.connect(b.delete_message)
         self.composer.sendRequested.connect(self.send)
-        self.composer.stopRequested.connect(self.controller.stop)
+        self.composer.stopRequested.connect(self.stream.request_stop)
         self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
         self.header.settings_button.clicked.connect(self.open_settings)
         self.models.settingsSaved.connect(self._on_settings_saved)
@@ -296,7 +305,7 @@ class MainWindow(QMainWindow):
         if self.sidebar.model.row_of(str(conversation_id)) < 0:
             self._refresh_sidebar()  # made elsewhere (an import, a fork): list it first
         self.sidebar.set_current(str(conversation_id))
-        self._set_title(conversation.title)
+        self._set_title(conversation)
         self._render()
         if changed:
             self.composer.clear_attachments()  # a draft's files belong to its chat
@@ -318,9 +327,10 @@ class MainWindow(QMainWindow):
         except StoreError:
             return False
 
-    def _set_title(self, title: str) -> None:
-        self.title_label.setText(title)
-        self.setWindowTitle(f"{title} — Branchwise")
+    def _set_title(self, conversation: Conversation) -> None:
+        self.title_label.setText(conversation.title)
+        self.header.set_system_prompt(conversation.system_prompt)
+        self.setWindowTitle(f"{conversation.title} — Branchwise")
 
     @Slot()
     def _refresh_sidebar(self) -> None:
@@ -337,7 +347,7 @@ class MainWindow(QMainWindow):
             self.search(query)
         current = next((c for c in conversations if c.id == self._cid), None)
         if current is not None:
-            self._set_title(current.title)
+            self._set_title(current)
 
     @Slot(str)
     def _on_conversation_activated(self, conversation_id: str) -> None:
@@ -350,6 +360,11 @@ class MainWindow(QMainWindow):
     @Slot(str, bool)
     def _on_pin(self, conversation_id: str, pinned: bool) -> None:
         self.controller.set_pinned(int(conversation_id), pinned)
+
+    @Slot(str)
+    def _on_export(self, conversation_id: str) -> None:
+        self.open_conversation(int(conversation_id))  # export takes the chat on screen
+        self.files.ask_export()
 
     @Slot(str)
     def _on_delete_confirmed(self, conversation_id: str) -> None:
@@ -365,7 +380,7 @@ class MainWindow(QMainWindow):
         self.controller.delete_conversation(conversation_id)
         self._undo_delete = conversation_id
         self.menu_actions.undo.setEnabled(True)
-        self.menu_actions.undo.setText(f"&Undo Delete “{title}”")
+        self.menu_actions.undo.setText(f"&Undo Delete “{menu_text(title)}”")
         if conversation_id == self._cid:
             self._cid = None
             remaining = self.store.list_conversations()
@@ -464,6 +479,10 @@ class MainWindow(QMainWindow):
     def _on_settings_saved(self, conversation_id: int) -> None:
         if conversation_id == self._cid:
             self.token_counter.schedule()  # the system prompt counts too
+            try:
+                self._set_title(self.store.get_conversation(conversation_id))  # its marker
+            except StoreError as exc:
+                self.show_notice(str(exc))
 
     @Slot(str)
     def _show_status(self, text: str) -> None:
@@ -555,9 +574,27 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def toggle_sidebar(self) -> None:
-        shown = not self.sidebar.isVisible()
+        self._folded_by_width = False  # the person's choice stands until the next fold
+        self._show_sidebar(self.sidebar.isHidden())
+
+    def _show_sidebar(self, shown: bool) -> None:
         self.sidebar.setVisible(shown)
         self.menu_actions.toggle_sidebar.setChecked(shown)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        # A narrow window gives the chat the room; widened again, the sidebar comes back if it
+        # was folded for the width (not if the person hid it).
+        super().resizeEvent(event)
+        narrow = self.width() < em(self, NARROW_EM)
+        if narrow == self._narrow:
+            return
+        self._narrow = narrow
+        if narrow and not self.sidebar.isHidden():
+            self._folded_by_width = True
+            self._show_sidebar(False)
+        elif not narrow and self._folded_by_width:
+            self._folded_by_width = False
+            self._show_sidebar(True)
 
     # -- clipboard, export, import ----------------------------------------------------------
 
@@ -585,10 +622,4 @@ class MainWindow(QMainWindow):
         self.banner.show_notice(text, kind="warning")
 
     def _about(self) -> None:
-        QMessageBox.about(
-            self,
-            "About Branchwise",
-            "<b>Branchwise</b><br>Chat with language models on this computer. Every "
-            "conversation is a tree: edits and regenerations keep every version, and switching "
-            "between them is instant.",
-        )
+        show_about(self)

@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 from ui.attachment_chips import AttachmentChips
 from ui.icon_button import message_action
 from ui.inline_editor import InlineEditor
+from ui.plain_text import plain_label
 from ui.safe_browser import SafeBrowser
 from ui.sibling_nav import SiblingNav
 from ui.streaming_markdown import StreamingMarkdown
@@ -44,6 +45,8 @@ _BADGES = {
     "interrupted": "Interrupted: the app closed before this reply finished",
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
+# A longer message of the person's shows this many lines until "Show more".
+_COLLAPSED_LINES = 12
 _BUBBLE_SHARE = 0.8
 
 
@@ -102,6 +105,7 @@ class MessageWidget(QFrame):
 
     editSubmitted = Signal(str, str)
     regenerateRequested = Signal(str)
+    continueRequested = Signal(str)  # a stopped or cut-off reply: write more of it
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
 
@@ -115,8 +119,10 @@ class MessageWidget(QFrame):
         self._badge: QLabel | None = None
         self._thinking: ThinkingSection | None = None
         self.chips: AttachmentChips | None = None
+        self._note = ""  # set by the window while the reply is being written
         self.edit_button: QToolButton | None = None
         self.regenerate_button: QToolButton | None = None
+        self.continue_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
@@ -168,6 +174,14 @@ class MessageWidget(QFrame):
             if role == "assistant":
                 self.regenerate_button = message_action("regenerate", "Regenerate reply")
                 self.regenerate_button.clicked.connect(self._request_regenerate)
+                self.continue_button = message_action(
+                    "chevron-right", "Continue: write more of this reply"
+                )
+                self.continue_button.setText("Continue")
+                self.continue_button.setToolButtonStyle(
+                    Qt.ToolButtonStyle.ToolButtonTextBesideIcon
+                )
+                self.continue_button.clicked.connect(self._request_continue)
                 self.stats_label = QLabel()
                 self.stats_label.setObjectName("StatsLabel")
                 self.stats_label.setWordWrap(True)
@@ -176,6 +190,7 @@ class MessageWidget(QFrame):
                 self.stats_label.setTextInteractionFlags(
                     Qt.TextInteractionFlag.TextSelectableByMouse
                 )
+                self._tools.addWidget(self.continue_button)
                 self._tools.addWidget(self.regenerate_button)
                 self._tools.addWidget(self.delete_button)
                 self._tools.addSpacing(em(self, 0.5))
@@ -190,6 +205,15 @@ class MessageWidget(QFrame):
             self.chips.set_attachments(view.attachments)
             layout.addWidget(self.chips)
         layout.addLayout(bubble_row)
+        self.more_button: QToolButton | None = None
+        if role == "user":
+            # A long message of the person's shows its first lines until asked for the rest.
+            self._collapsed = True
+            self.more_button = QToolButton(self)
+            self.more_button.setObjectName("ShowMoreButton")
+            self.more_button.setAutoRaise(True)
+            self.more_button.clicked.connect(self._toggle_collapsed)
+            layout.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(self._toolbar)
         self._apply(view, render=True)
 
@@ -227,6 +251,12 @@ class MessageWidget(QFrame):
         self._view = view
         self._apply(view, render)
 
+    def set_progress_note(self, note: str) -> None:
+        """A line on a reply being written, e.g. "Reading the prompt… 512 / 1,847 tokens" or
+        "Stopping…"; "" shows the text again (or "Generating…" while there is none)."""
+        self._note = note
+        self._update_badge()
+
     def set_content(self, text: str, reasoning: str = "", thinking: bool = False) -> None:
         """New text (and reasoning) for a streaming reply; renders only this widget, without
         caching."""
@@ -259,7 +289,7 @@ class MessageWidget(QFrame):
         self._editor.deleteLater()
         self._editor = None
         self._bubble.show()
-        self._toolbar.setVisible(self._view.status != "streaming")
+        self._apply(self._view, render=False)
 
     # -- building and updating --------------------------------------------------------------
 
@@ -270,8 +300,14 @@ class MessageWidget(QFrame):
             self._render_body(streaming)
         if view.sibling_count > 1 or self._nav is not None:
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
-        _set_shown(self.copy_button, bool(view.content))
-        _set_shown(self._toolbar, not streaming and self._editor is None)
+        # While a new version streams, only its switcher shows: the way back to the others.
+        _set_shown(self._toolbar, self._editor is None and (not streaming or self._nav is not None))
+        for button in self._actions():
+            _set_shown(
+                button, not streaming and (button is not self.copy_button or bool(view.content))
+            )
+        if self.continue_button is not None:
+            _set_shown(self.continue_button, _can_continue(view))
         self._show_left_out(view.left_out)
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
@@ -295,6 +331,11 @@ class MessageWidget(QFrame):
         for widget in (self._bubble, self.body):
             widget.setToolTip(tip)
         self.setAccessibleDescription(tip)
+
+    def _actions(self) -> list[QToolButton]:
+        """The buttons that act on a finished message (hidden while it streams)."""
+        names = ("copy_button", "edit_button", "regenerate_button", "delete_button")
+        return [b for b in (getattr(self, n, None) for n in names) if b is not None]
 
     def _ensure_nav(self) -> SiblingNav:
         if self._nav is None:
@@ -341,8 +382,10 @@ class MessageWidget(QFrame):
         view = self._view
         if view.status == "error":
             text = f"Error: {view.error or 'the reply could not be generated'}"
-        elif view.status == "streaming" and not view.content and not view.reasoning:
-            text = "Generating…"
+        elif view.status == "streaming" and (
+            self._note or (not view.content and not view.reasoning)
+        ):
+            text = self._note or "Generating…"
         else:
             text = _BADGES.get(view.status, "")
         if not text and self._badge is None:
@@ -358,7 +401,7 @@ class MessageWidget(QFrame):
 
     def _ensure_badge(self) -> QLabel:
         if self._badge is None:
-            self._badge = QLabel(self)
+            self._badge = plain_label(parent=self)  # may quote an error
             self._badge.setObjectName("StatusBadge")
             self._badge.setWordWrap(True)
             scale_font(self._badge, 0.9)
@@ -380,6 +423,24 @@ class MessageWidget(QFrame):
         wanted = self._natural_width + margins.left() + margins.right()
         available = int(self.width() * _BUBBLE_SHARE)
         self._bubble.setFixedWidth(max(em(self, 3), min(wanted, available)))
+        self._update_collapsed()
+
+    def _update_collapsed(self) -> None:
+        if self.more_button is None:
+            return
+        limit = self.body.fontMetrics().lineSpacing() * _COLLAPSED_LINES
+        long = self.body.document().size().height() > limit
+        self.body.set_height_limit(limit if self._collapsed and long else None)
+        _set_shown(self.more_button, long)
+        self.more_button.setText("Show more" if self._collapsed else "Show less")
+        self.more_button.setAccessibleName(self.more_button.text())
+        self.more_button.setToolTip(
+            "Show the whole message" if self._collapsed else "Show only its first lines"
+        )
+
+    def _toggle_collapsed(self) -> None:
+        self._collapsed = not self._collapsed
+        self._update_collapsed()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)
@@ -408,6 +469,10 @@ class MessageWidget(QFrame):
         if self._view.status != "streaming":
             self.regenerateRequested.emit(self._view.id)
 
+    def _request_continue(self) -> None:
+        if _can_continue(self._view):
+            self.continueRequested.emit(self._view.id)
+
     def _request_delete(self) -> None:
         self.deleteRequested.emit(self._view.id)
 
@@ -415,6 +480,12 @@ class MessageWidget(QFrame):
         message_id = self._view.id
         self.stop_editing()
         self.editSubmitted.emit(message_id, text)
+
+
+def _can_continue(view: MessageView) -> bool:
+    """A reply with text that was stopped, or cut off by its length limit or the context."""
+    cut_off = view.stats.get("finish_reason") in ("length", "context")
+    return bool(view.content) and (view.status == "stopped" or cut_off)
 
 
 def _set_shown(widget: QWidget, shown: bool) -> None:

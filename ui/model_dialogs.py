@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QHeaderView,
     QInputDialog,
-    QLabel,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -34,6 +33,7 @@ from app.library import (
     rename_model,
 )
 from app.model_install import is_published_dhara
+from ui.icons import themed_icon
 from ui.model_tasks import (
     ModelTask,
     download_job,
@@ -41,6 +41,7 @@ from ui.model_tasks import (
     import_folder_job,
     import_gguf_job,
 )
+from ui.plain_text import literal, message_box, plain_label, show_message
 from ui.status_panel import format_bytes
 from ui.theme import em
 
@@ -72,7 +73,7 @@ class TaskProgressDialog(QDialog):
         self.task = task
         self.result_path: Path | None = None
         self.error: str | None = None
-        self.label = QLabel(f"{task.description}…")
+        self.label = plain_label(f"{task.description}…")  # names a file or a repository
         self.label.setWordWrap(True)
         self.label.setMinimumWidth(em(self, 20))
         self.bar = QProgressBar()
@@ -145,6 +146,7 @@ class ModelLibraryDialog(QDialog):
         self._worker = worker
         self._models: list[ModelInfo] = []
         self.tasks: list[TaskProgressDialog] = []
+        self.loaded_id: str | None = None  # marked in the list (set by the window)
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("ModelTable")
@@ -225,10 +227,20 @@ class ModelLibraryDialog(QDialog):
                 format_bytes(info.size_bytes),
                 f"{info.context_length:,}" if info.context_length else "unknown",
             )
-            tip = info.problem or f"{info.source}\n{info.path}"
+            loaded = info.id == self.loaded_id
+            # The full name first: a long one is elided in its cell.
+            tip = "\n".join(
+                [info.name, *(["Loaded now"] if loaded else []),
+                 info.problem or f"{info.source}\n{info.path}"]
+            )
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
-                item.setToolTip(tip)
+                item.setToolTip(literal(tip))
+                if column == 0 and loaded:
+                    item.setIcon(themed_icon("check"))
+                    font = item.font()
+                    font.setBold(True)
+                    item.setFont(font)
                 if column != 0:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if info.problem:
@@ -274,7 +286,7 @@ class ModelLibraryDialog(QDialog):
         try:
             renamed = rename_model(self.models_dir, info.id, item.text())
         except LibraryError as exc:
-            QMessageBox.warning(self, "Rename model", str(exc))
+            show_message(self, QMessageBox.Icon.Warning, "Rename model", str(exc))
             renamed = info
         self.refresh(select_folder=renamed.folder)
         self.libraryChanged.emit()
@@ -285,14 +297,14 @@ class ModelLibraryDialog(QDialog):
         if info is None:
             return
         what = "the link (the folder itself stays)" if info.linked else "its files from the disk"
-        box = QMessageBox(
+        box = message_box(
+            self,
             QMessageBox.Icon.Warning,
             "Delete model",
             f"Delete “{info.name}”?",
-            parent=self,
+            f"This removes {what}. Conversations keep their text.",
         )
         box.setObjectName("ConfirmDeleteModel")
-        box.setInformativeText(f"This removes {what}. Conversations keep their text.")
         delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton(QMessageBox.StandardButton.Cancel)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
@@ -304,7 +316,12 @@ class ModelLibraryDialog(QDialog):
         try:
             delete_model(self.models_dir, info.id)
         except (LibraryError, OSError) as exc:
-            QMessageBox.warning(self, "Delete model", f"{info.name} could not be deleted: {exc}")
+            show_message(
+                self,
+                QMessageBox.Icon.Warning,
+                "Delete model",
+                f"{info.name} could not be deleted: {exc}",
+            )
         self.refresh()
         self.libraryChanged.emit()
 
@@ -338,9 +355,13 @@ class ModelLibraryDialog(QDialog):
         if is_published_dhara(folder):  # converted into the library: nothing to link
             self.import_folder(Path(folder), link=False)
             return
-        box = QMessageBox(QMessageBox.Icon.Question, "Import model folder", "", parent=self)
-        box.setText(f"Copy {Path(folder).name} into the library, or link to it where it is?")
-        box.setInformativeText("A linked model stops working if the folder moves.")
+        box = message_box(
+            self,
+            QMessageBox.Icon.Question,
+            "Import model folder",
+            f"Copy {Path(folder).name} into the library, or link to it where it is?",
+            "A linked model stops working if the folder moves.",
+        )
         copy = box.addButton("Copy", QMessageBox.ButtonRole.AcceptRole)
         link = box.addButton("Link", QMessageBox.ButtonRole.AcceptRole)
         box.addButton(QMessageBox.StandardButton.Cancel)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Slot
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QToolButton, QWidget
 
+from ui.plain_text import literal, menu_text, plain_label
 from ui.theme import em
 
 NOTICE_MS = 8000
@@ -20,7 +21,7 @@ class NoticeBanner(QFrame):
         self.setObjectName("NoticeBanner")
         self.setAccessibleName("Notice")
         self._action: Callable[[], None] | None = None
-        self.label = QLabel()
+        self.label = plain_label()  # notices quote titles, file names and errors
         self.label.setObjectName("NoticeText")
         self.label.setWordWrap(True)
         self.label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -61,9 +62,9 @@ class NoticeBanner(QFrame):
         self.setAccessibleDescription(text)
         self.action_button.setVisible(action is not None)
         if action is not None:
-            self.action_button.setText(action_text or "OK")
+            self.action_button.setText(menu_text(action_text or "OK"))
             self.action_button.setAccessibleName(action_text or "OK")
-            self.action_button.setToolTip(f"{action_text} ({text})")
+            self.action_button.setToolTip(literal(f"{action_text} ({text})"))
         self.setProperty("kind", kind)
         self.style().unpolish(self)
         self.style().polish(self)

@@ -16,12 +16,16 @@ import math
 from functools import cache
 from typing import Any
 
-from PySide6.QtCore import QByteArray, QSize, QSizeF, Qt, QUrl, Signal, Slot
+from PySide6.QtCore import QByteArray, QRect, QSize, QSizeF, Qt, QUrl, Signal, Slot
 from PySide6.QtGui import (
     QCursor,
     QDesktopServices,
     QGuiApplication,
     QImage,
+    QPainter,
+    QPaintEvent,
+    QPalette,
+    QTextCursor,
     QTextDocument,
     QTextOption,
     QWheelEvent,
@@ -46,6 +50,8 @@ class SafeBrowser(QTextBrowser):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._markdown = ""
+        self._streaming = False  # a reply still being written: a cursor shows where it goes on
+        self._height_limit: int | None = None  # a long message shown collapsed
         self.setOpenLinks(False)
         self.setOpenExternalLinks(False)
         self.setFrameShape(QFrame.Shape.NoFrame)
@@ -64,11 +70,37 @@ class SafeBrowser(QTextBrowser):
 
     def set_markdown(self, text: str, dark: bool, streaming: bool = False) -> None:
         self._markdown = text
+        self._streaming = streaming
         self.setHtml(render(text, dark, streaming))
 
     def set_plain_text(self, text: str) -> None:
         self._markdown = ""
+        self._streaming = False
         self.setPlainText(text)
+
+    def stream_cursor_rect(self) -> QRect | None:
+        """Where the streaming cursor is drawn (after the last character), or None when the
+        text is not streaming. Painted over the text, never part of it: copying and the
+        text itself stay exactly the model's."""
+        if not self._streaming or self.document().isEmpty():
+            return None
+        end = QTextCursor(self.document())
+        end.movePosition(QTextCursor.MoveOperation.End)
+        # A code block is a frame, and a document has an empty line after its last frame: the
+        # cursor goes after the last character written, not there.
+        while not end.block().text() and end.movePosition(QTextCursor.MoveOperation.PreviousBlock):
+            end.movePosition(QTextCursor.MoveOperation.EndOfBlock)
+        line = self.cursorRect(end)
+        width = max(2, line.height() // 3)
+        return QRect(line.left() + width // 2, line.top(), width, line.height())
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        super().paintEvent(event)
+        cursor = self.stream_cursor_rect()
+        if cursor is not None:
+            color = self.palette().color(QPalette.ColorRole.Text)
+            color.setAlpha(150)
+            QPainter(self.viewport()).fillRect(cursor, color)
 
     def loadResource(self, type: int, name: QUrl) -> Any:
         # Never None, and never undecodable bytes for an image: Qt would read the file itself.
@@ -91,9 +123,16 @@ class SafeBrowser(QTextBrowser):
         height = self.document().documentLayout().documentSize().height()
         return math.ceil(height) + margins.top() + margins.bottom()
 
+    def set_height_limit(self, pixels: int | None) -> None:
+        """Show at most `pixels` of the text (None: all of it)."""
+        self._height_limit = pixels
+        self._fit_height()
+
     @Slot(QSizeF)
     def _fit_height(self, _size: QSizeF | None = None) -> None:
         height = self._content_height()
+        if self._height_limit is not None:
+            height = min(height, self._height_limit)
         if height != self.height() or self.minimumHeight() != height:
             self.setFixedHeight(height)
 

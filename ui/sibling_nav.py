@@ -48,7 +48,7 @@ class SiblingNav(QWidget):
     def set_position(self, index: int, count: int) -> None:
         self._index, self._count = index, count
         self._label.setText(f"{index}/{count}")
-        description = f"Version {index} of {count}"
+        description = f"Version {index} of {count}" + (" (newest)" if index == count else "")
         self._label.setAccessibleName(description)
         self._label.setToolTip(description)
         self._previous.setEnabled(index > 1)

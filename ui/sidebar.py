@@ -22,7 +22,15 @@ from PySide6.QtCore import (
     Signal,
     Slot,
 )
-from PySide6.QtGui import QColor, QFont, QKeySequence, QPainter, QShortcut
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QFontMetrics,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QShortcut,
+)
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
@@ -37,8 +45,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.date_groups import date_group
 from ui.delete_confirmation import delete_confirmed
 from ui.icons import ColorRole, themed_icon
+from ui.plain_text import literal
+from ui.search_snippet import matches_text, paint_snippet
 from ui.theme import colors_for, em, is_dark
 from ui.view_models import ConversationRow, SearchHit
 
@@ -47,6 +58,9 @@ IdRole = Qt.ItemDataRole.UserRole + 1
 PinnedRole = Qt.ItemDataRole.UserRole + 2
 SecondLineRole = Qt.ItemDataRole.UserRole + 3
 MessageIdRole = Qt.ItemDataRole.UserRole + 4
+SpansRole = Qt.ItemDataRole.UserRole + 5  # a search result's snippet as (text, is_match) pieces
+MatchCountRole = Qt.ItemDataRole.UserRole + 6
+GroupRole = Qt.ItemDataRole.UserRole + 7  # the heading above a row that starts a date group
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 
@@ -81,13 +95,18 @@ class ConversationListModel(QAbstractListModel):
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.EditRole):
             return row.title
         if role == Qt.ItemDataRole.ToolTipRole:
-            return f"{row.title}\nLast active {row.updated_at:%Y-%m-%d %H:%M}"
+            return literal(f"{row.title}\nLast active {row.updated_at:%Y-%m-%d %H:%M}")
         if role == Qt.ItemDataRole.AccessibleTextRole:
             return f"{row.title}, pinned" if row.pinned else row.title
         if role == IdRole:
             return row.id
         if role == PinnedRole:
             return row.pinned
+        if role == GroupRole:
+            group = date_group(row.updated_at, row.pinned)
+            above = self._rows[index.row() - 1] if index.row() > 0 else None
+            starts = above is None or date_group(above.updated_at, above.pinned) != group
+            return group if starts else ""
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
@@ -114,7 +133,9 @@ class _RowDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: ModelIndex) -> QSize:
         metrics = option.fontMetrics
         lines = 3 if index.data(SecondLineRole) else 1
-        return QSize(option.rect.width(), metrics.lineSpacing() * lines + metrics.height())
+        heading = _heading_height(metrics) if index.data(GroupRole) else 0
+        height = metrics.lineSpacing() * lines + metrics.height() + heading
+        return QSize(option.rect.width(), height)
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: ModelIndex) -> None:
         colors = colors_for(is_dark())
@@ -122,6 +143,19 @@ class _RowDelegate(QStyledItemDelegate):
         pad = metrics.averageCharWidth()
         rect = option.rect.adjusted(pad // 2, 1, -pad // 2, -1)
         painter.save()
+        group = index.data(GroupRole)
+        if group:
+            # The heading sits above the row's rounded background, small and muted.
+            heading = QRect(rect.left() + pad * 3 // 2, rect.top(), rect.width(), 0)
+            heading.setHeight(_heading_height(metrics))
+            small = QFont(option.font)
+            small.setPointSizeF(small.pointSizeF() * 0.85)
+            small.setWeight(QFont.Weight.DemiBold)
+            painter.setFont(small)
+            painter.setPen(QColor(colors.muted))
+            bottom = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignBottom
+            painter.drawText(heading.adjusted(0, 0, 0, -metrics.height() // 4), bottom, group)
+            rect.setTop(heading.bottom() + 1)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         state = option.state
         if state & QStyle.StateFlag.State_Selected:
@@ -135,6 +169,12 @@ class _RowDelegate(QStyledItemDelegate):
         painter.drawRoundedRect(rect, pad, pad)
 
         inner = rect.adjusted(pad * 3 // 2, metrics.height() // 2, -pad, -metrics.height() // 2)
+        hovered = state & (QStyle.StateFlag.State_MouseOver | QStyle.StateFlag.State_Selected)
+        if group is not None and hovered:  # a conversation, not a search result
+            button = menu_button_rect(option.rect, metrics, bool(group))
+            painter.setPen(QColor(colors.muted))
+            painter.drawText(button, Qt.AlignmentFlag.AlignCenter, "…")
+            inner.setRight(button.left() - pad)
         if index.data(PinnedRole):
             side = metrics.height()
             pin = QRect(inner.right() - side, inner.top(), side, side)
@@ -148,10 +188,27 @@ class _RowDelegate(QStyledItemDelegate):
         enabled = bool(index.flags() & Qt.ItemFlag.ItemIsEnabled)
         painter.setPen(QColor(colors.text if enabled else colors.muted))
         title_rect = QRect(inner.left(), inner.top(), inner.width(), metrics.lineSpacing())
-        title = metrics.elidedText(str(index.data()), Qt.TextElideMode.ElideRight, inner.width())
+        count = index.data(MatchCountRole)
+        if count:
+            # "3 matches" on the right, muted; the title is cut before it.
+            painter.save()
+            painter.setFont(option.font)
+            painter.setPen(QColor(colors.muted))
+            label = matches_text(int(count))
+            right = Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter
+            painter.drawText(title_rect, right, label)
+            title_rect.setRight(title_rect.right() - metrics.horizontalAdvance(label) - pad)
+            painter.restore()
+        title = QFontMetrics(title_font).elidedText(
+            str(index.data()), Qt.TextElideMode.ElideRight, title_rect.width()
+        )
         align = Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter
         painter.drawText(title_rect, align, title)
-        if second:
+        spans = index.data(SpansRole)
+        if spans:
+            second_rect = inner.adjusted(0, metrics.lineSpacing(), 0, 0)
+            paint_snippet(painter, second_rect, spans, option.font, (colors.muted, colors.accent))
+        elif second:
             painter.setFont(option.font)
             painter.setPen(QColor(colors.muted))
             second_rect = inner.adjusted(0, metrics.lineSpacing(), 0, 0)
@@ -161,8 +218,39 @@ class _RowDelegate(QStyledItemDelegate):
         painter.restore()
 
 
-def _list_view(name: str) -> QListView:
-    view = QListView()
+def menu_button_rect(row: QRect, metrics: QFontMetrics, heading: bool) -> QRect:
+    """Where a conversation row shows its "…" button (on hover): its right end, level with the
+    title. The delegate paints it there and the list opens the menu on a click there."""
+    pad = metrics.averageCharWidth()
+    top = row.top() + 1 + (_heading_height(metrics) if heading else 0) + metrics.height() // 2
+    side = metrics.height()
+    right = row.right() - pad // 2 - pad
+    return QRect(right - side, top, side, side)
+
+
+def _heading_height(metrics: QFontMetrics) -> int:
+    return metrics.lineSpacing() + metrics.height() // 2
+
+
+class _ConversationList(QListView):
+    """The conversation list: a click on a row's "…" opens its menu, as a right-click does."""
+
+    menuButtonClicked = Signal(QPoint)
+
+    def mousePressEvent(self, event: QMouseEvent) -> None:
+        position = event.position().toPoint()
+        index = self.indexAt(position)
+        if event.button() == Qt.MouseButton.LeftButton and index.isValid():
+            heading = bool(index.data(GroupRole))
+            button = menu_button_rect(self.visualRect(index), self.fontMetrics(), heading)
+            if button.contains(position):
+                self.menuButtonClicked.emit(position)
+                return
+        super().mousePressEvent(event)
+
+
+def _list_view(name: str, kind: type[QListView] = QListView) -> QListView:
+    view = kind()
     view.setObjectName(name)
     view.setAccessibleName(name.replace("List", " list").replace("Results", " results"))
     view.setItemDelegate(_RowDelegate(view))
@@ -196,14 +284,20 @@ class _SearchResultsModel(QAbstractListModel):
         hit = self._hits[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             return hit.title
-        if role in (SecondLineRole, Qt.ItemDataRole.ToolTipRole):
+        if role == SecondLineRole:
             return hit.snippet
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return literal(hit.snippet)
         if role == Qt.ItemDataRole.AccessibleTextRole:
-            return f"{hit.title}: {hit.snippet}"
+            return f"{hit.title}, {matches_text(hit.matches)}: {hit.snippet}"
         if role == IdRole:
             return hit.conversation_id
         if role == MessageIdRole:
             return hit.message_id
+        if role == SpansRole:
+            return hit.spans
+        if role == MatchCountRole:
+            return hit.matches
         return None
 
     def flags(self, index: ModelIndex) -> Qt.ItemFlag:
@@ -218,6 +312,7 @@ class Sidebar(QWidget):
     renameRequested = Signal(str, str)
     deleteRequested = Signal(str)
     pinRequested = Signal(str, bool)
+    exportRequested = Signal(str)
     searchRequested = Signal(str)
     searchHitActivated = Signal(str, str)
 
@@ -250,7 +345,7 @@ class Sidebar(QWidget):
         self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
 
         self.model = ConversationListModel(self)
-        self.list = _list_view("ConversationList")
+        self.list = _list_view("ConversationList", _ConversationList)
         self.list.setModel(self.model)
         self.list.setToolTip("Your conversations: F2 renames, Delete removes")
         self.list.setEditTriggers(
@@ -285,6 +380,7 @@ class Sidebar(QWidget):
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
         self.list.itemDelegate().closeEditor.connect(self._apply_pending_rows)
         self.list.customContextMenuRequested.connect(self._show_context_menu)
+        self.list.menuButtonClicked.connect(self._show_context_menu)
         self.results.clicked.connect(self._on_hit)
         self.results.activated.connect(self._on_hit)
         QShortcut(
@@ -399,7 +495,8 @@ class Sidebar(QWidget):
             menu.popup(self.list.viewport().mapToGlobal(position))
 
     def context_menu(self, conversation_id: str) -> QMenu:
-        """Rename, pin or unpin, delete: the actions on one conversation."""
+        """Rename, pin or unpin, export, delete: the actions on one conversation (its right-click
+        menu and its "…" button)."""
         pinned = self.model.conversation(self.model.row_of(conversation_id)).pinned
         menu = QMenu(self)
         menu.setAccessibleName("Conversation actions")
@@ -409,6 +506,7 @@ class Sidebar(QWidget):
             "Unpin" if pinned else "Pin to top",
             lambda: self.pinRequested.emit(conversation_id, not pinned),
         )
+        menu.addAction("Export…", lambda: self.exportRequested.emit(conversation_id))
         menu.addSeparator()
         delete = menu.addAction(themed_icon("trash"), "Delete…")
         delete.triggered.connect(lambda: self.confirm_delete(conversation_id))

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
+from ui.plain_text import literal, plain_label
 from ui.theme import em
 
 
@@ -31,7 +32,7 @@ class StatusPanel(QWidget):
         self.progress.setMaximumHeight(em(self, 0.9))
         self.progress.setTextVisible(False)
         self.progress.hide()
-        self.model_label = QLabel("No model")
+        self.model_label = plain_label("No model")
         self.model_label.setObjectName("ModelLabel")
         self.model_label.setAccessibleName("Model")
         self.memory_label = QLabel()
@@ -76,10 +77,12 @@ class StatusPanel(QWidget):
             self.model_label.setText(message or "Loading the model…")
             self.model_label.setToolTip("The model is loading; you can read and search meanwhile")
             self._show_progress(int(status.get("done") or 0), int(status.get("total") or 0))
-            self.progress.setToolTip(message or "Loading the model…")
+            self.progress.setToolTip(literal(message or "Loading the model…"))
         else:
             self.model_label.setText("No model loaded")
-            self.model_label.setToolTip(message or "Choose a model in File › Model Library")
+            self.model_label.setToolTip(
+                literal(message or "Choose a model in File › Model Library")
+            )
             self.progress.hide()
 
     def set_memory(self, memory: dict[str, Any]) -> None:

@@ -1,5 +1,6 @@
-"""How a reply being written shows in the window: its text, the prompt-reading progress, and
-the busy state of the composer and the Chat menu.
+"""How a reply being written shows in the window: its text, the prompt-reading progress (with
+an estimate of the time left), "Stopping…" from Stop until the worker confirms, and the busy
+state of the composer and the Chat menu.
 
 Tokens arrive far faster than a person reads, and re-rendering Markdown is not free: only the
 latest text is kept, and the streaming message is re-rendered at most `STREAM_FPS` times a
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from ui.reply_progress import STOPPING, PrefillEstimate
 from ui.view_models import MessageView
 
 if TYPE_CHECKING:
@@ -33,6 +35,8 @@ class StreamPresenter(QObject):
         self._streamed: dict[int, dict[str, Any]] = {}
         self._timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
         self._timer.timeout.connect(self._show)
+        self._estimate = PrefillEstimate()
+        self._stopping = False
 
     def with_streamed_text(self, views: list[MessageView]) -> list[MessageView]:
         """`views` with each streaming message's newest text and reasoning."""
@@ -74,6 +78,28 @@ class StreamPresenter(QObject):
     @Slot(object)
     def on_prefill(self, payload: dict[str, Any]) -> None:
         self._window.status_panel.set_prefill(payload["done"], payload["total"])
+        note = self._estimate.note(payload["done"], payload["total"])
+        if not self._stopping:
+            self._show_note(payload["message_id"], note)
+
+    @Slot()
+    def request_stop(self) -> None:
+        """Stop the reply; it says "Stopping…" until the worker confirms (the app is idle)."""
+        controller = self._window.controller
+        if not controller.is_busy() or self._stopping:
+            return
+        self._stopping = True
+        controller.stop()
+        self._window.composer.set_stopping()
+        self._window.menu_actions.stop.setEnabled(False)
+        message_id = controller.streaming_message_id()
+        if message_id is not None:
+            self._show_note(message_id, STOPPING)
+
+    def _show_note(self, message_id: int, note: str) -> None:
+        widget = self._window.chat_view.message_widget(str(message_id))
+        if widget is not None:
+            widget.set_progress_note(note)
 
     @Slot(bool)
     def set_busy(self, busy: bool) -> None:
@@ -83,6 +109,7 @@ class StreamPresenter(QObject):
         actions.regenerate.setEnabled(not busy)
         actions.edit_last.setEnabled(not busy)
         if not busy:
+            self._stopping = False
             self._timer.stop()
             self._latest = None
             self._streamed.clear()

@@ -63,9 +63,13 @@ class ConversationRow:
 
 @dataclass(frozen=True)
 class SearchHit:
-    """A message that matched a search; `snippet` is plain text around the match."""
+    """A conversation that matched a search, at its best match; `snippet` is plain text around
+    that match, `spans` the same text as (text, is_match) pieces, `matches` how many of the
+    conversation's messages (and its title) matched."""
 
     conversation_id: str
     message_id: str
     title: str
     snippet: str
+    spans: tuple[tuple[str, bool], ...] = ()
+    matches: int = 1

@@ -111,8 +111,9 @@ class WindowModels(QObject):
         if dialog.windowModality() != modality:
             dialog.hide()  # a new modality takes effect when the window is shown
             dialog.setWindowModality(modality)
-        dialog.refresh()
         loaded = self.find(self.loaded_id())
+        dialog.loaded_id = None if loaded is None else loaded.id
+        dialog.refresh()
         if loaded is not None:
             dialog.select(loaded.id)
         dialog.show()

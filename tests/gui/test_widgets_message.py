@@ -336,3 +336,63 @@ def test_a_long_streaming_reply_rerenders_only_its_unfinished_end(
     widget.set_view(MessageView("a1", "assistant", reply))
     assert len(widget.findChildren(SafeBrowser)) == 1, "a finished reply is one document"
     assert streamed == [line for line in widget.shown_text.splitlines() if line.strip()]
+
+
+def test_the_newest_version_says_so_in_its_tooltip(make: Make) -> None:
+    label = make(sibling_index=3, sibling_count=3).nav.findChild(QLabel, "SiblingLabel")
+    assert label.toolTip() == "Version 3 of 3 (newest)"
+    older = make(sibling_index=1, sibling_count=3).nav.findChild(QLabel, "SiblingLabel")
+    assert older.toolTip() == "Version 1 of 3"
+
+
+def test_a_new_version_shows_its_switcher_while_it_streams(make: Make) -> None:
+    widget = make(content="", status="streaming", sibling_index=2, sibling_count=2)
+    buttons = _buttons(widget)
+    assert _shown(widget.nav) and buttons["Previous version"].isEnabled()
+    assert "Regenerate reply" not in buttons and "Copy message" not in buttons  # not finished
+    widget.set_view(MessageView("m1", "assistant", "Done", sibling_index=2, sibling_count=2))
+    assert {"Regenerate reply", "Copy message"} <= set(_buttons(widget))
+
+
+def test_enter_saves_an_edit_and_shift_enter_adds_a_line(qtbot: QtBot, make: Make) -> None:
+    widget = make(id="u3", role="user", content="Short")
+    widget.activateWindow()
+    widget.start_editing()
+    editor = widget.findChild(QPlainTextEdit, "InlineEditorText")
+    qtbot.waitUntil(editor.hasFocus)
+    editor.moveCursor(editor.textCursor().MoveOperation.End)
+
+    qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    qtbot.keyClicks(editor, "second line")
+    assert widget.is_editing and editor.toPlainText() == "Short\nsecond line"
+    with qtbot.waitSignal(widget.editSubmitted) as submitted:
+        qtbot.keyClick(editor, Qt.Key.Key_Return)
+    assert submitted.args == ["u3", "Short\nsecond line"]
+
+
+def test_a_streaming_reply_shows_a_cursor_after_its_text_and_not_in_it(make: Make) -> None:
+    widget = make(content="Once upon a time", status="streaming")
+    cursor = widget.body.stream_cursor_rect()
+    assert cursor is not None and cursor.left() > widget.body.fontMetrics().horizontalAdvance(
+        "Once upon a"
+    )
+    assert widget.body.toPlainText() == "Once upon a time"
+    widget.set_view(MessageView("m1", "assistant", "Once upon a time.", status="complete"))
+    assert widget.body.stream_cursor_rect() is None
+
+
+def test_a_long_message_of_the_person_is_collapsed_until_show_more(
+    qtbot: QtBot, make: Make
+) -> None:
+    short = make(role="user", content="A short question")
+    assert not _shown(short.more_button)
+    text = "\n".join(f"Line {n} of a long paste" for n in range(1, 41))
+    widget = make(role="user", content=text)
+    widget.resize(640, 2000)
+    more = widget.more_button
+    assert _shown(more) and more.text() == "Show more"
+    collapsed = widget.body.height()
+    assert collapsed < widget.body.fontMetrics().lineSpacing() * 13
+    qtbot.mouseClick(more, Qt.MouseButton.LeftButton)
+    assert more.text() == "Show less" and widget.body.height() > collapsed * 3
+    assert widget.body.toPlainText() == text  # collapsing hides, never cuts, the text
