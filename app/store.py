@@ -54,6 +54,7 @@ import).
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -300,9 +301,12 @@ class Store(StreamingReplies):
         )
         return store_export.to_json(conversation, self.all_messages(conversation_id), visits)
 
-    def export_markdown(self, conversation_id: int) -> str:
+    def export_markdown(
+        self, conversation_id: int, model_names: Mapping[str, str] | None = None
+    ) -> str:
+        """The branch on screen as Markdown; `model_names` maps model ids to readable names."""
         return store_export.to_markdown(
-            self.get_conversation(conversation_id), self.active_path(conversation_id)
+            self.get_conversation(conversation_id), self.active_path(conversation_id), model_names
         )
 
     def import_json(self, data: object) -> Conversation:

@@ -170,16 +170,28 @@ def from_json(data: object) -> ConversationRecord:
     )
 
 
-def to_markdown(conversation: Conversation, path: list[Message]) -> str:
+def to_markdown(
+    conversation: Conversation,
+    path: list[Message],
+    model_names: Mapping[str, str] | None = None,
+) -> str:
+    """The branch `path` as Markdown: the title, when the chat started and last changed, the
+    system prompt, then each message (a reply headed by its model's readable name, from
+    `model_names` where it has one)."""
     title = " ".join(conversation.title.split())
-    lines = [f"# {title}", ""]
+    names = model_names or {}
+    started, changed = (
+        time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+        for t in (conversation.created_at, conversation.updated_at)
+    )
+    lines = [f"# {title}", "", f"*Started {started}, last changed {changed}.*", ""]
     if conversation.system_prompt.strip():
         quoted = [f"> {line}".rstrip() for line in conversation.system_prompt.splitlines()]
         lines += ["**System prompt**", "", *quoted, ""]
     for message in path:
         heading = "User" if message.role == "user" else "Assistant"
         if message.role == "assistant" and message.model_id:
-            heading += f" ({message.model_id})"
+            heading += f" ({names.get(message.model_id, message.model_id)})"
         lines += [f"## {heading}", ""]
         for attachment in message.attachments:
             lines += _folded(

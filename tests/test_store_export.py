@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,10 +114,18 @@ def test_empty_conversation_round_trips(store: Store) -> None:
 
 def test_markdown_holds_the_active_path(store: Store) -> None:
     conversation = _branchy(store)
-    assert store.export_markdown(conversation.id) == (
-        "# Branchy\n\n**System prompt**\n\n> Be kind.\n> Be brief.\n\n"
-        "## User\n\nq\n\n## Assistant (m1)\n\na1\n\n## User\n\nq2\n\n## Assistant (m1)\n\na2\n"
+    conversation = store.get_conversation(conversation.id)
+    started, changed = (
+        time.strftime("%Y-%m-%d %H:%M", time.localtime(t))
+        for t in (conversation.created_at, conversation.updated_at)
     )
+    assert store.export_markdown(conversation.id, {"m1": "Model One"}) == (
+        f"# Branchy\n\n*Started {started}, last changed {changed}.*\n\n"
+        "**System prompt**\n\n> Be kind.\n> Be brief.\n\n"
+        "## User\n\nq\n\n## Assistant (Model One)\n\na1\n\n## User\n\nq2\n\n"
+        "## Assistant (Model One)\n\na2\n"
+    )
+    assert "## Assistant (m1)" in store.export_markdown(conversation.id)  # no name known
     q_edit = store.siblings(store.active_path(conversation.id)[0].id)[0][1]
     store.switch_to_sibling(q_edit.id)
     assert store.export_markdown(conversation.id).endswith(

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
+from app.library import list_models
 from app.store import StoreError
 
 if TYPE_CHECKING:
@@ -22,10 +23,13 @@ MARKDOWN_SUFFIXES = (".md", ".markdown")
 _EXPORT_FILTERS = "JSON, every branch (*.json);;Markdown, this branch (*.md)"
 
 
-def write_export(store: Store, conversation_id: int, path: Path) -> None:
-    """Raises StoreError or OSError."""
+def write_export(
+    store: Store, conversation_id: int, path: Path, model_names: dict[str, str] | None = None
+) -> None:
+    """Raises StoreError or OSError. `model_names` (model id to readable name) heads each reply
+    of a Markdown export."""
     if path.suffix.lower() in MARKDOWN_SUFFIXES:
-        text = store.export_markdown(conversation_id)
+        text = store.export_markdown(conversation_id, model_names)
     else:
         text = json.dumps(store.export_json(conversation_id), indent=2, ensure_ascii=False)
     path.write_text(text, encoding="utf-8")
@@ -69,8 +73,9 @@ class ConversationFiles(QObject):
         cid = self._window.current_conversation_id
         if cid is None:
             return False
+        names = {info.id: info.name for info in list_models(self._window.paths.models_dir)}
         try:
-            write_export(self._store, cid, path)
+            write_export(self._store, cid, path, names)
         except (StoreError, OSError) as exc:
             self._window.show_notice(f"The conversation could not be exported: {exc}")
             return False
