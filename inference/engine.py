@@ -38,7 +38,8 @@ from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
 from inference.errors import SamplingError
-from inference.sampling import SamplingParams, StopMatcher
+from inference.sampling import LogitsProcessor, Sampler, SamplingParams, StopMatcher
+from inference.speculative import PromptLookupDrafter, SpeculativeDecoder
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
@@ -64,7 +65,9 @@ class GenerationStats:
     for this request. `prefill_tokens` counts the prompt tokens this request had to compute (for
     a request cancelled during prefill, the ones it set out to compute). `ttft_s` is the time
     from the call to the first generated token; `prefill_tps` the prompt tokens computed per
-    second before it; `decode_tps` the generated tokens per second after it.
+    second before it; `decode_tps` the generated tokens per second after it. With speculative
+    decoding, `drafted_tokens` were guessed ahead and checked, and the model agreed with
+    `accepted_tokens` of them.
     """
 
     prompt_tokens: int
@@ -75,6 +78,8 @@ class GenerationStats:
     prefill_tps: float
     decode_tps: float
     disk_tokens: int = 0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -350,13 +355,16 @@ class Engine:
             # Seeded right before decoding, exactly where a from-scratch run seeds before
             # stream_generate: prefill draws no random numbers, so both draw the same sequence.
             mx.random.seed(params.seed)
-        responses = stream_generate(
+        sampler = params.make_sampler()
+        processors = params.make_logits_processors(request.ids[:-1])
+        speculative = self._speculative_decoder(stack, request, sampler, processors)
+        responses = iter(speculative) if speculative is not None else stream_generate(
             self._loaded.model,
             self._loaded.tokenizer,
             request.ids[-1:],
             max_tokens=request.max_tokens,
-            sampler=params.make_sampler(),
-            logits_processors=params.make_logits_processors(request.ids[:-1]),
+            sampler=sampler,
+            logits_processors=processors,
             prompt_cache=stack.caches,
         )
         try:
@@ -396,9 +404,34 @@ class Engine:
             ttft,
             _rate(request.prefill_tokens, ttft),
             _rate(len(generated) - 1, last_at - first_at),
+            speculative,
         )
         return GenerationResult(
             "".join(pieces), tuple(generated), finish, stats, request.dropped
+        )
+
+
+    def _speculative_decoder(
+        self,
+        stack: CacheStack,
+        request: _Request,
+        sampler: Sampler,
+        processors: list[LogitsProcessor],
+    ) -> SpeculativeDecoder | None:
+        """A decoder that drafts ahead, or None to decode plainly: when asked to, or when a
+        layer cannot be trimmed back (recurrent state, sliding windows: drafts there could not
+        be taken back, so this engine declines rather than checkpointing every step)."""
+        if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
+            return None
+        return SpeculativeDecoder(
+            self._loaded.model,
+            self._loaded.tokenizer,
+            stack.caches,
+            request.ids,
+            request.max_tokens,
+            sampler,
+            processors,
+            PromptLookupDrafter(request.ids),
         )
 
 
@@ -419,13 +452,20 @@ class _Request:
     started: float
     cached: int = 0
     disk_tokens: int = 0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
     @property
     def prefill_tokens(self) -> int:
         return len(self.ids) - self.cached
 
     def stats(
-        self, generated: int, ttft_s: float, prefill_tps: float, decode_tps: float = 0.0
+        self,
+        generated: int,
+        ttft_s: float,
+        prefill_tps: float,
+        decode_tps: float = 0.0,
+        speculative: SpeculativeDecoder | None = None,
     ) -> GenerationStats:
         return GenerationStats(
             prompt_tokens=len(self.ids),
@@ -436,6 +476,8 @@ class _Request:
             prefill_tps=prefill_tps,
             decode_tps=decode_tps,
             disk_tokens=self.disk_tokens,
+            drafted_tokens=speculative.drafted if speculative is not None else 0,
+            accepted_tokens=speculative.accepted if speculative is not None else 0,
         )
 
 

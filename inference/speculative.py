@@ -1,0 +1,213 @@
+"""Speculative decoding: draft a few tokens cheaply, check them all in one forward pass.
+
+The target model runs on the last token plus up to k drafted tokens at once; position i of that
+pass gives the target's own choice after the first i drafts. Choices are made one position at a
+time with the request's own logits processors and sampler (as mlx-lm's `speculative_generate_step`
+does), and drafts are accepted while they equal the target's choice; the first differing choice
+is kept as the target's token and the rest of the pass is trimmed from the cache. So with greedy
+decoding the reply is exactly what plain decoding writes, and with sampling every token is drawn
+from the target's distribution: a drafted token is accepted only when the target's own draw
+equals it. Positions are sampled in order and only as far as they are used, so a seeded run draws
+the same random numbers, in the same order, as plain decoding, and gives the same reply.
+
+Drafters propose tokens (`PromptLookupDrafter` from the conversation's own n-grams,
+`DraftModelDrafter` from a smaller model with the same tokenizer); nothing is drafted when they
+have no guess, and a step with no draft is an ordinary one-token decode step. Only caches that
+can be trimmed back (plain KV caches) are decoded this way: the engine declines to speculate on
+recurrent, sliding-window or convolution layers.
+
+Worker thread only, like every MLX object.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+import mlx.core as mx
+from mlx_lm.generate import generation_stream, wired_limit
+from mlx_lm.models.cache import trim_prompt_cache
+
+from inference.prompt_lookup import PromptLookup
+
+if TYPE_CHECKING:
+    import mlx.nn as nn
+
+    from inference.sampling import LogitsProcessor, Sampler
+
+DEFAULT_MAX_DRAFT = 8
+
+
+class Drafter(Protocol):
+    """Guesses the tokens after a token sequence that only ever grows by the target's choices."""
+
+    def draft(self, limit: int) -> list[int]:
+        """Up to `limit` guessed next tokens (none when there is no good guess)."""
+        ...
+
+    def extend(self, tokens: Sequence[int]) -> None:
+        """The target chose `tokens` next."""
+        ...
+
+
+class PromptLookupDrafter:
+    """Drafts by copying what followed the latest earlier occurrence of the last few tokens."""
+
+    def __init__(self, prompt: Sequence[int]) -> None:
+        self._lookup = PromptLookup(prompt)
+
+    def draft(self, limit: int) -> list[int]:
+        return self._lookup.draft(limit)
+
+    def extend(self, tokens: Sequence[int]) -> None:
+        self._lookup.extend(tokens)
+
+
+class DraftLength:
+    """How many tokens to draft next: doubled after a fully accepted draft, cut to one more
+    than the accepted run after a rejection, so a drafter that guesses badly costs little."""
+
+    def __init__(self, maximum: int = DEFAULT_MAX_DRAFT, start: int = 4) -> None:
+        self.maximum = maximum
+        self.value = min(start, maximum)
+
+    def update(self, drafted: int, accepted: int) -> None:
+        if drafted == 0:
+            return
+        if accepted == drafted:
+            self.value = min(self.maximum, self.value * 2)
+        else:
+            self.value = max(1, accepted + 1)
+
+
+@dataclass(frozen=True)
+class Response:
+    """One generated token, as the engine reads mlx-lm's `GenerationResponse`: its text
+    segment, its id, and (on the last one) why generation ended."""
+
+    text: str
+    token: int
+    finish_reason: str | None = None
+
+
+class SpeculativeDecoder:
+    """Decodes from a prefilled cache, yielding `Response`s the way mlx-lm's `stream_generate`
+    yields them (the end-of-sequence token ends the reply and is not in the text; at most
+    `max_tokens` tokens).
+
+    The caches must have consumed every prompt token but the last, which the decoder feeds. When
+    the iteration ends (or is closed early), the caches have consumed exactly the last prompt
+    token and every token yielded, as after `stream_generate`. `drafted` and `accepted` count
+    the drafted tokens checked and those the target agreed with.
+    """
+
+    def __init__(
+        self,
+        model: nn.Module,
+        tokenizer: Any,
+        caches: list[Any],
+        prompt: Sequence[int],
+        max_tokens: int,
+        sampler: Sampler,
+        logits_processors: Sequence[LogitsProcessor],
+        drafter: Drafter,
+        length: DraftLength | None = None,
+    ) -> None:
+        self._model = model
+        self._tokenizer = tokenizer
+        self._caches = caches
+        self._last_prompt_token = prompt[-1]
+        self._max_tokens = max_tokens
+        self._sampler = sampler
+        self._processors = list(logits_processors)
+        self._drafter = drafter
+        self._length = length or DraftLength()
+        self.drafted = 0
+        self.accepted = 0
+
+    def __iter__(self) -> Iterator[Response]:
+        detokenizer = self._tokenizer.detokenizer
+        eos = set(self._tokenizer.eos_token_ids)
+        tokens = self._tokens()
+        with wired_limit(self._model, [generation_stream]):
+            try:
+                yield from self._responses(tokens, detokenizer, eos)
+            finally:
+                # Settles the caches now, on this thread, not whenever it is collected.
+                tokens.close()
+
+    def _responses(
+        self, tokens: Iterator[int], detokenizer: Any, eos: set[int]
+    ) -> Iterator[Response]:
+        for count, token in enumerate(tokens, start=1):
+            if token in eos:
+                detokenizer.finalize()
+                yield Response(detokenizer.last_segment, token, "stop")
+                return
+            detokenizer.add_token(token)
+            if count == self._max_tokens:
+                detokenizer.finalize()
+                yield Response(detokenizer.last_segment, token, "length")
+                return
+            yield Response(detokenizer.last_segment, token)
+
+    def _tokens(self) -> Generator[int, None, None]:
+        """The target's tokens, several per forward pass when drafts are accepted."""
+        fed: list[int] = []  # tokens fed to the model while decoding, for the processors
+        pending = self._last_prompt_token  # chosen, not yet fed
+        produced = 0
+        # The caches hold `len(fed)` decode tokens; the caller has seen `produced` tokens.
+        # They are settled when the caller stops early or the reply ends, not after an error
+        # (the engine then discards the caches).
+        try:
+            while produced < self._max_tokens:
+                room = self._max_tokens - produced - 1
+                drafts = self._drafter.draft(min(self._length.value, room)) if room else []
+                chosen = self._verify([pending, *drafts], fed)
+                accepted = len(chosen) - 1
+                self._length.update(len(drafts), accepted)
+                self.drafted += len(drafts)
+                self.accepted += accepted
+                fed.extend([pending, *drafts[:accepted]])
+                self._drafter.extend(chosen)
+                pending = chosen[-1]
+                for token in chosen:
+                    produced += 1
+                    yield token
+        except GeneratorExit:
+            self._settle(len(fed), produced, pending)
+            raise
+        self._settle(len(fed), produced, pending)
+
+    def _verify(self, inputs: list[int], fed: list[int]) -> list[int]:
+        """Run the target on `inputs` (the pending token, then drafts) and return its choices up
+        to and including the first that differs from the draft; the rest is trimmed."""
+        drafts = inputs[1:]
+        with mx.stream(generation_stream):
+            logits = self._model(mx.array(inputs)[None], cache=self._caches)[0]
+            chosen: list[int] = []
+            for i in range(len(inputs)):
+                row = logits[i : i + 1]
+                if self._processors:
+                    seen = mx.array(fed + inputs[: i + 1])
+                    for processor in self._processors:
+                        row = processor(seen, row)
+                logprobs = row - mx.logsumexp(row, keepdims=True)
+                chosen.append(self._sampler(logprobs).item())
+                if i == len(drafts) or chosen[-1] != drafts[i]:
+                    break
+            trim_prompt_cache(self._caches, len(drafts) - (len(chosen) - 1))
+        return chosen
+
+    def _settle(self, fed: int, produced: int, pending: int) -> None:
+        """Leave the caches holding the last prompt token and the `produced` tokens yielded:
+        trim what the caller never saw, or feed the last token it saw (as plain decoding
+        does before yielding it)."""
+        wanted = produced + 1
+        if fed > wanted:
+            trim_prompt_cache(self._caches, fed - wanted)
+        elif fed < wanted:
+            with mx.stream(generation_stream):
+                self._model(mx.array([pending])[None], cache=self._caches)
+                mx.eval([c.state for c in self._caches])
