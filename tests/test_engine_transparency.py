@@ -5,11 +5,13 @@ to an earlier branch and continue it, cancel mid-prefill or mid-decode and conti
 between two conversations, shrink the cache budget) and runs them through one engine per cache
 kind, which keeps its stored caches from one sequence to the next. Every reply is compared, token
 for token, with `mlx_lm.stream_generate` on the same rendered prompt from an empty cache, greedy
-or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence).
+or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence), with
+speculative decoding (prompt lookup) or without.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 import threading
@@ -32,7 +34,7 @@ WORDS = ["the", "cat", "sat", "on", "a", "mat", "told", "me", "story", "about", 
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
 conversation = st.sampled_from(["a", "b"])
-sampling = st.one_of(
+plain_sampling = st.one_of(
     st.just(SamplingParams(max_tokens=MAX_TOKENS)),
     st.integers(0, 2**16).map(
         lambda seed: SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8, seed=seed)
@@ -43,6 +45,13 @@ sampling = st.one_of(
             max_tokens=MAX_TOKENS, temperature=0.8, seed=seed, logit_bias=NO_EOS
         )
     ),
+)
+# Speculation (the default, prompt lookup) and plain decoding share the same stored caches, so
+# a sequence mixes them; both must match the same from-scratch reference.
+sampling = st.builds(
+    lambda params, speculation: dataclasses.replace(params, speculation=speculation),
+    plain_sampling,
+    st.sampled_from(["prompt_lookup", "off"]),
 )
 actions = st.lists(
     st.one_of(
