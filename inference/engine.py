@@ -37,9 +37,10 @@ from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.draft_model import DraftCaches
 from inference.errors import SamplingError
 from inference.sampling import LogitsProcessor, Sampler, SamplingParams, StopMatcher
-from inference.speculative import PromptLookupDrafter, SpeculativeDecoder
+from inference.speculative import Drafter, PromptLookupDrafter, SpeculativeDecoder
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
@@ -132,6 +133,7 @@ class Engine:
             folder.open()
             self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
         self._cache = BranchCache(model.model, budget, folder)
+        self._draft: DraftCaches | None = None
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
                 default_disk_budget(self._cache_dir)
@@ -150,12 +152,29 @@ class Engine:
 
     @property
     def cache_budget_bytes(self) -> int:
-        return self._cache.budget_bytes
+        draft = self._draft.cache.budget_bytes if self._draft is not None else 0
+        return self._cache.budget_bytes + draft
 
     @cache_budget_bytes.setter
     def cache_budget_bytes(self, value: int) -> None:
         """Change the memory budget; caches beyond it are evicted at once."""
-        self._cache.budget_bytes = value
+        if self._draft is None:
+            self._cache.budget_bytes = value
+        else:
+            self._cache.budget_bytes, self._draft.cache.budget_bytes = self._draft.split(value)
+
+    @property
+    def draft_model(self) -> LoadedModel | None:
+        return self._draft.model if self._draft is not None else None
+
+    def set_draft_model(self, draft: LoadedModel | None) -> None:
+        """Use `draft` for requests whose speculation is "draft" (None: no draft model; they
+        then draft by prompt lookup). Raises ModelLoadError when its tokenizer differs from the
+        main model's or its caches cannot be trimmed back. Its stored caches share the memory
+        budget, in proportion to the bytes each model's cache takes per token."""
+        total = self.cache_budget_bytes
+        self._draft = None if draft is None else DraftCaches(self._loaded, draft)
+        self.cache_budget_bytes = total
 
     @property
     def disk_budget_bytes(self) -> int:
@@ -173,7 +192,8 @@ class Engine:
 
     def cache_bytes(self) -> int:
         """Bytes held in memory by stored caches, each shared segment counted once."""
-        return self._cache.nbytes()
+        draft = self._draft.cache.nbytes() if self._draft is not None else 0
+        return self._cache.nbytes() + draft
 
     def disk_bytes(self) -> int:
         """Bytes of saved caches under the cache folder (every model's)."""
@@ -182,6 +202,8 @@ class Engine:
     def clear_cache(self) -> None:
         """Drop every cache held in memory and return the memory (saved files stay)."""
         self._cache.clear()
+        if self._draft is not None:
+            self._draft.cache.clear()
 
     def clear_saved_caches(self) -> None:
         """Delete every saved cache file of this model."""
@@ -190,6 +212,8 @@ class Engine:
     def forget(self, conversation_id: Hashable) -> None:
         """Drop the caches only `conversation_id` used, in memory and on disk."""
         self._cache.forget(conversation_id)
+        if self._draft is not None:
+            self._draft.cache.forget(conversation_id)
 
     def save_pending(self, seconds: float = 0.05) -> bool:
         """Save unsaved caches for about `seconds` (the worker calls this when idle); True while
@@ -423,6 +447,9 @@ class Engine:
         be taken back, so this engine declines rather than checkpointing every step)."""
         if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
             return None
+        drafter: Drafter = PromptLookupDrafter(request.ids)
+        if request.params.speculation == "draft" and self._draft is not None:
+            drafter = self._draft.drafter(request.ids, request.conversation_id, self._chunk)
         return SpeculativeDecoder(
             self._loaded.model,
             self._loaded.tokenizer,
@@ -431,7 +458,7 @@ class Engine:
             request.max_tokens,
             sampler,
             processors,
-            PromptLookupDrafter(request.ids),
+            drafter,
         )
 
 

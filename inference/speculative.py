@@ -50,6 +50,10 @@ class Drafter(Protocol):
         """The target chose `tokens` next."""
         ...
 
+    def release(self) -> None:
+        """The reply is over (or failed): let go of whatever the drafter holds."""
+        ...
+
 
 class PromptLookupDrafter:
     """Drafts by copying what followed the latest earlier occurrence of the last few tokens."""
@@ -62,6 +66,9 @@ class PromptLookupDrafter:
 
     def extend(self, tokens: Sequence[int]) -> None:
         self._lookup.extend(tokens)
+
+    def release(self) -> None:
+        """Nothing to let go of: the index is dropped with the drafter."""
 
 
 class DraftLength:
@@ -178,6 +185,8 @@ class SpeculativeDecoder:
         except GeneratorExit:
             self._settle(len(fed), produced, pending)
             raise
+        finally:
+            self._drafter.release()
         self._settle(len(fed), produced, pending)
 
     def _verify(self, inputs: list[int], fed: list[int]) -> list[int]:
