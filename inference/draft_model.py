@@ -19,6 +19,7 @@ from mlx_lm.generate import generation_stream
 from inference.branch_cache import BranchCache
 from inference.cache_stack import CacheStack
 from inference.cache_trie import common_prefix_length
+from inference.draft_length import PassTimes
 from inference.errors import ModelLoadError
 
 if TYPE_CHECKING:
@@ -59,6 +60,8 @@ class DraftCaches:
             )
         main_bytes, draft_bytes = _bytes_per_token(main), _bytes_per_token(draft)
         self._share = draft_bytes / (main_bytes + draft_bytes)
+        # A pass here includes the draft model's own steps, so it is timed apart from lookup's.
+        self.times = PassTimes()
 
     def split(self, total: int) -> tuple[int, int]:
         """(main, draft) byte budgets out of `total`, in proportion to their caches' bytes per

@@ -37,6 +37,7 @@ from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import message_boundaries, render_ids, validate_messages
 from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.draft_length import DraftLength, PassTimes
 from inference.draft_model import DraftCaches
 from inference.errors import SamplingError
 from inference.sampling import LogitsProcessor, Sampler, SamplingParams, StopMatcher
@@ -134,6 +135,8 @@ class Engine:
             self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
         self._cache = BranchCache(model.model, budget, folder)
         self._draft: DraftCaches | None = None
+        # What a verification pass costs here, learnt across replies (a property of the machine).
+        self._lookup_times = PassTimes()
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
                 default_disk_budget(self._cache_dir)
@@ -448,8 +451,10 @@ class Engine:
         if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
             return None
         drafter: Drafter = PromptLookupDrafter(request.ids)
+        times = self._lookup_times
         if request.params.speculation == "draft" and self._draft is not None:
             drafter = self._draft.drafter(request.ids, request.conversation_id, self._chunk)
+            times = self._draft.times
         return SpeculativeDecoder(
             self._loaded.model,
             self._loaded.tokenizer,
@@ -459,6 +464,7 @@ class Engine:
             sampler,
             processors,
             drafter,
+            DraftLength(times),
         )
 
 

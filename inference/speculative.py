@@ -12,7 +12,8 @@ the same random numbers, in the same order, as plain decoding, and gives the sam
 
 Drafters propose tokens (`PromptLookupDrafter` from the conversation's own n-grams,
 `DraftModelDrafter` from a smaller model with the same tokenizer); nothing is drafted when they
-have no guess, and a step with no draft is an ordinary one-token decode step. Only caches that
+have no guess, and a step with no draft is an ordinary one-token decode step. `DraftLength`
+drafts only as far as it pays on this machine (inference.draft_length). Only caches that
 can be trimmed back (plain KV caches) are decoded this way: the engine declines to speculate on
 recurrent, sliding-window or convolution layers.
 
@@ -21,6 +22,7 @@ Worker thread only, like every MLX object.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -29,14 +31,13 @@ import mlx.core as mx
 from mlx_lm.generate import generation_stream, wired_limit
 from mlx_lm.models.cache import trim_prompt_cache
 
+from inference.draft_length import DraftLength
 from inference.prompt_lookup import PromptLookup
 
 if TYPE_CHECKING:
     import mlx.nn as nn
 
     from inference.sampling import LogitsProcessor, Sampler
-
-DEFAULT_MAX_DRAFT = 8
 
 
 class Drafter(Protocol):
@@ -71,23 +72,6 @@ class PromptLookupDrafter:
         """Nothing to let go of: the index is dropped with the drafter."""
 
 
-class DraftLength:
-    """How many tokens to draft next: doubled after a fully accepted draft, cut to one more
-    than the accepted run after a rejection, so a drafter that guesses badly costs little."""
-
-    def __init__(self, maximum: int = DEFAULT_MAX_DRAFT, start: int = 4) -> None:
-        self.maximum = maximum
-        self.value = min(start, maximum)
-
-    def update(self, drafted: int, accepted: int) -> None:
-        if drafted == 0:
-            return
-        if accepted == drafted:
-            self.value = min(self.maximum, self.value * 2)
-        else:
-            self.value = max(1, accepted + 1)
-
-
 @dataclass(frozen=True)
 class Response:
     """One generated token, as the engine reads mlx-lm's `GenerationResponse`: its text
@@ -119,7 +103,7 @@ class SpeculativeDecoder:
         sampler: Sampler,
         logits_processors: Sequence[LogitsProcessor],
         drafter: Drafter,
-        length: DraftLength | None = None,
+        length: DraftLength,
     ) -> None:
         self._model = model
         self._tokenizer = tokenizer
@@ -129,7 +113,7 @@ class SpeculativeDecoder:
         self._sampler = sampler
         self._processors = list(logits_processors)
         self._drafter = drafter
-        self._length = length or DraftLength()
+        self._length = length
         self.drafted = 0
         self.accepted = 0
 
@@ -169,11 +153,12 @@ class SpeculativeDecoder:
         # (the engine then discards the caches).
         try:
             while produced < self._max_tokens:
-                room = self._max_tokens - produced - 1
-                drafts = self._drafter.draft(min(self._length.value, room)) if room else []
+                started = time.perf_counter()
+                limit = min(self._length.limit(), self._max_tokens - produced - 1)
+                drafts = self._drafter.draft(limit) if limit > 0 else []
                 chosen = self._verify([pending, *drafts], fed)
                 accepted = len(chosen) - 1
-                self._length.update(len(drafts), accepted)
+                self._length.update(len(drafts), accepted, time.perf_counter() - started)
                 self.drafted += len(drafts)
                 self.accepted += accepted
                 fed.extend([pending, *drafts[:accepted]])

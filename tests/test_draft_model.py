@@ -18,6 +18,8 @@ from inference import Engine, LoadedModel, ModelLoadError, SamplingParams, load_
 from tests.engine_reference import Comparison, check_tokens, reference
 from tests.tiny_models import NO_EOS, build_model
 
+pytestmark = pytest.mark.usefixtures("free_drafts")
+
 MAX_TOKENS = 24
 GREEDY = SamplingParams(max_tokens=MAX_TOKENS, logit_bias=NO_EOS, speculation="draft")
 SEEDED = dataclasses.replace(GREEDY, temperature=0.8, seed=11)

@@ -27,6 +27,8 @@ from inference import Engine, GenerationResult, LoadedModel, SamplingParams, loa
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
 from tests.tiny_models import CHATML_TEMPLATE, KINDS, NO_EOS
 
+pytestmark = pytest.mark.usefixtures("free_drafts")
+
 MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
 BUDGET = 1_000_000  # a handful of tiny stacks, so eviction happens along the way

@@ -16,8 +16,9 @@ import pytest
 from mlx_lm.models.cache import make_prompt_cache
 
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
+from inference.draft_length import DraftLength, PassTimes
 from inference.prompt_lookup import PromptLookup
-from inference.speculative import DraftLength, PromptLookupDrafter, SpeculativeDecoder
+from inference.speculative import PromptLookupDrafter, SpeculativeDecoder
 from tests.engine_reference import Comparison, check_tokens, reference
 from tests.tiny_models import NO_EOS
 
@@ -57,19 +58,38 @@ def test_prompt_lookup_copies_what_followed_the_longest_latest_match() -> None:
     assert lookup.draft(0) == []
 
 
-def test_draft_length_grows_on_success_and_shrinks_on_rejection() -> None:
-    length = DraftLength(maximum=8, start=2)
-    length.update(2, 2)
-    assert length.value == 4
-    length.update(4, 4)
-    length.update(8, 8)
-    assert length.value == 8
-    length.update(8, 1)
-    assert length.value == 2
-    length.update(0, 0)  # nothing drafted: no news
-    assert length.value == 2
+def test_draft_length_follows_acceptance_where_extra_tokens_are_cheap() -> None:
+    times = PassTimes()
+    length = DraftLength(times, maximum=8, start=2)
+    assert length.limit() == 0  # the first pass is plain: it measures a step
+    length.update(0, 0, 0.100)
+    assert length.limit() == 2  # the cost of a drafted token is not known yet: try
+    length.update(2, 2, 0.104)  # a GPU: two more tokens for 4 % more time
+    assert length.limit() == 4
+    length.update(4, 4, 0.108)
+    length.update(8, 8, 0.116)
+    assert length.limit() == 8
+    length.update(8, 1, 0.116)
+    assert length.limit() == 2  # one more than the accepted run
+    for _ in range(6):
+        length.update(2, 0, 0.104)  # nothing right any more: stop drafting
+    assert length.limit() == 0
 
 
+def test_drafting_is_declined_where_each_drafted_token_costs_a_step() -> None:
+    """MLX on a CPU: a pass over k + 1 tokens takes about k + 1 steps, so even perfect drafts
+    gain nothing and plain decoding keeps its speed."""
+    times = PassTimes()
+    length = DraftLength(times, start=4)
+    length.update(0, 0, 0.1)
+    assert length.limit() == 4
+    length.update(4, 4, 0.5)
+    assert length.limit() == 0
+    # Learnt once per engine: the next reply does not try again.
+    assert DraftLength(times).limit() == 0
+
+
+@pytest.mark.usefixtures("free_drafts")
 @pytest.mark.parametrize(
     "params",
     [
@@ -108,6 +128,7 @@ def test_speculative_replies_equal_plain_generation_on_every_kind(
     assert all(s.accepted_tokens <= s.drafted_tokens for s in stats)
 
 
+@pytest.mark.usefixtures("free_drafts")
 @pytest.mark.parametrize("kind", REWINDING)
 def test_the_cache_holds_exactly_the_tokens_seen_wherever_the_reader_stops(
     tiny_models_dir: Path, kind: str
@@ -129,6 +150,7 @@ def test_the_cache_holds_exactly_the_tokens_seen_wherever_the_reader_stops(
             params.make_sampler(),
             params.make_logits_processors(ids[:-1]),
             PromptLookupDrafter(ids),
+            DraftLength(PassTimes()),
         )
         responses = iter(decoder)
         for _, _ in zip(range(stop_after), responses, strict=False):
@@ -138,6 +160,7 @@ def test_the_cache_holds_exactly_the_tokens_seen_wherever_the_reader_stops(
     assert decoder.accepted > 0
 
 
+@pytest.mark.usefixtures("free_drafts")
 def test_a_cancelled_speculative_reply_leaves_a_reusable_exact_cache(llama_path: Path) -> None:
     loaded = load_model(llama_path)
     engine = Engine(loaded, 10**8, prefill_chunk_tokens=16)
