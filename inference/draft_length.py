@@ -23,6 +23,12 @@ _SMOOTHING = 0.7  # weight kept by a running estimate at each new measurement
 # While drafting is declined, the acceptance estimate drifts back this much toward the prior
 # each pass, so a reply that turns to copying gets drafts again.
 _RECOVERY = 0.05
+# While drafting is declined, one pass in this many still drafts a token (where the drafter has
+# one), so a cost estimate spoilt by a moment of load is measured again; it costs at most about
+# one step in this many.
+PROBE_EVERY = 64
+# Drafted passes measured before the engine may give up on speculation for good.
+_SETTLED = 8
 
 
 class PassTimes:
@@ -32,12 +38,14 @@ class PassTimes:
     def __init__(self) -> None:
         self.single: float | None = None
         self.extra: float | None = None
+        self.drafted_passes = 0
 
     def record(self, drafted: int, seconds: float) -> None:
         if drafted == 0:
             self.single = _blend(self.single, seconds)
         elif self.single is not None:
             self.extra = _blend(self.extra, max(0.0, seconds - self.single) / drafted)
+            self.drafted_passes += 1
 
     def cost_ratio(self, drafted: int) -> float:
         """A pass with `drafted` drafts over a plain step's cost (1 + drafted·extra/single);
@@ -45,6 +53,14 @@ class PassTimes:
         if self.single is None or self.extra is None or self.single <= 0:
             return 1.0
         return 1.0 + drafted * self.extra / self.single
+
+
+    def may_pay(self, maximum: int = DEFAULT_MAX_DRAFT) -> bool:
+        """False once measured that even a fully accepted draft of `maximum` tokens would not
+        beat plain decoding: speculation is then not worth starting on this machine."""
+        if self.drafted_passes < _SETTLED:
+            return True
+        return (maximum + 1) / self.cost_ratio(maximum) > MIN_GAIN
 
 
 class DraftLength:
@@ -57,6 +73,7 @@ class DraftLength:
         # the accepted run after a rejection.
         self.run = min(start, maximum)
         self.rate = PRIOR_RATE
+        self._declined = 0
 
     def limit(self) -> int:
         """The length with the best expected tokens per second, or 0 when none beats plain
@@ -71,6 +88,10 @@ class DraftLength:
                 best, best_gain = k, gain
         if best == 0:
             self.rate += (PRIOR_RATE - self.rate) * _RECOVERY
+            self._declined += 1
+            if self._declined >= PROBE_EVERY:
+                self._declined = 0
+                return 1
         return best
 
     def update(self, drafted: int, accepted: int, seconds: float) -> None:

@@ -447,7 +447,8 @@ class Engine:
     ) -> SpeculativeDecoder | None:
         """A decoder that drafts ahead, or None to decode plainly: when asked to, or when a
         layer cannot be trimmed back (recurrent state, sliding windows: drafts there could not
-        be taken back, so this engine declines rather than checkpointing every step)."""
+        be taken back, so this engine declines rather than checkpointing every step), or when
+        drafting has been measured not to pay on this machine."""
         if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
             return None
         drafter: Drafter = PromptLookupDrafter(request.ids)
@@ -455,6 +456,8 @@ class Engine:
         if request.params.speculation == "draft" and self._draft is not None:
             drafter = self._draft.drafter(request.ids, request.conversation_id, self._chunk)
             times = self._draft.times
+        if not times.may_pay():
+            return None
         return SpeculativeDecoder(
             self._loaded.model,
             self._loaded.tokenizer,

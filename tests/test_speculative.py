@@ -16,7 +16,7 @@ import pytest
 from mlx_lm.models.cache import make_prompt_cache
 
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
-from inference.draft_length import DraftLength, PassTimes
+from inference.draft_length import PROBE_EVERY, DraftLength, PassTimes
 from inference.prompt_lookup import PromptLookup
 from inference.speculative import PromptLookupDrafter, SpeculativeDecoder
 from tests.engine_reference import Comparison, check_tokens, reference
@@ -85,8 +85,26 @@ def test_drafting_is_declined_where_each_drafted_token_costs_a_step() -> None:
     assert length.limit() == 4
     length.update(4, 4, 0.5)
     assert length.limit() == 0
-    # Learnt once per engine: the next reply does not try again.
-    assert DraftLength(times).limit() == 0
+    # Learnt once per engine: the next reply does not try again, but for a one-token probe
+    # now and then (a measurement spoilt by a moment of load is taken again).
+    later = DraftLength(times)
+    assert [later.limit() for _ in range(PROBE_EVERY)] == [0] * (PROBE_EVERY - 1) + [1]
+    assert times.may_pay()  # too few measurements to give up for good
+    for _ in range(8):
+        length.update(8, 8, 0.9)  # even perfect drafts of 8 cannot pay
+    assert not times.may_pay()  # the engine decodes plainly from now on
+
+
+def test_an_engine_that_learnt_drafting_cannot_pay_decodes_plainly(llama_path: Path) -> None:
+    loaded = load_model(llama_path)
+    engine = Engine(loaded, 10**8)
+    params = SamplingParams(max_tokens=MAX_TOKENS, logit_bias=NO_EOS)
+    engine._lookup_times.record(0, 0.1)
+    for _ in range(8):
+        engine._lookup_times.record(8, 0.9)
+    result = engine.generate(REPEAT, params, "c")
+    assert result.stats.drafted_tokens == 0
+    _check_against_reference(loaded, REPEAT, params, result)
 
 
 @pytest.mark.usefixtures("free_drafts")
