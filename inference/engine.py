@@ -437,7 +437,6 @@ class Engine:
             "".join(pieces), tuple(generated), finish, stats, request.dropped
         )
 
-
     def _speculative_decoder(
         self,
         stack: CacheStack,
@@ -451,13 +450,15 @@ class Engine:
         drafting has been measured not to pay on this machine."""
         if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
             return None
-        drafter: Drafter = PromptLookupDrafter(request.ids)
-        times = self._lookup_times
-        if request.params.speculation == "draft" and self._draft is not None:
-            drafter = self._draft.drafter(request.ids, request.conversation_id, self._chunk)
-            times = self._draft.times
+        draft = self._draft if request.params.speculation == "draft" else None
+        times = draft.times if draft is not None else self._lookup_times
         if not times.may_pay():
             return None
+        drafter: Drafter = (
+            draft.drafter(request.ids, request.conversation_id, self._chunk)
+            if draft is not None
+            else PromptLookupDrafter(request.ids)
+        )
         return SpeculativeDecoder(
             self._loaded.model,
             self._loaded.tokenizer,
@@ -488,8 +489,6 @@ class _Request:
     started: float
     cached: int = 0
     disk_tokens: int = 0
-    drafted_tokens: int = 0
-    accepted_tokens: int = 0
 
     @property
     def prefill_tokens(self) -> int:
