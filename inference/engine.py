@@ -3,8 +3,9 @@
 `Engine.generate` renders a conversation path with the chat template (leaving whole turns out
 when it would overflow the context, as the chosen policy says), takes from the branch cache a
 live stack holding the longest stored token prefix of it, prefills only the rest in chunks and
-decodes with mlx-lm's `stream_generate`. Caching changes speed and memory, never the tokens: the
-output equals a from-scratch mlx-lm run on the same rendered prompt.
+decodes with mlx-lm's `stream_generate`, or speculatively, checking drafted tokens several per
+forward pass (inference.speculative). Caching and speculation change speed and memory, never the
+tokens: the output equals a from-scratch mlx-lm run on the same rendered prompt.
 
 Stacks whose layers cannot all go back (recurrent state, a sliding window that has wrapped) get
 checkpoints at message boundaries while prefilling, so a regenerate or an edit resumes from the
