@@ -43,7 +43,13 @@ PARAGRAPH = (
     "rocks and throw white spray into the air. A fishing boat passes close to the reef, and its "
     "captain waves at the tower. The keeper writes the weather in his logbook and lights the "
     "lamp. All night the beam turns slowly over the dark water, and the ships find their way "
-    "home."
+    "home. In the morning the storm arrives from the west. The sky turns grey and the first "
+    "drops of rain hit the glass. The keeper closes the shutters and carries wood up to the "
+    "stove. By noon the waves are higher than the rocks, and the whole tower shakes in the "
+    "wind. A small sailing boat loses its mast near the harbour, and the keeper sends a signal "
+    "to the lifeboat station. The crew rows out through the foam and brings the two sailors "
+    "back to land. In the evening the wind drops, the clouds open, and the stars come out over "
+    "the quiet sea. The keeper makes a cup of tea and writes the whole story in his logbook."
 )
 TASKS = {
     "rewrite": "Repeat the following paragraph with every sentence in the past tense: "

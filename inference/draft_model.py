@@ -125,6 +125,10 @@ class DraftModelDrafter:
     def extend(self, tokens: Sequence[int]) -> None:
         self._history.extend(tokens)
 
+    def ready(self) -> bool:
+        """A model always has a guess."""
+        return True
+
     def release(self) -> None:
         """Give the draft stack back to its branch cache (which drops it if it is unusable)."""
         self._cache.give_back(self._stack, self._owner)

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Generator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 import mlx.core as mx
@@ -51,6 +51,10 @@ class Drafter(Protocol):
         """The target chose `tokens` next."""
         ...
 
+    def ready(self) -> bool:
+        """Whether `draft` would guess something now (asked between plain steps, so cheap)."""
+        ...
+
     def release(self) -> None:
         """The reply is over (or failed): let go of whatever the drafter holds."""
         ...
@@ -67,6 +71,9 @@ class PromptLookupDrafter:
 
     def extend(self, tokens: Sequence[int]) -> None:
         self._lookup.extend(tokens)
+
+    def ready(self) -> bool:
+        return bool(self._lookup.draft(1))
 
     def release(self) -> None:
         """Nothing to let go of: the index is dropped with the drafter."""
@@ -145,34 +152,88 @@ class SpeculativeDecoder:
 
     def _tokens(self) -> Generator[int, None, None]:
         """The target's tokens, several per forward pass when drafts are accepted."""
-        fed: list[int] = []  # tokens fed to the model while decoding, for the processors
-        pending = self._last_prompt_token  # chosen, not yet fed
-        produced = 0
-        # The caches hold `len(fed)` decode tokens; the caller has seen `produced` tokens.
-        # They are settled when the caller stops early or the reply ends, not after an error
-        # (the engine then discards the caches).
+        state = _Progress(pending=self._last_prompt_token)
+        limit: int | None = None  # the draft limit, when a run of plain steps just chose it
+        # The caches are settled when the caller stops early or the reply ends, not after an
+        # error (the engine then discards them).
         try:
-            while produced < self._max_tokens:
+            while state.produced < self._max_tokens:
                 started = time.perf_counter()
-                limit = min(self._length.limit(), self._max_tokens - produced - 1)
-                drafts = self._drafter.draft(limit) if limit > 0 else []
-                chosen = self._verify([pending, *drafts], fed)
-                accepted = len(chosen) - 1
-                self._length.update(len(drafts), accepted, time.perf_counter() - started)
-                self.drafted += len(drafts)
-                self.accepted += accepted
-                fed.extend([pending, *drafts[:accepted]])
-                self._drafter.extend(chosen)
-                pending = chosen[-1]
-                for token in chosen:
-                    produced += 1
-                    yield token
+                limit = self._length.limit() if limit is None else limit
+                room = min(limit, self._max_tokens - state.produced - 1)
+                drafts = self._drafter.draft(room) if room > 0 else []
+                limit = None
+                if drafts:
+                    yield from self._speculate(state, drafts, started)
+                else:
+                    limit = yield from self._plain_steps(state)
         except GeneratorExit:
-            self._settle(len(fed), produced, pending)
+            self._settle(state)
             raise
         finally:
             self._drafter.release()
-        self._settle(len(fed), produced, pending)
+        self._settle(state)
+
+    def _speculate(
+        self, state: _Progress, drafts: list[int], started: float
+    ) -> Generator[int, None, None]:
+        """One verification pass over the pending token and `drafts`."""
+        chosen = self._verify([state.pending, *drafts], state.fed)
+        accepted = len(chosen) - 1
+        self._length.update(len(drafts), accepted, time.perf_counter() - started)
+        self.drafted += len(drafts)
+        self.accepted += accepted
+        state.fed.extend([state.pending, *drafts[:accepted]])
+        self._drafter.extend(chosen)
+        state.pending = chosen[-1]
+        for token in chosen:
+            state.produced += 1
+            yield token
+
+    def _plain_steps(self, state: _Progress) -> Generator[int, None, int | None]:
+        """One-token steps pipelined as in mlx-lm's `generate_step` (the next step is queued
+        before this one's token is read, so building it overlaps the computation), until the
+        drafter has a guess again: then the draft limit is returned."""
+        step = self._plain_step(mx.array([state.pending]), state.fed)
+        state.fed.append(state.pending)
+        while True:
+            started = time.perf_counter()
+            last = state.produced + 1 == self._max_tokens
+            following = None if last else self._plain_step(step, state.fed)
+            token = step.item()
+            if following is not None:
+                state.fed.append(token)
+            self._length.update(0, 0, time.perf_counter() - started)
+            self._drafter.extend([token])
+            state.pending = token
+            state.produced += 1
+            yield token
+            if following is None:
+                return None
+            step = following
+            limit = self._length.limit()
+            if limit > 0 and self._drafter.ready():
+                # The queued step already holds the next token: hand it over, then draft.
+                token = step.item()
+                self._drafter.extend([token])
+                state.pending = token
+                state.produced += 1
+                yield token
+                return limit
+
+    def _plain_step(self, token: mx.array, fed: list[int]) -> mx.array:
+        """Queue the step that feeds `token` (a one-element array, possibly not yet computed)
+        and samples the next one."""
+        with mx.stream(generation_stream):
+            logits = self._model(token[None], cache=self._caches)[0]
+            if self._processors:
+                seen = mx.concatenate([mx.array(fed, dtype=mx.int32), token.astype(mx.int32)])
+                for processor in self._processors:
+                    logits = processor(seen, logits)
+            logprobs = logits - mx.logsumexp(logits, keepdims=True)
+            following = self._sampler(logprobs)
+        mx.async_eval(following)
+        return following
 
     def _verify(self, inputs: list[int], fed: list[int]) -> list[int]:
         """Run the target on `inputs` (the pending token, then drafts) and return its choices up
@@ -194,14 +255,25 @@ class SpeculativeDecoder:
             trim_prompt_cache(self._caches, len(drafts) - (len(chosen) - 1))
         return chosen
 
-    def _settle(self, fed: int, produced: int, pending: int) -> None:
-        """Leave the caches holding the last prompt token and the `produced` tokens yielded:
-        trim what the caller never saw, or feed the last token it saw (as plain decoding
-        does before yielding it)."""
-        wanted = produced + 1
+    def _settle(self, state: _Progress) -> None:
+        """Leave the caches holding the last prompt token and the tokens yielded: trim what the
+        caller never saw, or feed the last token it saw (as plain decoding does before yielding
+        it)."""
+        fed, wanted = len(state.fed), state.produced + 1
         if fed > wanted:
             trim_prompt_cache(self._caches, fed - wanted)
         elif fed < wanted:
             with mx.stream(generation_stream):
-                self._model(mx.array([pending])[None], cache=self._caches)
+                self._model(mx.array([state.pending])[None], cache=self._caches)
                 mx.eval([c.state for c in self._caches])
+
+
+@dataclass
+class _Progress:
+    """Where decoding stands: `fed` the tokens the caches consumed while decoding (what the
+    logits processors see), `pending` the last token chosen (fed only when the next pass
+    runs), `produced` the tokens handed to the caller."""
+
+    pending: int
+    fed: list[int] = field(default_factory=list)
+    produced: int = 0

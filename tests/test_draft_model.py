@@ -63,8 +63,10 @@ def test_a_model_drafting_for_itself_is_always_right_and_drafts_grow(llama_path:
     result = engine.generate(ASK, GREEDY, "a")
     _exact(main, ASK, GREEDY, result.token_ids)
     assert result.stats.accepted_tokens == result.stats.drafted_tokens
-    # Drafts double while all are accepted: far fewer passes than tokens.
-    assert result.stats.drafted_tokens >= MAX_TOKENS - 5
+    # Drafts double while all are accepted (2, 4, 8): a few passes write the whole reply (each
+    # pass gives one token more than the drafts it accepted; the first two are plain steps).
+    passes = result.stats.generated_tokens - result.stats.accepted_tokens
+    assert passes <= 6
 
 
 def test_branch_switches_restore_both_models_caches_within_one_budget(
