@@ -12,7 +12,8 @@ the same random numbers, in the same order, as plain decoding, and gives the sam
 
 Drafters propose tokens (`PromptLookupDrafter` from the conversation's own n-grams,
 `DraftModelDrafter` from a smaller model with the same tokenizer); nothing is drafted when they
-have no guess, and a step with no draft is an ordinary one-token decode step. `DraftLength`
+have no guess, and steps with no draft are ordinary one-token steps, pipelined as mlx-lm's
+`generate_step` pipelines them, so a reply with nothing to copy keeps plain speed. `DraftLength`
 drafts only as far as it pays on this machine (inference.draft_length). Only caches that
 can be trimmed back (plain KV caches) are decoded this way: the engine declines to speculate on
 recurrent, sliding-window or convolution layers.
