@@ -129,6 +129,7 @@ def test_speculative_replies_equal_plain_generation_on_every_kind(
         REPEAT, SamplingParams(**{**params.__dict__, "speculation": "off"}), "c"
     )
     assert result.token_ids == plain.token_ids
+    assert result.text == plain.text and result.finish_reason == plain.finish_reason
     assert plain.stats.drafted_tokens == 0
     # The next turn reuses the stack speculation left behind and is still exact.
     follow = [*REPEAT, {"role": "assistant", "content": result.text}, REPEAT[0]]
