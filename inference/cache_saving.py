@@ -43,6 +43,9 @@ class SavedCaches:
     def _checkpoint_live_end(self) -> None:
         raise NotImplementedError
 
+    def _evict(self) -> None:
+        raise NotImplementedError
+
     def _adopt_records(self, records: Any) -> None:
         """Rebuild the trie's shape from saved records (their tensors stay on disk)."""
         by_name: dict[str, Node] = {ROOT_NAME: self._trie.root}
@@ -125,8 +128,10 @@ class SavedCaches:
             return False
         deadline = time.monotonic() + seconds
         wrote = False
-        # A restart resumes where the live branch ends only if that end has a checkpoint.
+        # A restart resumes where the live branch ends only if that end has a checkpoint; it
+        # takes memory, so the budget is applied again.
         self._checkpoint_live_end()
+        self._evict()
         try:
             while time.monotonic() < deadline:
                 pending = self._unsaved_nodes()

@@ -3,8 +3,9 @@
 `Engine.generate` renders a conversation path with the chat template (leaving whole turns out
 when it would overflow the context, as the chosen policy says), takes from the branch cache a
 live stack holding the longest stored token prefix of it, prefills only the rest in chunks and
-decodes with mlx-lm's `stream_generate`. Caching changes speed and memory, never the tokens: the
-output equals a from-scratch mlx-lm run on the same rendered prompt.
+decodes with mlx-lm's `stream_generate`, or speculatively, checking drafted tokens several per
+forward pass (inference.speculative). Caching and speculation change speed and memory, never the
+tokens: the output equals a from-scratch mlx-lm run on the same rendered prompt.
 
 Stacks whose layers cannot all go back (recurrent state, a sliding window that has wrapped) get
 checkpoints at message boundaries while prefilling, so a regenerate or an edit resumes from the
@@ -44,9 +45,12 @@ from inference.chat_prompt import (
     validate_messages,
 )
 from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.draft_length import DraftLength, PassTimes
+from inference.draft_model import DraftCaches
 from inference.errors import PromptError, SamplingError
 from inference.prefill_pacer import PrefillPacer
-from inference.sampling import SamplingParams, StopMatcher
+from inference.sampling import LogitsProcessor, Sampler, SamplingParams, StopMatcher
+from inference.speculative import Drafter, PromptLookupDrafter, SpeculativeDecoder
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
@@ -72,7 +76,9 @@ class GenerationStats:
     for this request. `prefill_tokens` counts the prompt tokens this request had to compute (for
     a request cancelled during prefill, the ones it set out to compute). `ttft_s` is the time
     from the call to the first generated token; `prefill_tps` the prompt tokens computed per
-    second before it; `decode_tps` the generated tokens per second after it.
+    second before it; `decode_tps` the generated tokens per second after it. With speculative
+    decoding, `drafted_tokens` were guessed ahead and checked, and the model agreed with
+    `accepted_tokens` of them.
     """
 
     prompt_tokens: int
@@ -83,6 +89,8 @@ class GenerationStats:
     prefill_tps: float
     decode_tps: float
     disk_tokens: int = 0
+    drafted_tokens: int = 0
+    accepted_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -139,6 +147,9 @@ class Engine:
         # (thinking off may add an empty reasoning block): it places the last user turn's
         # checkpoint without rendering the conversation again.
         self._suffixes: dict[tuple, str | None] = {}
+        self._draft: DraftCaches | None = None
+        # What a verification pass costs here, learnt across replies (a property of the machine).
+        self._lookup_times = PassTimes()
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
                 default_disk_budget(self._cache_dir)
@@ -157,12 +168,29 @@ class Engine:
 
     @property
     def cache_budget_bytes(self) -> int:
-        return self._cache.budget_bytes
+        draft = self._draft.cache.budget_bytes if self._draft is not None else 0
+        return self._cache.budget_bytes + draft
 
     @cache_budget_bytes.setter
     def cache_budget_bytes(self, value: int) -> None:
         """Change the memory budget; caches beyond it are evicted at once."""
-        self._cache.budget_bytes = value
+        if self._draft is None:
+            self._cache.budget_bytes = value
+        else:
+            self._cache.budget_bytes, self._draft.cache.budget_bytes = self._draft.split(value)
+
+    @property
+    def draft_model(self) -> LoadedModel | None:
+        return self._draft.model if self._draft is not None else None
+
+    def set_draft_model(self, draft: LoadedModel | None) -> None:
+        """Use `draft` for requests whose speculation is "draft" (None: no draft model; they
+        then draft by prompt lookup). Raises ModelLoadError when its tokenizer differs from the
+        main model's or its caches cannot be trimmed back. Its stored caches share the memory
+        budget, in proportion to the bytes each model's cache takes per token."""
+        total = self.cache_budget_bytes
+        self._draft = None if draft is None else DraftCaches(self._loaded, draft)
+        self.cache_budget_bytes = total
 
     @property
     def disk_budget_bytes(self) -> int:
@@ -180,7 +208,8 @@ class Engine:
 
     def cache_bytes(self) -> int:
         """Bytes held in memory by stored caches, each shared segment counted once."""
-        return self._cache.nbytes()
+        draft = self._draft.cache.nbytes() if self._draft is not None else 0
+        return self._cache.nbytes() + draft
 
     def disk_bytes(self) -> int:
         """Bytes of saved caches under the cache folder (every model's)."""
@@ -189,6 +218,8 @@ class Engine:
     def clear_cache(self) -> None:
         """Drop every cache held in memory and return the memory (saved files stay)."""
         self._cache.clear()
+        if self._draft is not None:
+            self._draft.cache.clear()
 
     def clear_saved_caches(self) -> None:
         """Delete every saved cache file of this model."""
@@ -199,6 +230,8 @@ class Engine:
         `keep_saved`, free only the memory (a deletion that may still be undone): its saved
         files stay, and a later `forget` without it deletes them."""
         self._cache.forget(conversation_id, keep_saved)
+        if self._draft is not None:
+            self._draft.cache.forget(conversation_id)
 
     def save_pending(self, seconds: float = 0.05) -> bool:
         """Save unsaved caches for about `seconds` (the worker calls this when idle); True while
@@ -458,13 +491,16 @@ class Engine:
             # Seeded right before decoding, exactly where a from-scratch run seeds before
             # stream_generate: prefill draws no random numbers, so both draw the same sequence.
             mx.random.seed(params.seed)
-        responses = stream_generate(
+        sampler = params.make_sampler()
+        processors = params.make_logits_processors(request.ids[:-1])
+        speculative = self._speculative_decoder(stack, request, sampler, processors)
+        responses = iter(speculative) if speculative is not None else stream_generate(
             self._loaded.model,
             self._loaded.tokenizer,
             request.ids[-1:],
             max_tokens=request.max_tokens,
-            sampler=params.make_sampler(),
-            logits_processors=params.make_logits_processors(request.ids[:-1]),
+            sampler=sampler,
+            logits_processors=processors,
             prompt_cache=stack.caches,
         )
         try:
@@ -504,9 +540,44 @@ class Engine:
             ttft,
             _rate(request.prefill_tokens, ttft),
             _rate(len(generated) - 1, last_at - first_at),
+            speculative,
         )
         return GenerationResult(
             "".join(pieces), tuple(generated), finish, stats, request.dropped
+        )
+
+    def _speculative_decoder(
+        self,
+        stack: CacheStack,
+        request: _Request,
+        sampler: Sampler,
+        processors: list[LogitsProcessor],
+    ) -> SpeculativeDecoder | None:
+        """A decoder that drafts ahead, or None to decode plainly: when asked to, or when a
+        layer cannot be trimmed back (recurrent state, sliding windows: drafts there could not
+        be taken back, so this engine declines rather than checkpointing every step), or when
+        drafting has been measured not to pay on this machine."""
+        if request.params.speculation == "off" or not self._cache.rewinds_anywhere:
+            return None
+        draft = self._draft if request.params.speculation == "draft" else None
+        times = draft.times if draft is not None else self._lookup_times
+        if not times.may_pay():
+            return None
+        drafter: Drafter = (
+            draft.drafter(request.ids, request.conversation_id, self._pacer.next_chunk())
+            if draft is not None
+            else PromptLookupDrafter(request.ids)
+        )
+        return SpeculativeDecoder(
+            self._loaded.model,
+            self._loaded.tokenizer,
+            stack.caches,
+            request.ids,
+            request.max_tokens,
+            sampler,
+            processors,
+            drafter,
+            DraftLength(times),
         )
 
 
@@ -535,7 +606,12 @@ class _Request:
         return len(self.ids) - self.cached
 
     def stats(
-        self, generated: int, ttft_s: float, prefill_tps: float, decode_tps: float = 0.0
+        self,
+        generated: int,
+        ttft_s: float,
+        prefill_tps: float,
+        decode_tps: float = 0.0,
+        speculative: SpeculativeDecoder | None = None,
     ) -> GenerationStats:
         return GenerationStats(
             prompt_tokens=len(self.ids),
@@ -546,6 +622,8 @@ class _Request:
             prefill_tps=prefill_tps,
             decode_tps=decode_tps,
             disk_tokens=self.disk_tokens,
+            drafted_tokens=speculative.drafted if speculative is not None else 0,
+            accepted_tokens=speculative.accepted if speculative is not None else 0,
         )
 
 

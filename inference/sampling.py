@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Literal, get_args
 
 import mlx.core as mx
 from mlx_lm.sample_utils import make_logits_processors, make_sampler
@@ -19,6 +20,10 @@ LogitsProcessor = Callable[[mx.array, mx.array], mx.array]
 # How far back the repetition penalty looks (mlx-lm's default, passed explicitly so the prefix
 # handed to it below is exactly long enough).
 PENALTY_CONTEXT_TOKENS = 20
+
+# How the engine may guess tokens ahead (see inference.speculative): "prompt_lookup" copies from
+# the conversation itself, "draft" asks the engine's draft model; both give the same reply.
+Speculation = Literal["off", "prompt_lookup", "draft"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +40,10 @@ class SamplingParams:
     OpenAI API: -inf (or a large negative number) bans a token, e.g. the end-of-sequence id.
     Keys may be ints or decimal strings (JSON object keys are strings); they are stored as ints
     in a read-only mapping. Values must be finite or -inf.
+
+    `speculation` lets the engine draft tokens and check several in one forward pass; it
+    changes speed, never the reply (the engine declines where the model's caches cannot be
+    trimmed back). "off" decodes one token per pass.
     """
 
     temperature: float = 0.0
@@ -49,6 +58,7 @@ class SamplingParams:
     logit_bias: Mapping[int, float] = field(
         default_factory=lambda: MappingProxyType({}), hash=False
     )
+    speculation: Speculation = "prompt_lookup"
 
     def __post_init__(self) -> None:
         # A list of stop strings is accepted for convenience and frozen into a tuple.
@@ -75,6 +85,9 @@ class SamplingParams:
                  f"seed must be a whole number, 0 or more, not {self.seed}"),
                 (not all(isinstance(s, str) and s for s in self.stop),
                  "stop strings must be non-empty text"),
+                (self.speculation not in get_args(Speculation),
+                 f"speculation must be one of {', '.join(get_args(Speculation))}, "
+                 f"not {self.speculation!r}"),
                 (bias is None,
                  "logit_bias must map token ids (whole numbers, 0 or more) to finite numbers "
                  f"or -inf, not {self.logit_bias!r}"),

@@ -29,6 +29,16 @@ def tiny_model_path(request: pytest.FixtureRequest, tiny_models_dir: Path) -> Pa
     return tiny_models_dir / request.param
 
 
+@pytest.fixture
+def free_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verification passes cost as on a GPU (a drafted token nearly free), so speculation
+    drafts on this CPU too, where MLX's matrix products cost per row and the engine would
+    rightly decline to draft after measuring that."""
+    from inference.draft_length import PassTimes
+
+    monkeypatch.setattr(PassTimes, "cost_ratio", lambda self, drafted: 1.0)
+
+
 @pytest.fixture(scope="session")
 def llama_path(tiny_models_dir: Path) -> Path:
     return tiny_models_dir / "llama"

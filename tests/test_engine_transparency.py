@@ -7,7 +7,8 @@ folder, finding the saved caches there — and overflow the context under each p
 them through one engine per cache kind, which keeps its stored caches from one sequence to the
 next. Every reply is compared, token
 for token, with `mlx_lm.stream_generate` on the same rendered prompt from an empty cache, greedy
-or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence).
+or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence), with
+speculative decoding (prompt lookup) or without.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ from inference.context_fit import OVERFLOW_POLICIES
 from tests.engine_reference import Comparison, Reference, check_tokens, reference
 from tests.tiny_models import CHATML_TEMPLATE, KINDS, NO_EOS
 
+pytestmark = pytest.mark.usefixtures("free_drafts")
+
 MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
 BUDGET = 1_000_000  # a handful of tiny stacks, so eviction happens along the way
@@ -45,7 +48,7 @@ WORDS = ["the", "cat", "sat", "on", "a", "mat", "told", "me", "story", "about", 
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
 conversation = st.sampled_from(["a", "b"])
-sampling = st.one_of(
+plain_sampling = st.one_of(
     st.just(SamplingParams(max_tokens=MAX_TOKENS)),
     st.integers(0, 2**16).map(
         lambda seed: SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8, seed=seed)
@@ -56,6 +59,13 @@ sampling = st.one_of(
             max_tokens=MAX_TOKENS, temperature=0.8, seed=seed, logit_bias=NO_EOS
         )
     ),
+)
+# Speculation (the default, prompt lookup) and plain decoding share the same stored caches, so
+# a sequence mixes them; both must match the same from-scratch reference.
+sampling = st.builds(
+    lambda params, speculation: dataclasses.replace(params, speculation=speculation),
+    plain_sampling,
+    st.sampled_from(["prompt_lookup", "off"]),
 )
 actions = st.lists(
     st.one_of(

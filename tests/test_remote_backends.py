@@ -282,12 +282,13 @@ def test_a_slow_first_token_shows_progress_and_can_be_cancelled(
         chat.ctl.stop()
         # A bound for liveness, not a speed check: Stop ends the reply at once.
         await until(lambda: not chat.ctl.is_busy(), timeout_s=5)
-        reply = chat.ctl.store.get_message(reply_id)
-        assert (reply.status, reply.content) == ("stopped", "")
+        # Stopped before any text: no empty reply is kept, the question waits for an answer.
+        assert [m.role for m in chat.path()] == ["user"]
+        question = chat.path()[-1]
 
         proxy.delay_s = 1.0  # slow, but it comes: progress first, then the text
         chat.events.clear()
-        await chat.reply(lambda: chat.ctl.regenerate(reply_id))
+        await chat.reply(lambda: chat.ctl.edit(question.id, question.content))  # ask again
         assert chat.events[0][0] == "progress" and chat.events[-1][0] == "text"
         assert chat.path()[-1].status == "complete"
         await proxy.stop()

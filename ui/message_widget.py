@@ -67,6 +67,9 @@ def format_stats(stats: Mapping[str, float]) -> str:
         parts.append("context full")
     if "decode_tps" in stats:
         parts.append(f"{stats['decode_tps']:,.1f} tok/s")
+    if stats.get("drafted_tokens"):
+        share = stats.get("accepted_tokens", 0) / stats["drafted_tokens"]
+        parts.append(f"{share:.0%} of drafted tokens accepted")
     if "ttft_s" in stats:
         ttft = stats["ttft_s"]
         parts.append(f"{ttft:.{2 if ttft < 10 else 1}f} s to first token")
@@ -89,6 +92,8 @@ def _stats_details(stats: Mapping[str, float]) -> str:
         ("generated_tokens", "Generated: {:,.0f} tokens"),
         ("decode_tps", "Writing speed: {:,.1f} tok/s"),
         ("ttft_s", "Time to first token: {:.2f} s"),
+        ("drafted_tokens", "Drafted ahead (speculative decoding): {:,.0f} tokens"),
+        ("accepted_tokens", "Drafted tokens the model agreed with: {:,.0f}"),
     )
     lines = [text.format(stats[key]) for key, text in labels if key in stats]
     if stats.get("finish_reason") == "context":

@@ -241,6 +241,16 @@ def test_a_message_left_out_of_the_models_view_is_dimmed_with_the_reason(make: M
     assert widget.body.toolTip() == ""
 
 
+def test_stats_line_shows_the_share_of_drafted_tokens_accepted() -> None:
+    drafted = {**STATS, "drafted_tokens": 40, "accepted_tokens": 30}
+    assert format_stats(drafted) == (
+        "42 tokens · 38.1 tok/s · 75% of drafted tokens accepted · 0.21 s to first token · "
+        "120 reused from cache"
+    )
+    # Nothing drafted (speculation off, or nothing to copy): no share to show.
+    assert "drafted" not in format_stats({**STATS, "drafted_tokens": 0, "accepted_tokens": 0})
+
+
 def test_stats_show_when_the_reply_is_done_not_while_streaming(make: Make) -> None:
     widget = make(id="a1", status="streaming", content="Partial", stats=STATS)
     stats = widget.findChild(QLabel, "StatsLabel")

@@ -84,6 +84,27 @@ def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_p
         assert third.model_box.currentData() == "llama"
 
 
+def test_the_per_chat_switch_turns_speculative_decoding_off(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
+    with running_app(qtbot, tmp_path, llama_path) as app:
+        window = app.window
+        cid = set_params(app, SHORT)
+        dialog = window.open_settings()
+        assert dialog.speculation.isChecked(), "on by default"
+        dialog.speculation.setChecked(False)
+        dialog.accept()
+        assert app.store.get_conversation(cid).params["speculation"] == "off"
+        send_and_wait(qtbot, app, "the cat sat on the mat, the cat sat on the mat")
+        reply = app.store.active_path(cid)[-1]
+        assert reply.params["speculation"] == "off" and reply.stats["drafted_tokens"] == 0
+        again = window.open_settings()
+        assert not again.speculation.isChecked()
+        again.speculation.setChecked(True)
+        again.accept()
+        assert app.store.get_conversation(cid).params["speculation"] == "prompt_lookup"
+
+
 def test_preferences_set_the_cache_budget_and_theme(
     qtbot, tmp_path: Path, llama_path: Path
 ) -> None:

@@ -41,6 +41,7 @@ def test_the_settings_dialog_says_it_is_for_this_chat_and_explains_each_control(
         intro = dialog.findChild(QLabel, "SettingsIntro")
         assert intro.text().startswith("These settings apply to this chat only.")
         hints = [label.text() for label in dialog.findChildren(QLabel, "FieldHint")]
-        assert len(hints) == 9 and all(hints)  # model, system prompt and 7 sampling controls
+        # The model, the system prompt, 7 sampling controls, the overflow policy and speculation.
+        assert len(hints) == 11 and all(hints)
         assert "The longest reply, in tokens" in hints
         dialog.reject()
