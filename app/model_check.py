@@ -7,11 +7,16 @@ mlx-lm has code for the folder's model type needs mlx-lm itself: that check is
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from inference.model_files import WEIGHTS_INDEX, WEIGHTS_PATTERN, has_tokenizer, needs_remote_code
+from inference.model_files import (
+    WEIGHTS_INDEX,
+    WEIGHTS_PATTERN,
+    has_tokenizer,
+    needs_remote_code,
+    read_json_object,
+)
 
 _PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
@@ -59,15 +64,10 @@ def check_config(folder: Path) -> dict[str, Any]:
 
 def read_json(path: Path) -> dict[str, Any] | None:
     """The JSON object in `path`, or None when there is no such file."""
-    if not path.is_file():
-        return None
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise LibraryError(f"{path.name} in {path.parent} cannot be read: {error}") from error
-    if not isinstance(value, dict):
-        raise LibraryError(f"{path.name} in {path.parent} is not a JSON object.")
-    return value
+        return read_json_object(path)
+    except ValueError as error:
+        raise LibraryError(str(error)) from error
 
 
 def _check_weights(folder: Path) -> None:

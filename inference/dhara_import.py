@@ -29,6 +29,7 @@ import mlx.core as mx
 from mlx.utils import tree_flatten
 
 from inference.errors import ModelLoadError
+from inference.model_files import read_json_object
 from inference.model_import import Progress, reporter, write_model_folder
 from inference.models.dhara import Model, ModelArgs
 
@@ -164,11 +165,6 @@ def _copy_tokenizer(source: Path, folder: Path) -> None:
 
 def _read_json(path: Path) -> dict[str, Any] | None:
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelLoadError(f"{path.name} in {path.parent} cannot be read: {error}") from error
-    if not isinstance(value, dict):
-        raise ModelLoadError(f"{path.name} in {path.parent} is not a JSON object.")
-    return value
+        return read_json_object(path)
+    except ValueError as error:
+        raise ModelLoadError(str(error)) from error

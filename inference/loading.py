@@ -9,7 +9,6 @@ then owns the model's arrays.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -26,6 +25,7 @@ from inference.model_files import (
     context_length,
     has_tokenizer,
     needs_remote_code,
+    read_json_object,
 )
 from inference.models import get_model_classes
 from inference.template_check import check_template
@@ -105,12 +105,7 @@ def load_model(path: str | Path) -> LoadedModel:
 def _read_json(file: Path, folder: Path) -> dict[str, Any] | None:
     if not folder.is_dir():
         raise ModelLoadError(f"There is no model folder at {folder}.")
-    if not file.is_file():
-        return None
     try:
-        value = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise ModelLoadError(f"{file.name} in {folder} cannot be read: {error}") from error
-    if not isinstance(value, dict):
-        raise ModelLoadError(f"{file.name} in {folder} is not a JSON object.")
-    return value
+        return read_json_object(file)
+    except ValueError as error:
+        raise ModelLoadError(str(error)) from error

@@ -8,6 +8,7 @@ never left behind by a copy or a download.
 from __future__ import annotations
 
 import fnmatch
+import json
 from pathlib import Path
 from typing import Any
 
@@ -61,3 +62,18 @@ def needs_remote_code(config: dict[str, Any], tokenizer_config: dict[str, Any]) 
 def has_tokenizer(folder: Path) -> bool:
     """Whether `folder` holds a tokenizer file mlx-lm's tokenizer loader can read."""
     return any(next(folder.glob(pattern), None) for pattern in TOKENIZER_PATTERNS)
+
+
+def read_json_object(path: Path) -> dict[str, Any] | None:
+    """The JSON object in the file at `path`, or None when there is no such file. Raises
+    ValueError, with a message for the person, when it cannot be read or holds something else:
+    the library and the loader turn that into their own errors."""
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path.name} in {path.parent} cannot be read: {error}") from error
+    if not isinstance(value, dict):
+        raise ValueError(f"{path.name} in {path.parent} is not a JSON object.")
+    return value
