@@ -6,7 +6,9 @@ Stored with QSettings in an INI file inside the data folder, so `--data-dir` iso
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import psutil
 from PySide6.QtCore import QByteArray, QSettings
@@ -88,6 +90,55 @@ class Preferences:
     @model_id.setter
     def model_id(self, value: str | None) -> None:
         self._qs.setValue("models/last", value or "")
+
+    @property
+    def default_model_id(self) -> str | None:
+        """The library model (folder name) new chats start with; None: the model loaded now."""
+        value = self._qs.value("models/default", None)
+        return str(value) if value else None
+
+    @default_model_id.setter
+    def default_model_id(self, value: str | None) -> None:
+        self._qs.setValue("models/default", value or "")
+
+    @property
+    def default_system_prompt(self) -> str:
+        """The system prompt new chats start with ("" for none)."""
+        return str(self._qs.value("chat/system_prompt", "") or "")
+
+    @default_system_prompt.setter
+    def default_system_prompt(self, value: str) -> None:
+        self._qs.setValue("chat/system_prompt", value)
+
+    @property
+    def default_params(self) -> dict[str, Any]:
+        """Sampling parameters new chats start with, over Branchwise's own defaults ({}: none
+        chosen). An unreadable value (hand-edited file) counts as none chosen."""
+        return self._json_object("chat/params")
+
+    @default_params.setter
+    def default_params(self, value: dict[str, Any]) -> None:
+        self._qs.setValue("chat/params", json.dumps(value))
+
+    def draft_model_for(self, model_id: str) -> str | None:
+        """The draft model (folder name) chosen for `model_id` by default, if any."""
+        value = self._json_object("models/drafts").get(model_id)
+        return value if isinstance(value, str) and value else None
+
+    def set_draft_model_for(self, model_id: str, draft_id: str | None) -> None:
+        drafts = self._json_object("models/drafts")
+        if draft_id:
+            drafts[model_id] = draft_id
+        else:
+            drafts.pop(model_id, None)
+        self._qs.setValue("models/drafts", json.dumps(drafts))
+
+    def _json_object(self, key: str) -> dict[str, Any]:
+        try:
+            value = json.loads(str(self._qs.value(key, "") or "{}"))
+        except ValueError:
+            return {}
+        return value if isinstance(value, dict) else {}
 
     @property
     def last_conversation_id(self) -> int | None:

@@ -1,0 +1,36 @@
+"""Preferences for new chats survive a restart, and a damaged settings file never breaks them."""
+
+from pathlib import Path
+
+from app.settings import Preferences
+
+
+def test_new_chat_defaults_survive_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "settings.ini"
+    preferences = Preferences(path)
+    preferences.default_model_id = "SmolLM2-135M"
+    preferences.default_system_prompt = "Answer in French."
+    preferences.default_params = {"temperature": 0.7, "max_tokens": 64}
+    preferences.set_draft_model_for("Qwen3-8B", "Qwen3-0.6B")
+    preferences.sync()
+
+    again = Preferences(path)
+    assert again.default_model_id == "SmolLM2-135M"
+    assert again.default_system_prompt == "Answer in French."
+    assert again.default_params == {"temperature": 0.7, "max_tokens": 64}
+    assert again.draft_model_for("Qwen3-8B") == "Qwen3-0.6B"
+    assert again.draft_model_for("SmolLM2-135M") is None
+
+    again.set_draft_model_for("Qwen3-8B", None)
+    again.default_model_id = None
+    assert again.draft_model_for("Qwen3-8B") is None
+    assert again.default_model_id is None
+
+
+def test_a_hand_damaged_file_reads_as_no_choice(tmp_path: Path) -> None:
+    path = tmp_path / "settings.ini"
+    path.write_text('[chat]\nparams="{not json"\n[models]\ndrafts=[1, 2]\n')
+    preferences = Preferences(path)
+    assert preferences.default_params == {}
+    assert preferences.draft_model_for("anything") is None
+    assert preferences.default_system_prompt == ""
