@@ -28,7 +28,7 @@ from app.model_session import ModelResolver, ModelSession
 from app.remote_backend import RemoteBackend
 from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
 from app.server_host import ServerHost
-from app.settings import OVERFLOW_POLICIES, Preferences
+from app.settings import OVERFLOW_POLICIES, Preferences, chat_context_length
 from app.store import Conversation, NotFoundError, Store, StoreError
 from app.think_settings import template_kwargs
 from app.variant_generation import VariantGeneration
@@ -68,8 +68,12 @@ class ChatController(QObject):
         preferences: Preferences,
         model_resolver: ModelResolver | None = None,
         connections: Connections | None = None,
+        models_dir: Path | None = None,
     ) -> None:
+        """`models_dir` is the library, where a new chat's default model must still be found
+        (without it, new chats use the loaded model)."""
         super().__init__()
+        self._models_dir = models_dir
         self.store = store
         self.worker = worker
         self.preferences = preferences
@@ -149,11 +153,26 @@ class ChatController(QObject):
 
     # ---- conversations ----------------------------------------------------------------------
     def new_conversation(self) -> int:
+        """A new chat with the defaults from Preferences: their model when the library still
+        has it (else the loaded one), their system prompt and sampling."""
+        preferences = self.preferences
         conversation = self.store.create_conversation(
-            model_id=self._session.model_id, params=DEFAULT_PARAMS
+            model_id=self._default_model_id(),
+            system_prompt=preferences.default_system_prompt,
+            params=new_chat_params(preferences.default_params),
         )
         self.conversationsChanged.emit()
         return conversation.id
+
+    def _default_model_id(self) -> str | None:
+        chosen = self.preferences.default_model_id
+        if chosen is not None and self._models_dir is not None:
+            from app.library import list_models  # file work; imported when first needed
+
+            usable = {m.path.name for m in list_models(self._models_dir) if m.problem is None}
+            if chosen in usable:
+                return chosen
+        return self._session.model_id
 
     def open_conversation(self, conversation_id: int) -> None:
         self.store.get_conversation(conversation_id)
@@ -426,6 +445,7 @@ class ChatController(QObject):
                 {"role": "user", "content": with_attachments(draft, attachments or [])}
             )
         kwargs = template_kwargs(self.model_info, conversation.params)
+        params = conversation.params
 
         def count(engine: EngineLike | None) -> dict[str, Any] | None:
             if engine is None or not messages:
@@ -433,7 +453,7 @@ class ChatController(QObject):
             return {
                 "conversation_id": conversation_id,
                 "count": engine.count_prompt_tokens(messages, kwargs),
-                "context_length": engine.context_length,
+                "context_length": chat_context_length(engine.context_length, params),
                 "overflow": overflow,
             }
 
@@ -542,6 +562,12 @@ class ChatController(QObject):
         except StoreError as exc:
             self.notice.emit(str(exc))
             return None
+
+
+def new_chat_params(defaults: dict[str, Any]) -> dict[str, Any]:
+    """A new chat's params: Branchwise's defaults with the chosen ones over them; keys
+    Branchwise does not know (a hand-edited settings file) are left out."""
+    return {**DEFAULT_PARAMS, **{k: v for k, v in defaults.items() if k in DEFAULT_PARAMS}}
 
 
 def _forget(conversation_id: int, engine: EngineLike | None, *, keep_saved: bool) -> None:

@@ -20,6 +20,18 @@ THEMES = ("system", "light", "dark")
 # (`inference.context_fit.OVERFLOW_POLICIES`, which app may not import before MLX loads).
 OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
 DEFAULT_OVERFLOW = "truncate_middle"
+# The shortest context length a chat may set (`inference.context_fit.MIN_CONTEXT_LIMIT`).
+MIN_CONTEXT_LENGTH = 256
+
+
+def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
+    """The context a chat's prompt must fit: its own "context_length" when that is a usable
+    limit below the model's, else the model's. (A limit the engine would refuse is not applied
+    here: sending says why.)"""
+    limit = params.get("context_length")
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < MIN_CONTEXT_LENGTH:
+        return model_context
+    return limit if model_context is None else min(model_context, limit)
 
 
 def default_cache_budget_bytes() -> int:

@@ -25,7 +25,14 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 from app.reply_generation import DEFAULT_PARAMS, prompt_messages
 from app.reply_writer import ReplyWriter
 from app.store import Store, StoreError
-from app.worker import EngineLike, InferenceWorker, TokenCoalescer, _plain_stats, _sampling_params
+from app.worker import (
+    EngineLike,
+    InferenceWorker,
+    TokenCoalescer,
+    _plain_stats,
+    _sampling_params,
+    fit_options,
+)
 
 MIN_VARIANTS, MAX_VARIANTS = 2, 4
 
@@ -115,6 +122,7 @@ class VariantGeneration(QObject):
                 conversation_id=conversation_id,
                 on_token=lambda i, text: coalescers[i].add(text),
                 cancel=[v.cancel for v in variants],
+                **fit_options(params),
             )
             for coalescer in coalescers:
                 coalescer.flush()

@@ -374,7 +374,7 @@ class InferenceWorker(QObject):
                         cancel=request.cancel,
                         template_kwargs=request.template_kwargs,
                         continue_reply=request.continue_reply,
-                        **_overflow(request.params),
+                        **fit_options(request.params),
                     )
                 else:
                     from inference.raw_completion import complete
@@ -474,9 +474,16 @@ def _sampling_params(params: dict) -> Any:
     return SamplingParams(**{k: v for k, v in params.items() if k in known})
 
 
-def _overflow(params: dict) -> dict[str, Any]:
-    """The chat's overflow policy, when it has one (not a sampling parameter)."""
-    return {"overflow": params["overflow"]} if params.get("overflow") else {}
+def fit_options(params: dict) -> dict[str, Any]:
+    """The chat's overflow policy and context length, when it has them (not sampling
+    parameters), as the engine's `overflow` and `context_limit` arguments. A context length
+    the engine cannot use is passed on all the same: its refusal says why."""
+    options: dict[str, Any] = {}
+    if params.get("overflow"):
+        options["overflow"] = params["overflow"]
+    if params.get("context_length") is not None:
+        options["context_limit"] = params["context_length"]
+    return options
 
 
 def _plain_stats(stats: Any) -> dict:

@@ -8,6 +8,9 @@ tokens. When it does not, the policy chooses:
 - ``rolling``: keep the system prompt, drop the oldest turns;
 - ``stop``: refuse with a clear message (the app offers to continue in a new chat).
 
+A chat may also set a context length below the model's (`chat_context`): the policies then act
+at that limit exactly as they would for a model with that context.
+
 A turn is a user message with the replies that follow it, so what is left still alternates
 user/assistant, which many chat templates insist on. The message being answered is never
 dropped. The kept messages are rendered and cached like any others, so a truncated prompt is
@@ -23,6 +26,26 @@ from inference.errors import ContextOverflowError, PromptError
 
 Overflow = Literal["truncate_middle", "rolling", "stop"]
 OVERFLOW_POLICIES: tuple[Overflow, ...] = ("truncate_middle", "rolling", "stop")
+# The shortest context a chat may set: a system prompt, a question and a reply still fit.
+MIN_CONTEXT_LIMIT = 256
+
+
+def chat_context(model_context: int | None, chat_limit: object) -> int | None:
+    """The context a chat's prompt and reply must fit: the model's, or the chat's own limit when
+    that is smaller. Raises PromptError for a limit that is not a whole number of tokens of at
+    least MIN_CONTEXT_LIMIT (None: the model's maximum)."""
+    if chat_limit is None:
+        return model_context
+    if isinstance(chat_limit, bool) or not isinstance(chat_limit, int):
+        raise PromptError(
+            f"The chat's context length must be a whole number of tokens, not {chat_limit!r}."
+        )
+    if chat_limit < MIN_CONTEXT_LIMIT:
+        raise PromptError(
+            f"The chat's context length must be at least {MIN_CONTEXT_LIMIT} tokens, not "
+            f"{chat_limit}; leave it empty for the model's maximum."
+        )
+    return chat_limit if model_context is None else min(model_context, chat_limit)
 
 
 def reply_room(context: int, max_tokens: int) -> int:
@@ -36,12 +59,14 @@ def fit_messages(
     context: int,
     room: int,
     policy: Overflow,
+    whose: str = "this model's context",
 ) -> tuple[list[dict[str, str]], list[int]]:
     """The messages to send and the indexes of those left out, so that the kept ones count at
     most `context - room` tokens.
 
-    `count` renders and counts a message list. Raises PromptError under "stop", or when even the
-    shortest allowed conversation is too long.
+    `count` renders and counts a message list; `whose` names the limit in messages (the
+    model's context, or a chat's own context length). Raises PromptError under "stop", or when
+    even the shortest allowed conversation is too long.
     """
     limit = context - room
     if policy not in OVERFLOW_POLICIES:
@@ -53,8 +78,8 @@ def fit_messages(
         return messages, []
     if policy == "stop":
         raise ContextOverflowError(
-            f"{_too_long(tokens, context, room)} Continue in a new chat, or let earlier turns be "
-            "left out (the chat's overflow setting)."
+            f"{_too_long(tokens, context, room, whose)} Continue in a new chat, or let earlier "
+            "turns be left out (the chat's overflow setting)."
         )
     turns = _turns(messages)
     keep_first = 1 if policy == "truncate_middle" else 0
@@ -71,8 +96,8 @@ def fit_messages(
     if not droppable or count(without(high)[0]) > limit:
         shortest = count(without(len(droppable))[0]) if droppable else tokens
         raise PromptError(
-            f"{_too_long(shortest, context, room)} Earlier turns cannot be left out to make it "
-            "fit: shorten the last message or start a new chat."
+            f"{_too_long(shortest, context, room, whose)} Earlier turns cannot be left out to "
+            "make it fit: shorten the last message or start a new chat."
         )
     while low < high:
         middle = (low + high) // 2
@@ -83,10 +108,10 @@ def fit_messages(
     return without(low)
 
 
-def _too_long(tokens: int, context: int, room: int) -> str:
+def _too_long(tokens: int, context: int, room: int, whose: str) -> str:
     return (
-        f"The conversation is {tokens} tokens, {tokens - context + room} too many for this "
-        f"model's context of {context} tokens ({room} kept for the reply)."
+        f"The conversation is {tokens} tokens, {tokens - context + room} too many for {whose} "
+        f"of {context} tokens ({room} kept for the reply)."
     )
 
 

@@ -44,7 +44,7 @@ from inference.chat_prompt import (
     render_prompt,
     validate_messages,
 )
-from inference.context_fit import Overflow, fit_messages, reply_room
+from inference.context_fit import Overflow, chat_context, fit_messages, reply_room
 from inference.draft_length import DraftLength, PassTimes
 from inference.draft_model import DraftCaches
 from inference.errors import PromptError, SamplingError
@@ -266,6 +266,7 @@ class Engine:
         overflow: Overflow = "truncate_middle",
         template_kwargs: Mapping[str, Any] | None = None,
         continue_reply: bool = False,
+        context_limit: int | None = None,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
@@ -273,7 +274,9 @@ class Engine:
         tokens computed out of those this request must compute; setting `cancel` stops within
         one prefill chunk or one token, and the result then has finish_reason "cancelled".
         When the path does not fit the context with room for a reply, `overflow` chooses:
-        "truncate_middle", "rolling" or "stop" (see inference.context_fit). `continue_reply`
+        "truncate_middle", "rolling" or "stop" (see inference.context_fit). `context_limit`
+        is the chat's own context length (None: the model's): prompt and reply then fit the
+        smaller of the two, and the policy acts there. `continue_reply`
         goes on writing the last message, a partial assistant reply, as it stands (its turn is
         left open, as HF's `continue_final_message` renders it). Raises PromptError
         (an InferenceError) for bad messages or a prompt that cannot fit; the engine stays
@@ -281,7 +284,8 @@ class Engine:
         `enable_thinking`, `reasoning_effort`). Worker thread only.
         """
         request = self._request(
-            messages, params, conversation_id, overflow, template_kwargs, continue_reply
+            messages, params, conversation_id, overflow, template_kwargs, continue_reply,
+            context_limit,
         )
         request.on_token = on_token or request.on_token
         request.on_progress = on_progress or request.on_progress
@@ -318,16 +322,18 @@ class Engine:
         on_token: Callable[[int, str], None] | None = None,
         cancel: threading.Event | Sequence[threading.Event] | None = None,
         overflow: Overflow = "truncate_middle",
+        context_limit: int | None = None,
     ) -> list[GenerationResult]:
         """Several replies to one path at once, one per seed, in order: `results[i]` equals
         `generate(messages, replace(params, seed=seeds[i]))` token for token. The prompt is
         computed once and the replies decode as one batch; all stay cached as siblings.
         `on_token(variant_index, text_delta)` streams them; `cancel` is one event for all or
-        one per variant. See inference.variants. Worker thread only."""
+        one per variant; `context_limit` as for `generate`. See inference.variants. Worker
+        thread only."""
         from inference.variants import generate_variants
 
         return generate_variants(self, messages, params, seeds, conversation_id, on_token,
-                                 cancel, overflow)
+                                 cancel, overflow, context_limit)
 
     def cache_state(self, paths: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
         """Where each path's prompt is cached, as plain values for the GUI's branch map (see
@@ -344,19 +350,27 @@ class Engine:
         overflow: Overflow,
         template_kwargs: Mapping[str, Any] | None = None,
         continue_reply: bool = False,
+        context_limit: int | None = None,
     ) -> _Request:
-        """A request for the reply after `messages`, fitted to the context and rendered (with
-        `continue_reply`, the last message is a partial reply the model goes on writing)."""
+        """A request for the reply after `messages`, fitted to the context (the chat's
+        `context_limit` when smaller than the model's) and rendered (with `continue_reply`, the
+        last message is a partial reply the model goes on writing)."""
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
+        context = chat_context(self.context_length, context_limit)
+        whose = "this model's context" if context == self.context_length else (
+            "this chat's context length"
+        )
         clean = validate_messages(messages)
         if continue_reply and clean[-1]["role"] != "assistant":
             raise PromptError("Only a reply can be continued: the last message is not one.")
-        kept, dropped = self._fit(clean, params, overflow, template_kwargs, continue_reply)
+        kept, dropped = self._fit(
+            clean, params, overflow, template_kwargs, continue_reply, context, whose
+        )
         prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
         ids = prompt.ids
-        max_tokens, capped = self._reply_limit(len(ids), params.max_tokens)
+        max_tokens, capped = _reply_limit(context, len(ids), params.max_tokens)
         return _Request(
             ids=ids,
             messages=kept,
@@ -412,9 +426,11 @@ class Engine:
         params: SamplingParams,
         overflow: Overflow,
         template_kwargs: Mapping[str, Any] | None,
-        continue_reply: bool = False,
+        continue_reply: bool,
+        limit: int | None,
+        whose: str,
     ) -> tuple[list[dict[str, str]], list[int]]:
-        limit = self.context_length
+        """The messages that fit `limit` tokens with room for a reply, and those left out."""
         if limit is None:
             return messages, []
         room = reply_room(limit, params.max_tokens)
@@ -422,15 +438,7 @@ class Engine:
         def count(kept: list[dict[str, str]]) -> int:
             return len(self._render(kept, template_kwargs, continue_reply))
 
-        return fit_messages(messages, count, limit, room, overflow)
-
-    def _reply_limit(self, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
-        """How many tokens the reply may take, and whether the context (not max_tokens) is
-        what limits it."""
-        limit = self.context_length
-        if limit is None or limit - prompt_tokens >= max_tokens:
-            return max_tokens, False
-        return limit - prompt_tokens, True
+        return fit_messages(messages, count, limit, room, overflow, whose)
 
     def _prefill(self, stack: CacheStack, request: _Request) -> None:
         """Feed `ids[len(stack.tokens):-1]` in chunks; the last token goes to the decoder.
@@ -625,6 +633,14 @@ class _Request:
             drafted_tokens=speculative.drafted if speculative is not None else 0,
             accepted_tokens=speculative.accepted if speculative is not None else 0,
         )
+
+
+def _reply_limit(limit: int | None, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
+    """How many tokens the reply may take within a context of `limit` tokens, and whether the
+    context (not max_tokens) is what limits it."""
+    if limit is None or limit - prompt_tokens >= max_tokens:
+        return max_tokens, False
+    return limit - prompt_tokens, True
 
 
 def _rate(count: int, seconds: float) -> float:

@@ -63,6 +63,7 @@ def generate_variants(
     on_token: Callable[[int, str], None] | None,
     cancel: threading.Event | Sequence[threading.Event] | None,
     overflow: Overflow,
+    context_limit: int | None = None,
 ) -> list[GenerationResult]:
     """See `Engine.generate_variants`."""
     params = SamplingParams() if params is None else params
@@ -72,7 +73,9 @@ def generate_variants(
     settings = [replace(params, seed=seed) for seed in seeds]  # validates each seed
     cancels = _cancel_events(cancel, len(seeds))
     emit = on_token or (lambda index, text: None)
-    request = engine._request(messages, params, conversation_id, overflow)
+    request = engine._request(
+        messages, params, conversation_id, overflow, context_limit=context_limit
+    )
     request.cancel = _AllSet(cancels)  # type: ignore[assignment]  # duck-typed: is_set()
     cache = engine._cache
     taken = cache.take(request.ids, conversation_id)
