@@ -1,9 +1,10 @@
-"""Per-conversation settings: the model (from the library), the system prompt and the sampling
-parameters. The dialog only collects values; the window applies them through the controller."""
+"""Per-conversation settings: the model (from the library), the system prompt, the sampling
+parameters and the context length. The dialog only collects values; the window applies them
+through the controller."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -13,10 +14,8 @@ from PySide6.QtWidgets import (
     QComboBox,
     QDialog,
     QDialogButtonBox,
-    QDoubleSpinBox,
     QFormLayout,
     QHBoxLayout,
-    QLabel,
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
@@ -27,15 +26,16 @@ from PySide6.QtWidgets import (
 from app.connections import is_remote, parse_remote
 from app.controller import DEFAULT_PARAMS
 from app.settings import DEFAULT_OVERFLOW
+from ui.context_length_field import ContextLengthField
 from ui.overflow_choice import overflow_box
 from ui.plain_text import plain_label
-from ui.theme import em, scale_font
+from ui.sampling_fields import SamplingFields, add_hinted_row
+from ui.theme import em
 
 if TYPE_CHECKING:
     from app.library import ModelInfo
     from app.store import Conversation
 
-MAX_TOKENS_LIMIT = 1_000_000
 _SEED_LIMIT = 2**31 - 1
 
 
@@ -45,34 +45,6 @@ class ConversationSettings:
     model_folder_name: str | None
     system_prompt: str
     params: dict[str, Any]
-
-
-def _double(low: float, high: float, step: float, decimals: int, tip: str) -> QDoubleSpinBox:
-    box = QDoubleSpinBox()
-    box.setRange(low, high)
-    box.setSingleStep(step)
-    box.setDecimals(decimals)
-    box.setToolTip(tip)
-    return box
-
-
-def _with_hint(field: QWidget | QHBoxLayout, hint: str) -> QWidget:
-    """`field` with its one-line explanation under it, small and muted."""
-    box = QWidget()
-    column = QVBoxLayout(box)
-    column.setContentsMargins(0, 0, 0, 0)
-    column.setSpacing(2)
-    if isinstance(field, QWidget):
-        column.addWidget(field)
-    else:
-        column.addLayout(field)
-    label = plain_label(hint)
-    label.setObjectName("FieldHint")
-    label.setWordWrap(True)
-    scale_font(label, 0.85)
-    column.addWidget(label)
-    column.addStretch(1)  # spare height goes below the hint, never between it and its field
-    return box
 
 
 class ConversationSettingsDialog(QDialog):
@@ -85,8 +57,13 @@ class ConversationSettingsDialog(QDialog):
         current_model: str | None,
         parent: QWidget | None = None,
         default_overflow: str = DEFAULT_OVERFLOW,
+        defaults: Mapping[str, Any] | None = None,
+        contexts: Mapping[str, int | None] | None = None,
     ) -> None:
-        """`default_overflow` is the policy from Preferences, shown when the chat has none."""
+        """`default_overflow` is the policy from Preferences, shown when the chat has none;
+        `defaults` the params new chats start with (Preferences), which Restore Defaults puts
+        back; `contexts` the context lengths of models the library does not describe (the
+        loaded one), for the context length's hint."""
         super().__init__(parent)
         self.setObjectName("ConversationSettingsDialog")
         self.setWindowTitle(f"Settings for “{conversation.title}”")
@@ -94,6 +71,9 @@ class ConversationSettingsDialog(QDialog):
         # Keys this dialog does not show (from an import, or a newer version) are kept.
         self._other_params = dict(conversation.params)
         params = {**DEFAULT_PARAMS, **conversation.params}
+        self._defaults = {**DEFAULT_PARAMS, **(defaults or {})}
+        self._contexts: dict[str, int | None] = dict(contexts or {})
+        self._names: dict[str, str] = {}
 
         self.model_box = QComboBox()
         self.model_box.setToolTip("The model this conversation uses; choosing another loads it")
@@ -104,7 +84,6 @@ class ConversationSettingsDialog(QDialog):
         model_row = QHBoxLayout()
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(library)
-        self.set_models(models, current_model)
 
         self.system_prompt = QPlainTextEdit(conversation.system_prompt)
         self.system_prompt.setPlaceholderText("e.g. You are a concise assistant.")
@@ -112,25 +91,13 @@ class ConversationSettingsDialog(QDialog):
         self.system_prompt.setMinimumHeight(em(self, 4))
         self.system_prompt.setMaximumHeight(em(self, 8))
 
-        self.temperature = _double(0.0, 2.0, 0.05, 2, "0 always picks the likeliest token")
-        self.top_p = _double(0.0, 1.0, 0.01, 2, "Sample from the smallest set of tokens whose "
-                             "probabilities add up to this (1 = off)")
-        self.top_k = QSpinBox()
-        self.top_k.setRange(0, 1000)
-        self.top_k.setSpecialValueText("off")
-        self.top_k.setToolTip("Sample from this many likeliest tokens (0 = off)")
-        self.min_p = _double(0.0, 1.0, 0.01, 2, "Drop tokens less likely than this share of the "
-                             "likeliest one (0 = off)")
-        self.repetition_penalty = _double(0.5, 2.0, 0.05, 2, "Above 1 discourages repeating "
-                                          "recent tokens (1 = off)")
-        self.max_tokens = QSpinBox()
-        self.max_tokens.setRange(1, MAX_TOKENS_LIMIT)
-        self.max_tokens.setSingleStep(64)
-        self.max_tokens.setToolTip("The longest reply, in tokens")
+        self.sampling = SamplingFields()
+        self.sampling.set_values(params)
         self.seed = QSpinBox()
         self.seed.setRange(-1, _SEED_LIMIT)
         self.seed.setSpecialValueText("random")
         self.seed.setToolTip("A fixed seed makes sampled replies repeatable (random = none)")
+        self.context_length = ContextLengthField(params.get("context_length"))
         self._default_overflow = default_overflow
         self.overflow = overflow_box(str(params.get("overflow", default_overflow)))
         self.speculation = QCheckBox("Draft ahead")
@@ -138,43 +105,36 @@ class ConversationSettingsDialog(QDialog):
             "Guess upcoming tokens from the conversation and let the model check several at "
             "once: the same reply, often faster when it repeats text (rewrites, quotes, code)"
         )
-
-        self.temperature.setValue(float(params["temperature"]))
-        self.top_p.setValue(float(params["top_p"]))
-        self.top_k.setValue(int(params["top_k"]))
-        self.min_p.setValue(float(params["min_p"]))
-        self.repetition_penalty.setValue(float(params["repetition_penalty"]))
-        self.max_tokens.setValue(int(params["max_tokens"]))
         self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
         self.speculation.setChecked(params["speculation"] != "off")
 
         form = QFormLayout()
-        for label, field in (
-            ("Model", model_row),
-            ("System prompt", self.system_prompt),
-            ("Temperature", self.temperature),
-            ("Top-p", self.top_p),
-            ("Top-k", self.top_k),
-            ("Min-p", self.min_p),
-            ("Repetition penalty", self.repetition_penalty),
-            ("Max tokens", self.max_tokens),
-            ("Seed", self.seed),
-            ("When it outgrows the context", self.overflow),
-            ("Speculative decoding", self.speculation),
-        ):
-            shown = field if isinstance(field, QWidget) else self.model_box
-            shown.setAccessibleName(label)
-            form.addRow(QLabel(label), _with_hint(field, shown.toolTip()))
+        add_hinted_row(form, "Model", model_row, self.model_box)
+        add_hinted_row(form, "System prompt", self.system_prompt)
+        self.sampling.add_to(form)
+        add_hinted_row(form, "Seed", self.seed)
+        self._context_row = add_hinted_row(form, "Context length", self.context_length)
+        add_hinted_row(form, "When it outgrows the context", self.overflow)
+        add_hinted_row(form, "Speculative decoding", self.speculation)
+        self.model_box.currentIndexChanged.connect(self._show_context_hint)
+        self.set_models(models, current_model)
+        self.error = plain_label()
+        self.error.setObjectName("SettingsError")
+        self.error.setWordWrap(True)
+        self.error.hide()
         buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Save | QDialogButtonBox.StandardButton.Cancel
         )
-        defaults = buttons.addButton(QDialogButtonBox.StandardButton.RestoreDefaults)
-        defaults.setToolTip("Put the sampling parameters back to Branchwise's defaults")
+        defaults_button = buttons.addButton(QDialogButtonBox.StandardButton.RestoreDefaults)
+        defaults_button.setToolTip(
+            "Put the sampling parameters back to the defaults for new chats (Preferences › "
+            "New chats), and the context length to the model's maximum"
+        )
         for button in buttons.buttons():
             button.setAccessibleName(button.text().replace("&", ""))
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
-        defaults.clicked.connect(self.restore_defaults)
+        defaults_button.clicked.connect(self.restore_defaults)
         intro = plain_label(
             "These settings apply to this chat only. New chats start from the defaults in "
             "Preferences."
@@ -184,14 +144,27 @@ class ConversationSettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
+        layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 26))
+
+    def accept(self) -> None:
+        """Refuse a context length the engine could not use, saying why, instead of closing."""
+        problem = self.context_length.problem()
+        if problem is not None:
+            self.error.setText(problem)
+            self.error.show()
+            self.context_length.setFocus()
+            return
+        super().accept()
 
     def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
         """Fill the model list and select `current`, a folder name (a loaded model's id)."""
         wanted = current
         self.model_box.clear()
         for info in models:
+            self._contexts[info.path.name] = info.context_length
+            self._names[info.path.name] = info.name
             if info.problem is None:
                 self.model_box.addItem(info.name, info.path.name)
                 self.model_box.setItemData(
@@ -206,6 +179,16 @@ class ConversationSettingsDialog(QDialog):
                 self.model_box.addItem(f"{wanted} (not in the library)", wanted)
         index = self.model_box.findData(wanted) if wanted is not None else -1
         self.model_box.setCurrentIndex(index)
+        self._show_context_hint()
+
+    def _show_context_hint(self) -> None:
+        """The context length's hint names the chosen model's own maximum, when known."""
+        model_id = self.model_box.currentData()
+        self._context_row.hint.setText(
+            ContextLengthField.hint(
+                self._names.get(model_id, model_id), self._contexts.get(model_id)
+            )
+        )
 
     def add_remote_models(self, model_ids: Sequence[str]) -> None:
         """Offer models on connected servers (`remote:<connection>/<model>` ids) after the
@@ -221,33 +204,31 @@ class ConversationSettingsDialog(QDialog):
                 )
 
     def restore_defaults(self) -> None:
-        self.temperature.setValue(DEFAULT_PARAMS["temperature"])
-        self.top_p.setValue(DEFAULT_PARAMS["top_p"])
-        self.top_k.setValue(DEFAULT_PARAMS["top_k"])
-        self.min_p.setValue(DEFAULT_PARAMS["min_p"])
-        self.repetition_penalty.setValue(DEFAULT_PARAMS["repetition_penalty"])
-        self.max_tokens.setValue(DEFAULT_PARAMS["max_tokens"])
-        self.seed.setValue(-1)
+        """Back to what a new chat starts with (Preferences), the model and prompt aside."""
+        defaults = self._defaults
+        self.sampling.set_values(defaults)
+        self.seed.setValue(-1 if defaults.get("seed") is None else int(defaults["seed"]))
+        self.context_length.set_limit(None)
         self.overflow.setCurrentIndex(self.overflow.findData(self._default_overflow))
-        self.speculation.setChecked(DEFAULT_PARAMS["speculation"] != "off")
+        self.speculation.setChecked(defaults["speculation"] != "off")
 
     def settings(self) -> ConversationSettings:
         seed = self.seed.value()
+        params = {
+            **self._other_params,
+            **self.sampling.values(),
+            "seed": None if seed < 0 else seed,
+            "overflow": self.overflow.currentData(),
+            "speculation": self._speculation(),
+        }
+        params.pop("context_length", None)
+        limit = self.context_length.limit()
+        if limit is not None:
+            params["context_length"] = limit
         return ConversationSettings(
             model_folder_name=self.model_box.currentData(),
             system_prompt=self.system_prompt.toPlainText(),
-            params={
-                **self._other_params,
-                "temperature": round(self.temperature.value(), 4),
-                "top_p": round(self.top_p.value(), 4),
-                "top_k": self.top_k.value(),
-                "min_p": round(self.min_p.value(), 4),
-                "repetition_penalty": round(self.repetition_penalty.value(), 4),
-                "max_tokens": self.max_tokens.value(),
-                "seed": None if seed < 0 else seed,
-                "overflow": self.overflow.currentData(),
-                "speculation": self._speculation(),
-            },
+            params=params,
         )
 
     def _speculation(self) -> str:

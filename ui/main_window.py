@@ -498,6 +498,7 @@ class MainWindow(QMainWindow):
         return self.models.open_settings(self._cid)
 
     def open_preferences(self) -> PreferencesDialog:
+        from ui.new_chat_defaults import ChatDefaults
         from ui.preferences_dialog import PreferencesDialog
 
         memory = self.status_panel.last_memory
@@ -513,6 +514,8 @@ class MainWindow(QMainWindow):
             overflow=self.preferences.overflow_policy,
             server_enabled=self.preferences.server_enabled,
             server=self.preferences.server_config,
+            new_chats=ChatDefaults.of(self.preferences),
+            models=self.models.library(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -527,6 +530,7 @@ class MainWindow(QMainWindow):
         if disk_budget is not None:
             self.controller.set_disk_budget(disk_budget)
         self.preferences.overflow_policy = dialog.overflow_policy()
+        dialog.new_chats().save_to(self.preferences)
         self.token_counter.schedule()  # the meter's warning names the policy
         self.set_theme(dialog.theme_mode())
         self._apply_server(dialog.server_enabled(), dialog.server_config())

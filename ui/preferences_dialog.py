@@ -1,9 +1,11 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
-chat does by default once it outgrows the model's context, the theme, and the local server."""
+chat does by default once it outgrows the model's context, the theme, the local server (tab
+"General"), and what new chats start with (tab "New chats", `ui.new_chat_defaults`)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import psutil
 from PySide6.QtCore import Signal, Slot
@@ -20,14 +22,19 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPushButton,
     QSpinBox,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from app.server_config import ServerConfig, ServerConfigError
+from ui.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
 from ui.overflow_choice import overflow_box
 from ui.status_panel import format_bytes
 from ui.theme import THEME_MODES, ThemeMode, em
+
+if TYPE_CHECKING:
+    from app.library import ModelInfo
 
 GB = 1_000_000_000
 _THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
@@ -50,7 +57,11 @@ class PreferencesDialog(QDialog):
         overflow: str = "truncate_middle",
         server_enabled: bool = False,
         server: ServerConfig | None = None,
+        new_chats: ChatDefaults | None = None,
+        models: Sequence[ModelInfo] = (),
     ) -> None:
+        """`new_chats` are the defaults new chats start with now; `models` the library, to
+        choose their model from."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -127,9 +138,19 @@ class PreferencesDialog(QDialog):
             button.setAccessibleName(button.text().replace("&", ""))
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
+        self.general = QWidget()
+        general = QVBoxLayout(self.general)
+        general.addLayout(form)
+        general.addWidget(self.server_group)
+        general.addStretch(1)
+        self.new_chats_page = NewChatDefaultsPage(new_chats or ChatDefaults(None, "", {}), models)
+        self.tabs = QTabWidget()
+        self.tabs.setAccessibleName("Preferences pages")
+        self.tabs.addTab(self.general, "General")
+        self.tabs.addTab(self.new_chats_page, "New chats")
+        self.tabs.setTabToolTip(1, "The model, system prompt and sampling new chats start with")
         layout = QVBoxLayout(self)
-        layout.addLayout(form)
-        layout.addWidget(self.server_group)
+        layout.addWidget(self.tabs)
         layout.addWidget(self.server_error)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 22))
@@ -173,6 +194,7 @@ class PreferencesDialog(QDialog):
             except ServerConfigError as exc:
                 self.server_error.setText(str(exc))
                 self.server_error.show()
+                self.tabs.setCurrentWidget(self.general)
                 return
         super().accept()
 
@@ -200,6 +222,9 @@ class PreferencesDialog(QDialog):
 
     def overflow_policy(self) -> str:
         return self.overflow.currentData()
+
+    def new_chats(self) -> ChatDefaults:
+        return self.new_chats_page.defaults()
 
     def set_disk_bytes(self, disk_bytes: int) -> None:
         self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")

@@ -121,16 +121,21 @@ class WindowModels(QObject):
         return dialog
 
     def open_settings(self, conversation_id: int) -> ConversationSettingsDialog:
+        from app.controller import new_chat_params
         from ui.conversation_settings import ConversationSettingsDialog
 
         conversation = self._controller.store.get_conversation(conversation_id)
         current = conversation.model_id or self.loaded_id()
+        loaded = self._controller.model_info or {}
+        preferences = self._controller.preferences
         dialog = ConversationSettingsDialog(
             conversation,
             self.library(),
             current,
             self._window,
-            default_overflow=self._controller.preferences.overflow_policy,
+            default_overflow=preferences.overflow_policy,
+            defaults=new_chat_params(preferences.default_params),
+            contexts={loaded["model_id"]: loaded.get("context_length")} if loaded else None,
         )
         dialog.libraryRequested.connect(self.open_library)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

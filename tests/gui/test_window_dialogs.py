@@ -54,9 +54,9 @@ def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_p
         set_params(app, SHORT)  # its logit bias is no field of the dialog
         dialog = window.open_settings()
         dialog.system_prompt.setPlainText("You answer in French.")
-        dialog.temperature.setValue(0.0)
-        dialog.top_k.setValue(40)
-        dialog.max_tokens.setValue(5)
+        dialog.sampling.temperature.setValue(0.0)
+        dialog.sampling.top_k.setValue(40)
+        dialog.sampling.max_tokens.setValue(5)
         dialog.seed.setValue(7)
         dialog.accept()
         conversation = app.store.get_conversation(window.current_conversation_id)
@@ -68,7 +68,7 @@ def test_conversation_settings_are_saved_and_used(qtbot, tmp_path: Path, llama_p
         assert reply.params["max_tokens"] == 5 and reply.stats["generated_tokens"] == 5
         # Reopened, the dialog shows what was saved; "random" is no seed.
         again = window.open_settings()
-        assert again.top_k.value() == 40 and again.seed.value() == 7
+        assert again.sampling.top_k.value() == 40 and again.seed.value() == 7
         again.seed.setValue(-1)
         assert again.seed.text() == "random"
         again.accept()
