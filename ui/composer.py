@@ -175,18 +175,18 @@ class Composer(QFrame):
         row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.edit, 1)
         row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
-        below = QHBoxLayout()
-        below.setContentsMargins(0, 0, 0, 0)
-        below.addWidget(self.think)
-        below.addStretch(1)
-        below.addWidget(self.token_label)
+        self._footer = QHBoxLayout()
+        self._footer.setContentsMargins(0, 0, 0, 0)
+        self._footer.addWidget(self.think)
+        self._footer.addStretch(1)
+        self._footer.addWidget(self.token_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
         layout.addWidget(self.notice)
         layout.addWidget(self.chips)
         layout.addWidget(box)
-        layout.addLayout(below)
+        layout.addLayout(self._footer)
         self.attach_button.clicked.connect(self.choose_files)
         self.edit.filesPasted.connect(self.attachRequested)
         self.chips.removeRequested.connect(self.remove_attachment)
@@ -234,6 +234,10 @@ class Composer(QFrame):
             self._repolish(self.token_label)
             self.token_label.show()
         self._refresh()
+
+    def add_to_footer(self, widget: QWidget) -> None:
+        """Put `widget` first in the row under the box (the window's model picker)."""
+        self._footer.insertWidget(0, widget)
 
     def text(self) -> str:
         return self.edit.toPlainText()

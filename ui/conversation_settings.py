@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -23,10 +23,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.connections import is_remote, parse_remote
 from app.controller import DEFAULT_PARAMS
 from app.settings import DEFAULT_OVERFLOW
 from ui.context_length_field import ContextLengthField
+from ui.model_choices import add_remote_models, fill_models
 from ui.overflow_choice import overflow_box
 from ui.plain_text import plain_label
 from ui.sampling_fields import SamplingFields, add_hinted_row
@@ -160,25 +160,10 @@ class ConversationSettingsDialog(QDialog):
 
     def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
         """Fill the model list and select `current`, a folder name (a loaded model's id)."""
-        wanted = current
-        self.model_box.clear()
         for info in models:
             self._contexts[info.path.name] = info.context_length
             self._names[info.path.name] = info.name
-            if info.problem is None:
-                self.model_box.addItem(info.name, info.path.name)
-                self.model_box.setItemData(
-                    self.model_box.count() - 1,
-                    f"{info.architecture} · {info.quantization}",
-                    Qt.ItemDataRole.ToolTipRole,
-                )
-        if wanted is not None and self.model_box.findData(wanted) < 0:
-            if is_remote(wanted):
-                self.add_remote_models([wanted])
-            else:
-                self.model_box.addItem(f"{wanted} (not in the library)", wanted)
-        index = self.model_box.findData(wanted) if wanted is not None else -1
-        self.model_box.setCurrentIndex(index)
+        fill_models(self.model_box, models, current)
         self._show_context_hint()
 
     def _show_context_hint(self) -> None:
@@ -193,15 +178,7 @@ class ConversationSettingsDialog(QDialog):
     def add_remote_models(self, model_ids: Sequence[str]) -> None:
         """Offer models on connected servers (`remote:<connection>/<model>` ids) after the
         library's; the selection stays."""
-        for model_id in model_ids:
-            if self.model_box.findData(model_id) < 0:
-                remote = parse_remote(model_id)
-                self.model_box.addItem(f"{remote.model} · on {remote.connection}", model_id)
-                self.model_box.setItemData(
-                    self.model_box.count() - 1,
-                    f"A model on the server “{remote.connection}” (File › Connections)",
-                    Qt.ItemDataRole.ToolTipRole,
-                )
+        add_remote_models(self.model_box, model_ids)
 
     def restore_defaults(self) -> None:
         """Back to what a new chat starts with (Preferences), the model and prompt aside."""

@@ -38,6 +38,7 @@ from ui.composer_extras import ComposerExtras
 from ui.conversation_files import ConversationFiles
 from ui.conversation_views import conversation_rows, message_views, search_hits
 from ui.draft_keeper import DraftKeeper
+from ui.model_picker import ModelPicker
 from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
 from ui.plain_text import menu_text
@@ -127,6 +128,7 @@ class MainWindow(QMainWindow):
         self.stream = StreamPresenter(self)
         self.model_status = ModelStatusPresenter(self)
         self.composer_extras = ComposerExtras(self)
+        self.model_picker = ModelPicker(self)
         self._connect()
         self.compare = CompareFeatures(self)
         self.stream.set_busy(False)

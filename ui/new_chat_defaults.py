@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QComboBox, QFormLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.controller import DEFAULT_PARAMS
+from ui.model_choices import fill_models
 from ui.plain_text import plain_label
 from ui.sampling_fields import SamplingFields, add_hinted_row
 from ui.theme import em
@@ -54,20 +54,11 @@ class NewChatDefaultsPage(QWidget):
         self.model_box.setToolTip(
             "The model a new chat uses; the one loaded at the time unless you choose one here"
         )
-        self.model_box.addItem(LOADED_MODEL, None)
-        for info in models:
-            if info.problem is None:
-                self.model_box.addItem(info.name, info.path.name)
-                self.model_box.setItemData(
-                    self.model_box.count() - 1,
-                    f"{info.name} · {info.architecture} · {info.quantization}",
-                    Qt.ItemDataRole.ToolTipRole,
-                )
-        chosen = defaults.model_id
-        if chosen is not None and self.model_box.findData(chosen) < 0:
-            # Kept and shown, not dropped: new chats take the loaded model meanwhile.
-            self.model_box.addItem(f"{chosen} (not in the library)", chosen)
-        self.model_box.setCurrentIndex(max(0, self.model_box.findData(chosen)))
+        # A chosen model the library no longer holds stays listed (new chats take the loaded
+        # model meanwhile), so the choice is not dropped unseen.
+        fill_models(self.model_box, models, defaults.model_id)
+        self.model_box.insertItem(0, LOADED_MODEL, None)
+        self.model_box.setCurrentIndex(max(0, self.model_box.findData(defaults.model_id)))
 
         self.system_prompt = QPlainTextEdit(defaults.system_prompt)
         self.system_prompt.setPlaceholderText("e.g. You are a concise assistant.")

@@ -79,6 +79,20 @@ class WindowModels(QObject):
             self._controller.load_model(info.path)
         return True
 
+    def use(self, conversation_id: int, model_id: str) -> bool:
+        """Switch the conversation to `model_id`: a remote model is only recorded (its server
+        has it), a library model is recorded and loaded. False when it cannot be used."""
+        if is_remote(model_id):
+            self._controller.update_settings(conversation_id, model_id=model_id)
+            return True
+        info = self.find(model_id)
+        if info is None or info.problem is not None:
+            self._notice(f"{model_id} is not a usable model in the library.")
+            return False
+        if model_id != self.loaded_id():
+            self.status.emit(f"Loading {info.name} for this conversation…")
+        return self.load(info, conversation_id)
+
     def use_conversation_model(self, conversation_id: int, model_id: str | None) -> None:
         """A conversation keeps its model: opening it loads that model if another is loaded."""
         loaded = self.loaded_id()
@@ -179,8 +193,5 @@ class WindowModels(QObject):
             conversation_id, system_prompt=chosen.system_prompt, params=chosen.params
         )
         if chosen.model_folder_name and chosen.model_folder_name != before:
-            if is_remote(chosen.model_folder_name):  # nothing to load: the server has it
-                self._controller.update_settings(conversation_id, model_id=chosen.model_folder_name)
-            elif (info := self.find(chosen.model_folder_name)) is not None:
-                self.load(info, conversation_id)
+            self.use(conversation_id, chosen.model_folder_name)
         self.settingsSaved.emit(conversation_id)
