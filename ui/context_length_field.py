@@ -23,6 +23,7 @@ class ContextLengthField(QSpinBox):
         self.setRange(0, _LARGEST)
         self.setSpecialValueText(MODELS_MAXIMUM)
         self.setSingleStep(1024)
+        self.setGroupSeparatorShown(True)
         self.setSuffix(" tokens")
         self.setToolTip(_TIP)
         self.set_limit(limit)

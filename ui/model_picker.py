@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
-from PySide6.QtWidgets import QComboBox
+from PySide6.QtGui import QPaintEvent
+from PySide6.QtWidgets import QComboBox, QStyle, QStyleOptionComboBox, QStylePainter
 
 from app.async_tasks import spawn
 from app.store import StoreError
@@ -28,13 +29,28 @@ _BUSY_TIP = "The model can be changed once the reply is finished"
 
 
 class PickerBox(QComboBox):
-    """A combo box that says when its list is about to open (to list the library afresh)."""
+    """A combo box that says when its list is about to open (to list the library afresh), and
+    ends a name too long for its width with "…" (Qt's styles cut it off)."""
 
     aboutToShowPopup = Signal()
 
     def showPopup(self) -> None:
         self.aboutToShowPopup.emit()
         super().showPopup()
+
+    def paintEvent(self, _event: QPaintEvent) -> None:
+        painter = QStylePainter(self)
+        option = QStyleOptionComboBox()
+        self.initStyleOption(option)
+        painter.drawComplexControl(QStyle.ComplexControl.CC_ComboBox, option)
+        field = self.style().subControlRect(
+            QStyle.ComplexControl.CC_ComboBox, option, QStyle.SubControl.SC_ComboBoxEditField,
+            self,
+        )
+        option.currentText = self.fontMetrics().elidedText(
+            option.currentText, Qt.TextElideMode.ElideRight, field.width()
+        )
+        painter.drawControl(QStyle.ControlElement.CE_ComboBoxLabel, option)
 
 
 class ModelPicker(QObject):
@@ -50,10 +66,9 @@ class ModelPicker(QObject):
         box.setObjectName("ModelPicker")
         box.setAccessibleName("Model for this chat")
         box.setToolTip(_TIP)
-        # Long names are elided to this width; the tooltip has the whole name.
-        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        box.setMinimumContentsLength(14)
-        box.setMaximumWidth(em(box, 16))
+        # As wide as the longest name up to this width, then elided; the tooltip has it whole.
+        box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
+        box.setMaximumWidth(em(box, 14))
         window.composer.add_to_footer(box)
         box.aboutToShowPopup.connect(self._on_popup)
         box.activated.connect(self._on_activated)

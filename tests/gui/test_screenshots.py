@@ -1,5 +1,5 @@
 """Screenshots of the main states (empty, streaming, branched `‹ 2/3 ›`, dark theme, 200 %
-scaling, messages left out of a long chat, the preferences) saved into tests/screenshots/ for a
+scaling, messages left out of a long chat) saved into tests/screenshots/ for a
 person to look at; each must be a real picture."""
 
 from __future__ import annotations
@@ -230,7 +230,7 @@ _LONG_CHAT = [
 ]
 
 
-def test_screenshots_of_left_out_messages_and_the_preferences(qtbot, tmp_path: Path) -> None:
+def test_screenshots_of_left_out_messages(qtbot, tmp_path: Path) -> None:
     engine = _LongChatEngine(["Day seven: a slow morning in Belém, then the tram back to"])
     with running_app(qtbot, tmp_path, tmp_path / "demo-model", scripted_worker(engine)) as app:
         window, store = app.window, app.store
@@ -254,11 +254,4 @@ def test_screenshots_of_left_out_messages_and_the_preferences(qtbot, tmp_path: P
         _save(window, "left-out-light")
         window.set_theme("dark")
         _save(window, "left-out-dark")
-
-        for theme in ("light", "dark"):
-            window.set_theme(theme)
-            dialog = window.open_preferences()
-            dialog.resize(640, 420)
-            _save(dialog, f"preferences-{theme}")
-            dialog.reject()
         window.set_theme("light")

@@ -1,7 +1,7 @@
 """Screenshots of the views issue 18 changed, light and dark, into tests/screenshots/: a reply
 reading a long prompt (its switcher already showing), "Stopping…", a cut-off reply with
-Continue, a chat whose title is markup (shown literally), search results and
-the conversation settings."""
+Continue, a chat whose title is markup (shown literally) and search results (the conversation
+settings: test_screenshots_defaults)."""
 
 from __future__ import annotations
 
@@ -53,13 +53,6 @@ def test_screenshots_of_continue(qtbot, tmp_path: Path) -> None:
         window.resize(1000, 640)
         send_and_wait(qtbot, app, "Tell me a story about a lighthouse.")
         _both_themes(window, "continue")
-        for theme in ("light", "dark"):
-            window.set_theme(theme)
-            dialog = window.open_settings()
-            dialog.resize(640, 620)
-            _save(dialog, f"settings-{theme}")
-            dialog.reject()
-        window.set_theme("light")
         window.sidebar.search_box.setText("keeper")
         window.search("keeper")
         _both_themes(window, "search")
