@@ -17,6 +17,8 @@ results hold plain Python values only)::
         on_progress=None,             # on_progress(done: int, total: int) during prefill
         cancel=None,                  # threading.Event: stops within one chunk / one token
         template_kwargs=None,         # chat-template switches, e.g. {"enable_thinking": False}
+        overflow="truncate_middle",   # or "rolling", "stop": see inference.context_fit
+        context_limit=None,           # the chat's own context length (>= 256), else the model's
     )
 
 `load_model(path) -> LoadedModel` with `.model`, `.tokenizer`, `.config`, `.path`, `.model_id`
