@@ -565,9 +565,26 @@ class ChatController(QObject):
 
 
 def new_chat_params(defaults: dict[str, Any]) -> dict[str, Any]:
-    """A new chat's params: Branchwise's defaults with the chosen ones over them; keys
-    Branchwise does not know (a hand-edited settings file) are left out."""
-    return {**DEFAULT_PARAMS, **{k: v for k, v in defaults.items() if k in DEFAULT_PARAMS}}
+    """A new chat's params: Branchwise's defaults with the chosen ones over them. Keys
+    Branchwise does not know, and values of the wrong kind (a hand-edited settings file), are
+    left out, as Preferences treats any unreadable value: as no choice."""
+    return {
+        **DEFAULT_PARAMS,
+        **{k: v for k, v in defaults.items() if k in DEFAULT_PARAMS and _same_kind(k, v)},
+    }
+
+
+def _same_kind(key: str, value: Any) -> bool:
+    default = DEFAULT_PARAMS[key]
+    if isinstance(value, bool):
+        return False
+    if default is None:  # the seed: none, or a whole number
+        return value is None or isinstance(value, int)
+    if isinstance(default, str):
+        return isinstance(value, str)
+    if isinstance(default, int):
+        return isinstance(value, int)
+    return isinstance(value, int | float)
 
 
 def _forget(conversation_id: int, engine: EngineLike | None, *, keep_saved: bool) -> None:

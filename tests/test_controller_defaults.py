@@ -63,6 +63,16 @@ def test_a_new_chat_has_the_defaults_from_preferences(
     assert finished.args[0]["stats"]["generated_tokens"] <= 3
 
 
+def test_hand_edited_defaults_of_the_wrong_kind_count_as_no_choice(
+    controller: ChatController,
+) -> None:
+    controller.preferences.default_params = {
+        "temperature": "hot", "top_k": 2.5, "max_tokens": True, "seed": 3, "min_p": 0.1
+    }
+    chat = controller.store.get_conversation(controller.new_conversation())
+    assert chat.params == {**DEFAULT_PARAMS, "seed": 3, "min_p": 0.1}
+
+
 def test_a_default_model_no_longer_in_the_library_gives_the_loaded_one(
     controller: ChatController,
 ) -> None:

@@ -4,6 +4,7 @@ form row both dialogs give each control: its label, and the one-line explanation
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -103,20 +104,32 @@ class SamplingFields:
             add_hinted_row(form, label, field)
 
     def set_values(self, params: Mapping[str, Any]) -> None:
-        shown = {**DEFAULT_PARAMS, **params}
-        self.temperature.setValue(float(shown["temperature"]))
-        self.top_p.setValue(float(shown["top_p"]))
-        self.top_k.setValue(int(shown["top_k"]))
-        self.min_p.setValue(float(shown["min_p"]))
-        self.repetition_penalty.setValue(float(shown["repetition_penalty"]))
-        self.max_tokens.setValue(int(shown["max_tokens"]))
+        """Show `params`; a value that is no number (an imported chat's, say) shows as
+        Branchwise's default, and saving replaces it with what is shown."""
+        for key, box in self._boxes().items():
+            try:
+                value = float(params.get(key, DEFAULT_PARAMS[key]))
+            except (TypeError, ValueError):
+                value = math.nan
+            if not math.isfinite(value):
+                value = float(DEFAULT_PARAMS[key])
+            if isinstance(box, QSpinBox):
+                box.setValue(int(value))
+            else:
+                box.setValue(value)
+
+    def _boxes(self) -> dict[str, QSpinBox | QDoubleSpinBox]:
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "top_k": self.top_k,
+            "min_p": self.min_p,
+            "repetition_penalty": self.repetition_penalty,
+            "max_tokens": self.max_tokens,
+        }
 
     def values(self) -> dict[str, Any]:
         return {
-            "temperature": round(self.temperature.value(), 4),
-            "top_p": round(self.top_p.value(), 4),
-            "top_k": self.top_k.value(),
-            "min_p": round(self.min_p.value(), 4),
-            "repetition_penalty": round(self.repetition_penalty.value(), 4),
-            "max_tokens": self.max_tokens.value(),
+            key: box.value() if isinstance(box, QSpinBox) else round(box.value(), 4)
+            for key, box in self._boxes().items()
         }

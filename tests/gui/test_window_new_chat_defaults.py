@@ -117,3 +117,16 @@ def test_a_chats_context_length_is_stored_shown_and_counted_against(
         window.composer.edit.setPlainText("And now?")
         qtbot.waitUntil(lambda: window.composer.token_label.text().endswith("/ 4,096 tokens"),
                         timeout=10000)
+
+
+def test_sampling_values_that_are_no_numbers_show_as_the_defaults(qtbot) -> None:
+    from app.controller import DEFAULT_PARAMS
+    from ui.sampling_fields import SamplingFields
+
+    fields = SamplingFields()
+    fields.set_values({"temperature": "hot", "top_k": float("nan"), "max_tokens": None,
+                       "min_p": 0.25})
+    shown = fields.values()
+    assert shown["temperature"] == DEFAULT_PARAMS["temperature"]
+    assert shown["top_k"] == DEFAULT_PARAMS["top_k"]
+    assert shown["max_tokens"] == DEFAULT_PARAMS["max_tokens"] and shown["min_p"] == 0.25
