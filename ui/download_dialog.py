@@ -57,8 +57,8 @@ class DownloadDialog(QDialog):
         self._relay = GuiRelay(self)
 
         intro = plain_label(
-            "The Hugging Face id of an MLX model, e.g. "
-            f"{EXAMPLE}. Check shows what would be downloaded before anything is."
+            f"The Hugging Face id of an MLX model, e.g. {EXAMPLE}.\n"
+            "Check shows what would be downloaded, and whether it fits, before anything is."
         )
         intro.setWordWrap(True)
         self.repo_edit = QLineEdit()
@@ -81,6 +81,9 @@ class DownloadDialog(QDialog):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         self.total = _note("Total size")
+        font = self.total.font()
+        font.setBold(True)
+        self.total.setFont(font)
         self.model = _note("Model kind")
         self.memory = _note("Memory")
         self.disk = _note("Disk space")

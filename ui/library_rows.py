@@ -71,7 +71,7 @@ class DefaultBadgeDelegate(QStyledItemDelegate):
             super().paint(painter, option, index)
             return
         metrics = option.fontMetrics
-        pad = max(2, metrics.height() // 4)
+        pad = max(3, metrics.height() // 3)
         width = metrics.horizontalAdvance(BADGE) + 2 * pad
         # The cell's background (hover, selection) spans the badge too.
         background = QStyleOptionViewItem(option)
@@ -83,11 +83,11 @@ class DefaultBadgeDelegate(QStyledItemDelegate):
         name.rect = option.rect.adjusted(0, 0, -(width + 2 * pad), 0)
         super().paint(painter, name, index)
 
-        height = metrics.height()
+        height = metrics.height() + 2
         badge = QRect(name.rect.right() + pad, 0, width, height)
         badge.moveTop(option.rect.top() + (option.rect.height() - height) // 2)
         selected = bool(option.state & QStyle.StateFlag.State_Selected)
-        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Highlight
+        role = QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Link
         painter.save()
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
         painter.setPen(option.palette.color(role))
@@ -100,5 +100,6 @@ class DefaultBadgeDelegate(QStyledItemDelegate):
         size = super().sizeHint(option, index)
         if index.data(DEFAULT_ROLE):
             metrics = option.fontMetrics
-            size.setWidth(size.width() + metrics.horizontalAdvance(BADGE) + metrics.height())
+            pad = max(3, metrics.height() // 3)
+            size.setWidth(size.width() + metrics.horizontalAdvance(BADGE) + 4 * pad)
         return size

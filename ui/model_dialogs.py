@@ -149,6 +149,7 @@ class ModelLibraryDialog(QDialog):
             | QAbstractItemView.EditTrigger.DoubleClicked
         )
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)  # a long name is elided; the tooltip has all of it
         self.table.setItemDelegateForColumn(0, DefaultBadgeDelegate(self.table))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
