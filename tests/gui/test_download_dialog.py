@@ -98,6 +98,12 @@ def test_a_check_lists_the_files_and_the_total_and_says_the_model_fits(
     assert not dialog.gated.isVisible()
     assert dialog.download_button.isEnabled()
     assert [r.method for r in hub.requests] == ["GET"]  # the listing only: nothing downloaded
+    assert [r.path for r in hub.requests] == [f"/api/models/{REPO}"]
+
+    hub.gated.add(REPO)
+    _check(qtbot, dialog, REPO)
+    assert dialog.gated.isVisible() and "gated" in dialog.gated.text()
+    assert dialog.gated.property("kind") == "warning"
 
     # Another id in the box: the check shown is not about it, so Download waits for a new one.
     qtbot.keyClicks(dialog.repo_edit, "-4bit")
