@@ -53,6 +53,7 @@ class DownloadDialog(QDialog):
         self.models_dir = models_dir
         self.endpoint = endpoint  # None: huggingface.co, or HF_ENDPOINT when set
         self.checked_repo: str | None = None  # the id the shown check is about
+        self._subject: str | None = None  # the id being checked, or checked
         self._request = 0  # a later check makes an earlier one's answer stale
         self._relay = GuiRelay(self)
 
@@ -131,7 +132,7 @@ class DownloadDialog(QDialog):
             self._show(None, f"Type a repository id first, e.g. {EXAMPLE}.", "danger")
             return
         self._request += 1
-        request = self._request
+        request, self._subject = self._request, repo_id
         self._show(None, f"Checking {repo_id}…")
         self.check_button.setEnabled(False)
         post = self._relay.post
@@ -158,10 +159,11 @@ class DownloadDialog(QDialog):
 
     @Slot(str)
     def _on_edited(self, _text: str) -> None:
-        if self.checked_repo is not None and self.repo_id() != self.checked_repo:
-            self._request += 1  # a check still under way is about the old id
+        if self._subject is not None and self.repo_id() != self._subject:
+            # What is shown, or still being asked, is about another id.
+            self._request += 1
+            self._subject = self.checked_repo = None
             self.check_button.setEnabled(True)
-            self.checked_repo = None
             self._show(None)
 
     @Slot()

@@ -111,6 +111,20 @@ def test_a_check_lists_the_files_and_the_total_and_says_the_model_fits(
     assert not dialog.files.isVisible() and not dialog.total.isVisible()
 
 
+def test_an_answer_about_an_id_edited_meanwhile_is_not_offered(
+    qtbot, hub: FakeHub, tmp_path: Path
+) -> None:
+    dialog = _dialog(qtbot, hub, tmp_path)
+    qtbot.keyClicks(dialog.repo_edit, REPO)
+    qtbot.keyClick(dialog.repo_edit, Qt.Key.Key_Return)
+    qtbot.keyClicks(dialog.repo_edit, "-8bit")  # before the answer comes back
+    assert dialog.check_button.isEnabled() and dialog.status.text() == ""
+    qtbot.waitUntil(lambda: len(hub.requests) == 1, timeout=CHECK_TIMEOUT_MS)
+    qtbot.wait(500)  # the answer reaches the GUI thread
+    assert dialog.checked_repo is None
+    assert not dialog.files.isVisible() and not dialog.download_button.isEnabled()
+
+
 def test_weights_too_big_for_the_memory_or_the_disk_are_said_plainly(
     qtbot, hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
