@@ -55,6 +55,7 @@ class EngineLike(Protocol):
     disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
+    def complete(self, prompt: str | Sequence[int], params: Any, **kwargs: Any) -> Any: ...
     def count_prompt_tokens(
         self, messages: Sequence[dict], template_kwargs: dict | None = None
     ) -> int: ...
@@ -377,10 +378,12 @@ class InferenceWorker(QObject):
                         **_overflow(request.params),
                     )
                 else:
-                    from inference.raw_completion import complete
-
-                    result = complete(
-                        self._engine, request.prompt, params, on_token=on_token,
+                    result = self._engine.complete(
+                        request.prompt,
+                        params,
+                        conversation_id=request.conversation_id,
+                        on_token=on_token,
+                        on_progress=on_progress,
                         cancel=request.cancel,
                     )
             except Exception as exc:

@@ -62,8 +62,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from inference.dhara_import import import_dhara
-    from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
+    from inference.engine import Engine, default_cache_budget
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
+    from inference.generation_result import GenerationResult, GenerationStats
     from inference.gguf_import import import_gguf
     from inference.loading import LoadedModel, load_model
     from inference.sampling import SamplingParams
@@ -71,8 +72,8 @@ if TYPE_CHECKING:
 # public name -> the module that defines it
 _HOMES = {
     "Engine": "inference.engine",
-    "GenerationResult": "inference.engine",
-    "GenerationStats": "inference.engine",
+    "GenerationResult": "inference.generation_result",
+    "GenerationStats": "inference.generation_result",
     "default_cache_budget": "inference.engine",
     "InferenceError": "inference.errors",
     "ModelLoadError": "inference.errors",
