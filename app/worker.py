@@ -363,29 +363,26 @@ class InferenceWorker(QObject):
             def on_progress(done: int, total: int) -> None:
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
 
+            # A chat and a raw prompt stream, report and stop the same way.
+            listeners: dict[str, Any] = {
+                "conversation_id": request.conversation_id,
+                "on_token": on_token,
+                "on_progress": on_progress,
+                "cancel": request.cancel,
+            }
             try:
                 params = _sampling_params(request.params)
                 if request.prompt is None:
                     result = self._engine.generate(
                         request.messages,
                         params,
-                        conversation_id=request.conversation_id,
-                        on_token=on_token,
-                        on_progress=on_progress,
-                        cancel=request.cancel,
                         template_kwargs=request.template_kwargs,
                         continue_reply=request.continue_reply,
                         **_overflow(request.params),
+                        **listeners,
                     )
                 else:
-                    result = self._engine.complete(
-                        request.prompt,
-                        params,
-                        conversation_id=request.conversation_id,
-                        on_token=on_token,
-                        on_progress=on_progress,
-                        cancel=request.cancel,
-                    )
+                    result = self._engine.complete(request.prompt, params, **listeners)
             except Exception as exc:
                 coalescer.add(*splitter.finish())
                 coalescer.flush()

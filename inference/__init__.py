@@ -38,6 +38,10 @@ one per variant). Each result's stats count the shared prompt. `engine.cache_sta
 returns, per message path, `tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`,
 `disk_bytes` and `tier` ("memory", "disk" or "none").
 
+`engine.complete(prompt, params, conversation_id=None, on_token=None, on_progress=None,
+cancel=None)` continues a raw prompt (text, tokenized without the chat template, or token ids)
+through the same prefill, cache and decoder as `generate`.
+
 `Engine` also has `context_length`, `count_prompt_tokens(messages, template_kwargs=None) -> int`,
 `cache_bytes()`, `clear_cache()`, `forget(conversation_id)` and a settable
 `cache_budget_bytes` (default: a fifth of the machine's memory). Branching is implicit: a

@@ -13,9 +13,9 @@ nearest one. With a cache folder, stored caches are saved in the worker's idle t
 (`save_pending`) and found again by a later engine on the same folder and model.
 
 Threading: one engine belongs to one thread, the inference worker's. Every call (generate,
-count_prompt_tokens, cache_bytes, clear_cache, forget, flush, the budget setters) must be made
-on that thread, because MLX arrays and streams belong to the thread that made them. Callbacks run
-on it too; `cancel` is the only object meant to be touched from elsewhere.
+complete, count_prompt_tokens, cache_bytes, clear_cache, forget, flush, the budget setters) must
+be made on that thread, because MLX arrays and streams belong to the thread that made them.
+Callbacks run on it too; `cancel` is the only object meant to be touched from elsewhere.
 """
 
 from __future__ import annotations
