@@ -3,8 +3,9 @@
 It lives on the GUI thread and is the one object the window talks to: every change to a
 conversation goes through it, so its change signals and the worker's caches stay in step with the
 store. It is composed of the model session (`app.model_session`: which model is loaded, and its
-status) and the reply being generated (`app.reply_generation`: streaming a reply into its
-message); this module holds the conversations and the person's message actions.
+status), the reply being generated (`app.reply_generation`: streaming a reply into its message)
+and the composer's token counts (`app.prompt_counts`, as `counts`); this module holds the
+conversations and the person's message actions.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.connections`) gets its
 replies from that server through `app.remote_backend`, whatever model the worker holds.
@@ -22,13 +23,13 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
 from app.connections import Connections, is_remote
 from app.model_session import ModelResolver, ModelSession
+from app.prompt_counts import PromptCounts
 from app.remote_backend import RemoteBackend
-from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration, prompt_messages
+from app.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.server_host import ServerHost
-from app.settings import OVERFLOW_POLICIES, Preferences, chat_context_length
+from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store import Conversation, NotFoundError, Store, StoreError
 from app.think_settings import template_kwargs
 from app.variant_generation import VariantGeneration
@@ -107,6 +108,7 @@ class ChatController(QObject):
         self._draft_failed = False
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
+        self.counts = PromptCounts(self)
 
     # ---- model ------------------------------------------------------------------------------
     @property
@@ -150,6 +152,14 @@ class ChatController(QObject):
         params = self.store.get_conversation(conversation_id).params
         policy = params.get("overflow")
         return policy if policy in OVERFLOW_POLICIES else self.preferences.overflow_policy
+
+    def remote_model(self, conversation_id: int) -> str | None:
+        """The conversation's remote model id, or None when it uses the local model."""
+        try:
+            model_id = self.store.get_conversation(conversation_id).model_id
+        except StoreError:
+            return None
+        return model_id if is_remote(model_id) else None
 
     # ---- conversations ----------------------------------------------------------------------
     def new_conversation(self) -> int:
@@ -342,7 +352,7 @@ class ChatController(QObject):
         message = self._guard(lambda: self.store.get_message(message_id))
         if message is None:
             return False
-        if self._remote_model(message.conversation_id):
+        if self.remote_model(message.conversation_id):
             self.notice.emit("Several versions at once are made by a local model only.")
             return False
         if not self._can_generate(message.conversation_id):
@@ -423,71 +433,6 @@ class ChatController(QObject):
         """Stop the reply being written now; its text so far is kept, marked as stopped."""
         self._generation.stop()
 
-    def request_token_count(
-        self,
-        conversation_id: int,
-        draft: str,
-        attachments: list[dict[str, Any]] | None = None,
-    ) -> None:
-        """Count the prompt the draft and its attached files would make (on the worker);
-        answers with `tokenCount`."""
-        if self.model_state != "ready" or self._remote_model(conversation_id):
-            return  # a remote model's tokenizer is not here to count with
-        try:
-            conversation = self.store.get_conversation(conversation_id)
-            path = self.store.active_path(conversation_id)
-            messages = prompt_messages(self.store, conversation_id, path)
-            overflow = self.overflow_policy(conversation_id)
-        except StoreError:
-            return
-        if draft.strip() or attachments:
-            messages.append(
-                {"role": "user", "content": with_attachments(draft, attachments or [])}
-            )
-        kwargs = template_kwargs(self.model_info, conversation.params)
-        params = conversation.params
-
-        def count(engine: EngineLike | None) -> dict[str, Any] | None:
-            if engine is None or not messages:
-                return None
-            return {
-                "conversation_id": conversation_id,
-                "count": engine.count_prompt_tokens(messages, kwargs),
-                "context_length": chat_context_length(engine.context_length, params),
-                "overflow": overflow,
-            }
-
-        self.worker.call(count, on_done=self._emit_token_count)
-
-    def attach_file(self, conversation_id: int, path: str) -> None:
-        """Read a file and count its tokens on the worker (after any reply being written);
-        answers with `attachmentReady`, or a notice saying why the file was refused (not
-        text, unreadable, or more tokens than the model's context holds)."""
-        if self.model_state != "ready":
-            self.notice.emit("Files can be attached once the model has loaded.")
-            return
-
-        def read(engine: EngineLike | None) -> dict[str, Any]:
-            attached = read_attachment(path)
-            if engine is None:
-                raise AttachmentError("Files can be attached once the model has loaded.")
-            bare = [{"role": "user", "content": ""}]
-            wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
-            tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
-            limit = engine.context_length
-            if limit and tokens >= limit:
-                raise AttachmentError(
-                    f"{attached.name} needs {tokens:,} tokens, more than this model's context of "
-                    f"{limit:,} tokens holds."
-                )
-            return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
-
-        self.worker.call(read, on_done=self.attachmentReady.emit, on_error=self.notice.emit)
-
-    def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
-        if payload is not None:
-            self.tokenCount.emit(payload)
-
     def shutdown(self, timeout_s: float = 2.0) -> bool:
         """Stop generation, save the partial reply and the draft, join the worker, close the
         store."""
@@ -501,19 +446,11 @@ class ChatController(QObject):
         return joined
 
     # ---- internals ----------------------------------------------------------------------------
-    def _remote_model(self, conversation_id: int) -> str | None:
-        """The conversation's remote model id, or None when it uses the local model."""
-        try:
-            model_id = self.store.get_conversation(conversation_id).model_id
-        except StoreError:
-            return None
-        return model_id if is_remote(model_id) else None
-
     def _can_generate(self, conversation_id: int) -> bool:
         if self.is_busy():
             self.notice.emit(BUSY_MESSAGE)
             return False
-        if self._remote_model(conversation_id):
+        if self.remote_model(conversation_id):
             if self.remote is None:
                 self.notice.emit(
                     "This conversation uses a remote model, and no connections are set up."
@@ -526,7 +463,7 @@ class ChatController(QObject):
         return True
 
     def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:
-        remote = self._remote_model(conversation_id)
+        remote = self.remote_model(conversation_id)
         model_id = remote or self._session.model_id
         backend: ReplyBackend = self.remote if remote and self.remote else self.worker
         conversation = self._guard(lambda: self.store.get_conversation(conversation_id))

@@ -2,52 +2,43 @@
 
 huggingface_hub's `snapshot_download` does the transfer: only the files a model needs
 (`inference.model_files`: no PyTorch pickles, no duplicate consolidated weights, no README
-images), into a hidden folder inside the models folder that outlives a cancel, a full disk or a
-crash. A later download of the same repository skips every file already complete (its local
-metadata names the commit) and the hub client resumes a connection that drops mid-file with a
-Range request; a file cut short by a cancel is discarded by huggingface_hub, so it starts over.
-The small files come first, so a repository whose config mlx-lm cannot load is refused before
-its weights are downloaded. When everything has arrived and the folder checks out, it is renamed
-into the library in one step. File and network work, and the model-type check imports mlx-lm:
-it may run on any thread but the GUI's.
+images), exactly those `app.hub_listing` lists for the download dialog's preview, into a hidden
+folder inside the models folder that outlives a cancel, a full disk or a crash. A later download
+of the same repository skips every file already complete (its local metadata names the commit)
+and the hub client resumes a connection that drops mid-file with a Range request; a file cut
+short by a cancel is discarded by huggingface_hub, so it starts over. The small files come
+first, so a repository whose config mlx-lm cannot load is refused before its weights are
+downloaded. When everything has arrived and the folder checks out, it is renamed into the
+library in one step. File and network work, and the model-type check imports mlx-lm: it may run
+on any thread but the GUI's.
 """
 
 from __future__ import annotations
 
 import errno
-import fnmatch
 import glob
 import shutil
 import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from huggingface_hub import HfApi, snapshot_download
-from huggingface_hub.errors import (
-    GatedRepoError,
-    HFValidationError,
-    RepositoryNotFoundError,
-    RevisionNotFoundError,
-)
+from huggingface_hub import snapshot_download
 from huggingface_hub.utils import tqdm
 
+from app.download_fit import bytes_to_fetch, free_disk_bytes
 from app.entry_metadata import write_metadata
 from app.folder_deep_check import check_model_folder
+from app.hub_listing import DownloadError, is_weights, list_repository, readable_hub_errors
 from app.model_check import LibraryError, check_config, validate_folder
 from app.model_install import install
 from app.model_support import SUPPORT_KEY, check_supported
-from inference.model_files import WEIGHTS_PATTERN, is_model_file
 
 Progress = Callable[[int, int], None]
 # snapshot_download's bar of bytes written to disk, summed over its files (the others count
 # network bytes, which may differ, and files).
 _BYTES_BAR = "huggingface_hub.snapshot_download"
-
-
-class DownloadError(LibraryError):
-    """A download that failed; the message says why and whether trying again resumes it."""
 
 
 class DownloadCancelled(DownloadError):
@@ -79,16 +70,8 @@ def download_model(
     weights or a model type mlx-lm cannot load, for network failures and a full disk. Nothing is
     added to the library unless the whole model arrived.
     """
-    repo_id = repo_id.strip()
-    with _readable_errors(repo_id, models_dir):
-        info = HfApi(endpoint=endpoint).model_info(repo_id, files_metadata=True)
-    # Top-level files only: snapshot_download's patterns would also match inside subfolders.
-    sizes = {
-        s.rfilename: s.size or 0
-        for s in info.siblings or []
-        if "/" not in s.rfilename and is_model_file(s.rfilename)
-    }
-    _check_repository(repo_id, sizes)
+    listing = list_repository(repo_id, endpoint)
+    repo_id, sizes = listing.repo_id, listing.files
     folder = partial_folder(repo_id, models_dir)
     folder.mkdir(parents=True, exist_ok=True)
     _check_space(repo_id, models_dir, folder, sizes)
@@ -99,14 +82,14 @@ def download_model(
         with _readable_errors(repo_id, models_dir):
             snapshot_download(
                 repo_id,
-                revision=info.sha,  # both passes fetch the same commit
+                revision=listing.commit,  # both passes fetch the same commit
                 local_dir=folder,
                 endpoint=endpoint,
                 allow_patterns=[glob.escape(name) for name in names],
                 tqdm_class=transfer.bar_class(),
             )
 
-    weights = {name for name in sizes if fnmatch.fnmatch(name, WEIGHTS_PATTERN)}
+    weights = {name for name in sizes if is_weights(name)}
     fetch(sorted(set(sizes) - weights))
     # Before the weights, which are most of the bytes.
     support = _check(repo_id, lambda: check_supported(check_config(folder)), folder)
@@ -121,16 +104,6 @@ def download_model(
     return install(folder, models_dir, name)
 
 
-def _check_repository(repo_id: str, sizes: dict[str, int]) -> None:
-    if "config.json" not in sizes:
-        raise DownloadError(f"{repo_id} has no config.json, so it is not a model mlx-lm can load.")
-    if not any(fnmatch.fnmatch(name, WEIGHTS_PATTERN) for name in sizes):
-        raise DownloadError(
-            f"{repo_id} has no safetensors weights ({WEIGHTS_PATTERN}). Look for an MLX "
-            "version of it (e.g. under mlx-community), or download a .gguf file and import it."
-        )
-
-
 def _check(repo_id: str, check: Callable[[], Any], folder: Path) -> Any:
     try:
         return check()
@@ -140,9 +113,8 @@ def _check(repo_id: str, check: Callable[[], Any], folder: Path) -> Any:
 
 
 def _check_space(repo_id: str, models_dir: str | Path, folder: Path, sizes: dict[str, int]) -> None:
-    present = sum((folder / n).stat().st_size for n in sizes if (folder / n).is_file())
-    needed = sum(sizes.values()) - present
-    free = shutil.disk_usage(models_dir).free
+    needed = bytes_to_fetch(sizes, folder)
+    free = free_disk_bytes(Path(models_dir))
     if needed > free:
         raise DownloadError(
             f"Not enough disk space for {repo_id}: it needs {needed / 1e9:.2f} GB more and "
@@ -205,42 +177,18 @@ class _Transfer:
         return Bar
 
 
-@contextmanager
-def _readable_errors(repo_id: str, models_dir: str | Path) -> Iterator[None]:
-    """Turn the hub client's exceptions into messages for the person using the app."""
-    try:
-        yield
-    except LibraryError:
-        raise
-    except GatedRepoError as error:
-        raise DownloadError(
-            f"{repo_id} is gated: accept its terms on huggingface.co and log in with "
-            "`hf auth login`, then try again."
-        ) from error
-    except RepositoryNotFoundError as error:
-        raise DownloadError(
-            f"There is no model '{repo_id}' on Hugging Face (check the spelling; a private "
-            "model needs `hf auth login`)."
-        ) from error
-    except RevisionNotFoundError as error:
-        raise DownloadError(f"{repo_id} has no such revision.") from error
-    except HFValidationError as error:
-        raise DownloadError(
-            f"'{repo_id}' is not a repository id; it looks like owner/name."
-        ) from error
-    except OSError as error:
-        if error.errno == errno.ENOSPC:
-            raise DownloadError(
+def _readable_errors(repo_id: str, models_dir: str | Path) -> AbstractContextManager[None]:
+    """The hub client's and the disk's exceptions as messages for the person using the app."""
+
+    def failed(error: Exception) -> str:
+        if isinstance(error, OSError) and error.errno == errno.ENOSPC:
+            return (
                 f"The disk is full, so {repo_id} could not be downloaded. Free some space in "
                 f"{models_dir} and try again: the files already complete are kept."
-            ) from error
-        raise DownloadError(_failed(repo_id, error)) from error
-    except Exception as error:  # the HTTP client's connection and protocol errors
-        raise DownloadError(_failed(repo_id, error)) from error
+            )
+        return (
+            f"The download of {repo_id} failed ({error}). Try again: the files already complete "
+            "are kept."
+        )
 
-
-def _failed(repo_id: str, error: Exception) -> str:
-    return (
-        f"The download of {repo_id} failed ({error}). Try again: the files already complete "
-        "are kept."
-    )
+    return readable_hub_errors(repo_id, failed)

@@ -55,6 +55,7 @@ class EngineLike(Protocol):
     disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
+    def complete(self, prompt: str | Sequence[int], params: Any, **kwargs: Any) -> Any: ...
     def count_prompt_tokens(
         self, messages: Sequence[dict], template_kwargs: dict | None = None
     ) -> int: ...
@@ -362,27 +363,26 @@ class InferenceWorker(QObject):
             def on_progress(done: int, total: int) -> None:
                 self.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
 
+            # A chat and a raw prompt stream, report and stop the same way.
+            listeners: dict[str, Any] = {
+                "conversation_id": request.conversation_id,
+                "on_token": on_token,
+                "on_progress": on_progress,
+                "cancel": request.cancel,
+            }
             try:
                 params = _sampling_params(request.params)
                 if request.prompt is None:
                     result = self._engine.generate(
                         request.messages,
                         params,
-                        conversation_id=request.conversation_id,
-                        on_token=on_token,
-                        on_progress=on_progress,
-                        cancel=request.cancel,
                         template_kwargs=request.template_kwargs,
                         continue_reply=request.continue_reply,
                         **fit_options(request.params),
+                        **listeners,
                     )
                 else:
-                    from inference.raw_completion import complete
-
-                    result = complete(
-                        self._engine, request.prompt, params, on_token=on_token,
-                        cancel=request.cancel,
-                    )
+                    result = self._engine.complete(request.prompt, params, **listeners)
             except Exception as exc:
                 coalescer.add(*splitter.finish())
                 coalescer.flush()

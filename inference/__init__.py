@@ -40,6 +40,10 @@ one per variant). Each result's stats count the shared prompt. `engine.cache_sta
 returns, per message path, `tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`,
 `disk_bytes` and `tier` ("memory", "disk" or "none").
 
+`engine.complete(prompt, params, conversation_id=None, on_token=None, on_progress=None,
+cancel=None)` continues a raw prompt (text, tokenized without the chat template, or token ids)
+through the same prefill, cache and decoder as `generate`.
+
 `Engine` also has `context_length`, `count_prompt_tokens(messages, template_kwargs=None) -> int`,
 `cache_bytes()`, `clear_cache()`, `forget(conversation_id)` and a settable
 `cache_budget_bytes` (default: a fifth of the machine's memory). Branching is implicit: a
@@ -64,8 +68,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from inference.dhara_import import import_dhara
-    from inference.engine import Engine, GenerationResult, GenerationStats, default_cache_budget
+    from inference.engine import Engine, default_cache_budget
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
+    from inference.generation_result import GenerationResult, GenerationStats
     from inference.gguf_import import import_gguf
     from inference.loading import LoadedModel, load_model
     from inference.sampling import SamplingParams
@@ -73,8 +78,8 @@ if TYPE_CHECKING:
 # public name -> the module that defines it
 _HOMES = {
     "Engine": "inference.engine",
-    "GenerationResult": "inference.engine",
-    "GenerationStats": "inference.engine",
+    "GenerationResult": "inference.generation_result",
+    "GenerationStats": "inference.generation_result",
     "default_cache_budget": "inference.engine",
     "InferenceError": "inference.errors",
     "ModelLoadError": "inference.errors",

@@ -13,9 +13,9 @@ nearest one. With a cache folder, stored caches are saved in the worker's idle t
 (`save_pending`) and found again by a later engine on the same folder and model.
 
 Threading: one engine belongs to one thread, the inference worker's. Every call (generate,
-count_prompt_tokens, cache_bytes, clear_cache, forget, flush, the budget setters) must be made
-on that thread, because MLX arrays and streams belong to the thread that made them. Callbacks run
-on it too; `cancel` is the only object meant to be touched from elsewhere.
+complete, count_prompt_tokens, cache_bytes, clear_cache, forget, flush, the budget setters) must
+be made on that thread, because MLX arrays and streams belong to the thread that made them.
+Callbacks run on it too; `cancel` is the only object meant to be touched from elsewhere.
 """
 
 from __future__ import annotations
@@ -23,10 +23,9 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 import mlx.core as mx
 import psutil
@@ -37,7 +36,6 @@ from inference.cache_files import CacheFolder, default_disk_budget, folder_bytes
 from inference.cache_key import cache_key, model_slug
 from inference.cache_stack import CacheStack
 from inference.chat_prompt import (
-    RenderedPrompt,
     generation_suffix,
     message_boundaries,
     render_ids,
@@ -45,18 +43,19 @@ from inference.chat_prompt import (
     validate_messages,
 )
 from inference.context_fit import Overflow, chat_context, fit_messages, reply_room
+from inference.decoded_reply import DecodedReply
 from inference.draft_length import DraftLength, PassTimes
 from inference.draft_model import DraftCaches
 from inference.errors import PromptError, SamplingError
+from inference.generation_request import Request
+from inference.generation_result import GenerationResult
 from inference.prefill_pacer import PrefillPacer
-from inference.sampling import LogitsProcessor, Sampler, SamplingParams, StopMatcher
+from inference.raw_prompt import check_room, prompt_ids
+from inference.sampling import LogitsProcessor, Sampler, SamplingParams
 from inference.speculative import Drafter, PromptLookupDrafter, SpeculativeDecoder
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
-
-# "context": the reply filled the model's context before it ended (never a silent "length").
-FinishReason = Literal["stop", "length", "cancelled", "context"]
 
 DEFAULT_PREFILL_CHUNK = 512
 # Stored caches may use this share of the machine's memory unless the app sets a budget.
@@ -66,48 +65,6 @@ DEFAULT_BUDGET_FRACTION = 0.2
 def default_cache_budget() -> int:
     """The default byte budget for stored caches: a fifth of the machine's memory."""
     return int(psutil.virtual_memory().total * DEFAULT_BUDGET_FRACTION)
-
-
-@dataclass(frozen=True)
-class GenerationStats:
-    """Counts and speeds of one request; `cached_tokens + prefill_tokens == prompt_tokens`.
-
-    `cached_tokens` were reused from stored caches, `disk_tokens` of them read from saved files
-    for this request. `prefill_tokens` counts the prompt tokens this request had to compute (for
-    a request cancelled during prefill, the ones it set out to compute). `ttft_s` is the time
-    from the call to the first generated token; `prefill_tps` the prompt tokens computed per
-    second before it; `decode_tps` the generated tokens per second after it. With speculative
-    decoding, `drafted_tokens` were guessed ahead and checked, and the model agreed with
-    `accepted_tokens` of them.
-    """
-
-    prompt_tokens: int
-    cached_tokens: int
-    prefill_tokens: int
-    generated_tokens: int
-    ttft_s: float
-    prefill_tps: float
-    decode_tps: float
-    disk_tokens: int = 0
-    drafted_tokens: int = 0
-    accepted_tokens: int = 0
-
-
-@dataclass(frozen=True)
-class GenerationResult:
-    """A reply in plain Python values (never MLX arrays), safe to hand to any thread.
-
-    `token_ids` are the generated ids, including the end-of-sequence id when the model ended
-    the reply; `text` is their decoded text without it, cut before a stop string.
-    `dropped_messages` are the indexes (into the messages given) of those the overflow policy
-    left out of the prompt.
-    """
-
-    text: str
-    token_ids: tuple[int, ...]
-    finish_reason: FinishReason
-    stats: GenerationStats
-    dropped_messages: tuple[int, ...] = ()
 
 
 class _Cancelled(Exception):
@@ -287,31 +244,33 @@ class Engine:
             messages, params, conversation_id, overflow, template_kwargs, continue_reply,
             context_limit,
         )
-        request.on_token = on_token or request.on_token
-        request.on_progress = on_progress or request.on_progress
-        request.cancel = cancel or request.cancel
-        ids = request.ids
-        taken = self._cache.take(ids, conversation_id)
-        request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
-        stack = taken.stack
-        try:
-            self._prefill(stack, request)
-        except _Cancelled:
-            self._cache.give_back(stack, conversation_id)
-            computed = len(stack.tokens) - request.cached
-            elapsed = time.perf_counter() - request.started
-            stats = request.stats(0, 0.0, _rate(computed, elapsed))
-            return GenerationResult("", (), "cancelled", stats, request.dropped)
-        except BaseException:
-            self._cache.discard(stack)
-            raise
-        try:
-            result = self._decode(stack, request)
-        except BaseException:
-            self._cache.discard(stack)
-            raise
-        self._cache.give_back(stack, conversation_id)
-        return result
+        request.listen(on_token, on_progress, cancel)
+        return self._generate(request)
+
+    def complete(
+        self,
+        prompt: str | Sequence[int],
+        params: SamplingParams | None = None,
+        conversation_id: Hashable = None,
+        on_token: Callable[[str], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> GenerationResult:
+        """Continue a raw prompt (text, tokenized without the chat template, or token ids), as
+        the local server's /v1/completions asks, with the same prefill and decode as
+        `generate`: a prompt that begins with one computed before reuses its cache. With no
+        messages there are no turns to leave out, and the only checkpoint is the prompt's end.
+        Raises PromptError for an empty prompt, an id outside the vocabulary or a prompt that
+        leaves no room for one token in the context. Worker thread only."""
+        started = time.perf_counter()
+        params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
+        ids = prompt_ids(self._loaded.tokenizer, prompt, self._vocab_size)
+        check_room(ids, self.context_length)
+        max_tokens, capped = _reply_limit(self.context_length, len(ids), params.max_tokens)
+        request = Request(ids, params, max_tokens, capped, conversation_id, started)
+        request.listen(on_token, on_progress, cancel)
+        return self._generate(request)
 
     def generate_variants(
         self,
@@ -351,7 +310,7 @@ class Engine:
         template_kwargs: Mapping[str, Any] | None = None,
         continue_reply: bool = False,
         context_limit: int | None = None,
-    ) -> _Request:
+    ) -> Request:
         """A request for the reply after `messages`, fitted to the context (the chat's
         `context_limit` when smaller than the model's) and rendered (with `continue_reply`, the
         last message is a partial reply the model goes on writing)."""
@@ -371,20 +330,17 @@ class Engine:
         prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
         ids = prompt.ids
         max_tokens, capped = _reply_limit(context, len(ids), params.max_tokens)
-        return _Request(
+        return Request(
             ids=ids,
-            messages=kept,
-            prompt=prompt,
             params=params,
             max_tokens=max_tokens,
             capped_by_context=capped,
-            dropped=tuple(dropped),
             conversation_id=conversation_id,
-            on_token=lambda text: None,
-            on_progress=lambda done, total: None,
-            cancel=threading.Event(),
             started=started,
+            prompt=prompt,
+            messages=kept,
             template_kwargs=dict(template_kwargs or {}),
+            dropped=tuple(dropped),
         )
 
     def _check_token_ids(self, params: SamplingParams) -> None:
@@ -440,7 +396,7 @@ class Engine:
 
         return fit_messages(messages, count, limit, room, overflow, whose)
 
-    def _prefill(self, stack: CacheStack, request: _Request) -> None:
+    def _prefill(self, stack: CacheStack, request: Request) -> None:
         """Feed `ids[len(stack.tokens):-1]` in chunks; the last token goes to the decoder.
 
         Chunks end on message boundaries when the stack cannot rewind, and a checkpoint is
@@ -449,7 +405,9 @@ class Engine:
         ids = request.ids
         start, end = len(stack.tokens), len(ids) - 1
         checkpoints: set[int] = set()
-        if not self._cache.rewinds_anywhere and end > start:
+        # A raw prompt has no message boundaries: its one checkpoint is its end, stored when
+        # the stack goes back to the branch cache.
+        if not self._cache.rewinds_anywhere and end > start and request.prompt is not None:
             boundaries = message_boundaries(
                 self._loaded.tokenizer,
                 request.messages,
@@ -480,21 +438,39 @@ class Engine:
         if request.cancel.is_set():
             raise _Cancelled
 
-    def _decode(self, stack: CacheStack, request: _Request) -> GenerationResult:
+    def _generate(self, request: Request) -> GenerationResult:
+        """Prefill the request's prompt from the branch cache, decode, and store the stack."""
+        stack = self._prefilled(request)
+        if isinstance(stack, GenerationResult):
+            return stack
+        try:
+            result = self._decode(stack, request)
+        except BaseException:
+            self._cache.discard(stack)
+            raise
+        self._cache.give_back(stack, request.conversation_id)
+        return result
+
+    def _prefilled(self, request: Request) -> CacheStack | GenerationResult:
+        """A stack from the branch cache holding every prompt token but the last; or, when the
+        request is cancelled during prefill, its result (the stack goes back as far as it got,
+        so a retry resumes there)."""
+        taken = self._cache.take(request.ids, request.conversation_id)
+        request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
+        stack = taken.stack
+        try:
+            self._prefill(stack, request)
+        except _Cancelled:
+            self._cache.give_back(stack, request.conversation_id)
+            return request.cancelled(len(stack.tokens) - request.cached)
+        except BaseException:
+            self._cache.discard(stack)
+            raise
+        return stack
+
+    def _decode(self, stack: CacheStack, request: Request) -> GenerationResult:
         """Decode with mlx-lm's stream_generate, feeding it the one prompt token left."""
         params = request.params
-        stopper = StopMatcher(params.stop)
-        pieces: list[str] = []
-        generated: list[int] = []
-        finish: FinishReason = "length"
-        hit_stop_string = False
-        first_at = last_at = request.started
-
-        def emit(text: str) -> None:
-            if text:
-                pieces.append(text)
-                request.on_token(text)
-
         if params.seed is not None:
             # Seeded right before decoding, exactly where a from-scratch run seeds before
             # stream_generate: prefill draws no random numbers, so both draw the same sequence.
@@ -511,53 +487,22 @@ class Engine:
             logits_processors=processors,
             prompt_cache=stack.caches,
         )
+        reply = DecodedReply(request, stack)
         try:
             for response in responses:
-                last_at = time.perf_counter()
-                if not generated:
-                    # The first step fed the last prompt token.
-                    stack.tokens.append(request.ids[-1])
-                    first_at = last_at
-                    request.on_progress(request.prefill_tokens, request.prefill_tokens)
-                # generate_step feeds each token into the cache before yielding it, so the
-                # ledger grows in step with the cache offset.
-                stack.tokens.append(response.token)
-                generated.append(response.token)
-                text, hit_stop_string = stopper.feed(response.text)
-                emit(text)
-                if hit_stop_string:
-                    finish = "stop"
-                    break
-                if response.finish_reason is not None:
-                    finish = "stop" if response.finish_reason == "stop" else "length"
-                    break
-                if request.cancel.is_set():
-                    finish = "cancelled"
+                now = time.perf_counter()
+                if reply.add(response.token, response.text, response.finish_reason, now):
                     break
         finally:
             # Closed here, on the thread that runs it (never from another thread).
             responses.close()
-        if not hit_stop_string:
-            emit(stopper.flush())
-
-        if finish == "length" and request.capped_by_context:
-            finish = "context"
-        ttft = first_at - request.started
-        stats = request.stats(
-            len(generated),
-            ttft,
-            _rate(request.prefill_tokens, ttft),
-            _rate(len(generated) - 1, last_at - first_at),
-            speculative,
-        )
-        return GenerationResult(
-            "".join(pieces), tuple(generated), finish, stats, request.dropped
-        )
+        reply.end()
+        return reply.result(speculative)
 
     def _speculative_decoder(
         self,
         stack: CacheStack,
-        request: _Request,
+        request: Request,
         sampler: Sampler,
         processors: list[LogitsProcessor],
     ) -> SpeculativeDecoder | None:
@@ -589,59 +534,9 @@ class Engine:
         )
 
 
-@dataclass
-class _Request:
-    """One generate call's inputs, as the prefill and decode steps need them."""
-
-    ids: list[int]
-    messages: list[dict[str, str]]
-    prompt: RenderedPrompt
-    params: SamplingParams
-    max_tokens: int
-    capped_by_context: bool
-    dropped: tuple[int, ...]
-    conversation_id: Hashable
-    on_token: Callable[[str], None]
-    on_progress: Callable[[int, int], None]
-    cancel: threading.Event
-    started: float
-    template_kwargs: dict[str, Any]
-    cached: int = 0
-    disk_tokens: int = 0
-
-    @property
-    def prefill_tokens(self) -> int:
-        return len(self.ids) - self.cached
-
-    def stats(
-        self,
-        generated: int,
-        ttft_s: float,
-        prefill_tps: float,
-        decode_tps: float = 0.0,
-        speculative: SpeculativeDecoder | None = None,
-    ) -> GenerationStats:
-        return GenerationStats(
-            prompt_tokens=len(self.ids),
-            cached_tokens=self.cached,
-            prefill_tokens=self.prefill_tokens,
-            generated_tokens=generated,
-            ttft_s=ttft_s,
-            prefill_tps=prefill_tps,
-            decode_tps=decode_tps,
-            disk_tokens=self.disk_tokens,
-            drafted_tokens=speculative.drafted if speculative is not None else 0,
-            accepted_tokens=speculative.accepted if speculative is not None else 0,
-        )
-
-
 def _reply_limit(limit: int | None, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
     """How many tokens the reply may take within a context of `limit` tokens, and whether the
     context (not max_tokens) is what limits it."""
     if limit is None or limit - prompt_tokens >= max_tokens:
         return max_tokens, False
     return limit - prompt_tokens, True
-
-
-def _rate(count: int, seconds: float) -> float:
-    return count / seconds if count > 0 and seconds > 0 else 0.0

@@ -5,9 +5,9 @@ as `Engine.generate` does. Then each variant gets its own fork of that stack (`c
 all decode as one batch with mlx-lm's `BatchGenerator`: the forks are merged into batch caches,
 every variant feeds the last prompt token as its first step, and each samples with a sampler that
 owns its random key (`seeded_sampler`), so variant i draws exactly what a single run seeded with
-`seeds[i]` draws. Text, stop strings, cancellation and finish reasons follow `Engine._decode`
-token for token, so `results[i]` equals `engine.generate(messages, replace(params,
-seed=seeds[i]))`.
+`seeds[i]` draws. Text, stop strings, cancellation and finish reasons come from the same
+`DecodedReply` as the engine's own decoder, token for token, so `results[i]` equals
+`engine.generate(messages, replace(params, seed=seeds[i]))`.
 
 Some cache kinds cannot be merged into a batch (mlx-lm raises when a layer's cache has no batch
 form): then the variants decode one after another from their forks, with the engine's own
@@ -23,16 +23,18 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from mlx_lm.generate import BatchGenerator
 
 from inference.cache_fork import fork_stack
 from inference.cache_stack import CacheStack
-from inference.engine import FinishReason, GenerationResult, _Cancelled, _rate, _Request
+from inference.decoded_reply import DecodedReply
 from inference.errors import SamplingError
-from inference.sampling import SamplingParams, StopMatcher
+from inference.generation_request import Request
+from inference.generation_result import GenerationResult
+from inference.sampling import SamplingParams
 from inference.seeded_sampler import seeded_sampler
 
 if TYPE_CHECKING:
@@ -77,20 +79,10 @@ def generate_variants(
         messages, params, conversation_id, overflow, context_limit=context_limit
     )
     request.cancel = _AllSet(cancels)  # type: ignore[assignment]  # duck-typed: is_set()
+    stack = engine._prefilled(request)
+    if isinstance(stack, GenerationResult):
+        return [stack] * len(seeds)
     cache = engine._cache
-    taken = cache.take(request.ids, conversation_id)
-    request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
-    stack = taken.stack
-    try:
-        engine._prefill(stack, request)
-    except _Cancelled:
-        cache.give_back(stack, conversation_id)
-        stats = request.stats(0, 0.0, _rate(len(stack.tokens) - request.cached,
-                                            time.perf_counter() - request.started))
-        return [GenerationResult("", (), "cancelled", stats, request.dropped) for _ in seeds]
-    except BaseException:
-        cache.discard(stack)
-        raise
     requests = [
         replace(request, params=p, cancel=c, on_token=_for_variant(emit, i))
         for i, (p, c) in enumerate(zip(settings, cancels, strict=True))
@@ -131,75 +123,26 @@ class _NotBatchable(Exception):
 
 
 @dataclass
-class _Reply:
-    """One variant's text and ledger as it decodes, following `Engine._decode` step by step."""
+class _Variant:
+    """One variant in the batch: mlx-lm's batch yields bare token ids, so its text is
+    detokenized here before the reply takes it."""
 
-    request: _Request
-    stack: CacheStack
+    reply: DecodedReply
     detokenizer: Any
     eos: frozenset[int]
-    stopper: StopMatcher = field(init=False)
-    pieces: list[str] = field(default_factory=list)
-    generated: list[int] = field(default_factory=list)
-    finish: FinishReason = "length"
-    hit_stop_string: bool = False
-    first_at: float = 0.0
-    last_at: float = 0.0
-
-    def __post_init__(self) -> None:
-        self.stopper = StopMatcher(self.request.params.stop)
 
     def add(self, token: int, finish: str | None, now: float) -> bool:
         """Take one generated token (already fed into the cache); True when the reply ended."""
-        self.last_at = now
-        if not self.generated:
-            self.stack.tokens.append(self.request.ids[-1])
-            self.first_at = now
-        self.stack.tokens.append(token)
-        self.generated.append(token)
         # As mlx-lm's stream_generate: the end-of-sequence token adds no text.
         if token not in self.eos:
             self.detokenizer.add_token(token)
         if finish is not None:
             self.detokenizer.finalize()
-        text, self.hit_stop_string = self.stopper.feed(self.detokenizer.last_segment)
-        self._emit(text)
-        if self.hit_stop_string:
-            self.finish = "stop"
-        elif finish is not None:
-            self.finish = "stop" if finish == "stop" else "length"
-        elif self.request.cancel.is_set():
-            self.finish = "cancelled"
-        else:
-            return False
-        if not self.hit_stop_string:
-            self._emit(self.stopper.flush())
-        return True
-
-    def _emit(self, text: str) -> None:
-        if text:
-            self.pieces.append(text)
-            self.request.on_token(text)
-
-    def result(self) -> GenerationResult:
-        request = self.request
-        finish = self.finish
-        if finish == "length" and request.capped_by_context:
-            finish = "context"
-        ttft = self.first_at - request.started
-        stats = request.stats(
-            len(self.generated),
-            ttft,
-            _rate(request.prefill_tokens, ttft),
-            _rate(len(self.generated) - 1, self.last_at - self.first_at),
-        )
-        return GenerationResult(
-            "".join(self.pieces), tuple(self.generated), finish, stats, request.dropped
-        )
+        return self.reply.add(token, self.detokenizer.last_segment, finish, now)
 
 
 def _decode_batch(
-    engine: Engine, forks: list[CacheStack], requests: list[_Request]
+    engine: Engine, forks: list[CacheStack], requests: list[Request]
 ) -> list[GenerationResult]:
     """Decode every fork in one `BatchGenerator`; each fork ends up holding its variant's
     caches and tokens, as `Engine._decode` leaves its stack."""
@@ -225,27 +168,27 @@ def _decode_batch(
             samplers=[seeded_sampler(r.params) for r in requests],
             logits_processors=[r.params.make_logits_processors(()) for r in requests],
         )
-        replies = {
-            uid: _Reply(r, fork, tokenizer.detokenizer, eos)
+        variants = {
+            uid: _Variant(DecodedReply(r, fork), tokenizer.detokenizer, eos)
             for uid, r, fork in zip(uids, requests, forks, strict=True)
         }
         try:
             first = generator.next_generated()
         except (ValueError, TypeError, AttributeError, NotImplementedError) as error:
             raise _NotBatchable(f"{type(error).__name__}: {error}") from error
-        _run(generator, replies, first)
+        _run(generator, variants, first)
     finally:
         generator.close()
-    return [reply.result() for reply in replies.values()]
+    return [variant.reply.result() for variant in variants.values()]
 
 
-def _run(generator: BatchGenerator, replies: dict[int, _Reply], responses: list[Any]) -> None:
-    pending = set(replies)
+def _run(generator: BatchGenerator, variants: dict[int, _Variant], responses: list[Any]) -> None:
+    pending = set(variants)
     while True:
         now = time.perf_counter()
         for response in responses:
-            reply = replies[response.uid]
-            if not reply.add(response.token, response.finish_reason, now):
+            variant = variants[response.uid]
+            if not variant.add(response.token, response.finish_reason, now):
                 continue
             pending.discard(response.uid)
             if response.finish_reason is not None:
@@ -254,7 +197,7 @@ def _run(generator: BatchGenerator, replies: dict[int, _Reply], responses: list[
                 caches = generator.remove([response.uid], return_prompt_caches=True)[
                     response.uid
                 ][0]
-            reply.stack.caches = caches
+            variant.reply.stack.caches = caches
         if not pending:
             return
         responses = generator.next_generated()

@@ -1,7 +1,8 @@
 """A local stand-in for the Hugging Face hub: just the endpoints huggingface_hub's downloads use.
 
 * `GET /api/models/{repo}` and `/api/models/{repo}/revision/{rev}`: repository info with its
-  files (`siblings`, sizes, LFS sha256 for weights) and commit (`sha`).
+  files (`siblings`, sizes, LFS sha256 for weights), commit (`sha`) and the `config` summary
+  (`architectures`, `model_type`), and `gated` for the repositories in `gated`.
 * `GET /api/models/{repo}/tree/{rev}`: the file list `snapshot_download` reads (one page).
 * `HEAD`/`GET /{repo}/resolve/{rev}/{file}`: the file, with `ETag`, `X-Repo-Commit` and
   `Content-Length`, honouring `Range: bytes=N-` with 206 and `Content-Range`.
@@ -23,7 +24,21 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+import pytest
+from huggingface_hub import constants
+
 COMMIT = "4e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
+
+
+def isolate_hub_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """huggingface_hub online, with no telemetry, no stored token and an empty cache of its own."""
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
+    monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-token"))
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.delenv("HF_OIDC_RESOURCE", raising=False)
 
 
 @dataclass(frozen=True)
@@ -40,6 +55,7 @@ class FakeHub:
         self.repos = repos
         self.requests: list[Request] = []
         self.drop_after: dict[str, int] = {}
+        self.gated: set[str] = set()  # repositories whose info says they are gated
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
         self._server.daemon_threads = True
@@ -127,6 +143,12 @@ class _Handler(BaseHTTPRequestHandler):
             files.append(entry)
         siblings = [_sibling(entry) for entry in files]
         info = {"id": repo, "modelId": repo, "sha": COMMIT, "private": False, "siblings": siblings}
+        if repo in self.hub.gated:
+            info["gated"] = "manual"
+        config = self.hub.repos[repo] / "config.json"
+        if config.is_file():  # the hub's summary of it
+            fields = json.loads(config.read_text())
+            info["config"] = {k: fields[k] for k in ("architectures", "model_type") if k in fields}
         body = files if tree else info
         self._send(200, json.dumps(body).encode(), {"Content-Type": "application/json"})
 

@@ -252,7 +252,7 @@ def test_token_count_reports_prompt_size(qtbot, controller: ChatController) -> N
     ctl = controller
     cid = _conversation(ctl)
     with qtbot.waitSignal(ctl.tokenCount, timeout=10000) as counted:
-        ctl.request_token_count(cid, "How many tokens is this?")
+        ctl.counts.request_token_count(cid, "How many tokens is this?")
     assert counted.args[0]["count"] > 5
     assert counted.args[0]["context_length"] == 4096
 

@@ -87,11 +87,11 @@ def test_the_token_meter_counts_against_the_chats_context_length(
     cid = controller.new_conversation()
     counts: list[dict] = []
     controller.tokenCount.connect(counts.append)
-    controller.request_token_count(cid, "Hello there")
+    controller.counts.request_token_count(cid, "Hello there")
     qtbot.waitUntil(lambda: len(counts) == 1, timeout=10000)
     assert counts[0]["context_length"] == 4096  # the tiny llama's own
     controller.update_settings(cid, params={**DEFAULT_PARAMS, "context_length": 512})
-    controller.request_token_count(cid, "Hello there")
+    controller.counts.request_token_count(cid, "Hello there")
     qtbot.waitUntil(lambda: len(counts) == 2, timeout=10000)
     assert counts[1]["context_length"] == 512
     assert counts[1]["count"] == counts[0]["count"]

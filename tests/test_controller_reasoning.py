@@ -99,7 +99,7 @@ def test_a_model_without_reasoning_streams_as_before(qtbot, make_controller) -> 
 
 def _attach(qtbot, ctl: ChatController, cid: int, path: Path) -> dict:
     with qtbot.waitSignal(ctl.attachmentReady, timeout=30000) as ready:
-        ctl.attach_file(cid, str(path))
+        ctl.counts.attach_file(cid, str(path))
     assert ready.args[0]["conversation_id"] == cid
     return ready.args[0]["attachment"]
 
@@ -121,9 +121,9 @@ def test_attached_files_are_counted_sent_and_survive_the_file_going(
     counts: list[dict] = []
     ctl.tokenCount.connect(counts.append)
     with qtbot.waitSignal(ctl.tokenCount, timeout=30000):
-        ctl.request_token_count(cid, "Compare", files)
+        ctl.counts.request_token_count(cid, "Compare", files)
     with qtbot.waitSignal(ctl.tokenCount, timeout=30000):
-        ctl.request_token_count(cid, "Compare")
+        ctl.counts.request_token_count(cid, "Compare")
     with_files, without = counts[0]["count"], counts[1]["count"]
     assert with_files - without >= sum(f["tokens"] for f in files)
 
@@ -159,7 +159,7 @@ def test_files_that_cannot_be_attached_are_refused_with_a_reason(
     huge.write_text("Tell me a story about a cat and a dog. " * 1500)
     for path in (binary, huge, tmp_path / "missing.txt"):
         with qtbot.waitSignal(ctl.notice, timeout=30000):
-            ctl.attach_file(cid, str(path))
+            ctl.counts.attach_file(cid, str(path))
     assert ready == []
     assert "weights.bin is a binary file" in notices[0]
     context = ctl.model_info["context_length"]

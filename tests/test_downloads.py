@@ -22,21 +22,14 @@ from app import library
 from app.downloads import DownloadCancelled, DownloadError, download_model
 from app.entry_metadata import METADATA_FILE
 from app.model_install import import_folder
-from tests.fake_hub import FakeHub
+from tests.fake_hub import FakeHub, isolate_hub_client
 
 REPO = "test-org/tiny-llama"
 
 
 @pytest.fixture(autouse=True)
 def isolated_hub_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """huggingface_hub online, with no telemetry, no stored token and an empty cache of its own."""
-    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
-    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)
-    monkeypatch.setattr(constants, "HF_HUB_DISABLE_TELEMETRY", True)
-    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
-    monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "hf-token"))
-    monkeypatch.delenv("HF_TOKEN", raising=False)
-    monkeypatch.delenv("HF_OIDC_RESOURCE", raising=False)
+    isolate_hub_client(tmp_path, monkeypatch)
 
 
 @pytest.fixture(scope="module")

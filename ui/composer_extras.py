@@ -41,7 +41,7 @@ class ComposerExtras(QObject):
             window.new_chat()
         cid = window.current_conversation_id
         for path in paths:
-            window.controller.attach_file(cid, path)
+            window.controller.counts.attach_file(cid, path)
 
     @Slot(object)
     def _on_attachment_ready(self, payload: dict[str, Any]) -> None:

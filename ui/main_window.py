@@ -5,8 +5,8 @@ The window holds no conversation state of its own beyond which conversation is o
 the store's active path, turns the widgets' requests into controller intents, and re-renders
 when the controller says something changed. Its parts, each given the window: how a streaming
 reply shows (`StreamPresenter`), how the model's state shows (`ModelStatusPresenter`), the
-composer's token count (`TokenCounter`), the branch commands (`BranchCommands`) and export and
-import (`ConversationFiles`).
+composer's token count (`TokenCounter`), the sidebar's commands (`SidebarCommands`), the branch
+commands (`BranchCommands`) and export and import (`ConversationFiles`).
 """
 
 from __future__ import annotations
@@ -36,13 +36,13 @@ from ui.compare_features import CompareFeatures
 from ui.composer import Composer
 from ui.composer_extras import ComposerExtras
 from ui.conversation_files import ConversationFiles
-from ui.conversation_views import conversation_rows, message_views, search_hits
+from ui.conversation_views import message_views
 from ui.draft_keeper import DraftKeeper
 from ui.model_picker import ModelPicker
 from ui.model_status_presenter import ModelStatusPresenter
 from ui.notice_banner import NoticeBanner
-from ui.plain_text import menu_text
 from ui.sidebar import Sidebar
+from ui.sidebar_commands import SidebarCommands
 from ui.status_panel import StatusPanel
 from ui.stream_presenter import StreamPresenter
 from ui.theme import THEME_MODES, ThemeMode, apply_theme, em
@@ -95,9 +95,6 @@ class MainWindow(QMainWindow):
         self.paths = paths
         self.preferences = preferences
         self._cid: int | None = None
-        self._undo_delete: int | None = None
-        self._narrow = False  # narrower than NARROW_EM: the sidebar folds away by itself
-        self._folded_by_width = False
         self._closed = False
 
         self.sidebar = Sidebar()
@@ -117,6 +114,7 @@ class MainWindow(QMainWindow):
         self._build_layout()
         self.branches = BranchCommands(self)
         self.files = ConversationFiles(self)
+        self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
@@ -188,11 +186,11 @@ class MainWindow(QMainWindow):
             "import_conversation": self.files.ask_import,
             "close": self.close,
             "quit": self._quit,
-            "undo": self.undo_delete,
+            "undo": self.sidebar_commands.undo_delete,
             "copy": self.copy,
-            "find": self.focus_search,
+            "find": self.sidebar_commands.focus_search,
             "preferences": self.open_preferences,
-            "toggle_sidebar": self.toggle_sidebar,
+            "toggle_sidebar": self.sidebar_commands.toggle,
             "stop": lambda: self.stream.request_stop(),
             "regenerate": self.branches.regenerate_last,
             "edit_last": self.branches.edit_last,
@@ -209,7 +207,6 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         c = self.controller
-        c.conversationsChanged.connect(self._refresh_sidebar)
         c.conversationChanged.connect(self._on_conversation_changed)
         c.streamUpdated.connect(self.stream.on_stream)
         c.busyChanged.connect(self.stream.set_busy)
@@ -220,15 +217,6 @@ class MainWindow(QMainWindow):
         c.prefillProgress.connect(self.stream.on_prefill)
         self.stream.idle.connect(self.token_counter.schedule)
         self.model_status.ready.connect(self.token_counter.schedule)
-        s = self.sidebar
-        s.newRequested.connect(self.new_chat)
-        s.conversationActivated.connect(self._on_conversation_activated)
-        s.renameRequested.connect(self._on_rename)
-        s.pinRequested.connect(self._on_pin)
-        s.exportRequested.connect(self._on_export)
-        s.deleteRequested.connect(self._on_delete_confirmed)
-        s.searchRequested.connect(self.search)
-        s.searchHitActivated.connect(self._on_search_hit)
         v, b = self.chat_view, self.branches
         v.editSubmitted.connect(b.edit)
         v.regenerateRequested.connect(b.regenerate)
@@ -237,7 +225,7 @@ class MainWindow(QMainWindow):
         v.deleteRequested.connect(b.delete_message)
         self.composer.sendRequested.connect(self.send)
         self.composer.stopRequested.connect(self.stream.request_stop)
-        self.header.sidebar_button.clicked.connect(self.toggle_sidebar)
+        self.header.sidebar_button.clicked.connect(self.sidebar_commands.toggle)
         self.header.settings_button.clicked.connect(self.open_settings)
         self.models.settingsSaved.connect(self._on_settings_saved)
         self.models.status.connect(self._show_status)
@@ -253,7 +241,7 @@ class MainWindow(QMainWindow):
         splitter = self.preferences.window_state("splitter")
         if splitter is not None:
             self.splitter.restoreState(splitter)
-        self._refresh_sidebar()
+        self.sidebar_commands.refresh()
         ids = [c.id for c in self.store.list_conversations()]
         last = self.preferences.last_conversation_id
         if last in ids:
@@ -305,9 +293,9 @@ class MainWindow(QMainWindow):
         changed = conversation_id != self._cid
         self._cid = conversation_id
         if self.sidebar.model.row_of(str(conversation_id)) < 0:
-            self._refresh_sidebar()  # made elsewhere (an import, a fork): list it first
+            self.sidebar_commands.refresh()  # made elsewhere (an import, a fork): list it first
         self.sidebar.set_current(str(conversation_id))
-        self._set_title(conversation)
+        self.show_conversation_title(conversation)
         self._render()
         if changed:
             self.composer.clear_attachments()  # a draft's files belong to its chat
@@ -318,125 +306,26 @@ class MainWindow(QMainWindow):
 
     def new_chat(self) -> None:
         """A new conversation, unless the open one is still empty (then it is reused)."""
-        if self._cid is not None and self._is_empty(self._cid):
+        if self._cid is not None and self.is_empty(self._cid):
             self.composer.edit.setFocus()
             return
         self.open_conversation(self.controller.new_conversation())
 
-    def _is_empty(self, conversation_id: int) -> bool:
+    def close_conversation(self) -> None:
+        """Show no conversation as open (it was just deleted); one is opened next."""
+        self._cid = None
+
+    def is_empty(self, conversation_id: int) -> bool:
+        """Whether the conversation has no message yet (False when it cannot be read)."""
         try:
             return self.store.get_conversation(conversation_id).active_leaf_id is None
         except StoreError:
             return False
 
-    def _set_title(self, conversation: Conversation) -> None:
+    def show_conversation_title(self, conversation: Conversation) -> None:
         self.title_label.setText(conversation.title)
         self.header.set_system_prompt(conversation.system_prompt)
         self.setWindowTitle(f"{conversation.title} — Branchwise")
-
-    @Slot()
-    def _refresh_sidebar(self) -> None:
-        try:
-            conversations = self.store.list_conversations()
-        except StoreError as exc:
-            self.show_notice(str(exc))
-            return
-        self.sidebar.set_conversations(conversation_rows(conversations))
-        self.sidebar.set_current(None if self._cid is None else str(self._cid))
-        # Search results on show must not list a chat just deleted, or miss one restored.
-        query = self.sidebar.search_box.text().strip()
-        if query:
-            self.search(query)
-        current = next((c for c in conversations if c.id == self._cid), None)
-        if current is not None:
-            self._set_title(current)
-
-    @Slot(str)
-    def _on_conversation_activated(self, conversation_id: str) -> None:
-        self.open_conversation(int(conversation_id))
-
-    @Slot(str, str)
-    def _on_rename(self, conversation_id: str, title: str) -> None:
-        self.controller.rename_conversation(int(conversation_id), title)
-
-    @Slot(str, bool)
-    def _on_pin(self, conversation_id: str, pinned: bool) -> None:
-        self.controller.set_pinned(int(conversation_id), pinned)
-
-    @Slot(str)
-    def _on_export(self, conversation_id: str) -> None:
-        self.open_conversation(int(conversation_id))  # export takes the chat on screen
-        self.files.ask_export()
-
-    @Slot(str)
-    def _on_delete_confirmed(self, conversation_id: str) -> None:
-        self.delete_conversation(int(conversation_id))
-
-    def delete_conversation(self, conversation_id: int) -> None:
-        """Delete at once (the sidebar asked first) and offer Undo until the app closes."""
-        try:
-            title = self.store.get_conversation(conversation_id).title
-        except StoreError as exc:
-            self.show_notice(str(exc))
-            return
-        self.controller.delete_conversation(conversation_id)
-        self._undo_delete = conversation_id
-        self.menu_actions.undo.setEnabled(True)
-        self.menu_actions.undo.setText(f"&Undo Delete “{menu_text(title)}”")
-        if conversation_id == self._cid:
-            self._cid = None
-            remaining = self.store.list_conversations()
-            if remaining:
-                self.open_conversation(remaining[0].id)
-            else:
-                self.new_chat()
-        self.banner.show_notice(f"Deleted “{title}”.", "Undo", self.undo_delete)
-
-    @Slot()
-    def undo_delete(self) -> None:
-        conversation_id = self._undo_delete
-        if conversation_id is None:
-            return
-        self._undo_delete = None
-        self.menu_actions.undo.setEnabled(False)
-        self.menu_actions.undo.setText("&Undo")
-        self.banner.dismiss()
-        self.controller.restore_conversation(conversation_id)
-        if self._cid is not None and self._is_empty(self._cid):
-            # The empty chat made to replace the deleted one is not worth keeping.
-            empty, self._cid = self._cid, None
-            self.controller.delete_conversation(empty)
-        self.open_conversation(conversation_id)
-
-    # -- search -----------------------------------------------------------------------------
-
-    @Slot(str)
-    def search(self, query: str) -> None:
-        try:
-            hits = self.store.search(query)
-        except StoreError as exc:
-            self.show_notice(str(exc))
-            return
-        self.sidebar.set_search_results(search_hits(hits))
-
-    @Slot(str, str)
-    def _on_search_hit(self, conversation_id: str, message_id: str) -> None:
-        self.jump_to(int(conversation_id), int(message_id) if message_id else None)
-
-    def jump_to(self, conversation_id: int, message_id: int | None) -> None:
-        """Open the conversation on the branch that holds the message, scrolled to it."""
-        if message_id is not None and not self.controller.switch_to_message(message_id):
-            return
-        self.open_conversation(conversation_id)
-        if message_id is not None and self._cid == conversation_id:
-            self.chat_view.scroll_to_message(str(message_id))
-
-    @Slot()
-    def focus_search(self) -> None:
-        if not self.sidebar.isVisible():
-            self.toggle_sidebar()
-        self.sidebar.search_box.setFocus()
-        self.sidebar.search_box.selectAll()
 
     # -- rendering --------------------------------------------------------------------------
 
@@ -465,7 +354,7 @@ class MainWindow(QMainWindow):
             self.new_chat()
         cid = self._cid
         assert cid is not None
-        first = self._is_empty(cid)
+        first = self.is_empty(cid)
         if not self.controller.send(cid, text, self.composer.attachments()):
             self.composer.set_text(text)  # the draft is never lost (its files stay attached)
             return False
@@ -481,8 +370,8 @@ class MainWindow(QMainWindow):
     def _on_settings_saved(self, conversation_id: int) -> None:
         if conversation_id == self._cid:
             self.token_counter.schedule()  # the system prompt counts too
-            try:
-                self._set_title(self.store.get_conversation(conversation_id))  # its marker
+            try:  # the header marks a system prompt, which the settings may have changed
+                self.show_conversation_title(self.store.get_conversation(conversation_id))
             except StoreError as exc:
                 self.show_notice(str(exc))
 
@@ -578,29 +467,9 @@ class MainWindow(QMainWindow):
         if isinstance(app, QApplication):
             apply_theme(app, mode)
 
-    @Slot()
-    def toggle_sidebar(self) -> None:
-        self._folded_by_width = False  # the person's choice stands until the next fold
-        self._show_sidebar(self.sidebar.isHidden())
-
-    def _show_sidebar(self, shown: bool) -> None:
-        self.sidebar.setVisible(shown)
-        self.menu_actions.toggle_sidebar.setChecked(shown)
-
     def resizeEvent(self, event: QResizeEvent) -> None:
-        # A narrow window gives the chat the room; widened again, the sidebar comes back if it
-        # was folded for the width (not if the person hid it).
         super().resizeEvent(event)
-        narrow = self.width() < em(self, NARROW_EM)
-        if narrow == self._narrow:
-            return
-        self._narrow = narrow
-        if narrow and not self.sidebar.isHidden():
-            self._folded_by_width = True
-            self._show_sidebar(False)
-        elif not narrow and self._folded_by_width:
-            self._folded_by_width = False
-            self._show_sidebar(True)
+        self.sidebar_commands.follow_width(self.width() < em(self, NARROW_EM))
 
     # -- clipboard, export, import ----------------------------------------------------------
 

@@ -1,6 +1,7 @@
-"""The model library window: every model with its facts, rename, delete, and adding models by
-importing a GGUF file, importing an MLX folder (copied or linked) or downloading by repo id,
-each with a progress bar and Cancel."""
+"""The model library window: every model with its facts, rename, delete, make default, and
+adding models by importing a GGUF file, importing an MLX folder (copied or linked) or
+downloading by repo id (after the download dialog's check), each with a progress bar and
+Cancel."""
 
 from __future__ import annotations
 
@@ -15,7 +16,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QHeaderView,
-    QInputDialog,
     QMessageBox,
     QProgressBar,
     QPushButton,
@@ -33,7 +33,8 @@ from app.library import (
     rename_model,
 )
 from app.model_install import is_published_dhara
-from ui.icons import themed_icon
+from ui.download_dialog import DownloadDialog
+from ui.library_rows import COLUMNS, DefaultBadgeDelegate, mark_name, row_cells, row_tooltip
 from ui.model_tasks import (
     ModelTask,
     download_job,
@@ -42,24 +43,10 @@ from ui.model_tasks import (
     import_gguf_job,
 )
 from ui.plain_text import literal, message_box, plain_label, show_message
-from ui.status_panel import format_bytes
 from ui.theme import em
 
 if TYPE_CHECKING:
     from app.worker import InferenceWorker
-
-COLUMNS = ("Name", "Architecture", "Parameters", "Quantization", "Size", "Context")
-
-
-def format_parameters(count: int | None) -> str:
-    if not count:
-        return "unknown"
-    for size, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
-        if count >= size:
-            value = count / size
-            return f"{value:.{0 if value >= 100 else 1}f}{suffix}"
-    return str(count)
-
 
 class TaskProgressDialog(QDialog):
     """Progress and Cancel for one ModelTask; closes itself when the job succeeds and shows
@@ -133,6 +120,7 @@ class TaskProgressDialog(QDialog):
 
 class ModelLibraryDialog(QDialog):
     modelChosen = Signal(object)  # ModelInfo: the person wants this model for the chat
+    defaultChosen = Signal(str)  # a model id: new chats should start with it
     libraryChanged = Signal()
 
     def __init__(
@@ -147,6 +135,8 @@ class ModelLibraryDialog(QDialog):
         self._models: list[ModelInfo] = []
         self.tasks: list[TaskProgressDialog] = []
         self.loaded_id: str | None = None  # marked in the list (set by the window)
+        self.default_id: str | None = None  # marked too (set by the window)
+        self.hub_endpoint: str | None = None  # None: huggingface.co, or HF_ENDPOINT when set
 
         self.table = QTableWidget(0, len(COLUMNS))
         self.table.setObjectName("ModelTable")
@@ -159,6 +149,8 @@ class ModelLibraryDialog(QDialog):
             | QAbstractItemView.EditTrigger.DoubleClicked
         )
         self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)  # a long name is elided; the tooltip has all of it
+        self.table.setItemDelegateForColumn(0, DefaultBadgeDelegate(self.table))
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for column in range(1, len(COLUMNS)):
@@ -169,6 +161,7 @@ class ModelLibraryDialog(QDialog):
         self.use_button.setObjectName("PrimaryButton")
         self.rename_button = self._button("Rename", "Give the selected model another name")
         self.delete_button = self._button("Delete…", "Remove the selected model from the disk")
+        self.default_button = self._button("Make Default", "New chats start with this model")
         gguf = self._button("Import GGUF…", "Convert a .gguf file (llama, qwen2, qwen3)")
         folder = self._button("Import Folder…", "Add an MLX model folder, copied or linked")
         download = self._button("Download…", "Download an MLX model by Hugging Face repo id")
@@ -178,7 +171,7 @@ class ModelLibraryDialog(QDialog):
             adders.addWidget(button)
         adders.addStretch(1)
         actions = QHBoxLayout()
-        for button in (self.rename_button, self.delete_button):
+        for button in (self.rename_button, self.delete_button, self.default_button):
             actions.addWidget(button)
         actions.addStretch(1)
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
@@ -196,6 +189,7 @@ class ModelLibraryDialog(QDialog):
         download.clicked.connect(self.ask_download)
         self.rename_button.clicked.connect(self._start_rename)
         self.delete_button.clicked.connect(self._ask_delete)
+        self.default_button.clicked.connect(self._make_default)
         self.use_button.clicked.connect(self._use_selected)
         close.rejected.connect(self.reject)
         self.table.itemChanged.connect(self._on_item_changed)
@@ -219,29 +213,14 @@ class ModelLibraryDialog(QDialog):
         self.table.blockSignals(True)
         self.table.setRowCount(len(self._models))
         for row, info in enumerate(self._models):
-            cells = (
-                info.name,
-                info.architecture,
-                format_parameters(info.parameters),
-                info.quantization,
-                format_bytes(info.size_bytes),
-                f"{info.context_length:,}" if info.context_length else "unknown",
-            )
-            loaded = info.id == self.loaded_id
-            # The full name first: a long one is elided in its cell.
-            tip = "\n".join(
-                [info.name, *(["Loaded now"] if loaded else []),
-                 info.problem or f"{info.source}\n{info.path}"]
-            )
-            for column, text in enumerate(cells):
+            loaded, default = info.id == self.loaded_id, info.id == self.default_id
+            tip = literal(row_tooltip(info, loaded, default))
+            for column, text in enumerate(row_cells(info)):
                 item = QTableWidgetItem(text)
-                item.setToolTip(literal(tip))
-                if column == 0 and loaded:
-                    item.setIcon(themed_icon("check"))
-                    font = item.font()
-                    font.setBold(True)
-                    item.setFont(font)
-                if column != 0:
+                item.setToolTip(tip)
+                if column == 0:
+                    mark_name(item, loaded, default)
+                else:
                     item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
                 if info.problem:
                     item.setForeground(self.palette().placeholderText())
@@ -269,6 +248,7 @@ class ModelLibraryDialog(QDialog):
         self.use_button.setEnabled(info is not None and info.problem is None)
         self.rename_button.setEnabled(info is not None)
         self.delete_button.setEnabled(info is not None)
+        self.default_button.setEnabled(info is not None and info.id != self.default_id)
 
     # -- rename, delete, use ----------------------------------------------------------------
 
@@ -325,6 +305,14 @@ class ModelLibraryDialog(QDialog):
         self.refresh()
         self.libraryChanged.emit()
 
+    @Slot()
+    def _make_default(self) -> None:
+        info = self.selected()
+        if info is not None:
+            self.default_id = info.id
+            self.refresh()
+            self.defaultChosen.emit(info.id)
+
     @Slot(QTableWidgetItem)
     def _on_double_click(self, item: QTableWidgetItem) -> None:
         if item.column() != 0:
@@ -370,14 +358,12 @@ class ModelLibraryDialog(QDialog):
             self.import_folder(Path(folder), link=box.clickedButton() is link)
 
     @Slot()
-    def ask_download(self) -> None:
-        repo_id, ok = QInputDialog.getText(
-            self,
-            "Download model",
-            "Hugging Face repository id (an MLX model, e.g. mlx-community/Qwen3-0.6B-4bit):",
-        )
-        if ok and repo_id.strip():
-            self.download(repo_id.strip())
+    def ask_download(self) -> DownloadDialog:
+        dialog = DownloadDialog(self.models_dir, self.hub_endpoint, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.downloadChosen.connect(self.download)
+        dialog.open()
+        return dialog
 
     def import_gguf(self, gguf: Path) -> TaskProgressDialog:
         task = ModelTask(f"Importing {gguf.name}", self)
@@ -402,7 +388,7 @@ class ModelLibraryDialog(QDialog):
     def download(self, repo_id: str) -> TaskProgressDialog:
         task = ModelTask(f"Downloading {repo_id}", self)
         dialog = self._track(task)
-        task.run_in_thread(download_job(repo_id, self.models_dir))
+        task.run_in_thread(download_job(repo_id, self.models_dir, self.hub_endpoint))
         return dialog
 
     def _track(self, task: ModelTask) -> TaskProgressDialog:

@@ -94,11 +94,13 @@ def import_folder_job(folder: Path, models_dir: Path, link: bool) -> Job:
     return job
 
 
-def download_job(repo_id: str, models_dir: Path) -> Job:
+def download_job(repo_id: str, models_dir: Path, endpoint: str | None = None) -> Job:
     def job(progress: Callable[[int, int], None], cancel: threading.Event) -> Path:
         # huggingface_hub takes a while to import: only when someone downloads.
         from app.downloads import download_model
 
-        return download_model(repo_id, models_dir, progress=progress, cancel=cancel)
+        return download_model(
+            repo_id, models_dir, progress=progress, cancel=cancel, endpoint=endpoint
+        )
 
     return job

@@ -44,7 +44,7 @@ class TokenCounter(QObject):
         cid, controller = self._window.current_conversation_id, self._window.controller
         if cid is not None and controller.model_state == "ready":
             composer = self._window.composer
-            controller.request_token_count(cid, composer.text(), composer.attachments())
+            controller.counts.request_token_count(cid, composer.text(), composer.attachments())
 
     @Slot(object)
     def _on_count(self, payload: dict[str, Any]) -> None:

@@ -114,6 +114,7 @@ class WindowModels(QObject):
             )
             self._library_dialog.modelChosen.connect(self._on_model_chosen)
             self._library_dialog.libraryChanged.connect(self._on_library_changed)
+            self._library_dialog.defaultChosen.connect(self._on_default_chosen)
         dialog = self._library_dialog
         # Over the window-modal settings dialog the library must be modal too, or the settings
         # dialog blocks it and it takes no clicks; from the menu it stays modeless.
@@ -127,6 +128,7 @@ class WindowModels(QObject):
             dialog.setWindowModality(modality)
         loaded = self.find(self.loaded_id())
         dialog.loaded_id = None if loaded is None else loaded.id
+        dialog.default_id = self._controller.preferences.default_model_id
         dialog.refresh()
         if loaded is not None:
             dialog.select(loaded.id)
@@ -173,6 +175,11 @@ class WindowModels(QObject):
     @Slot(object)
     def _on_model_chosen(self, info: ModelInfo) -> None:
         self.load(info, self._current_conversation())
+
+    @Slot(str)
+    def _on_default_chosen(self, model_id: str) -> None:
+        self._controller.preferences.default_model_id = model_id
+        self.status.emit(f"New chats start with {self.display_name(model_id)}.")
 
     @Slot()
     def _forget_settings_dialog(self) -> None:

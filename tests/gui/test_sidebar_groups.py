@@ -71,7 +71,7 @@ def test_a_narrow_window_folds_the_sidebar_and_a_wide_one_brings_it_back(
         window.resize(wide, 600)
         qtbot.waitUntil(window.sidebar.isVisible)
 
-        window.toggle_sidebar()  # hidden by the person: widening does not bring it back
+        window.sidebar_commands.toggle()  # hidden by the person: widening does not bring it back
         window.resize(narrow, 600)
         window.resize(wide, 600)
         qtbot.wait(50)

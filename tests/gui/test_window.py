@@ -253,10 +253,10 @@ def test_search_results_follow_a_delete_and_its_undo(
         hits = window.sidebar.results_model
         qtbot.waitUntil(lambda: hits.index(0, 0).data(IdRole) == str(target.id), timeout=3000)
 
-        window.delete_conversation(target.id)
+        window.sidebar_commands.delete_conversation(target.id)
         assert hits.index(0, 0).data(IdRole) is None, "a deleted chat is no longer a hit"
 
-        window.undo_delete()
+        window.sidebar_commands.undo_delete()
         assert hits.index(0, 0).data(IdRole) == str(target.id)
 
 
@@ -327,11 +327,11 @@ def test_undo_discards_the_stand_in_chat_and_frees_its_caches(
         cid = window.current_conversation_id
         forgotten: list[int] = []
         app.controller.worker.call(partial(_spy_on_forget, forgotten))
-        window.delete_conversation(cid)
+        window.sidebar_commands.delete_conversation(cid)
         stand_in = window.current_conversation_id
         assert stand_in not in (None, cid)
 
-        window.undo_delete()
+        window.sidebar_commands.undo_delete()
         assert window.current_conversation_id == cid
         assert [c.id for c in app.store.list_conversations()] == [cid]
         assert window.sidebar.model.rowCount() == 1

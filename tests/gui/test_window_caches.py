@@ -145,7 +145,7 @@ def test_purging_a_deleted_chat_deletes_the_files_only_it_used(
         assert any(owners == [doomed] for owners in before.values())
         assert any(set(owners) == {doomed, kept} for owners in before.values()), "shared"
 
-        window.delete_conversation(doomed)
+        window.sidebar_commands.delete_conversation(doomed)
         saved(qtbot, app)
         assert index_owners(tmp_path) == before, "undoable: the files stay until the purge"
         window.close()  # purges the deleted chat, then the worker stops

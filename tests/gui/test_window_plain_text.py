@@ -90,7 +90,7 @@ def test_a_markup_title_shows_literally_everywhere(qtbot, tmp_path: Path) -> Non
         assert row.data(Qt.ItemDataRole.DisplayRole) == HOSTILE  # painted as plain text
         assert seen(row.data(Qt.ItemDataRole.ToolTipRole)).startswith(HOSTILE + "\n")
 
-        window.search("RED")  # the first message quotes the markup too
+        window.sidebar_commands.search("RED")  # the first message quotes the markup too
         hit = window.sidebar.results.model().index(0, 0)
         assert HOSTILE in seen(hit.data(Qt.ItemDataRole.ToolTipRole))
 

@@ -44,7 +44,7 @@ def test_one_result_per_chat_with_its_matches_and_a_jump_updates_the_token_meter
         window.new_chat()
         send_and_wait(qtbot, app, "A drink with apple?")
 
-        window.search("apple")
+        window.sidebar_commands.search("apple")
         results = window.sidebar.results.model()
         rows = {results.index(r, 0).data(IdRole): results.index(r, 0) for r in
                 range(results.rowCount())}
@@ -56,7 +56,7 @@ def test_one_result_per_chat_with_its_matches_and_a_jump_updates_the_token_meter
 
         window.open_conversation(first)  # the jump below stays in this chat
         qtbot.waitUntil(lambda: window.composer.token_label.text() == long_count, timeout=10000)
-        window.search("crumble")
+        window.sidebar_commands.search("crumble")
         hit = window.sidebar.results.model().index(0, 0)
         assert hit.data(MessageIdRole) == str(crumble.id)
         window.sidebar.searchHitActivated.emit(hit.data(IdRole), hit.data(MessageIdRole))

@@ -184,9 +184,9 @@ def test_deleted_conversations_are_purged_when_the_window_closes(
 ) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         cid = app.window.current_conversation_id
-        app.window.delete_conversation(cid)
+        app.window.sidebar_commands.delete_conversation(cid)
     with running_app(qtbot, tmp_path, llama_path) as again:
-        again.window.undo_delete()  # nothing left to undo after a restart
+        again.window.sidebar_commands.undo_delete()  # nothing left to undo after a restart
         assert cid not in [c.id for c in again.store.list_conversations()]
         with pytest.raises(NotFoundError):
             again.store.restore_conversation(cid)
