@@ -175,13 +175,14 @@ class ChatController(QObject):
         return conversation.id
 
     def _default_model_id(self) -> str | None:
+        """Preferences name the default by its library entry; a chat by its model's id."""
         chosen = self.preferences.default_model_id
         if chosen is not None and self._models_dir is not None:
             from app.library import list_models  # file work; imported when first needed
 
-            usable = {m.path.name for m in list_models(self._models_dir) if m.problem is None}
-            if chosen in usable:
-                return chosen
+            for info in list_models(self._models_dir):
+                if info.id == chosen and info.problem is None:
+                    return info.path.name  # a chat names its model as the loaded model's id
         return self._session.model_id
 
     def open_conversation(self, conversation_id: int) -> None:

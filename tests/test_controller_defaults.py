@@ -73,6 +73,18 @@ def test_hand_edited_defaults_of_the_wrong_kind_count_as_no_choice(
     assert chat.params == {**DEFAULT_PARAMS, "seed": 3, "min_p": 0.1}
 
 
+def test_the_default_is_named_by_its_library_entry_and_the_chat_by_its_models_id(
+    controller: ChatController, tiny_models_dir: Path, tmp_path: Path
+) -> None:
+    """A second link to the same folder is the entry "gemma3_text-2"; its model's id (the
+    loaded model's, which chats record) is still the folder's name."""
+    entry = import_folder(tiny_models_dir / "gemma3_text", tmp_path / "models", link=True)
+    assert entry.name == "gemma3_text-2"
+    controller.preferences.default_model_id = entry.name
+    chat = controller.store.get_conversation(controller.new_conversation())
+    assert chat.model_id == "gemma3_text"
+
+
 def test_a_default_model_no_longer_in_the_library_gives_the_loaded_one(
     controller: ChatController,
 ) -> None:

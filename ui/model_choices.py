@@ -18,13 +18,17 @@ if TYPE_CHECKING:
     from app.library import ModelInfo
 
 
-def fill_models(box: QComboBox, models: Sequence[ModelInfo], current: str | None) -> None:
+def fill_models(
+    box: QComboBox, models: Sequence[ModelInfo], current: str | None, by_entry: bool = False
+) -> None:
     """Fill `box` with the usable library models and select `current`; a current model the
-    library does not hold is listed too (said so), so the choice never shows blank."""
+    library does not hold is listed too (said so), so the choice never shows blank. With
+    `by_entry`, each item's data is the library entry's id (what Preferences keeps for the
+    default model) rather than the chat model id."""
     box.clear()
     for info in models:
         if info.problem is None:
-            _add(box, info.name, info.path.name,
+            _add(box, info.name, info.id if by_entry else info.path.name,
                  f"{info.name} · {info.architecture} · {info.quantization}")
     if current is not None and box.findData(current) < 0:
         if is_remote(current):

@@ -27,7 +27,7 @@ LOADED_MODEL = "The model loaded at the time"
 
 @dataclass(frozen=True)
 class ChatDefaults:
-    model_id: str | None  # a library model's folder name; None: the model loaded at the time
+    model_id: str | None  # a library entry's id (`ModelInfo.id`); None: the model loaded then
     system_prompt: str
     params: dict[str, Any]  # over Branchwise's DEFAULT_PARAMS
 
@@ -56,7 +56,7 @@ class NewChatDefaultsPage(QWidget):
         )
         # A chosen model the library no longer holds stays listed (new chats take the loaded
         # model meanwhile), so the choice is not dropped unseen.
-        fill_models(self.model_box, models, defaults.model_id)
+        fill_models(self.model_box, models, defaults.model_id, by_entry=True)
         self.model_box.insertItem(0, LOADED_MODEL, None)
         self.model_box.setCurrentIndex(max(0, self.model_box.findData(defaults.model_id)))
 
