@@ -85,6 +85,9 @@ class DraftDefaults(QGroupBox):
         hint = plain_label(
             "Chats with this model guess ahead with it unless their own settings choose "
             "otherwise. It must use the same tokenizer; it is checked when first used."
+            if len(self._models) > 1
+            else "With two models of the same family in the library (File › Download "
+            "Model…), the smaller one can guess ahead for the larger."
         )
         hint.setObjectName("PreferencesHint")
         hint.setWordWrap(True)
@@ -92,7 +95,8 @@ class DraftDefaults(QGroupBox):
         form.addRow("Model", self.model)
         form.addRow("Draft model", self.draft)
         form.addRow("", hint)
-        self.setEnabled(bool(self._models))
+        for box in (self.model, self.draft):
+            box.setEnabled(len(self._models) > 1)
         self._show_draft()
         self.model.currentIndexChanged.connect(self._show_draft)
         self.draft.activated.connect(self._on_draft_chosen)
