@@ -1,9 +1,10 @@
-"""Per-conversation settings: the model (from the library), the system prompt and the sampling
-parameters. The dialog only collects values; the window applies them through the controller."""
+"""Per-conversation settings: the model (from the library), the system prompt, the sampling
+parameters and speculation (with the draft model). The dialog only collects values; the window
+applies them through the controller."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,9 @@ from PySide6.QtWidgets import (
 
 from app.connections import is_remote, parse_remote
 from app.controller import DEFAULT_PARAMS
+from app.draft_choice import DRAFT_MODEL_KEY
 from app.settings import DEFAULT_OVERFLOW
+from ui.draft_model_choice import DraftModelBox
 from ui.overflow_choice import overflow_box
 from ui.plain_text import plain_label
 from ui.theme import em, scale_font
@@ -85,8 +88,11 @@ class ConversationSettingsDialog(QDialog):
         current_model: str | None,
         parent: QWidget | None = None,
         default_overflow: str = DEFAULT_OVERFLOW,
+        default_draft_for: Callable[[str], str | None] | None = None,
     ) -> None:
-        """`default_overflow` is the policy from Preferences, shown when the chat has none."""
+        """`default_overflow` is the policy from Preferences, shown when the chat has none;
+        `default_draft_for(model)` the draft model Preferences keeps for a model, shown when
+        the chat has chosen none of its own."""
         super().__init__(parent)
         self.setObjectName("ConversationSettingsDialog")
         self.setWindowTitle(f"Settings for “{conversation.title}”")
@@ -94,6 +100,13 @@ class ConversationSettingsDialog(QDialog):
         # Keys this dialog does not show (from an import, or a newer version) are kept.
         self._other_params = dict(conversation.params)
         params = {**DEFAULT_PARAMS, **conversation.params}
+        self._default_draft_for = default_draft_for or (lambda _model: None)
+        # The chat's own draft model choice wins over its model's default; until the person
+        # picks one here, the default follows the model chosen above.
+        self._own_draft = DRAFT_MODEL_KEY in conversation.params
+        self.draft_model = DraftModelBox()
+        self.draft_model.activated.connect(self._on_draft_chosen)
+        self._models: list[ModelInfo] = []
 
         self.model_box = QComboBox()
         self.model_box.setToolTip("The model this conversation uses; choosing another loads it")
@@ -105,6 +118,7 @@ class ConversationSettingsDialog(QDialog):
         model_row.addWidget(self.model_box, 1)
         model_row.addWidget(library)
         self.set_models(models, current_model)
+        self.model_box.currentIndexChanged.connect(self._show_drafts)
 
         self.system_prompt = QPlainTextEdit(conversation.system_prompt)
         self.system_prompt.setPlaceholderText("e.g. You are a concise assistant.")
@@ -147,6 +161,8 @@ class ConversationSettingsDialog(QDialog):
         self.max_tokens.setValue(int(params["max_tokens"]))
         self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
         self.speculation.setChecked(params["speculation"] != "off")
+        self.draft_model.setEnabled(self.speculation.isChecked())
+        self.speculation.toggled.connect(self.draft_model.setEnabled)
 
         form = QFormLayout()
         for label, field in (
@@ -161,6 +177,7 @@ class ConversationSettingsDialog(QDialog):
             ("Seed", self.seed),
             ("When it outgrows the context", self.overflow),
             ("Speculative decoding", self.speculation),
+            ("Draft model", self.draft_model),
         ):
             shown = field if isinstance(field, QWidget) else self.model_box
             shown.setAccessibleName(label)
@@ -188,7 +205,9 @@ class ConversationSettingsDialog(QDialog):
         self.setMinimumWidth(em(self, 26))
 
     def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
-        """Fill the model list and select `current`, a folder name (a loaded model's id)."""
+        """Fill the model list and select `current`, a folder name (a loaded model's id), and
+        the draft models offered for it."""
+        self._models = list(models)
         wanted = current
         self.model_box.clear()
         for info in models:
@@ -206,6 +225,7 @@ class ConversationSettingsDialog(QDialog):
                 self.model_box.addItem(f"{wanted} (not in the library)", wanted)
         index = self.model_box.findData(wanted) if wanted is not None else -1
         self.model_box.setCurrentIndex(index)
+        self._show_drafts()
 
     def add_remote_models(self, model_ids: Sequence[str]) -> None:
         """Offer models on connected servers (`remote:<connection>/<model>` ids) after the
@@ -230,6 +250,8 @@ class ConversationSettingsDialog(QDialog):
         self.seed.setValue(-1)
         self.overflow.setCurrentIndex(self.overflow.findData(self._default_overflow))
         self.speculation.setChecked(DEFAULT_PARAMS["speculation"] != "off")
+        self._own_draft = False
+        self._show_drafts()
 
     def settings(self) -> ConversationSettings:
         seed = self.seed.value()
@@ -237,7 +259,7 @@ class ConversationSettingsDialog(QDialog):
             model_folder_name=self.model_box.currentData(),
             system_prompt=self.system_prompt.toPlainText(),
             params={
-                **self._other_params,
+                **{k: v for k, v in self._other_params.items() if k != DRAFT_MODEL_KEY},
                 "temperature": round(self.temperature.value(), 4),
                 "top_p": round(self.top_p.value(), 4),
                 "top_k": self.top_k.value(),
@@ -246,13 +268,31 @@ class ConversationSettingsDialog(QDialog):
                 "max_tokens": self.max_tokens.value(),
                 "seed": None if seed < 0 else seed,
                 "overflow": self.overflow.currentData(),
-                "speculation": self._speculation(),
+                **self._speculation(),
             },
         )
 
-    def _speculation(self) -> str:
-        """"off" when unticked; when ticked, the kind chosen before (a draft model, say) stays."""
+    def _speculation(self) -> dict[str, Any]:
+        """"off" when unticked (the chat's draft model is kept for when it is ticked again);
+        "draft" with the chat's own draft model; else prompt lookup, where a model default
+        from Preferences still applies."""
+        own = {DRAFT_MODEL_KEY: self.draft_model.chosen()} if self._own_draft else {}
         if not self.speculation.isChecked():
-            return "off"
-        chosen = self._other_params.get("speculation", "off")
-        return chosen if chosen != "off" else DEFAULT_PARAMS["speculation"]
+            return {"speculation": "off", **own}
+        drafting = self._own_draft and self.draft_model.chosen() is not None
+        return {"speculation": "draft" if drafting else "prompt_lookup", **own}
+
+    def _on_draft_chosen(self) -> None:
+        self._own_draft = True
+
+    def _show_drafts(self) -> None:
+        """Offer every library model but the chat's as its draft, with the chat's own choice,
+        else its model's default, selected."""
+        main = self.model_box.currentData()
+        if self._own_draft:
+            chosen = self.draft_model.chosen() if self.draft_model.count() else (
+                self._other_params.get(DRAFT_MODEL_KEY)
+            )
+        else:
+            chosen = self._default_draft_for(main) if main else None
+        self.draft_model.set_models(self._models, main, chosen)

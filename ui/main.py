@@ -181,7 +181,9 @@ def launch(
         partial(default_engine_factory, cache_dir=paths.caches_dir)
     )
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
-    controller = ChatController(store, worker, preferences, resolver, Connections(paths.data_dir))
+    controller = ChatController(
+        store, worker, preferences, resolver, Connections(paths.data_dir), paths.models_dir
+    )
     window = MainWindow(controller, paths, preferences)
     add_log_folder_action(window, paths.logs_dir)
     add_connections_action(window, controller.connections)

@@ -402,6 +402,9 @@ class MainWindow(QMainWindow):
             overflow=self.preferences.overflow_policy,
             server_enabled=self.preferences.server_enabled,
             server=self.preferences.server_config,
+            models=self.models.library(),
+            current_model=self.models.loaded_id(),
+            draft_for=self.preferences.draft_model_for,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -416,6 +419,8 @@ class MainWindow(QMainWindow):
         if disk_budget is not None:
             self.controller.set_disk_budget(disk_budget)
         self.preferences.overflow_policy = dialog.overflow_policy()
+        for model_id, draft_id in dialog.draft_defaults().items():
+            self.preferences.set_draft_model_for(model_id, draft_id)
         self.token_counter.schedule()  # the meter's warning names the policy
         self.set_theme(dialog.theme_mode())
         self._apply_server(dialog.server_enabled(), dialog.server_config())

@@ -1,9 +1,11 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
-chat does by default once it outgrows the model's context, the theme, and the local server."""
+chat does by default once it outgrows the model's context, the theme, each model's default draft
+model, and the local server."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import psutil
 from PySide6.QtCore import Signal, Slot
@@ -25,9 +27,13 @@ from PySide6.QtWidgets import (
 )
 
 from app.server_config import ServerConfig, ServerConfigError
+from ui.draft_model_choice import DraftDefaults
 from ui.overflow_choice import overflow_box
 from ui.status_panel import format_bytes
 from ui.theme import THEME_MODES, ThemeMode, em
+
+if TYPE_CHECKING:
+    from app.library import ModelInfo
 
 GB = 1_000_000_000
 _THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
@@ -50,7 +56,12 @@ class PreferencesDialog(QDialog):
         overflow: str = "truncate_middle",
         server_enabled: bool = False,
         server: ServerConfig | None = None,
+        models: Sequence[ModelInfo] = (),
+        current_model: str | None = None,
+        draft_for: Callable[[str], str | None] = lambda _model: None,
     ) -> None:
+        """`models` (the library) and `draft_for(model)` fill "Draft models", showing
+        `current_model` first."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -115,6 +126,7 @@ class PreferencesDialog(QDialog):
         form.addRow("", disk_row)
         form.addRow("When a chat outgrows the context", self.overflow)
         form.addRow("Theme", self.theme)
+        self.drafts = DraftDefaults(models, current_model, draft_for)
         self.server_group = self._server_group(server_enabled, server or ServerConfig())
         self.server_error = QLabel()
         self.server_error.setObjectName("PreferencesError")
@@ -129,6 +141,7 @@ class PreferencesDialog(QDialog):
         buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
         layout.addLayout(form)
+        layout.addWidget(self.drafts)
         layout.addWidget(self.server_group)
         layout.addWidget(self.server_error)
         layout.addWidget(buttons)
@@ -200,6 +213,10 @@ class PreferencesDialog(QDialog):
 
     def overflow_policy(self) -> str:
         return self.overflow.currentData()
+
+    def draft_defaults(self) -> dict[str, str | None]:
+        """The default draft models the person changed: {model: draft, None for none}."""
+        return self.drafts.changes()
 
     def set_disk_bytes(self, disk_bytes: int) -> None:
         self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")

@@ -133,6 +133,7 @@ class WindowModels(QObject):
             current,
             self._window,
             default_overflow=self._controller.preferences.overflow_policy,
+            default_draft_for=self._controller.preferences.draft_model_for,
         )
         dialog.libraryRequested.connect(self.open_library)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

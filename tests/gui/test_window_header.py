@@ -41,7 +41,8 @@ def test_the_settings_dialog_says_it_is_for_this_chat_and_explains_each_control(
         intro = dialog.findChild(QLabel, "SettingsIntro")
         assert intro.text().startswith("These settings apply to this chat only.")
         hints = [label.text() for label in dialog.findChildren(QLabel, "FieldHint")]
-        # The model, the system prompt, 7 sampling controls, the overflow policy and speculation.
-        assert len(hints) == 11 and all(hints)
+        # The model, the system prompt, 7 sampling controls, the overflow policy, speculation
+        # and the draft model.
+        assert len(hints) == 12 and all(hints)
         assert "The longest reply, in tokens" in hints
         dialog.reject()
