@@ -24,6 +24,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.connections import Connections, is_remote
+from app.draft_choice import chosen_draft, library_path
 from app.model_session import ModelResolver, ModelSession
 from app.prompt_counts import PromptCounts
 from app.remote_backend import RemoteBackend
@@ -72,7 +73,8 @@ class ChatController(QObject):
         models_dir: Path | None = None,
     ) -> None:
         """`models_dir` is the library, where a new chat's default model must still be found
-        (without it, new chats use the loaded model)."""
+        and draft models are found (without it, new chats use the loaded model and replies
+        guess ahead from the conversation only)."""
         super().__init__()
         self._models_dir = models_dir
         self.store = store
@@ -105,7 +107,10 @@ class ChatController(QObject):
         self.variants.ended.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
+        worker.draftModelFailed.connect(self.notice)
         self._draft_failed = False
+        # Draft models chats name that the library no longer has: told once each.
+        self._missing_drafts: set[str] = set()
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
         self.counts = PromptCounts(self)
@@ -471,15 +476,32 @@ class ChatController(QObject):
         if conversation is None:
             return False
         kwargs = {} if remote else template_kwargs(self.model_info, conversation.params)
+        draft = None if remote else self._draft_model(conversation.params, model_id)
         started = self._guard(
             lambda: self._generation.start(
-                conversation_id, parent_id, model_id, backend, kwargs, continued
+                conversation_id, parent_id, model_id, backend, kwargs, continued, draft
             )
         )
         if started is None:
             return False
         self.conversationChanged.emit(conversation_id)
         return True
+
+    def _draft_model(self, params: dict[str, Any], model_id: str | None) -> Path | None:
+        """The folder of the draft model a reply on `model_id` guesses ahead with, if any; a
+        chosen one gone from the library is said once, and the reply guesses from the
+        conversation instead."""
+        name = chosen_draft(params, model_id, self.preferences)
+        if name is None or self._models_dir is None:
+            return None
+        path = library_path(self._models_dir, name)
+        if path is None and name not in self._missing_drafts:
+            self._missing_drafts.add(name)
+            self.notice.emit(
+                f"The draft model “{name}” is no longer in the library, so replies guess ahead "
+                "from the conversation instead. Choose another in the chat's settings."
+            )
+        return path
 
     @Slot(str)
     def _on_disk_error(self, message: str) -> None:

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
 from app.attachments import with_attachments
+from app.draft_choice import with_draft
 from app.reply_writer import ReplyWriter
 from app.store import Message, NotFoundError, Store, StoreError
 from app.worker import GenerationRequest
@@ -125,17 +127,18 @@ class ReplyGeneration(QObject):
         backend: ReplyBackend,
         template_kwargs: dict[str, Any] | None = None,
         continued: str = "",
+        draft_model: Path | None = None,
     ) -> int:
         """Begin a reply to `parent_id` and ask `backend` for it; returns the reply's message
         id. With `continued` (a stopped or cut-off reply's text), the new reply starts with that
-        text and the model goes on writing it. Raises StoreError when the reply could not be
+        text and the model goes on writing it. `draft_model` is the folder of the model that
+        guesses ahead for it (app.draft_choice). Raises StoreError when the reply could not be
         begun (nothing was asked then)."""
         conversation = self.store.get_conversation(conversation_id)
-        params = {
-            **DEFAULT_PARAMS,
-            "overflow": self._default_overflow(),
-            **conversation.params,
-        }
+        params = with_draft(
+            {**DEFAULT_PARAMS, "overflow": self._default_overflow(), **conversation.params},
+            draft_model,
+        )
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
@@ -163,6 +166,7 @@ class ReplyGeneration(QObject):
                 model_id=model_id,
                 template_kwargs=dict(template_kwargs or {}),
                 continue_reply=bool(continued),
+                draft_model=draft_model,
             )
         )
         self._flush_timer.start()

@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Signal
 
 from app.gui_relay import GuiRelay
+from app.worker_drafts import WorkerDrafts
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -65,6 +66,7 @@ class EngineLike(Protocol):
     def forget(self, conversation_id: object, keep_saved: bool = False) -> None: ...
     def save_pending(self, seconds: float) -> bool: ...
     def clear_saved_caches(self) -> None: ...
+    def set_draft_model(self, draft: Any) -> None: ...
 
     @property
     def disk_error(self) -> str | None: ...
@@ -116,6 +118,8 @@ class GenerationRequest:
     cancel: threading.Event = field(default_factory=threading.Event)
     prompt: str | list[int] | None = None
     continue_reply: bool = False  # go on writing the last message, a partial reply
+    # The folder of a model that guesses ahead for the main one (params' speculation "draft").
+    draft_model: Path | None = None
 
 
 @dataclass
@@ -196,13 +200,18 @@ class InferenceWorker(QObject):
     # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
     memoryChanged = Signal(object)
     diskError = Signal(str)  # saving caches stopped (a full disk): told once per loaded model
+    # A request's draft model could not be used (why, naming both models): told once per draft
+    # model and loaded model; the reply guessed from the conversation instead.
+    draftModelFailed = Signal(str)
 
     def __init__(self, engine_factory: EngineFactory = default_engine_factory) -> None:
         super().__init__()
         self._factory = engine_factory
         self._queue: queue.Queue[Any] = queue.Queue()
         self._engine: EngineLike | None = None
+        self._model_id = ""
         self._weights_bytes = 0
+        self._drafts = WorkerDrafts()
         self._current: GenerationRequest | None = None
         self._saving = False  # caches may be left to save: the worker saves while idle
         self._disk_told = False
@@ -311,6 +320,7 @@ class InferenceWorker(QObject):
         self.loadStarted.emit(str(path))
         self._save_for(QUIT_SAVE_S)  # the model being replaced: keep what can be kept quickly
         self._engine = None
+        self._drafts.reset()
         self._disk_told = False
 
         def progress(stage: str, done: int, total: int) -> None:
@@ -324,6 +334,7 @@ class InferenceWorker(QObject):
             self.loadFailed.emit(message)
             return
         self._engine = engine
+        self._model_id = str(info.get("model_id") or path.name)
         self._weights_bytes = int(info.get("weights_bytes", 0))
         self.modelLoaded.emit(info)
         self._emit_memory()
@@ -371,7 +382,7 @@ class InferenceWorker(QObject):
                 "cancel": request.cancel,
             }
             try:
-                params = _sampling_params(request.params)
+                params = _sampling_params(self._with_draft(self._engine, request))
                 if request.prompt is None:
                     result = self._engine.generate(
                         request.messages,
@@ -422,6 +433,17 @@ class InferenceWorker(QObject):
                 self._pending.pop(request.request_id, None)
             self._emit_memory()
 
+    def _with_draft(self, engine: EngineLike, request: GenerationRequest) -> dict:
+        """The request's params, once its draft model is set on the engine; without a usable
+        one, a "draft" request guesses from the conversation (prompt lookup) instead."""
+        params = request.params
+        if params.get("speculation") != "draft":
+            return params
+        drafting, problem = self._drafts.prepare(engine, self._model_id, request.draft_model)
+        if problem is not None:
+            self.draftModelFailed.emit(problem)
+        return params if drafting else {**params, "speculation": "prompt_lookup"}
+
     def _do_call(self, call: _Call) -> None:
         try:
             value = call.fn(self._engine)
@@ -441,7 +463,7 @@ class InferenceWorker(QObject):
                 "cache_bytes": cache,
                 "disk_bytes": self._last_disk_bytes,
                 "disk_budget_bytes": engine.disk_budget_bytes if engine is not None else 0,
-                "weights_bytes": self._weights_bytes,
+                "weights_bytes": self._weights_bytes + self._drafts.weights_bytes,
             }
         )
 

@@ -117,7 +117,10 @@ class SavedCaches:
         return [
             n
             for n in self._trie.nodes()
-            if n.saved is None and (n.kv is not None or n.hot) and _saved_parent(n)
+            if n.saved is None
+            and (n.kv is not None or n.hot)
+            and n.dropped_at != n.last_used
+            and _saved_parent(n)
         ]
 
     def save_some(self, seconds: float) -> bool:
@@ -191,6 +194,7 @@ class SavedCaches:
             oldest = min(leaves_on_disk, key=lambda n: (n.last_used, -n.start))
             self._folder.drop(oldest.saved)
             oldest.saved = None
+            oldest.dropped_at = oldest.last_used
             if oldest.kv is None and not oldest.hot:
                 self._drop_subtree(oldest)
 

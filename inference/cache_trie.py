@@ -48,6 +48,9 @@ class Node:
     saved: Any = None  # the disk record (inference.cache_files.Record) once written
     last_used: int = 0  # a logical clock: the order of use within this run
     used_at: float = 0.0  # wall time of the last use, kept across restarts for disk eviction
+    # `last_used` when the disk budget dropped this node's file: not saved again until used
+    # again, or a budget smaller than one node would save and drop it forever.
+    dropped_at: int | None = None
     owners: set[Hashable] = field(default_factory=set)
 
     @property

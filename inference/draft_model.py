@@ -3,7 +3,9 @@
 The draft model guesses the next tokens greedily from its own caches; the main model checks them
 (inference.speculative), so the reply is the main model's whatever the draft model says. Its
 caches are stored like the main model's, in a second `BranchCache` of the same engine: a branch
-switch restores both, and their bytes share the engine's memory budget.
+switch restores both, and their bytes share the engine's memory and disk budgets. With a cache
+folder, they are saved under `drafts/` in it, filed by the draft model's identity as the main
+model's are (inference.cache_files), so a follow-up after a restart restores both stacks.
 
 Worker thread only, like every MLX object.
 """
@@ -11,12 +13,16 @@ Worker thread only, like every MLX object.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import mlx.core as mx
 from mlx_lm.generate import generation_stream
 
 from inference.branch_cache import BranchCache
+from inference.cache_files import CacheFolder
+from inference.cache_key import cache_key, model_slug
+from inference.cache_layers import is_segmentable, leaves
 from inference.cache_stack import CacheStack
 from inference.cache_trie import common_prefix_length
 from inference.draft_length import PassTimes
@@ -24,6 +30,10 @@ from inference.errors import ModelLoadError
 
 if TYPE_CHECKING:
     from inference.loading import LoadedModel
+
+# Draft models' saved caches, apart from the main models' (a model may draft for itself, and two
+# caches must never share one folder). Main models' folders are hex hashes: no clash.
+DRAFTS_FOLDER = "drafts"
 
 
 def check_draft_model(main: LoadedModel, draft: LoadedModel) -> None:
@@ -46,26 +56,31 @@ def check_draft_model(main: LoadedModel, draft: LoadedModel) -> None:
 
 
 class DraftCaches:
-    """A checked draft model and the branch cache of its stacks (no cache folder: the draft
-    model's caches are cheap to recompute and are kept in memory only)."""
+    """A checked draft model and the branch cache of its stacks, saved under
+    `cache_dir/drafts/` when the engine has a cache folder."""
 
-    def __init__(self, main: LoadedModel, draft: LoadedModel) -> None:
+    def __init__(self, main: LoadedModel, draft: LoadedModel, cache_dir: Path | None) -> None:
         check_draft_model(main, draft)
-        self.model = draft
-        self.cache = BranchCache(draft.model, 0, None)
-        if not self.cache.rewinds_anywhere:
+        if not all(is_segmentable(leaf) for leaf in leaves(CacheStack.empty(draft.model).caches)):
             raise ModelLoadError(
                 f"“{draft.model_id}” cannot be a draft model: its layers keep state that cannot "
                 "be taken back when a guess is wrong (only attention-only models can draft)."
             )
+        self.model = draft
+        self.folder: CacheFolder | None = None
+        if cache_dir is not None:
+            root = cache_dir / DRAFTS_FOLDER
+            self.folder = CacheFolder(root, model_slug(draft), cache_key(draft))
+            self.folder.open()
+        self.cache = BranchCache(draft.model, 0, self.folder)
         main_bytes, draft_bytes = _bytes_per_token(main), _bytes_per_token(draft)
         self._share = draft_bytes / (main_bytes + draft_bytes)
         # A pass here includes the draft model's own steps, so it is timed apart from lookup's.
         self.times = PassTimes()
 
     def split(self, total: int) -> tuple[int, int]:
-        """(main, draft) byte budgets out of `total`, in proportion to their caches' bytes per
-        token, so both keep about as many tokens."""
+        """(main, draft) byte budgets (memory or disk) out of `total`, in proportion to their
+        caches' bytes per token, so both keep about as many tokens."""
         draft = int(total * self._share)
         return total - draft, draft
 

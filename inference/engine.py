@@ -94,17 +94,17 @@ class Engine:
         budget = default_cache_budget() if cache_budget_bytes is None else cache_budget_bytes
         folder = None
         self._cache_dir = None if cache_dir is None else Path(cache_dir)
-        self._other_disk_bytes = 0
         if self._cache_dir is not None:
             folder = CacheFolder(self._cache_dir, model_slug(model), cache_key(model))
             folder.open()
-            self._other_disk_bytes = folder_bytes(self._cache_dir) - folder_bytes(folder.folder)
+        self._folder = folder
         self._cache = BranchCache(model.model, budget, folder)
         # What the chat template appends for the generation prompt, per set of template switches
         # (thinking off may add an empty reasoning block): it places the last user turn's
         # checkpoint without rendering the conversation again.
         self._suffixes: dict[tuple, str | None] = {}
         self._draft: DraftCaches | None = None
+        self._other_disk_bytes = self._count_other_disk_bytes()
         # What a verification pass costs here, learnt across replies (a property of the machine).
         self._lookup_times = PassTimes()
         if self._cache_dir is not None:
@@ -144,24 +144,47 @@ class Engine:
         """Use `draft` for requests whose speculation is "draft" (None: no draft model; they
         then draft by prompt lookup). Raises ModelLoadError when its tokenizer differs from the
         main model's or its caches cannot be trimmed back. Its stored caches share the memory
-        budget, in proportion to the bytes each model's cache takes per token."""
-        total = self.cache_budget_bytes
-        self._draft = None if draft is None else DraftCaches(self._loaded, draft)
+        and disk budgets, in proportion to the bytes each model's cache takes per token; with a
+        cache folder they are saved, and found again by a later engine, as the main model's."""
+        total, disk_total = self.cache_budget_bytes, self.disk_budget_bytes
+        self._draft = (
+            None if draft is None else DraftCaches(self._loaded, draft, self._cache_dir)
+        )
         self.cache_budget_bytes = total
+        self.disk_budget_bytes = disk_total
+        self._other_disk_bytes = self._count_other_disk_bytes()
+
+    def _count_other_disk_bytes(self) -> int:
+        """Bytes saved in the cache folder by other models (counted once, at opening: only
+        this engine writes there while it runs)."""
+        if self._cache_dir is None:
+            return 0
+        own = [self._folder, self._draft.folder if self._draft is not None else None]
+        return folder_bytes(self._cache_dir) - sum(
+            folder_bytes(folder.folder) for folder in own if folder is not None
+        )
 
     @property
     def disk_budget_bytes(self) -> int:
-        return self._cache.disk_budget_bytes
+        draft = self._draft.cache.disk_budget_bytes if self._draft is not None else 0
+        return self._cache.disk_budget_bytes + draft
 
     @disk_budget_bytes.setter
     def disk_budget_bytes(self, value: int) -> None:
         """Change the disk budget for saved caches (applied at the next save)."""
-        self._cache.disk_budget_bytes = max(0, int(value))
+        value = max(0, int(value))
+        if self._draft is None:
+            self._cache.disk_budget_bytes = value
+        else:
+            self._cache.disk_budget_bytes, self._draft.cache.disk_budget_bytes = (
+                self._draft.split(value)
+            )
 
     @property
     def disk_error(self) -> str | None:
         """Why saving caches stopped (a full disk, say), or None. Caches stay in memory."""
-        return self._cache.disk_error
+        draft = self._draft.cache.disk_error if self._draft is not None else None
+        return self._cache.disk_error or draft
 
     def cache_bytes(self) -> int:
         """Bytes held in memory by stored caches, each shared segment counted once."""
@@ -170,7 +193,8 @@ class Engine:
 
     def disk_bytes(self) -> int:
         """Bytes of saved caches under the cache folder (every model's)."""
-        return self._other_disk_bytes + self._cache.disk_bytes()
+        draft = self._draft.cache.disk_bytes() if self._draft is not None else 0
+        return self._other_disk_bytes + self._cache.disk_bytes() + draft
 
     def clear_cache(self) -> None:
         """Drop every cache held in memory and return the memory (saved files stay)."""
@@ -179,26 +203,35 @@ class Engine:
             self._draft.cache.clear()
 
     def clear_saved_caches(self) -> None:
-        """Delete every saved cache file of this model."""
+        """Delete every saved cache file of this model and of its draft model."""
         self._cache.clear_saved()
+        if self._draft is not None:
+            self._draft.cache.clear_saved()
 
     def forget(self, conversation_id: Hashable, keep_saved: bool = False) -> None:
         """Drop the caches only `conversation_id` used, in memory and on disk. With
         `keep_saved`, free only the memory (a deletion that may still be undone): its saved
         files stay, and a later `forget` without it deletes them."""
-        self._cache.forget(conversation_id, keep_saved)
-        if self._draft is not None:
-            self._draft.cache.forget(conversation_id)
+        for cache in self._caches():
+            cache.forget(conversation_id, keep_saved)
 
     def save_pending(self, seconds: float = 0.05) -> bool:
-        """Save unsaved caches for about `seconds` (the worker calls this when idle); True while
-        some remain."""
-        return self._cache.save_some(seconds)
+        """Save unsaved caches for about `seconds` (the worker calls this when idle), the main
+        model's first; True while some remain."""
+        deadline = time.monotonic() + seconds
+        remaining = False
+        for cache in self._caches():
+            remaining = cache.save_some(max(0.0, deadline - time.monotonic())) or remaining
+        return remaining
 
     def flush(self) -> None:
         """Finish pending cache writes."""
-        while self._cache.save_some(1.0):
+        while self.save_pending(1.0):
             pass
+
+    def _caches(self) -> list[BranchCache]:
+        """The main model's branch cache, then the draft model's if there is one."""
+        return [self._cache, *([self._draft.cache] if self._draft is not None else [])]
 
     def close(self) -> None:
         """Finish pending cache writes; the engine is not used after this."""

@@ -8,7 +8,6 @@ agrees with every guess, which exercises long accepted runs.
 from __future__ import annotations
 
 import dataclasses
-import json
 import shutil
 from pathlib import Path
 
@@ -16,7 +15,7 @@ import pytest
 
 from inference import Engine, LoadedModel, ModelLoadError, SamplingParams, load_model
 from tests.engine_reference import Comparison, check_tokens, reference
-from tests.tiny_models import NO_EOS, build_model
+from tests.tiny_models import NO_EOS, add_token, build_model
 
 pytestmark = pytest.mark.usefixtures("free_drafts")
 
@@ -104,12 +103,7 @@ def test_without_a_draft_model_draft_speculation_uses_prompt_lookup(llama_path: 
 def test_a_draft_model_with_another_tokenizer_is_refused(
     llama_path: Path, tmp_path: Path
 ) -> None:
-    folder = Path(shutil.copytree(llama_path, tmp_path / "renamed"))
-    tokenizer_file = folder / "tokenizer.json"
-    data = json.loads(tokenizer_file.read_text())
-    extra = dict(data["added_tokens"][-1], id=len(data["model"]["vocab"]), content="<|tool|>")
-    data["added_tokens"].append(extra)
-    tokenizer_file.write_text(json.dumps(data))
+    folder = add_token(Path(shutil.copytree(llama_path, tmp_path / "renamed")))
     engine = Engine(load_model(llama_path), 10**8)
     with pytest.raises(ModelLoadError, match="vocabularies differ"):
         engine.set_draft_model(load_model(folder))

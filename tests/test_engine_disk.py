@@ -142,6 +142,19 @@ def test_the_disk_budget_holds_and_the_oldest_go_first(
     assert exact(again, path, "new").stats.disk_tokens > len(SYSTEM["content"]) // 8
 
 
+def test_a_budget_smaller_than_one_branch_saves_nothing_and_stops_trying(
+    loaded: LoadedModel, tmp_path: Path
+) -> None:
+    engine = Engine(loaded, 10**9, cache_dir=tmp_path)
+    engine.disk_budget_bytes = 0
+    path = [SYSTEM, user("Tell me a story about Paris.")]
+    engine.generate(path, GREEDY, "c")
+    # Each file the budget drops was once saved and dropped again forever: flush never ended.
+    assert engine.save_pending(5.0) is False
+    assert engine.disk_bytes() == 0
+    assert exact(engine, path).stats.cached_tokens > 0  # still served from memory
+
+
 def test_forgetting_a_conversation_deletes_the_files_only_it_used(
     loaded: LoadedModel, tmp_path: Path
 ) -> None:

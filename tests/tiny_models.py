@@ -272,6 +272,17 @@ def build_model(kind: str, folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+def add_token(folder: Path, content: str = "<|tool|>") -> Path:
+    """Give the model in `folder` one more added token, so its vocabulary differs from every
+    other tiny model's (a draft model it cannot be); returns the folder."""
+    tokenizer_file = folder / "tokenizer.json"
+    data = json.loads(tokenizer_file.read_text())
+    extra = dict(data["added_tokens"][-1], id=len(data["model"]["vocab"]), content=content)
+    data["added_tokens"].append(extra)
+    tokenizer_file.write_text(json.dumps(data))
+    return folder
+
+
 def build_all(root: Path) -> dict[str, Path]:
     """Build every kind under `root` and return {kind: folder}."""
     return {kind: build_model(kind, root / kind) for kind in KINDS}

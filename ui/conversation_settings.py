@@ -1,10 +1,10 @@
 """Per-conversation settings: the model (from the library), the system prompt, the sampling
-parameters and the context length. The dialog only collects values; the window applies them
-through the controller."""
+parameters, the context length and speculation (with the draft model). The dialog only collects
+values; the window applies them through the controller."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.controller import DEFAULT_PARAMS
+from app.draft_choice import DRAFT_MODEL_KEY
 from app.settings import DEFAULT_OVERFLOW
 from ui.context_length_field import ContextLengthField
+from ui.draft_model_choice import DraftModelBox
 from ui.model_choices import add_remote_models, fill_models
 from ui.overflow_choice import overflow_box
 from ui.plain_text import plain_label
@@ -57,13 +59,15 @@ class ConversationSettingsDialog(QDialog):
         current_model: str | None,
         parent: QWidget | None = None,
         default_overflow: str = DEFAULT_OVERFLOW,
+        default_draft_for: Callable[[str], str | None] | None = None,
         defaults: Mapping[str, Any] | None = None,
         contexts: Mapping[str, int | None] | None = None,
     ) -> None:
         """`default_overflow` is the policy from Preferences, shown when the chat has none;
-        `defaults` the params new chats start with (Preferences), which Restore Defaults puts
-        back; `contexts` the context lengths of models the library does not describe (the
-        loaded one), for the context length's hint."""
+        `default_draft_for(model)` the draft model Preferences keeps for a model, shown when
+        the chat has chosen none of its own; `defaults` the params new chats start with
+        (Preferences), which Restore Defaults puts back; `contexts` the context lengths of
+        models the library does not describe (the loaded one), for the context length's hint."""
         super().__init__(parent)
         self.setObjectName("ConversationSettingsDialog")
         self.setWindowTitle(f"Settings for “{conversation.title}”")
@@ -74,6 +78,13 @@ class ConversationSettingsDialog(QDialog):
         self._defaults = {**DEFAULT_PARAMS, **(defaults or {})}
         self._contexts: dict[str, int | None] = dict(contexts or {})
         self._names: dict[str, str] = {}
+        self._default_draft_for = default_draft_for or (lambda _model: None)
+        # The chat's own draft model choice wins over its model's default; until the person
+        # picks one here, the default follows the model chosen above.
+        self._own_draft = DRAFT_MODEL_KEY in conversation.params
+        self.draft_model = DraftModelBox()
+        self.draft_model.activated.connect(self._on_draft_chosen)
+        self._models: list[ModelInfo] = []
 
         self.model_box = QComboBox()
         self.model_box.setToolTip("The model this conversation uses; choosing another loads it")
@@ -107,6 +118,8 @@ class ConversationSettingsDialog(QDialog):
         )
         self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
         self.speculation.setChecked(params["speculation"] != "off")
+        self.draft_model.setEnabled(self.speculation.isChecked())
+        self.speculation.toggled.connect(self.draft_model.setEnabled)
 
         form = QFormLayout()
         add_hinted_row(form, "Model", model_row, self.model_box)
@@ -116,8 +129,10 @@ class ConversationSettingsDialog(QDialog):
         self._context_row = add_hinted_row(form, "Context length", self.context_length)
         add_hinted_row(form, "When it outgrows the context", self.overflow)
         add_hinted_row(form, "Speculative decoding", self.speculation)
-        self.model_box.currentIndexChanged.connect(self._show_context_hint)
+        add_hinted_row(form, "Draft model", self.draft_model)
         self.set_models(models, current_model)
+        self.model_box.currentIndexChanged.connect(self._show_context_hint)
+        self.model_box.currentIndexChanged.connect(self._show_drafts)
         self.error = plain_label()
         self.error.setObjectName("SettingsError")
         self.error.setWordWrap(True)
@@ -159,12 +174,15 @@ class ConversationSettingsDialog(QDialog):
         super().accept()
 
     def set_models(self, models: Sequence[ModelInfo], current: str | None) -> None:
-        """Fill the model list and select `current`, a folder name (a loaded model's id)."""
+        """Fill the model list and select `current`, a folder name (a loaded model's id), and
+        the draft models offered for it."""
+        self._models = list(models)
         for info in models:
             self._contexts[info.path.name] = info.context_length
             self._names[info.path.name] = info.name
         fill_models(self.model_box, models, current)
         self._show_context_hint()
+        self._show_drafts()
 
     def _show_context_hint(self) -> None:
         """The context length's hint names the chosen model's own maximum, when known."""
@@ -188,15 +206,17 @@ class ConversationSettingsDialog(QDialog):
         self.context_length.set_limit(None)
         self.overflow.setCurrentIndex(self.overflow.findData(self._default_overflow))
         self.speculation.setChecked(defaults["speculation"] != "off")
+        self._own_draft = False
+        self._show_drafts()
 
     def settings(self) -> ConversationSettings:
         seed = self.seed.value()
         params = {
-            **self._other_params,
+            **{k: v for k, v in self._other_params.items() if k != DRAFT_MODEL_KEY},
             **self.sampling.values(),
             "seed": None if seed < 0 else seed,
             "overflow": self.overflow.currentData(),
-            "speculation": self._speculation(),
+            **self._speculation(),
         }
         params.pop("context_length", None)
         limit = self.context_length.limit()
@@ -208,9 +228,27 @@ class ConversationSettingsDialog(QDialog):
             params=params,
         )
 
-    def _speculation(self) -> str:
-        """"off" when unticked; when ticked, the kind chosen before (a draft model, say) stays."""
+    def _speculation(self) -> dict[str, Any]:
+        """"off" when unticked (the chat's draft model is kept for when it is ticked again);
+        "draft" with the chat's own draft model; else prompt lookup, where a model default
+        from Preferences still applies."""
+        own = {DRAFT_MODEL_KEY: self.draft_model.chosen()} if self._own_draft else {}
         if not self.speculation.isChecked():
-            return "off"
-        chosen = self._other_params.get("speculation", "off")
-        return chosen if chosen != "off" else DEFAULT_PARAMS["speculation"]
+            return {"speculation": "off", **own}
+        drafting = self._own_draft and self.draft_model.chosen() is not None
+        return {"speculation": "draft" if drafting else "prompt_lookup", **own}
+
+    def _on_draft_chosen(self) -> None:
+        self._own_draft = True
+
+    def _show_drafts(self) -> None:
+        """Offer every library model but the chat's as its draft, with the chat's own choice,
+        else its model's default, selected."""
+        main = self.model_box.currentData()
+        if self._own_draft:
+            chosen = self.draft_model.chosen() if self.draft_model.count() else (
+                self._other_params.get(DRAFT_MODEL_KEY)
+            )
+        else:
+            chosen = self._default_draft_for(main) if main else None
+        self.draft_model.set_models(self._models, main, chosen)

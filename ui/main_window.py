@@ -407,6 +407,8 @@ class MainWindow(QMainWindow):
             server=self.preferences.server_config,
             new_chats=ChatDefaults.of(self.preferences),
             models=self.models.library(),
+            current_model=self.models.loaded_id(),
+            draft_for=self.preferences.draft_model_for,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -422,6 +424,8 @@ class MainWindow(QMainWindow):
             self.controller.set_disk_budget(disk_budget)
         self.preferences.overflow_policy = dialog.overflow_policy()
         dialog.new_chats().save_to(self.preferences)
+        for model_id, draft_id in dialog.draft_defaults().items():
+            self.preferences.set_draft_model_for(model_id, draft_id)
         self.token_counter.schedule()  # the meter's warning names the policy
         self.set_theme(dialog.theme_mode())
         self._apply_server(dialog.server_enabled(), dialog.server_config())

@@ -1,10 +1,11 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
-chat does by default once it outgrows the model's context, the theme, the local server (tab
-"General"), and what new chats start with (tab "New chats", `ui.new_chat_defaults`)."""
+chat does by default once it outgrows the model's context, the theme, each model's default draft
+model, the local server (tab "General"), and what new chats start with (tab "New chats",
+`ui.new_chat_defaults`)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import psutil
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.server_config import ServerConfig, ServerConfigError
+from ui.draft_model_choice import DraftDefaults
 from ui.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
 from ui.overflow_choice import overflow_box
 from ui.status_panel import format_bytes
@@ -59,9 +61,12 @@ class PreferencesDialog(QDialog):
         server: ServerConfig | None = None,
         new_chats: ChatDefaults | None = None,
         models: Sequence[ModelInfo] = (),
+        current_model: str | None = None,
+        draft_for: Callable[[str], str | None] = lambda _model: None,
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
-        choose their model from."""
+        choose their model from; with `draft_for(model)` it also fills "Draft models",
+        showing `current_model` first."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -126,6 +131,7 @@ class PreferencesDialog(QDialog):
         form.addRow("", disk_row)
         form.addRow("When a chat outgrows the context", self.overflow)
         form.addRow("Theme", self.theme)
+        self.drafts = DraftDefaults(models, current_model, draft_for)
         self.server_group = self._server_group(server_enabled, server or ServerConfig())
         self.server_error = QLabel()
         self.server_error.setObjectName("PreferencesError")
@@ -141,6 +147,7 @@ class PreferencesDialog(QDialog):
         self.general = QWidget()
         general = QVBoxLayout(self.general)
         general.addLayout(form)
+        general.addWidget(self.drafts)
         general.addWidget(self.server_group)
         general.addStretch(1)
         self.new_chats_page = NewChatDefaultsPage(new_chats or ChatDefaults(None, "", {}), models)
@@ -225,6 +232,10 @@ class PreferencesDialog(QDialog):
 
     def new_chats(self) -> ChatDefaults:
         return self.new_chats_page.defaults()
+
+    def draft_defaults(self) -> dict[str, str | None]:
+        """The default draft models the person changed: {model: draft, None for none}."""
+        return self.drafts.changes()
 
     def set_disk_bytes(self, disk_bytes: int) -> None:
         self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")

@@ -150,6 +150,7 @@ class WindowModels(QObject):
             current,
             self._window,
             default_overflow=preferences.overflow_policy,
+            default_draft_for=preferences.draft_model_for,
             defaults=new_chat_params(preferences.default_params),
             contexts={loaded["model_id"]: loaded.get("context_length")} if loaded else None,
         )
