@@ -71,6 +71,8 @@ def test_a_draft_model_guesses_and_the_reply_is_the_models_own(
     controller.memoryChanged.connect(memory.append)
     plain, _, plain_stats = reply_to(qtbot, controller, {**GREEDY, "speculation": "off"})
     assert plain_stats["drafted_tokens"] == 0
+    # The worker reports memory after the reply has ended: the report may come a moment later.
+    qtbot.waitUntil(lambda: bool(memory), timeout=5000)
     main_weights = memory[-1]["weights_bytes"]
     drafted = {**GREEDY, "speculation": "draft", "draft_model": "llama-draft"}
     text, params, stats = reply_to(qtbot, controller, drafted)
