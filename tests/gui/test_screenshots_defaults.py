@@ -1,5 +1,5 @@
 """Screenshots, light and dark, into tests/screenshots/: Preferences › New chats
-(preferences-*), a chat's settings with its context length (settings-*), and the model picker
+(preferences-*) and its General tab (preferences-general-*), a chat's settings with its context length (settings-*), and the model picker
 beside the composer (composer-picker-*)."""
 
 from __future__ import annotations
@@ -58,6 +58,8 @@ def test_screenshots_of_new_chat_defaults_the_context_length_and_the_model_picke
             dialog.resize(dialog.sizeHint().expandedTo(dialog.minimumSizeHint()))
             dialog.resize(max(dialog.width(), 640), max(dialog.height(), 420))
             _save(dialog, f"preferences-{theme}")
+            dialog.tabs.setCurrentWidget(dialog.general)
+            _save(dialog, f"preferences-general-{theme}")
             dialog.reject()
 
             settings = window.open_settings()
