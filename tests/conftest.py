@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,21 @@ import pytest
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
 from tests.tiny_models import KINDS, build_model
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_collection_on_other_threads() -> Iterator[None]:
+    """As in the app (app.gui_thread_gc): cycles are collected on the main thread only, never
+    by a worker thread that happens to allocate, which would destroy Qt objects there."""
+    gc.disable()
+    yield
+    gc.enable()
+
+
+@pytest.fixture(autouse=True)
+def _collect_between_tests() -> Iterator[None]:
+    yield
+    gc.collect()
 
 
 @pytest.fixture(scope="session")

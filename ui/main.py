@@ -34,6 +34,7 @@ from PySide6.QtWidgets import QApplication, QMessageBox
 from app.connections import Connections
 from app.controller import ChatController, ModelResolver
 from app.gui_relay import GuiRelay
+from app.gui_thread_gc import collect_on_gui_thread
 from app.logs import configure_logging
 from app.paths import APP_NAME, AppPaths
 from app.settings import Preferences
@@ -167,6 +168,7 @@ def launch(
     worker (tests give one with a scripted engine); `instance` is the data folder's claim, whose
     later launches bring this window to the front."""
     app = create_application()
+    collect_on_gui_thread(app)
     paths = AppPaths.resolve(args.data_dir)
     preferences = Preferences(paths.settings_file)
     apply_theme(app, preferences.theme)  # type: ignore[arg-type]  (a str from THEMES)

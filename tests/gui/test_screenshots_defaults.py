@@ -1,6 +1,6 @@
 """Screenshots, light and dark, into tests/screenshots/: Preferences › New chats
-(preferences-*) and its General tab (preferences-general-*), a chat's settings with its context length (settings-*), and the model picker
-beside the composer (composer-picker-*)."""
+(preferences-*) and its General tab (preferences-general-*), a chat's settings with its
+context length (settings-*), and the model picker beside the composer (composer-picker-*)."""
 
 from __future__ import annotations
 
