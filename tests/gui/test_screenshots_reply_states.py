@@ -54,7 +54,7 @@ def test_screenshots_of_continue(qtbot, tmp_path: Path) -> None:
         send_and_wait(qtbot, app, "Tell me a story about a lighthouse.")
         _both_themes(window, "continue")
         window.sidebar.search_box.setText("keeper")
-        window.search("keeper")
+        window.sidebar_commands.search("keeper")
         _both_themes(window, "search")
 
 
