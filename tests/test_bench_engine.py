@@ -1,0 +1,49 @@
+"""bench/engine.py runs its sections on the tiny llama and prints their tables, with speculation's
+replies identical to plain decoding's; an unknown section is refused by name."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import engine
+from bench.sections import draft
+
+
+def _table_rows(output: str, section: str) -> list[list[str]]:
+    """The body rows of `section`'s printed table, split into cells."""
+    block = output.split(f"## {section}\n\n", 1)[1].split("\n\n", 1)[0]
+    lines = [line for line in block.splitlines() if line.startswith("|")][2:]
+    return [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
+
+
+def test_every_fast_section_prints_its_table_with_identical_tokens(
+    llama_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr(draft, "WORKDIR", tmp_path)
+    engine.main([
+        "--model", str(llama_path), "--only", "prefill,lookup,draft,passes", "--runs", "1",
+        "--prefill-tokens", "1500", "--cancel-after", "0.1", "--rewrite-tokens", "40",
+        "--question-tokens", "8", "--draft-tokens", "16", "--pass-repeats", "1",
+    ])
+    output = capsys.readouterr().out
+    prefill = _table_rows(output, "prefill")
+    assert prefill[0][0].startswith("prefill tokens/s") and float(prefill[0][3]) > 0
+    lookup = _table_rows(output, "lookup")
+    assert [row[0].split(",")[0] for row in lookup] == ["rewrite", "open question"]
+    assert all(row[-1] == "yes" for row in lookup)
+    drafts = _table_rows(output, "draft")
+    assert len(drafts) == 2 and all(row[-1] == "yes" for row in drafts)
+    assert drafts[1][2].endswith("(100%)")  # a model drafting for itself is always right
+    assert [row[0] for row in _table_rows(output, "passes")] == ["1", "2", "4", "8", "16"]
+
+
+def test_an_unknown_section_is_refused_with_the_choices(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit):
+        engine.main(["--only", "lookup,speed"])
+    error = capsys.readouterr().err
+    assert "unknown section speed" in error and "caching, prefill, lookup, draft, passes" in error
