@@ -60,9 +60,11 @@ def llama_path(tiny_models_dir: Path) -> Path:
     return tiny_models_dir / "llama"
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def mlx_lm_server(llama_path: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    """`mlx_lm.server` on the tiny llama, on loopback, for the remote-backend tests."""
+    """`mlx_lm.server` on the tiny llama, on loopback, for the remote-backend tests. One per
+    module: a server ends itself after `SERVER_LIFETIME_S` (so a killed run leaves none), and
+    the modules using it run more than that apart in a whole run."""
     from tests.remote_servers import served_by_mlx_lm  # aiohttp: only for the tests that use it
 
     with served_by_mlx_lm(llama_path, tmp_path_factory.mktemp("mlx-lm-server")) as served:
