@@ -66,11 +66,16 @@ class PromptCounts:
     def attach_file(self, conversation_id: int, path: str) -> None:
         """Read a file and count its tokens on the worker (after any reply being written);
         answers with `attachmentReady`, or a notice saying why the file was refused (not
-        text, unreadable, or more tokens than the model's context holds)."""
+        text, unreadable, or more tokens than the chat's context holds: its own context length
+        when it set one, else the model's)."""
         controller = self._controller
         if controller.model_state != "ready":
             controller.notice.emit("Files can be attached once the model has loaded.")
             return
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            params = {}
 
         def read(engine: EngineLike | None) -> dict[str, Any]:
             attached = read_attachment(path)
@@ -79,10 +84,11 @@ class PromptCounts:
             bare = [{"role": "user", "content": ""}]
             wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
             tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
-            limit = engine.context_length
+            limit = chat_context_length(engine.context_length, params)
             if limit and tokens >= limit:
+                whose = "this model's" if limit == engine.context_length else "this chat's"
                 raise AttachmentError(
-                    f"{attached.name} needs {tokens:,} tokens, more than this model's context of "
+                    f"{attached.name} needs {tokens:,} tokens, more than {whose} context of "
                     f"{limit:,} tokens holds."
                 )
             return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}

@@ -168,3 +168,13 @@ def test_files_that_cannot_be_attached_are_refused_with_a_reason(
     needed = int(notices[1].split(" needs ")[1].split(" tokens")[0].replace(",", ""))
     assert needed > context
     assert "missing.txt could not be read" in notices[2]
+
+    # A file the model could take but this chat's own, shorter context cannot.
+    story = tmp_path / "story.txt"
+    story.write_text("Tell me a story about a cat and a dog. " * 60)
+    assert _attach(qtbot, ctl, cid, story)["tokens"] > 300
+    ctl.update_settings(cid, params={**GREEDY, "context_length": 300})
+    with qtbot.waitSignal(ctl.notice, timeout=30000):
+        ctl.counts.attach_file(cid, str(story))
+    assert notices[3].startswith("story.txt needs ")
+    assert "more than this chat's context of 300 tokens holds" in notices[3]
