@@ -28,6 +28,15 @@ import pytest
 from huggingface_hub import constants
 
 COMMIT = "4e8a0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f70"
+# The repository the download tests serve, and the files a download of it fetches.
+REPO = "test-org/tiny-llama"
+MODEL_FILES = [
+    "config.json",
+    "model.safetensors",
+    "special_tokens_map.json",
+    "tokenizer.json",
+    "tokenizer_config.json",
+]
 
 
 def isolate_hub_client(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

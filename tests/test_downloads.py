@@ -22,9 +22,7 @@ from app import library
 from app.downloads import DownloadCancelled, DownloadError, download_model
 from app.entry_metadata import METADATA_FILE
 from app.model_install import import_folder
-from tests.fake_hub import FakeHub, isolate_hub_client
-
-REPO = "test-org/tiny-llama"
+from tests.fake_hub import REPO, FakeHub, isolate_hub_client
 
 
 @pytest.fixture(autouse=True)

@@ -17,16 +17,7 @@ from app import download_fit
 from app.download_fit import DownloadFit, MemoryFit, assess_fit, bytes_to_fetch, free_disk_bytes
 from app.downloads import download_model, partial_folder
 from app.hub_listing import DownloadError, list_repository
-from tests.fake_hub import FakeHub, isolate_hub_client
-
-REPO = "test-org/tiny-llama"
-MODEL_FILES = [
-    "config.json",
-    "model.safetensors",
-    "special_tokens_map.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-]
+from tests.fake_hub import MODEL_FILES, REPO, FakeHub, isolate_hub_client
 
 
 @pytest.fixture(autouse=True)

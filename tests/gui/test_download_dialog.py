@@ -15,21 +15,13 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app import download_fit
-from tests.fake_hub import FakeHub, isolate_hub_client
+from tests.fake_hub import MODEL_FILES, REPO, FakeHub, isolate_hub_client
 from tests.gui.window_harness import OFFSCREEN_NOISE, running_app
 from ui.download_dialog import DownloadDialog
 from ui.status_panel import format_bytes
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
-REPO = "test-org/tiny-llama"
-MODEL_FILES = [
-    "config.json",
-    "model.safetensors",
-    "special_tokens_map.json",
-    "tokenizer.json",
-    "tokenizer_config.json",
-]
 CHECK_TIMEOUT_MS = 20000
 
 

@@ -9,19 +9,27 @@ import pytest
 
 from tests.gui.window_harness import OFFSCREEN_NOISE, running_app
 from ui.library_rows import DEFAULT_ROLE
+from ui.main import Launched
+from ui.model_dialogs import ModelLibraryDialog
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
+
+
+def _with_two_models(qtbot, app: Launched, llama_path: Path) -> ModelLibraryDialog:
+    """The library with the loaded model linked as "llama" and a copy of it as "llama-2"."""
+    library = app.window.open_library()
+    with qtbot.waitSignal(library.libraryChanged, timeout=10000):
+        library.import_folder(llama_path, link=True)
+    with qtbot.waitSignal(library.libraryChanged, timeout=10000):
+        library.import_folder(llama_path, link=False)
+    return library
 
 
 def test_the_loaded_model_is_marked_in_the_library(
     qtbot, tmp_path: Path, llama_path: Path
 ) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
-        library = app.window.open_library()
-        with qtbot.waitSignal(library.libraryChanged, timeout=10000):
-            library.import_folder(llama_path, link=True)
-        with qtbot.waitSignal(library.libraryChanged, timeout=10000):
-            library.import_folder(llama_path, link=False)
+        library = _with_two_models(qtbot, app, llama_path)
         library = app.window.open_library()  # reopened: it knows which model is loaded
         names = [m.name for m in library.models()]
         loaded = library.table.item(names.index("llama"), 0)
@@ -36,11 +44,7 @@ def test_make_default_marks_the_model_and_new_chats_start_with_it(
     qtbot, tmp_path: Path, llama_path: Path
 ) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
-        library = app.window.open_library()
-        with qtbot.waitSignal(library.libraryChanged, timeout=10000):
-            library.import_folder(llama_path, link=True)
-        with qtbot.waitSignal(library.libraryChanged, timeout=10000):
-            library.import_folder(llama_path, link=False)
+        library = _with_two_models(qtbot, app, llama_path)
         names = [m.name for m in library.models()]
         assert not any(library.table.item(row, 0).data(DEFAULT_ROLE) for row in range(2))
 
