@@ -13,6 +13,7 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 
 from app.worker import GenerationRequest, InferenceWorker
+from tests.cacheless_engine import CachelessEngine
 from tests.perf import best_of
 from tests.tiny_models import NO_EOS
 
@@ -25,7 +26,7 @@ class _Result:
     dropped_messages: tuple[int, ...] = ()
 
 
-class SyntheticEngine:
+class SyntheticEngine(CachelessEngine):
     """Emits `tokens_per_s` one-character tokens, honouring cancel between tokens."""
 
     context_length = 4096
@@ -56,26 +57,6 @@ class SyntheticEngine:
     def count_prompt_tokens(self, messages) -> int:
         return sum(len(m["content"]) for m in messages)
 
-    def cache_bytes(self) -> int:
-        return 0
-
-    def clear_cache(self) -> None:
-        pass
-
-    def forget(self, conversation_id: object, keep_saved: bool = False) -> None:
-        pass
-
-    def disk_bytes(self) -> int:
-        return 0
-
-    def save_pending(self, seconds: float) -> bool:
-        return False
-
-    def clear_saved_caches(self) -> None:
-        pass
-
-    disk_error = None
-    disk_budget_bytes = 0
 
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:

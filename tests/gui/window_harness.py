@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from app.worker import InferenceWorker
+from tests.cacheless_engine import CachelessEngine
 from tests.tiny_models import NO_EOS
 from ui.main import Launched, launch, parse_args
 
@@ -102,7 +103,7 @@ class ScriptedResult:
     dropped_messages: tuple[int, ...] = ()
 
 
-class ScriptedEngine:
+class ScriptedEngine(CachelessEngine):
     """Streams the replies a test queued, a few characters at a time, honouring cancel."""
 
     context_length = 4096
@@ -140,26 +141,6 @@ class ScriptedEngine:
     def count_prompt_tokens(self, messages: list[dict], template_kwargs: Any = None) -> int:
         return sum(len(m["content"]) // 4 + 4 for m in messages)
 
-    def cache_bytes(self) -> int:
-        return 0
-
-    def clear_cache(self) -> None:
-        pass
-
-    def forget(self, conversation_id: object, keep_saved: bool = False) -> None:
-        pass
-
-    def disk_bytes(self) -> int:
-        return 0
-
-    def save_pending(self, seconds: float) -> bool:
-        return False
-
-    def clear_saved_caches(self) -> None:
-        pass
-
-    disk_error = None
-    disk_budget_bytes = 0
 
 
 class _TagTokenizer:
