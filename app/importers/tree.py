@@ -1,0 +1,59 @@
+"""A conversation read from another app, as a tree in neutral terms, before it meets the store.
+
+Every reader produces these; the writer turns them into store rows. Ids are the source's own
+(strings), so a second import of the same file finds what is already there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+ImportedRole = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedAttachment:
+    """A file the source message carried: its text when the export has it, else only its name."""
+
+    name: str
+    text: str | None = None
+    data: bytes | None = None  # the bytes of an image or file found in the archive
+    mime_type: str | None = None
+
+    @property
+    def missing(self) -> bool:
+        """True when the export names the file but does not hold its contents."""
+        return self.text is None and self.data is None
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedMessage:
+    """One user or assistant message; `parent_id` is the source id of its parent (None: a root)."""
+
+    source_id: str
+    parent_id: str | None
+    role: ImportedRole
+    content: str
+    created_at: float | None = None  # UTC seconds since the epoch
+    model: str | None = None  # the source's model label (e.g. "gpt-4o"): shown, never loaded
+    reasoning: str = ""
+    attachments: tuple[ImportedAttachment, ...] = ()
+    trace: str = ""  # tool code and output of the source's turn: shown folded, never sent
+    status: Literal["complete", "stopped", "error"] = "complete"
+
+
+@dataclass(slots=True)
+class ImportedConversation:
+    """A whole conversation; `messages` lists every parent before its children, siblings in the
+    source's order. `active_leaf_id` is the source's current branch (None: the newest leaf)."""
+
+    source_format: str
+    source_id: str
+    title: str
+    messages: list[ImportedMessage]
+    created_at: float | None = None
+    updated_at: float | None = None
+    system_prompt: str = ""
+    active_leaf_id: str | None = None
+    warnings: list[str] = field(default_factory=list)
