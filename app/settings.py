@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 from PySide6.QtCore import QByteArray, QSettings
 
-from app.server_config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
+from app.server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
 
 THEMES = ("system", "light", "dark")
 # What a chat does when it outgrows the model's context: the engine's policies

@@ -8,7 +8,7 @@ import tempfile
 from pathlib import Path
 
 import inference
-from app.embedded_model import embedded_gguf_path
+from app.library.embedded_model import embedded_gguf_path
 
 WORKDIR = Path(tempfile.gettempdir()) / "branchwise-bench"
 

@@ -30,10 +30,10 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
 import openai
 from PySide6.QtCore import Qt
 
-from app.openai_server import LocalServer
-from app.server_config import ServerConfig
-from app.server_requests import ServedGenerations
-from app.worker import InferenceWorker
+from app.generation.worker import InferenceWorker
+from app.server.config import ServerConfig
+from app.server.openai_server import LocalServer
+from app.server.served_requests import ServedGenerations
 from bench.conversation import STORY, SYSTEM, TURNS, ask
 from bench.default_model import default_model
 

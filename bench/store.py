@@ -27,7 +27,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make `app` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from app.store import Store
+from app.store.conversations import Store
 
 DEEP_MESSAGES = 500
 VOCABULARY = 20_000

@@ -17,7 +17,7 @@ results hold plain Python values only)::
         on_progress=None,             # on_progress(done: int, total: int) during prefill
         cancel=None,                  # threading.Event: stops within one chunk / one token
         template_kwargs=None,         # chat-template switches, e.g. {"enable_thinking": False}
-        overflow="truncate_middle",   # or "rolling", "stop": see inference.context_fit
+        overflow="truncate_middle",   # or "rolling", "stop": see inference.prompt.context_fit
         context_limit=None,           # the chat's own context length (>= 256), else the model's
     )
 
@@ -56,7 +56,7 @@ malformed messages, unknown role, prompt longer than the context, by how many to
 model's vocabulary does not have). The engine stays usable after
 any of them.
 
-`inference.model_files` (the files a model folder holds, its context length) and
+`inference.loading.model_files` (the files a model folder holds, its context length) and
 `inference.errors` need no MLX, so the app layer may import them at any time: the heavy modules
 below load only when one of their names is first used (PEP 562).
 """
@@ -67,29 +67,29 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from inference.dhara_import import import_dhara
-    from inference.engine import Engine, default_cache_budget
+    from inference.decoding.sampling import SamplingParams
+    from inference.engine.engine import Engine, default_cache_budget
+    from inference.engine.result import GenerationResult, GenerationStats
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
-    from inference.generation_result import GenerationResult, GenerationStats
-    from inference.gguf_import import import_gguf
-    from inference.loading import LoadedModel, load_model
-    from inference.sampling import SamplingParams
+    from inference.importing.dhara import import_dhara
+    from inference.importing.gguf_import import import_gguf
+    from inference.loading.load import LoadedModel, load_model
 
 # public name -> the module that defines it
 _HOMES = {
-    "Engine": "inference.engine",
-    "GenerationResult": "inference.generation_result",
-    "GenerationStats": "inference.generation_result",
-    "default_cache_budget": "inference.engine",
+    "Engine": "inference.engine.engine",
+    "GenerationResult": "inference.engine.result",
+    "GenerationStats": "inference.engine.result",
+    "default_cache_budget": "inference.engine.engine",
     "InferenceError": "inference.errors",
     "ModelLoadError": "inference.errors",
     "PromptError": "inference.errors",
     "SamplingError": "inference.errors",
-    "import_gguf": "inference.gguf_import",
-    "import_dhara": "inference.dhara_import",
-    "LoadedModel": "inference.loading",
-    "load_model": "inference.loading",
-    "SamplingParams": "inference.sampling",
+    "import_gguf": "inference.importing.gguf_import",
+    "import_dhara": "inference.importing.dhara",
+    "LoadedModel": "inference.loading.load",
+    "load_model": "inference.loading.load",
+    "SamplingParams": "inference.decoding.sampling",
 }
 
 __all__ = [

@@ -50,7 +50,7 @@ def free_drafts(monkeypatch: pytest.MonkeyPatch) -> None:
     """Verification passes cost as on a GPU (a drafted token nearly free), so speculation
     drafts on this CPU too, where MLX's matrix products cost per row and the engine would
     rightly decline to draft after measuring that."""
-    from inference.draft_length import PassTimes
+    from inference.decoding.draft_length import PassTimes
 
     monkeypatch.setattr(PassTimes, "cost_ratio", lambda self, drafted: 1.0)
 

@@ -20,7 +20,7 @@ from typing import Any
 import gguf
 from gguf import GGUFValueType
 
-from app.isolated import run_isolated
+from app.library.isolated import run_isolated
 
 # A child imports MLX, mlx-lm and transformers first: seconds, more on a busy machine.
 CHILD_START_S = 90.0
@@ -132,7 +132,7 @@ def import_each(paths: list[Path], models: Path, log: Path) -> None:
 def check_each(folders: list[Path], log: Path) -> None:
     """The deep check of each model folder (what importing a folder runs in its child)."""
     from inference import ModelLoadError
-    from inference.folder_check import check_model_folder
+    from inference.loading.folder_check import check_model_folder
 
     for folder in folders:
         before = _snapshot(folder)

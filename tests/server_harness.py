@@ -14,10 +14,10 @@ from typing import Any
 import openai
 from PySide6.QtCore import Qt
 
-from app.openai_server import LocalServer
-from app.server_config import ServerConfig
-from app.server_requests import ServedGenerations
-from app.worker import InferenceWorker, default_engine_factory
+from app.generation.worker import InferenceWorker, default_engine_factory
+from app.server.config import ServerConfig
+from app.server.openai_server import LocalServer
+from app.server.served_requests import ServedGenerations
 
 LOAD_TIMEOUT_S = 60
 

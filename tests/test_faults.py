@@ -24,12 +24,12 @@ import pytest
 from PySide6.QtCore import QLockFile
 
 from app.paths import AppPaths
-from app.store import Store
-from tests.gui.window_harness import SHORT, running_app, send_and_wait, set_params, start_app
+from app.store.conversations import Store
+from tests.paths import ROOT
+from tests.ui.window_harness import SHORT, running_app, send_and_wait, set_params, start_app
 from ui.main import claim_data_folder
 from ui.single_instance import LockError
 
-ROOT = Path(__file__).resolve().parents[1]
 WORD, REPEATS = "streamed ", 5000
 REPLY = WORD * REPEATS
 DRAFT = "a draft being typed"
@@ -46,7 +46,7 @@ _RUNNING = textwrap.dedent(
     from PySide6.QtWidgets import QWidget
     from app.logs import configure_logging
     from app.paths import AppPaths
-    from tests.gui.window_harness import ScriptedEngine, scripted_worker
+    from tests.ui.window_harness import ScriptedEngine, scripted_worker
     from ui.main import claim_data_folder, create_application, launch, parse_args, run
 
     argv = sys.argv[1:]
@@ -107,7 +107,7 @@ _REOPEN = textwrap.dedent(
     from PySide6.QtCore import QTimer
     from PySide6.QtWidgets import QApplication
     from ui.main import create_application, main
-    from ui.main_window import MainWindow
+    from ui.window.main_window import MainWindow
 
     def report():
         window = next(w for w in QApplication.topLevelWidgets() if isinstance(w, MainWindow))

@@ -20,9 +20,10 @@ from typing import Any
 
 import pytest
 
-from app import reply_recovery, store_schema
-from app.store import Message, Store, StoreError
-from tests.gui.window_harness import (
+from app.store import schema as store_schema
+from app.store.conversations import Message, Store, StoreError, reply_recovery
+from tests.paths import ROOT
+from tests.ui.window_harness import (
     ScriptedEngine,
     running_app,
     scripted_worker,
@@ -31,7 +32,6 @@ from tests.gui.window_harness import (
 )
 
 DISK_FULL = "The conversation database could not be used: database or disk is full."
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def _reply(store: Store) -> Message:
@@ -306,7 +306,7 @@ def _python(script: str, *args: str) -> Iterator[subprocess.Popen[str]]:
 
 _STREAMER = """
 import sys, time
-from app.store import Store, StoreError
+from app.store.conversations import Store, StoreError
 store = Store.open(sys.argv[1])
 conversation = store.create_conversation()
 question = store.append_message(conversation.id, None, "user", "count")

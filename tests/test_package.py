@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from app import embedded_model
-from app.embedded_model import embedded_gguf_path
+from app.library import embedded_model
+from app.library.embedded_model import embedded_gguf_path
+from tests.paths import ROOT
 from ui.self_test import MAX_TOKENS
 
-ROOT = Path(__file__).resolve().parent.parent
 DIST = ROOT / "dist"
 SUMMARY = re.compile(
     r"^self-test ok: model=\S+, tokens=(?P<tokens>\d+), decode=[\d.]+ tok/s, "

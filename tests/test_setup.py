@@ -7,7 +7,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-FIND_PYTHON = Path(__file__).resolve().parents[1] / "tools" / "find-python.sh"
+from tests.paths import ROOT
+
+FIND_PYTHON = ROOT / "tools" / "find-python.sh"
 
 
 def _find(tmp_path: Path, extra_env: dict[str, str]) -> subprocess.CompletedProcess[str]:

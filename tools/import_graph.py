@@ -112,7 +112,8 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def oversized(root: Path = ROOT, limit: int = MAX_LINES) -> dict[str, int]:
     """Modules with more than `limit` lines, with their line counts."""
-    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in module_files(root).items()}
+    files = module_files(root)
+    sizes = {m: len(p.read_text(encoding="utf-8").splitlines()) for m, p in files.items()}
     return {m: n for m, n in sorted(sizes.items()) if n > limit}
 
 

@@ -9,7 +9,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
-        from app.serve_cli import main as serve
+        from app.server.serve_cli import main as serve
 
         return serve(argv[1:])
     from ui.main import main as run_app

@@ -31,21 +31,21 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from app.connections import Connections
-from app.controller import ChatController, ModelResolver
-from app.gui_relay import GuiRelay
+from app.chat.controller import ChatController, ModelResolver
+from app.generation.gui_relay import GuiRelay
+from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_thread_gc import collect_on_gui_thread
 from app.logs import configure_logging
 from app.paths import APP_NAME, AppPaths
+from app.remote.connections import Connections
 from app.settings import Preferences
-from app.store import Store, StoreError
-from app.worker import InferenceWorker, default_engine_factory
-from ui.connections_dialog import add_connections_action
-from ui.main_window import MainWindow
-from ui.plain_text import show_message
+from app.store.conversations import Store, StoreError
+from ui.dialogs.connections_dialog import add_connections_action
 from ui.single_instance import LockError, SingleInstance, bring_to_front, server_name
-from ui.theme import apply_theme
-from ui.window_actions import add_log_folder_action
+from ui.text.plain_text import show_message
+from ui.widgets.theme import apply_theme
+from ui.window.actions import add_log_folder_action
+from ui.window.main_window import MainWindow
 
 if TYPE_CHECKING:
     import asyncio
@@ -79,9 +79,9 @@ def model_resolver(
     Its progress reports go through `relay`: they update the controller, a GUI-thread object."""
 
     def resolve(progress: Callable[[str, int, int], None]) -> Path:
-        from app.library import list_models
-        from app.model_install import ensure_default_model, remove_abandoned_work
-        from app.model_support import refresh_support
+        from app.library.entries import list_models
+        from app.library.install import ensure_default_model, remove_abandoned_work
+        from app.library.model_support import refresh_support
 
         progress = relay.wrap(progress)
         remove_abandoned_work(models_dir)

@@ -19,9 +19,9 @@ from PySide6.QtCore import QEventLoop, QObject, QTimer, Signal, Slot
 from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QApplication
 
+from app.generation.worker import GenerationRequest, InferenceWorker
 from app.paths import AppPaths
-from app.worker import GenerationRequest, InferenceWorker
-from ui.markdown_render import render
+from ui.text.markdown_render import render
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -70,7 +70,7 @@ class _Relay(QObject):
 def _default_model(worker: InferenceWorker, data_dir: str | None) -> Path:
     """The built-in model's folder, imported from the embedded GGUF first if need be; the import
     runs MLX, so it runs on the worker thread."""
-    from app.model_install import ensure_default_model
+    from app.library.install import ensure_default_model
 
     models_dir = AppPaths.resolve(data_dir).models_dir
     relay = _Relay()

@@ -27,9 +27,9 @@ from mlx_lm.models.cache import KVCache
 from bench.conversation import STORY, SYSTEM, TURNS, ask, history
 from bench.default_model import WORKDIR
 from inference import Engine, LoadedModel, SamplingParams, load_model
-from inference.branch_cache import BranchCache
-from inference.cache_stack import CacheStack
-from inference.chat_prompt import generation_suffix, message_boundaries, render_prompt
+from inference.cache.branch_cache import BranchCache
+from inference.cache.stack import CacheStack
+from inference.prompt.chat_prompt import generation_suffix, message_boundaries, render_prompt
 
 HEADER = ("measure", "engine", "mlx-lm from scratch", "ratio", "target")
 

@@ -16,7 +16,7 @@ from unittest import mock
 
 from bench.default_model import WORKDIR
 from inference import Engine, LoadedModel, SamplingParams, load_model
-from inference.draft_length import PassTimes
+from inference.decoding.draft_length import PassTimes
 from tests.tiny_models import NO_EOS, build_model
 
 ASK = [{"role": "user", "content": "Tell me a story about a cat and a dog in Paris."}]

@@ -1,0 +1,144 @@
+"""Files attached to a message: read once into text, then wrapped into the prompt the same way
+every time.
+
+Text, Markdown, source code, CSV and JSON are read as UTF-8 (a byte-order mark allowed); a PDF's
+text is extracted with pypdf. Anything else that is not text (a NUL byte, or bytes that are not
+UTF-8) is refused by name. The text is stored with the message, so the conversation never reads
+the file again: it survives the file being moved or deleted.
+
+The wrapper puts each file ahead of the person's text as a fenced block headed by its name. It
+depends on nothing but the stored text, so a later turn renders the earlier ones token for token
+as before and the engine's cache reuses them.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.store.records import MAX_CONTENT_CHARS
+
+# Read no further than this: a bigger file could never fit a model's context anyway.
+MAX_FILE_BYTES = 32 * 1024 * 1024
+KINDS_TEXT = "text, Markdown, source code, CSV, JSON and PDF"
+_LANGUAGES = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".py": "python",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".c": "c",
+    ".h": "c",
+    ".cpp": "cpp",
+    ".hpp": "cpp",
+    ".rs": "rust",
+    ".go": "go",
+    ".java": "java",
+    ".sh": "bash",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".toml": "toml",
+    ".xml": "xml",
+}
+
+
+class AttachmentError(Exception):
+    """A file that cannot be attached; the message says which and why, for the person."""
+
+
+@dataclass(frozen=True)
+class AttachedFile:
+    name: str
+    size: int  # bytes on disk when it was attached
+    text: str
+
+    def as_record(self, tokens: int) -> dict[str, Any]:
+        """The form the store keeps: {"name", "size", "tokens", "text"}."""
+        return {"name": self.name, "size": self.size, "tokens": tokens, "text": self.text}
+
+
+def read_attachment(path: str | Path) -> AttachedFile:
+    """The file's text, or AttachmentError saying why it cannot be attached."""
+    path = Path(path)
+    name = path.name
+    try:
+        size = path.stat().st_size
+        if not path.is_file():
+            raise AttachmentError(f"{name} is not a file.")
+        if size > MAX_FILE_BYTES:
+            raise AttachmentError(
+                f"{name} is too large to attach ({format_size(size)}; the limit is "
+                f"{format_size(MAX_FILE_BYTES)})."
+            )
+        text = _pdf_text(path) if path.suffix.lower() == ".pdf" else _plain_text(path)
+    except OSError as exc:
+        raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
+    if len(text) > MAX_CONTENT_CHARS:
+        raise AttachmentError(f"{name} holds too much text to attach ({len(text):,} characters).")
+    return AttachedFile(name, size, text)
+
+
+def _plain_text(path: Path) -> str:
+    data = path.read_bytes()
+    try:
+        if b"\x00" in data:
+            raise UnicodeDecodeError("utf-8", data, 0, 1, "NUL byte")
+        return data.decode("utf-8-sig").replace("\r\n", "\n")
+    except UnicodeDecodeError as exc:
+        raise AttachmentError(
+            f"{path.name} is a binary file and cannot be attached; only {KINDS_TEXT} files can."
+        ) from exc
+
+
+def _pdf_text(path: Path) -> str:
+    from pypdf import PdfReader
+    from pypdf.errors import PyPdfError
+
+    try:
+        reader = PdfReader(path)
+        if reader.is_encrypted:
+            raise AttachmentError(f"{path.name} is password-protected; its text cannot be read.")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    # A malformed file can fail deep inside the parser with any of these.
+    except (PyPdfError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise AttachmentError(f"{path.name} is not a readable PDF: {exc}.") from exc
+    text = "\n\n".join(page for page in pages if page)
+    if not text:
+        raise AttachmentError(
+            f"{path.name} has no text to read (a scanned PDF holds only images of its pages)."
+        )
+    return text
+
+
+def wrap_file(name: str, text: str) -> str:
+    """One file as the prompt shows it: its name, then its text in a fence longer than any run
+    of backticks inside it (so the file cannot close the block early)."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    language = _LANGUAGES.get(Path(name).suffix.lower(), "")
+    return f"Attached file: {name}\n{fence}{language}\n{text}\n{fence}"
+
+
+def with_attachments(content: str, attachments: tuple[dict[str, Any], ...] | list) -> str:
+    """A message's text for the model: its attached files first, then what the person wrote."""
+    if not attachments:
+        return content
+    files = [wrap_file(item["name"], item["text"]) for item in attachments]
+    return "\n\n".join([*files, content])
+
+
+def format_size(size: int) -> str:
+    """Bytes as a person reads them: 812 B, 14.2 KB, 3.1 MB."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"

@@ -1,0 +1,140 @@
+"""The model session: which model the worker holds and how far its loading has come.
+
+It resolves the start-up model in the background, follows the worker's load, keeps the model's
+state ("none", "loading", "ready", "failed") with the status the window shows for it, and hands
+the cache budget to the engine. Progress of the start-up resolve is reported from the worker
+thread, so `modelStatus` may be emitted there: connect it to methods of GUI-thread QObjects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+
+from app.generation.worker import EngineLike, InferenceWorker
+from app.settings import Preferences
+
+# Runs on the worker thread and returns the folder of the model to load at start-up (for the
+# app: the last used model, or the embedded default imported on first start).
+ModelResolver = Callable[[Callable[[str, int, int], None]], Path]
+
+
+class ModelSession(QObject):
+    # {"state": "loading"|"ready"|"failed", "model_id", "message", "done", "total",
+    #  "context_length"}
+    modelStatus = Signal(object)
+    notice = Signal(str)  # a load failed: a message for the person
+
+    def __init__(
+        self,
+        worker: InferenceWorker,
+        preferences: Preferences,
+        model_resolver: ModelResolver | None = None,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.worker = worker
+        self.preferences = preferences
+        self._resolver = model_resolver
+        self.model_info: dict[str, Any] | None = None
+        self.model_state = "none"
+        # The window shows this before start() runs, so a model about to load never reads as
+        # "no model" for a frame.
+        self.last_model_status: dict[str, Any] = _status("none")
+        if model_resolver is not None:
+            self.model_state = "loading"
+            self.last_model_status = _status("loading", message="Preparing the model…")
+        worker.loadStarted.connect(self._on_load_started)
+        worker.loadProgress.connect(self._on_load_progress)
+        worker.modelLoaded.connect(self._on_model_loaded)
+        worker.loadFailed.connect(self._on_load_failed)
+
+    @property
+    def model_id(self) -> str | None:
+        """The loaded model's id; None while none is loaded."""
+        return self.model_info.get("model_id") if self.model_info else None
+
+    def start(self) -> None:
+        """Resolve and load the start-up model in the background (the window is already up)."""
+        if self._resolver is None:
+            return
+        resolver = self._resolver
+        self._set_model_state("loading", message="Preparing the model…")
+
+        def resolve(_engine: EngineLike | None) -> Path:
+            return resolver(self._report_progress)
+
+        self.worker.call(resolve, on_done=self.worker.load_model, on_error=self._resolve_failed)
+
+    def load_model(self, path: str | Path) -> None:
+        self.worker.load_model(path)
+
+    def set_cache_budget(self, budget_bytes: int) -> None:
+        self.preferences.cache_budget_bytes = budget_bytes
+        self.worker.call(partial(_apply_budget, budget_bytes))
+
+    def set_disk_budget(self, budget_bytes: int) -> None:
+        self.preferences.disk_budget_bytes = budget_bytes
+        self.worker.call(partial(_apply_disk_budget, budget_bytes))
+
+    def _report_progress(self, stage: str, done: int, total: int) -> None:
+        self._set_model_state("loading", message=stage, done=done, total=total)
+
+    def _resolve_failed(self, message: str) -> None:
+        self._set_model_state("failed", message=message)
+
+    def _set_model_state(self, state: str, **fields: Any) -> None:
+        self.model_state = state
+        self.last_model_status = _status(state, **fields)
+        self.modelStatus.emit(self.last_model_status)
+
+    @Slot(str)
+    def _on_load_started(self, path: str) -> None:
+        self.model_info = None
+        self._set_model_state("loading", message=f"Loading {Path(path).name}…")
+
+    @Slot(object)
+    def _on_load_progress(self, progress: dict) -> None:
+        self._set_model_state(
+            "loading", message=progress["stage"], done=progress["done"], total=progress["total"]
+        )
+
+    @Slot(object)
+    def _on_model_loaded(self, info: dict) -> None:
+        self.model_info = info
+        self.preferences.model_id = info.get("model_id")
+        # Read here: the preferences' QSettings must not be used from the worker thread.
+        self.worker.call(partial(_apply_budget, self.preferences.cache_budget_bytes))
+        disk_budget = self.preferences.disk_budget_bytes
+        if disk_budget is not None:  # else the engine's default, worked out on the worker
+            self.worker.call(partial(_apply_disk_budget, disk_budget))
+        self._set_model_state(
+            "ready",
+            model_id=info.get("model_id"),
+            message=f"{info.get('model_id')} is ready",
+            context_length=info.get("context_length"),
+        )
+
+    @Slot(str)
+    def _on_load_failed(self, message: str) -> None:
+        self.model_info = None
+        self._set_model_state("failed", message=message)
+        self.notice.emit(f"The model could not be loaded: {message}")
+
+
+def _apply_budget(budget_bytes: int, engine: EngineLike | None) -> None:
+    if engine is not None:
+        engine.cache_budget_bytes = budget_bytes
+
+
+def _apply_disk_budget(budget_bytes: int, engine: EngineLike | None) -> None:
+    if engine is not None:
+        engine.disk_budget_bytes = budget_bytes
+
+
+def _status(state: str, **fields: Any) -> dict[str, Any]:
+    return {"state": state, "model_id": None, "message": "", "done": 0, "total": 0, **fields}

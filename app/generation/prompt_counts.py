@@ -1,0 +1,103 @@
+"""Token counts for the composer, made on the worker: how many tokens the prompt a draft would
+make takes (with its attached files), and what a file to attach costs, refusing one the model's
+context cannot hold. Answers come back through the controller's `tokenCount` and
+`attachmentReady` signals, or its `notice`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from app.chat.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
+from app.chat.think_settings import template_kwargs
+from app.generation.reply_generation import prompt_messages
+from app.settings import chat_context_length
+from app.store.conversations import StoreError
+
+if TYPE_CHECKING:
+    from app.chat.controller import ChatController
+    from app.generation.worker import EngineLike
+
+
+class PromptCounts:
+    def __init__(self, controller: ChatController) -> None:
+        self._controller = controller
+        self._store = controller.store
+        self._worker = controller.worker
+
+    def request_token_count(
+        self,
+        conversation_id: int,
+        draft: str,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Count the prompt the draft and its attached files would make (on the worker);
+        answers with `tokenCount`."""
+        controller = self._controller
+        if controller.model_state != "ready" or controller.remote_model(conversation_id):
+            return  # a remote model's tokenizer is not here to count with
+        try:
+            conversation = self._store.get_conversation(conversation_id)
+            path = self._store.active_path(conversation_id)
+            messages = prompt_messages(self._store, conversation_id, path)
+            overflow = controller.overflow_policy(conversation_id)
+        except StoreError:
+            return
+        if draft.strip() or attachments:
+            messages.append(
+                {"role": "user", "content": with_attachments(draft, attachments or [])}
+            )
+        kwargs = template_kwargs(controller.model_info, conversation.params)
+        params = conversation.params
+
+        def count(engine: EngineLike | None) -> dict[str, Any] | None:
+            if engine is None or not messages:
+                return None
+            return {
+                "conversation_id": conversation_id,
+                "count": engine.count_prompt_tokens(messages, kwargs),
+                # The chat's own context length, when it set one below the model's.
+                "context_length": chat_context_length(engine.context_length, params),
+                "overflow": overflow,
+            }
+
+        self._worker.call(count, on_done=self._emit_token_count)
+
+    def attach_file(self, conversation_id: int, path: str) -> None:
+        """Read a file and count its tokens on the worker (after any reply being written);
+        answers with `attachmentReady`, or a notice saying why the file was refused (not
+        text, unreadable, or more tokens than the chat's context holds: its own context length
+        when it set one, else the model's)."""
+        controller = self._controller
+        if controller.model_state != "ready":
+            controller.notice.emit("Files can be attached once the model has loaded.")
+            return
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            params = {}
+
+        def read(engine: EngineLike | None) -> dict[str, Any]:
+            attached = read_attachment(path)
+            if engine is None:
+                raise AttachmentError("Files can be attached once the model has loaded.")
+            bare = [{"role": "user", "content": ""}]
+            wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
+            tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
+            limit = chat_context_length(engine.context_length, params)
+            if limit and tokens >= limit:
+                whose = "this model's" if limit == engine.context_length else "this chat's"
+                raise AttachmentError(
+                    f"{attached.name} needs {tokens:,} tokens, more than {whose} context of "
+                    f"{limit:,} tokens holds."
+                )
+            return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
+
+        self._worker.call(
+            read, on_done=controller.attachmentReady.emit, on_error=controller.notice.emit
+        )
+
+    def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
+        if payload is not None:
+            self._controller.tokenCount.emit(payload)
+

@@ -1,0 +1,124 @@
+"""The model library: the model folders inside the models folder, described, renamed and deleted.
+
+Each entry is one folder; a small `branchwise.json` in it (`app.library.entry_metadata`) keeps what
+the model files do not say: the display name, where the model came from, for a folder linked in
+place where its files are, and whether mlx-lm supports its type (`app.library.model_support`).
+Everything here is plain file work, so the GUI thread can list models without loading MLX. Adding
+entries is `app.library.install`'s job; checking a folder is `app.library.model_check`'s.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from app.library.entry_metadata import read_metadata, write_metadata
+from app.library.model_check import LibraryError, validate_folder
+from app.library.model_facts import parameter_count, quantization_label, size_on_disk
+from app.library.model_support import recorded_problem
+from inference.loading.model_files import WEIGHTS_PATTERN, context_length
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One library entry, as the model list shows it."""
+
+    id: str  # the entry's folder name, stable across renames
+    folder: Path  # the entry's folder inside the models folder
+    path: Path  # where the model files are: `folder`, or the original of a linked folder
+    name: str
+    architecture: str
+    parameters: int | None
+    quantization: str
+    size_bytes: int
+    weights_bytes: int
+    context_length: int | None
+    source: str
+    builtin: bool = False
+    linked: bool = False
+    problem: str | None = None  # why the entry cannot be loaded; None when it can
+
+
+def describe(folder: Path) -> ModelInfo:
+    """The ModelInfo of one library entry; an entry that cannot be loaded gets a `problem`."""
+    meta = read_metadata(folder)
+    path = Path(meta["linked_path"]) if meta.get("linked_path") else folder
+    config: dict[str, Any] = {}
+    problem = None
+    try:
+        config = validate_folder(path)
+        problem = recorded_problem(meta, config)
+    except LibraryError as error:
+        problem = str(error)
+    weights = sorted(path.glob(WEIGHTS_PATTERN))
+    return ModelInfo(
+        id=folder.name,
+        folder=folder,
+        path=path,
+        name=meta.get("name") or folder.name,
+        architecture=str(config.get("model_type", "unknown")),
+        parameters=parameter_count(weights, config) if config else None,
+        quantization=quantization_label(weights, config) if config else "unknown",
+        size_bytes=size_on_disk(path),
+        weights_bytes=sum(w.stat().st_size for w in weights),
+        context_length=context_length(config),
+        source=meta.get("source", "Unknown"),
+        builtin=bool(meta.get("builtin")),
+        linked=path != folder,
+        problem=problem,
+    )
+
+
+def list_models(models_dir: str | Path) -> list[ModelInfo]:
+    """Every entry in the models folder, by display name. Hidden folders are work in progress."""
+    models = Path(models_dir)
+    if not models.is_dir():
+        return []
+    entries = [p for p in models.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return sorted((describe(p) for p in entries), key=lambda info: info.name.casefold())
+
+
+def find_model(models_dir: str | Path, model_id: str) -> ModelInfo:
+    return describe(_entry(models_dir, model_id))
+
+
+def _entry(models_dir: str | Path, model_id: str) -> Path:
+    folder = Path(models_dir) / model_id
+    if model_id != folder.name or model_id.startswith(".") or not folder.is_dir():
+        raise LibraryError(f"There is no model '{model_id}' in the library.")
+    return folder
+
+
+def rename_model(models_dir: str | Path, model_id: str, name: str) -> ModelInfo:
+    """Give the model a new display name (its folder keeps its name)."""
+    name = name.strip()
+    if not name:
+        raise LibraryError("A model's name cannot be empty.")
+    folder = _entry(models_dir, model_id)
+    write_metadata(folder, name=name)
+    return describe(folder)
+
+
+def delete_model(models_dir: str | Path, model_id: str) -> None:
+    """Remove the entry. For a linked folder only the link goes; the original stays."""
+    folder = _entry(models_dir, model_id)
+    if folder.is_symlink():
+        folder.unlink()
+    else:
+        shutil.rmtree(folder)
+
+
+def memory_check(info: ModelInfo, reclaimable_bytes: int = 0) -> None:
+    """Refuse a model whose weights exceed the memory available now (plus whatever unloading
+    the current model, `reclaimable_bytes`, would free), saying how much is needed."""
+    available = psutil.virtual_memory().available + reclaimable_bytes
+    if info.weights_bytes > available:
+        raise LibraryError(
+            f"{info.name} needs {info.weights_bytes / 1e9:.1f} GB of memory for its weights, but "
+            f"only {available / 1e9:.1f} GB is available. Close other apps or choose a smaller "
+            "model."
+        )

@@ -1,0 +1,176 @@
+"""Served requests on the shared inference worker: submitted to its queue, answered on an asyncio
+loop.
+
+The worker's signals are connected directly (they run on the worker thread) and routed by
+request id: each served request gets only its own events, handed to its loop with
+`call_soon_threadsafe`, so this works on the window's qasync loop and on the plain asyncio loop
+of `branchwise serve` alike, and a window reply and a served one never cross tokens. At most
+`max_pending` served requests wait or run at once; one more is refused at once (`QueueFullError`)
+rather than queued for an unknown time. Cancelling sets the request's event, which the engine
+checks at every token.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt
+
+from app.generation.worker import GenerationRequest, InferenceWorker
+
+# Prefixes of served requests are cached under this id, apart from the window's conversations.
+SERVER_CONVERSATION = "local-server"
+DEFAULT_MAX_PENDING = 8
+
+
+class QueueFullError(Exception):
+    """Too many served requests are already waiting or running."""
+
+
+@dataclass(frozen=True)
+class Event:
+    """What the worker said about one request: "tokens" (payload["text"] is the new text),
+    "finished" ({"text", "finish_reason", "stats"}) or "failed" ({"message",
+    "invalid_request"})."""
+
+    kind: str
+    payload: dict[str, Any]
+
+
+class ServedRequest:
+    """One submitted request; iterate `events()` on the loop that submitted it."""
+
+    def __init__(self, request: GenerationRequest, loop: asyncio.AbstractEventLoop) -> None:
+        self.request = request
+        self.loop = loop
+        self.done = False
+        self._events: asyncio.Queue[Event] = asyncio.Queue()
+
+    @property
+    def request_id(self) -> int:
+        return self.request.request_id
+
+    def deliver(self, event: Event) -> None:
+        """On the request's loop."""
+        if event.kind != "tokens":
+            self.done = True
+        self._events.put_nowait(event)
+
+    async def events(self) -> AsyncIterator[Event]:
+        """The request's events in order, ending after "finished" or "failed"."""
+        while True:
+            event = await self._events.get()
+            yield event
+            if event.kind != "tokens":
+                return
+
+
+class ServedGenerations:
+    """The server's side of the shared worker; create it on any thread, use it on one loop."""
+
+    def __init__(
+        self,
+        worker: InferenceWorker,
+        model_info: dict[str, Any] | None = None,
+        max_pending: int = DEFAULT_MAX_PENDING,
+    ) -> None:
+        self.worker = worker
+        self.max_pending = max_pending
+        self._model = model_info
+        self._lock = threading.Lock()
+        self._requests: dict[int, ServedRequest] = {}
+        direct = Qt.ConnectionType.DirectConnection
+        self._connections = [
+            (worker.tokensReady, self._on_tokens),
+            (worker.generationFinished, self._on_finished),
+            (worker.generationFailed, self._on_failed),
+            (worker.modelLoaded, self._on_model_loaded),
+            (worker.loadStarted, self._on_load_started),
+        ]
+        for signal, slot in self._connections:
+            signal.connect(slot, direct)
+
+    @property
+    def model(self) -> dict[str, Any] | None:
+        """The loaded model's facts ({"model_id", "context_length", ...}), None while none is."""
+        return self._model
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._requests)
+
+    def submit(
+        self,
+        messages: list[dict] | None,
+        params: dict[str, Any],
+        prompt: str | list[int] | None = None,
+    ) -> ServedRequest:
+        """Queue a chat (`messages`) or a raw completion (`prompt`) on the worker. Call on the
+        loop that will read its events. Raises QueueFullError when `max_pending` are in flight."""
+        loop = asyncio.get_running_loop()
+        request = GenerationRequest(
+            self.worker.next_request_id(),
+            messages or [],
+            params,
+            conversation_id=SERVER_CONVERSATION,
+            prompt=prompt,
+        )
+        served = ServedRequest(request, loop)
+        with self._lock:
+            if len(self._requests) >= self.max_pending:
+                raise QueueFullError(
+                    f"The server is busy: {self.max_pending} requests are already waiting or "
+                    "running. Try again when one has finished."
+                )
+            self._requests[request.request_id] = served
+        self.worker.submit(request)
+        return served
+
+    def cancel(self, served: ServedRequest) -> None:
+        """Stop `served` (the engine checks at every token); harmless once it has ended."""
+        if not served.done:
+            self.worker.cancel(served.request_id)
+
+    def cancel_all(self) -> None:
+        with self._lock:
+            doomed = list(self._requests.values())
+        for served in doomed:
+            self.cancel(served)
+
+    def close(self) -> None:
+        """Cancel what is in flight and stop listening to the worker."""
+        self.cancel_all()
+        for signal, slot in self._connections:
+            signal.disconnect(slot)
+
+    # ---- worker thread ---------------------------------------------------------------------
+    def _route(self, kind: str, payload: dict[str, Any], last: bool) -> None:
+        with self._lock:
+            served = self._requests.get(payload["request_id"])
+            if served is not None and last:
+                del self._requests[payload["request_id"]]
+        if served is None:
+            return  # the window's request, or one of another server
+        try:
+            served.loop.call_soon_threadsafe(served.deliver, Event(kind, payload))
+        except RuntimeError:
+            served.request.cancel.set()  # its loop has closed: nobody is listening any more
+
+    def _on_tokens(self, payload: dict) -> None:
+        self._route("tokens", payload, last=False)
+
+    def _on_finished(self, payload: dict) -> None:
+        self._route("finished", payload, last=True)
+
+    def _on_failed(self, payload: dict) -> None:
+        self._route("failed", payload, last=True)
+
+    def _on_model_loaded(self, info: dict) -> None:
+        self._model = dict(info)
+
+    def _on_load_started(self, _path: str) -> None:
+        self._model = None

@@ -1,0 +1,7 @@
+"""The conversation store: every conversation a tree of messages in SQLite (schema and migrations,
+the connection, the tree, streaming replies and their writer, full-text search, export and
+import formats, replies kept aside when the database refused them at close).
+
+May import the standard library and `app.paths`; never Qt, `inference` or another `app`
+subpackage.
+"""

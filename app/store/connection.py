@@ -1,0 +1,111 @@
+"""The conversation store's connection to its SQLite file: transactions, SQLite's own errors as
+`StoreError`, and reading one conversation or message by id. The store's other parts
+(`app.store.tree`, `app.store.replies`, `app.store.conversations`) build on this class."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from app.store.records import Conversation, Message, NotFoundError, StoreError
+
+CONVERSATION_COLUMNS = (
+    "id, title, created_at, updated_at, system_prompt, model_id, params, active_leaf_id, "
+    "pinned, archived"
+)
+MESSAGE_FIELDS = (
+    "id",
+    "conversation_id",
+    "parent_id",
+    "role",
+    "content",
+    "created_at",
+    "status",
+    "model_id",
+    "params",
+    "stats",
+    "error",
+    "reasoning",
+    "attachments",
+)
+MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
+
+
+class StoreRows:
+    """Holds the open connection; `Store.open(path)` makes one."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, recovered_from: Path | None) -> None:
+        self._conn: sqlite3.Connection | None = conn
+        self.path = path
+        # Set when the file at `path` was damaged: where it was moved (kept, for the person).
+        self.recovered_from = recovered_from
+
+    def get_conversation(self, conversation_id: int) -> Conversation:
+        row = self._one(
+            f"SELECT {CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND deleted_at IS NULL",
+            (conversation_id,),
+        )
+        if row is None:
+            raise NotFoundError(f"There is no conversation with id {conversation_id!r}.")
+        return conversation_from_row(row)
+
+    def get_message(self, message_id: int) -> Message:
+        row = self._one(f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE id = ?", (message_id,))
+        if row is None:
+            raise NotFoundError(f"There is no message with id {message_id!r}.")
+        return message_from_row(row)
+
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError("The conversation store is closed.")
+        return self._conn
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite's own errors (disk full, locked by another program) as StoreError."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"The conversation database could not be used: {exc}.") from exc
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        db = self._db()
+        with self._errors():
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                yield db
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    def _one(self, sql: str, args: tuple[object, ...]) -> tuple[Any, ...] | None:
+        with self._errors():
+            return self._db().execute(sql, args).fetchone()
+
+    def _all(self, sql: str, args: tuple[object, ...]) -> list[tuple[Any, ...]]:
+        with self._errors():
+            return self._db().execute(sql, args).fetchall()
+
+
+def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
+    *head, params, active_leaf_id, pinned, archived = row
+    return Conversation(*head, _loads(params), active_leaf_id, bool(pinned), bool(archived))
+
+
+def message_from_row(row: tuple[Any, ...]) -> Message:
+    *head, params, stats, error, reasoning, attachments = row
+    loaded = () if attachments == "[]" else tuple(json.loads(attachments))
+    return Message(*head, _loads(params), _loads(stats), error, reasoning, loaded)
+
+
+def _loads(text: str) -> dict[str, Any]:
+    # Most user messages carry no params or stats; skipping the parser for them halves the
+    # time to read a long conversation.
+    return {} if text == "{}" else json.loads(text)

@@ -1,0 +1,133 @@
+"""Opening the conversation database file: connection settings, refusing a newer file, a backup
+before each migration, and setting a corrupt file aside so the app still starts."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from contextlib import closing
+from pathlib import Path
+
+from app.store import schema as store_schema
+from app.store.records import NewerDatabaseError, StoreError
+
+BUSY_TIMEOUT_MS = 5000
+_QUICK_CHECK = "PRAGMA quick_check(conversations)"
+_CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+# SQLite keeps a database's recent writes in these companion files; they travel with it.
+_COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+class _CorruptDatabase(Exception):
+    pass
+
+
+def open_database(path: Path) -> tuple[sqlite3.Connection, Path | None]:
+    """A connection to an up-to-date store at `path`, and where a corrupt file was moved (or
+    None). Raises NewerDatabaseError or StoreError; neither changes the file."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"Could not create the folder for {path}: {exc}.") from exc
+    try:
+        return _connect(path), None
+    except _CorruptDatabase:
+        moved = _move_aside(path)
+    try:
+        return _connect(path), moved
+    except _CorruptDatabase as exc:
+        raise StoreError(f"Could not create a new conversation database at {path}.") from exc
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        # autocommit=True: SQLite's own mode, so every transaction here is an explicit BEGIN.
+        conn = sqlite3.connect(path, autocommit=True)
+    except sqlite3.Error as exc:
+        raise _cannot_open(path, exc) from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        version = _user_version(conn)
+        latest = store_schema.latest_version()
+        if version > latest:
+            raise NewerDatabaseError(
+                f"The conversation database {path} was written by a newer version of Branchwise "
+                f"(schema {version}; this version understands up to {latest}). It was left "
+                "unchanged; please update Branchwise to open it."
+            )
+        # The whole-file check reads every page (0.7 s at 100,000 messages here), too slow for
+        # each start. This one reads the schema and the conversation list, what the window
+        # shows first; damage elsewhere surfaces as a StoreError where it is met.
+        if version > 0 and conn.execute(_QUICK_CHECK).fetchall() != [("ok",)]:
+            raise _CorruptDatabase(path)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        if version < latest:
+            if version > 0:
+                _backup(conn, path, version)
+            _migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        if exc.sqlite_errorcode & 0xFF in _CORRUPT_CODES:
+            raise _CorruptDatabase(path) from exc
+        raise _cannot_open(path, exc) from exc
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _cannot_open(path: Path, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"Could not open the conversation database {path}: {exc}.")
+
+
+def _user_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    for target, script in enumerate(store_schema.MIGRATIONS, start=1):
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Read again under the write lock: another instance may have migrated meanwhile.
+            if _user_version(conn) < target:
+                conn.executescript(script)
+                conn.execute(f"PRAGMA user_version = {target}")
+            conn.execute("COMMIT")
+        except BaseException:
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
+            raise
+
+
+def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
+    target = _free_name(path, f"v{version}-backup")
+    with closing(sqlite3.connect(target)) as copy:
+        conn.backup(copy)
+    return target
+
+
+def _move_aside(path: Path) -> Path:
+    target = _free_name(path, "corrupt")
+    try:
+        path.rename(target)
+        for suffix in _COMPANION_SUFFIXES:
+            companion = path.with_name(path.name + suffix)
+            if companion.exists():
+                companion.rename(target.with_name(target.name + suffix))
+    except OSError as exc:
+        raise StoreError(
+            f"The conversation database {path} is damaged and could not be moved aside: {exc}."
+        ) from exc
+    return target
+
+
+def _free_name(path: Path, label: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    candidate = path.with_name(f"{path.name}.{label}-{stamp}")
+    counter = 2
+    while candidate.exists():
+        candidate = path.with_name(f"{path.name}.{label}-{stamp}-{counter}")
+        counter += 1
+    return candidate

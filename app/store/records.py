@@ -1,0 +1,160 @@
+"""Values the conversation store hands out, the errors it raises, and the checks on what it is
+given. No SQL here: `app.store.connection` turns rows into these."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Literal, cast, get_args
+
+Role = Literal["user", "assistant"]
+Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
+ROLES: frozenset[str] = frozenset(get_args(Role))
+STATUSES: frozenset[str] = frozenset(get_args(Status))
+FINAL_STATUSES: frozenset[str] = STATUSES - {"streaming"}
+
+# Far above any real message or reply, low enough that SQLite's own limit (1e9 bytes) is never
+# the one that answers, since its error would not tell the person what went wrong.
+MAX_CONTENT_CHARS = 8 * 1024 * 1024
+
+
+class StoreError(Exception):
+    """Base class: the message is written for the person using the app."""
+
+
+class NotFoundError(StoreError):
+    """An id that names no conversation or message (or one deleted since)."""
+
+
+class InvalidInputError(StoreError):
+    """Input the store refuses: empty text, an unknown role or status, malformed import data."""
+
+
+class NewerDatabaseError(StoreError):
+    """The database was written by a newer Branchwise; it is left exactly as it was."""
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    id: int
+    title: str
+    created_at: float  # Unix seconds
+    updated_at: float  # last time a message was added or finished
+    system_prompt: str
+    model_id: str | None
+    params: dict[str, Any]
+    active_leaf_id: int | None  # None only while the conversation has no messages
+    pinned: bool
+    archived: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    id: int
+    conversation_id: int
+    parent_id: int | None
+    role: Role
+    content: str
+    created_at: float
+    status: Status
+    model_id: str | None
+    params: dict[str, Any]
+    stats: dict[str, Any]
+    error: str | None
+    reasoning: str = ""  # a reply's thoughts before its answer, kept apart from `content`
+    # Files attached to a user message: {"name", "size", "tokens", "text"} each.
+    attachments: tuple[dict[str, Any], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    conversation_id: int
+    message_id: int | None  # None when the conversation's title matched
+    title: str
+    # The excerpt as (text, is_match) pieces, so the UI escapes the text and styles the matches
+    # itself; no markup travels inside the text.
+    spans: tuple[tuple[str, bool], ...]
+    rank: float  # FTS5 bm25: lower is a better match
+
+    @property
+    def snippet(self) -> str:
+        return "".join(text for text, _ in self.spans)
+
+
+def check_text(content: object, what: str, *, allow_empty: bool) -> str:
+    """Refuse what cannot be stored exactly, with a message that says why."""
+    if not isinstance(content, str):
+        raise InvalidInputError(f"{what} must be text, not {type(content).__name__}.")
+    if not allow_empty and not content.strip():
+        raise InvalidInputError(f"{what} is empty; write something first.")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInputError(
+            f"{what} is too long ({len(content):,} characters; the limit is {MAX_CONTENT_CHARS:,})."
+        )
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        # Only a lone surrogate (from a broken decoder or clipboard) gets here: it is not a
+        # character, and UTF-8 cannot hold it.
+        raise InvalidInputError(
+            f"{what} contains an invalid character (an unpaired surrogate) at position {exc.start}."
+        ) from exc
+    return content
+
+
+def check_role(role: object) -> Role:
+    if role not in ROLES:
+        raise InvalidInputError(f"Unknown role {role!r}; expected one of {sorted(ROLES)}.")
+    return cast(Role, role)
+
+
+def check_status(status: object, allowed: frozenset[str] = STATUSES) -> Status:
+    if status not in allowed:
+        raise InvalidInputError(f"Unknown status {status!r}; expected one of {sorted(allowed)}.")
+    return cast(Status, status)
+
+
+def check_optional_text(value: object, what: str) -> str | None:
+    if value is not None and not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be text or nothing, not {type(value).__name__}.")
+    return value
+
+
+_ATTACHMENT_FIELDS = {"name": str, "size": int, "tokens": int, "text": str}
+
+
+def dump_attachments(value: object, what: str = "The attached files") -> str:
+    """JSON text for a message's attachments; refuses anything but a list of
+    {"name", "size", "tokens", "text"} entries."""
+    if value is None:
+        return "[]"
+    if not isinstance(value, list | tuple):
+        raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
+    clean = []
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or set(item) != set(_ATTACHMENT_FIELDS):
+            raise InvalidInputError(
+                f"{what}: entry {index} must have exactly {sorted(_ATTACHMENT_FIELDS)}."
+            )
+        for key, kind in _ATTACHMENT_FIELDS.items():
+            if not isinstance(item[key], kind) or isinstance(item[key], bool):
+                raise InvalidInputError(f"{what}: entry {index} has an invalid {key!r}.")
+        check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
+        clean.append(dict(item))
+    return json.dumps(clean, ensure_ascii=False, sort_keys=True)
+
+
+def dump_mapping(value: object, what: str) -> str:
+    """JSON text for params and stats; refuses what would not load back the same."""
+    if value is None:
+        return "{}"
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}.")
+    try:
+        text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInputError(f"{what} cannot be saved: {exc}.") from exc
+    if json.loads(text) != value:
+        # e.g. integer keys come back as strings, tuples as lists.
+        raise InvalidInputError(f"{what} would not load back unchanged; use plain JSON values.")
+    return text

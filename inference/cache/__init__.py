@@ -1,0 +1,7 @@
+"""Layer caches and the branch cache: a stack of per-layer mlx-lm caches with its token ledger,
+forks, the token trie of exact segments and checkpoints, the memory budget, and saved segments
+on disk with the key that says when they are valid.
+
+May import mlx, mlx_lm, `inference.errors` and `inference.loading`; never `engine`, `decoding` or
+`prompt` (the engine drives the cache, not the reverse).
+"""

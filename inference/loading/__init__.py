@@ -1,0 +1,7 @@
+"""Model folders on disk and loading them: what a folder holds (`model_files`, importable without
+MLX, so the app may use it), bounds checks of safetensors headers and sizes before native code
+reads them, and `load_model` through mlx-lm without ever running the folder's code.
+
+May import mlx, mlx_lm (lazily where the app imports a module), `inference.errors` and
+`inference.models`; never `engine`, `cache`, `decoding` or `prompt`.
+"""

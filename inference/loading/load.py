@@ -1,0 +1,111 @@
+"""Load an MLX-format model folder with mlx-lm, refusing anything that would run its own code.
+
+Only `model*.safetensors` weights are read (never pickles), and `trust_remote_code` is never
+passed: a config that points at Python code in the folder (`auto_map`, `model_file`) is refused.
+The architecture comes from Branchwise's registry (`inference.models`), which knows mlx-lm's
+models through its public names and our own. Loading runs on the inference worker thread, which
+then owns the model's arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mlx.utils import tree_flatten
+from mlx_lm.utils import load_model as load_mlx_model
+from mlx_lm.utils import load_tokenizer
+
+from inference.errors import ModelLoadError
+from inference.loading.folder_check import check_before_load
+from inference.loading.model_files import (
+    WEIGHTS_PATTERN,
+    context_length,
+    has_tokenizer,
+    needs_remote_code,
+    read_json_object,
+)
+from inference.models import get_model_classes
+from inference.prompt.template_check import check_template
+
+if TYPE_CHECKING:
+    import mlx.nn as nn
+    from mlx_lm.tokenizer_utils import TokenizerWrapper
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedModel:
+    """A model ready for the engine, with the facts the app shows about it."""
+
+    model: nn.Module = field(repr=False)
+    tokenizer: TokenizerWrapper = field(repr=False)
+    config: dict[str, Any] = field(repr=False)
+    path: Path
+    model_type: str
+    context_length: int | None
+    weights_bytes: int
+
+    @property
+    def model_id(self) -> str:
+        """A short name for the model: its folder's name."""
+        return self.path.name
+
+
+def unsupported_message(model_type: str) -> str:
+    """The refusal for a model type neither mlx-lm nor Branchwise has code for."""
+    return f"The model type '{model_type}' is not supported by mlx-lm {metadata.version('mlx-lm')}."
+
+
+def load_model(path: str | Path) -> LoadedModel:
+    """Load the MLX model folder at `path` (config.json, safetensors, tokenizer).
+
+    Raises ModelLoadError with a message for the person using the app when the folder is
+    missing, incomplete, corrupt, of a type mlx-lm does not know, or needs remote code.
+    """
+    folder = Path(path).expanduser()
+    config = _read_json(folder / "config.json", folder)
+    if config is None:
+        raise ModelLoadError(f"{folder} has no config.json, so it is not an MLX model folder.")
+    model_type = config.get("model_type")
+    if not isinstance(model_type, str) or not model_type:
+        raise ModelLoadError(f"config.json in {folder} does not say which model type it is.")
+    if needs_remote_code(config, _read_json(folder / "tokenizer_config.json", folder) or {}):
+        raise ModelLoadError(
+            f"The model type '{model_type}' needs Python code shipped in the model folder "
+            "(trust_remote_code); Branchwise never runs such code."
+        )
+    try:
+        get_model_classes(config)
+    except ValueError as error:
+        raise ModelLoadError(unsupported_message(model_type)) from error
+    if not list(folder.glob(WEIGHTS_PATTERN)):
+        raise ModelLoadError(f"{folder} has no {WEIGHTS_PATTERN} weight files.")
+    if not has_tokenizer(folder):
+        raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
+    try:
+        check_before_load(folder)
+        model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
+        tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
+    except Exception as error:  # mlx, safetensors and transformers raise many kinds.
+        raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
+    check_template(tokenizer, f"The chat template of {folder.name}")
+    return LoadedModel(
+        model=model,
+        tokenizer=tokenizer,
+        config=config,
+        path=folder,
+        model_type=model_type,
+        context_length=context_length(config),
+        weights_bytes=sum(a.nbytes for _, a in tree_flatten(model.parameters())),
+    )
+
+
+def _read_json(file: Path, folder: Path) -> dict[str, Any] | None:
+    if not folder.is_dir():
+        raise ModelLoadError(f"There is no model folder at {folder}.")
+    try:
+        return read_json_object(file)
+    except ValueError as error:
+        raise ModelLoadError(str(error)) from error

@@ -1,0 +1,126 @@
+"""Prefill chunks sized from the measured speed (issue 18 item 2): a cancel lands within about
+half a second on a slow machine, chunks grow to the configured maximum on a fast one, and the
+reply stays exact."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import mlx.core as mx
+import pytest
+
+from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
+from inference.engine.prefill_pacer import MIN_TOKENS, PrefillPacer
+from tests.engine_reference import Comparison, check_tokens, reference
+from tests.perf import best_of
+
+PARAMS = SamplingParams(max_tokens=4, temperature=0.0)
+LONG = [
+    {"role": "system", "content": "You are a helpful assistant."},
+    {"role": "user", "content": "Tell me a story about a cat and a dog in Paris. " * 40},
+]
+
+
+def test_the_first_chunk_is_the_smallest_and_chunks_grow_to_the_maximum_on_a_fast_machine() -> None:
+    pacer = PrefillPacer(512)
+    sizes = [pacer.next_chunk()]
+    for _ in range(6):
+        pacer.record(sizes[-1], sizes[-1] / 20_000)  # 20,000 tokens/s: 512 take 26 ms
+        sizes.append(pacer.next_chunk())
+    assert sizes == [MIN_TOKENS, 64, 256, 512, 512, 512, 512]  # at most 4x per chunk
+
+
+def test_chunks_take_about_a_quarter_second_on_a_slow_machine() -> None:
+    pacer = PrefillPacer(512)
+    for _ in range(5):
+        size = pacer.next_chunk()
+        pacer.record(size, size / 40)  # 40 tokens/s, the slow machine in the issue
+    assert pacer.next_chunk() == MIN_TOKENS  # 10 tokens would be a quarter second: 16 at least
+    pacer.record(MIN_TOKENS, MIN_TOKENS / 200)
+    assert pacer.next_chunk() == 50  # faster now: 200 tokens/s x 0.25 s
+
+
+def test_a_chunk_cut_short_never_shrinks_the_pace() -> None:
+    pacer = PrefillPacer(512)
+    pacer.record(16, 16 / 100_000)
+    pacer.record(64, 64 / 100_000)
+    assert pacer.next_chunk() == 256
+    pacer.record(3, 0.01)  # 3 tokens up to a message boundary: mostly fixed cost
+    assert pacer.next_chunk() == 256
+
+
+def test_a_maximum_below_the_minimum_is_the_chunk() -> None:
+    pacer = PrefillPacer(8)
+    pacer.record(8, 10.0)
+    assert pacer.next_chunk() == 8
+    with pytest.raises(ValueError):
+        PrefillPacer(0)
+
+
+class _SlowModel:
+    """The tiny model as if on a slow machine: each forward pass waits `per_token_s` a token."""
+
+    def __init__(self, model: Any, per_token_s: float) -> None:
+        self._model = model
+        self._per_token_s = per_token_s
+
+    def __call__(self, inputs: mx.array, *args: Any, **kwargs: Any) -> mx.array:
+        time.sleep(inputs.shape[1] * self._per_token_s)
+        return self._model(inputs, *args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._model, name)
+
+
+@pytest.fixture(scope="module")
+def llama(tiny_models_dir: Path) -> LoadedModel:
+    return load_model(tiny_models_dir / "llama")
+
+
+@pytest.mark.perf
+def test_a_cancel_during_a_long_prefill_on_a_slow_machine_lands_within_half_a_second(
+    llama: LoadedModel,
+) -> None:
+    # 5 ms a token: a fixed 512-token chunk would take 2.6 s; the prompt takes about 3.5 s.
+    slow = dataclasses.replace(llama, model=_SlowModel(llama.model, 0.005))
+    assert slow.tokenizer.apply_chat_template(LONG).__len__() > 600
+
+    def latency() -> float:
+        outcome: dict[str, Any] = {}
+        cancel = threading.Event()
+
+        def run() -> None:
+            engine = Engine(slow, 10**8, prefill_chunk_tokens=512)
+            outcome["result"] = engine.generate(LONG, PARAMS, "c", cancel=cancel)
+            mx.clear_streams()  # this thread's streams go with it
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        time.sleep(1.0)
+        cancel.set()
+        set_at = time.perf_counter()
+        thread.join(30)
+        result = outcome["result"]
+        assert isinstance(result, GenerationResult) and result.finish_reason == "cancelled"
+        return time.perf_counter() - set_at
+
+    # Half a second, plus one chunk of about a quarter second.
+    assert best_of(latency, 0.75) < 0.75
+
+
+def test_paced_chunks_give_the_same_reply_as_mlx_lm_from_scratch(llama: LoadedModel) -> None:
+    engine = Engine(llama, 10**8, prefill_chunk_tokens=512)
+    progress: list[int] = []
+    result = engine.generate(
+        LONG, PARAMS, "c", on_progress=lambda done, total: progress.append(done)
+    )
+    steps = [b - a for a, b in itertools.pairwise(progress) if b > a]
+    assert steps[0] == MIN_TOKENS and max(steps) > MIN_TOKENS  # chunks of several sizes
+    ids = llama.tokenizer.apply_chat_template(LONG, add_generation_prompt=True)
+    check_tokens(result.token_ids, reference(llama, ids, PARAMS, PARAMS.max_tokens), Comparison(),
+                 llama.model_type)

@@ -1,0 +1,6 @@
+"""The chat pane: the scrolling list of messages, one message's widget (text, actions,
+`‹ 2/3 ›`, stats, thinking, attachments), the inline editor, the notice banner, the header, the
+branch map, and Regenerate xN / compare views.
+
+May import `ui.text`, `ui.widgets`, `ui.forms`, `app` values and PySide6; never `ui.window`.
+"""

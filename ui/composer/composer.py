@@ -1,0 +1,350 @@
+"""The message box under the chat: Enter sends, Shift+Enter breaks the line, Esc stops.
+
+It knows three things about the outside world, all set by the window: whether a reply is being
+generated (the button becomes Stop), why sending is impossible right now (the model is loading),
+and how many tokens the prompt will take against the context window.
+
+Files come in through the paperclip button, or pasted or dropped onto the box: the composer
+only asks for them (`attachRequested`); the window has them read and hands each back with
+`add_attachment`, shown as a removable chip until the message is sent.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from PySide6.QtCore import QMimeData, Qt, Signal, Slot
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.chat.attachment_chips import AttachmentChips
+from ui.chat.reply_progress import STOPPING
+from ui.composer.think_controls import ThinkControls
+from ui.text.plain_text import literal, plain_label
+from ui.widgets.auto_height import fit_to_text
+from ui.widgets.icon_button import icon_button
+from ui.widgets.icons import ColorRole, themed_icon
+from ui.widgets.theme import em, scale_font
+from ui.window.view_models import AttachmentView
+
+# Warn once the prompt takes this share of the context window.
+NEAR_CONTEXT_SHARE = 0.9
+_MAX_VISIBLE_LINES = 8
+# What the chat's overflow policy does once the context is full.
+_LEFT_OUT = {
+    "truncate_middle": "turns from the middle of the chat are left out of the model's view",
+    "rolling": "the oldest turns are left out of the model's view",
+}
+
+
+def _context_notice(count: int, context_length: int, overflow: str | None) -> tuple[str, str]:
+    """(kind, text) for a prompt of `count` tokens; kind is "", "warning" or "danger".
+    `overflow` is the chat's policy; with one that leaves turns out, a full context only warns."""
+    left_out = _LEFT_OUT.get(overflow or "")
+    if count >= context_length and left_out:
+        return "danger", (
+            f"The {context_length:,}-token context is full ({count:,} tokens): {left_out} "
+            "(dimmed), and the reply still gets room."
+        )
+    if count > context_length:
+        return "danger", (
+            f"Over the {context_length:,}-token context by {count - context_length:,} tokens:"
+            " the reply cannot start; shorten the message or start a new chat."
+        )
+    if count >= NEAR_CONTEXT_SHARE * context_length:
+        head = f"Near the {context_length:,}-token context: the prompt takes {count:,} tokens"
+        if left_out:
+            return "warning", f"{head}. Once it is full, {left_out}."
+        return "warning", (
+            f"{head}, so the reply will stop after at most {context_length - count:,} tokens."
+        )
+    return "", ""
+
+
+def local_files(mime: QMimeData) -> list[str]:
+    """The local files a paste or a drop carries (none for text or web links)."""
+    if not mime.hasUrls():
+        return []
+    return [url.toLocalFile() for url in mime.urls() if url.isLocalFile()]
+
+
+class ComposerEdit(QPlainTextEdit):
+    submitted = Signal()
+    escapePressed = Signal()
+    filesPasted = Signal(list)  # local file paths pasted or dropped onto the box
+
+    def canInsertFromMimeData(self, source: QMimeData) -> bool:
+        return bool(local_files(source)) or super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source: QMimeData) -> None:
+        # Pasting or dropping a file attaches it, rather than typing its path.
+        files = local_files(source)
+        if files:
+            self.filesPasted.emit(files)
+        else:
+            super().insertFromMimeData(source)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+            if event.modifiers() & Qt.KeyboardModifier.ShiftModifier:
+                # A real paragraph break, not the line separator Qt inserts for Shift+Enter.
+                self.textCursor().insertText("\n")
+            else:
+                self.submitted.emit()
+            return
+        if key == Qt.Key.Key_Escape:
+            self.escapePressed.emit()
+            return
+        super().keyPressEvent(event)
+
+
+class Composer(QFrame):
+    """`sendRequested(text)` clears the box; if the window cannot send it, `set_text` puts the
+    draft back. `draftChanged(text)` fires on every edit, for counting tokens."""
+
+    sendRequested = Signal(str)
+    stopRequested = Signal()
+    draftChanged = Signal(str)
+    attachRequested = Signal(list)  # file paths to read and attach
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("Composer")
+        self._generating = False
+        self._reason: str | None = None
+        self._over_context = False
+        self._token_notice = ("", "")
+        self._button_stops: bool | None = None
+        self._stopping = False  # Stop was pressed; the worker has not confirmed yet
+
+        self.notice = plain_label()  # may quote an error from the worker
+        self.notice.setObjectName("ComposerNotice")
+        self.notice.setWordWrap(True)
+        self.notice.hide()
+
+        self.edit = ComposerEdit()
+        self.edit.setObjectName("ComposerEdit")
+        self.edit.setPlaceholderText("Message Branchwise…")
+        self.edit.setAccessibleName("Message")
+        self.edit.setToolTip("Enter sends · Shift+Enter adds a line · Esc stops the reply")
+        self.edit.setFrameShape(QFrame.Shape.NoFrame)
+        self.edit.setTabChangesFocus(True)
+
+        self._send_icon = themed_icon("send", ColorRole.BrightText, ColorRole.BrightText)
+        self._stop_icon = themed_icon("stop", ColorRole.BrightText, ColorRole.BrightText)
+        self.button = QToolButton()
+        self.button.setObjectName("SendButton")
+        self.button.setCursor(Qt.CursorShape.PointingHandCursor)
+        size = em(self, 2.3)
+        self.button.setFixedSize(size, size)
+        self.button.setIconSize(self.button.size() * 0.5)
+
+        self.token_label = QLabel()
+        self.token_label.setObjectName("TokenLabel")
+        self.token_label.setAccessibleName("Prompt size")
+        scale_font(self.token_label, 0.85)
+        self.token_label.setToolTip(
+            "Tokens the model will read for this message, against its context window"
+        )
+        self.token_label.hide()
+
+        self.attach_button = icon_button(
+            "paperclip",
+            "Attach files",
+            "Attach text, Markdown, code, CSV, JSON or PDF files",
+            "AttachButton",
+        )
+        self.chips = AttachmentChips(removable=True)
+        self.think = ThinkControls()
+        self._attachments: list[dict[str, Any]] = []
+
+        box = QFrame()
+        box.setObjectName("ComposerBox")
+        row = QHBoxLayout(box)
+        row.setContentsMargins(em(self, 0.8), em(self, 0.5), em(self, 0.5), em(self, 0.5))
+        row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
+        row.addWidget(self.edit, 1)
+        row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        self._footer = QHBoxLayout()
+        self._footer.setContentsMargins(0, 0, 0, 0)
+        self._footer.addWidget(self.think)
+        self._footer.addStretch(1)
+        self._footer.addWidget(self.token_label)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(em(self, 0.3))
+        layout.addWidget(self.notice)
+        layout.addWidget(self.chips)
+        layout.addWidget(box)
+        layout.addLayout(self._footer)
+        self.attach_button.clicked.connect(self.choose_files)
+        self.edit.filesPasted.connect(self.attachRequested)
+        self.chips.removeRequested.connect(self.remove_attachment)
+
+        self.edit.submitted.connect(self.send)
+        self.edit.escapePressed.connect(self._on_escape)
+        self.edit.textChanged.connect(self._on_text_changed)
+        self.button.clicked.connect(self._on_button)
+        fit_to_text(self.edit, 1, _MAX_VISIBLE_LINES)
+        self._refresh()
+
+    # -- state set by the window ---------------------------------------------------------
+
+    def set_generating(self, generating: bool) -> None:
+        self._generating = generating
+        self._stopping = False
+        self._refresh()
+
+    def set_stopping(self) -> None:
+        """Stop was asked for: the button waits, disabled, until generating ends."""
+        self._stopping = True
+        self._refresh_button()
+
+    def set_enabled_reason(self, reason: str | None) -> None:
+        """None enables the composer; a reason disables it and says why (e.g. model loading)."""
+        self._reason = reason
+        self._refresh()
+
+    def set_token_info(
+        self, count: int | None, context_length: int | None, overflow: str | None = None
+    ) -> None:
+        """Show the prompt's size; near or over the context window, say what will happen under
+        the chat's `overflow` policy (sending is blocked over the context only when the policy
+        leaves nothing out)."""
+        self._over_context = bool(
+            count and context_length and count > context_length and overflow not in _LEFT_OUT
+        )
+        if count is None or not context_length:
+            self._token_notice = ("", "")
+            self.token_label.hide()
+        else:
+            self._token_notice = _context_notice(count, context_length, overflow)
+            self.token_label.setText(f"{count:,} / {context_length:,} tokens")
+            self.token_label.setProperty("kind", self._token_notice[0])
+            self._repolish(self.token_label)
+            self.token_label.show()
+        self._refresh()
+
+    def add_to_footer(self, widget: QWidget) -> None:
+        """Put `widget` first in the row under the box (the window's model picker)."""
+        self._footer.insertWidget(0, widget)
+
+    def text(self) -> str:
+        return self.edit.toPlainText()
+
+    def set_text(self, text: str) -> None:
+        """Put a draft back, e.g. when the window could not send it."""
+        self.edit.setPlainText(text)
+        self.edit.moveCursor(self.edit.textCursor().MoveOperation.End)
+
+    def attachments(self) -> list[dict[str, Any]]:
+        """The files attached to the draft: {"name", "size", "tokens", "text"} each."""
+        return list(self._attachments)
+
+    def add_attachment(self, attachment: dict[str, Any]) -> None:
+        self._attachments.append(attachment)
+        self._attachments_changed()
+
+    def remove_attachment(self, index: int) -> None:
+        del self._attachments[index]
+        self._attachments_changed()
+
+    def clear_attachments(self) -> None:
+        """After the message went: its files went with it."""
+        self._attachments.clear()
+        self._attachments_changed()
+
+    def _attachments_changed(self) -> None:
+        self.chips.set_attachments([AttachmentView(**a) for a in self._attachments])
+        self.draftChanged.emit(self.edit.toPlainText())  # the token count includes them
+
+    @Slot()
+    def choose_files(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self,
+            "Attach files",
+            "",
+            "Text, code, CSV, JSON and PDF (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js"
+            " *.ts *.c *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml"
+            " *.toml *.xml *.log *.pdf);;All files (*)",
+        )
+        if paths:
+            self.attachRequested.emit(paths)
+
+    @property
+    def can_send(self) -> bool:
+        return not (self._generating or self._reason or self._over_context)
+
+    # -- actions -----------------------------------------------------------------------------
+
+    @Slot()
+    def send(self) -> None:
+        text = self.edit.toPlainText().strip()
+        if not text or not self.can_send:
+            return
+        self.edit.clear()
+        self.sendRequested.emit(text)
+
+    @Slot()
+    def _on_escape(self) -> None:
+        if self._generating:
+            self.stopRequested.emit()
+
+    @Slot()
+    def _on_button(self) -> None:
+        if self._generating:
+            self.stopRequested.emit()
+        else:
+            self.send()
+
+    @Slot()
+    def _on_text_changed(self) -> None:
+        fit_to_text(self.edit, 1, _MAX_VISIBLE_LINES)
+        self._refresh_button()
+        self.draftChanged.emit(self.edit.toPlainText())
+
+    # -- presentation ------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        self.edit.setEnabled(self._reason is None)
+        kind, text = ("info", self._reason) if self._reason else self._token_notice
+        self.notice.setText(text)
+        self.notice.setAccessibleName(text or "Composer notice")
+        self.notice.setProperty("kind", kind)
+        self._repolish(self.notice)
+        self.notice.setVisible(bool(text))
+        self._refresh_button()
+
+    def _refresh_button(self) -> None:
+        # Runs on every keystroke: only the enabled state may change then.
+        button = self.button
+        if self._generating:
+            button.setEnabled(not self._stopping)
+        else:
+            button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
+        button.setToolTip(
+            STOPPING
+            if self._stopping
+            else "Stop generating (Esc)"
+            if self._generating
+            else literal(self._reason or "Send message (Enter)")
+        )
+        if self._button_stops is not self._generating:
+            self._button_stops = self._generating
+            button.setIcon(self._stop_icon if self._generating else self._send_icon)
+            button.setAccessibleName("Stop generating" if self._generating else "Send message")
+
+    @staticmethod
+    def _repolish(widget: QLabel) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)

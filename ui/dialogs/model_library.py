@@ -1,0 +1,410 @@
+"""The model library window: every model with its facts, rename, delete, make default, and
+adding models by importing a GGUF file, importing an MLX folder (copied or linked) or
+downloading by repo id (after the download dialog's check), each with a progress bar and
+Cancel."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QDialogButtonBox,
+    QFileDialog,
+    QHBoxLayout,
+    QHeaderView,
+    QMessageBox,
+    QProgressBar,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.library.entries import (
+    LibraryError,
+    ModelInfo,
+    delete_model,
+    list_models,
+    rename_model,
+)
+from app.library.install import is_published_dhara
+from ui.dialogs.download_dialog import DownloadDialog
+from ui.dialogs.library_rows import COLUMNS, DefaultBadgeDelegate, mark_name, row_cells, row_tooltip
+from ui.text.plain_text import literal, message_box, plain_label, show_message
+from ui.widgets.theme import em
+from ui.window.model_tasks import (
+    ModelTask,
+    download_job,
+    import_dhara_job,
+    import_folder_job,
+    import_gguf_job,
+)
+
+if TYPE_CHECKING:
+    from app.generation.worker import InferenceWorker
+
+class TaskProgressDialog(QDialog):
+    """Progress and Cancel for one ModelTask; closes itself when the job succeeds and shows
+    the reason when it fails."""
+
+    def __init__(self, task: ModelTask, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("TaskProgressDialog")
+        self.setWindowTitle(task.description)
+        self.setAccessibleName(task.description)
+        self.task = task
+        self.result_path: Path | None = None
+        self.error: str | None = None
+        self.label = plain_label(f"{task.description}…")  # names a file or a repository
+        self.label.setWordWrap(True)
+        self.label.setMinimumWidth(em(self, 20))
+        self.bar = QProgressBar()
+        self.bar.setAccessibleName("Progress")
+        self.bar.setRange(0, 0)
+        self.button = QPushButton("Cancel")
+        self.button.setAccessibleName("Cancel")
+        self.button.setToolTip("Stop; nothing is added to the library")
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.label)
+        layout.addWidget(self.bar)
+        row = QHBoxLayout()
+        row.addStretch(1)
+        row.addWidget(self.button)
+        layout.addLayout(row)
+        self.button.clicked.connect(self._on_button)
+        task.progressed.connect(self._on_progress)
+        task.succeeded.connect(self._on_succeeded)
+        task.failed.connect(self._on_failed)
+
+    @Slot(object, object)
+    def _on_progress(self, done: int, total: int) -> None:
+        if total > 0:
+            self.bar.setRange(0, 1000)
+            self.bar.setValue(min(1000, done * 1000 // total))
+
+    @Slot(object)
+    def _on_succeeded(self, path: Path) -> None:
+        self.result_path = Path(path)
+        self.accept()
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        self.error = message
+        self.label.setText(message)
+        self.bar.setRange(0, 1)
+        self.bar.setValue(0)
+        self.button.setText("Close")
+        self.button.setAccessibleName("Close")
+        self.button.setToolTip("")
+
+    @Slot()
+    def _on_button(self) -> None:
+        if self.error is not None:
+            self.reject()
+        else:
+            self.task.cancel()
+            self.label.setText("Cancelling…")
+            self.button.setEnabled(False)
+
+    def reject(self) -> None:
+        # Esc or the close box while the job runs means cancel, not "leave it running unseen".
+        if self.error is None and self.result_path is None:
+            self.task.cancel()
+        super().reject()
+
+
+class ModelLibraryDialog(QDialog):
+    modelChosen = Signal(object)  # ModelInfo: the person wants this model for the chat
+    defaultChosen = Signal(str)  # a model id: new chats should start with it
+    libraryChanged = Signal()
+
+    def __init__(
+        self, models_dir: Path, worker: InferenceWorker, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.setObjectName("ModelLibraryDialog")
+        self.setWindowTitle("Model Library")
+        self.setAccessibleName("Model library")
+        self.models_dir = models_dir
+        self._worker = worker
+        self._models: list[ModelInfo] = []
+        self.tasks: list[TaskProgressDialog] = []
+        self.loaded_id: str | None = None  # marked in the list (set by the window)
+        self.default_id: str | None = None  # marked too (set by the window)
+        self.hub_endpoint: str | None = None  # None: huggingface.co, or HF_ENDPOINT when set
+
+        self.table = QTableWidget(0, len(COLUMNS))
+        self.table.setObjectName("ModelTable")
+        self.table.setAccessibleName("Models")
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(
+            QAbstractItemView.EditTrigger.EditKeyPressed
+            | QAbstractItemView.EditTrigger.DoubleClicked
+        )
+        self.table.verticalHeader().hide()
+        self.table.setWordWrap(False)  # a long name is elided; the tooltip has all of it
+        self.table.setItemDelegateForColumn(0, DefaultBadgeDelegate(self.table))
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in range(1, len(COLUMNS)):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.table.setToolTip("Double-click a name (or press F2) to rename it")
+
+        self.use_button = self._button("Use Model", "Load the selected model for this chat")
+        self.use_button.setObjectName("PrimaryButton")
+        self.rename_button = self._button("Rename", "Give the selected model another name")
+        self.delete_button = self._button("Delete…", "Remove the selected model from the disk")
+        self.default_button = self._button("Make Default", "New chats start with this model")
+        gguf = self._button("Import GGUF…", "Convert a .gguf file (llama, qwen2, qwen3)")
+        folder = self._button("Import Folder…", "Add an MLX model folder, copied or linked")
+        download = self._button("Download…", "Download an MLX model by Hugging Face repo id")
+
+        adders = QHBoxLayout()
+        for button in (gguf, folder, download):
+            adders.addWidget(button)
+        adders.addStretch(1)
+        actions = QHBoxLayout()
+        for button in (self.rename_button, self.delete_button, self.default_button):
+            actions.addWidget(button)
+        actions.addStretch(1)
+        close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        close.button(QDialogButtonBox.StandardButton.Close).setAccessibleName("Close")
+        actions.addWidget(close)
+        actions.addWidget(self.use_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(adders)
+        layout.addWidget(self.table, 1)
+        layout.addLayout(actions)
+        self.resize(em(self, 42), em(self, 20))
+
+        gguf.clicked.connect(self.ask_import_gguf)
+        folder.clicked.connect(self.ask_import_folder)
+        download.clicked.connect(self.ask_download)
+        self.rename_button.clicked.connect(self._start_rename)
+        self.delete_button.clicked.connect(self._ask_delete)
+        self.default_button.clicked.connect(self._make_default)
+        self.use_button.clicked.connect(self._use_selected)
+        close.rejected.connect(self.reject)
+        self.table.itemChanged.connect(self._on_item_changed)
+        self.table.itemSelectionChanged.connect(self._update_buttons)
+        self.table.itemDoubleClicked.connect(self._on_double_click)
+        self.refresh()
+
+    @staticmethod
+    def _button(text: str, tip: str) -> QPushButton:
+        button = QPushButton(text)
+        button.setAccessibleName(text.rstrip("…"))
+        button.setToolTip(tip)
+        return button
+
+    # -- the list ---------------------------------------------------------------------------
+
+    def refresh(self, select_folder: Path | None = None) -> None:
+        selected = self.selected()
+        keep = select_folder or (selected.folder if selected else None)
+        self._models = list_models(self.models_dir)
+        self.table.blockSignals(True)
+        self.table.setRowCount(len(self._models))
+        for row, info in enumerate(self._models):
+            loaded, default = info.id == self.loaded_id, info.id == self.default_id
+            tip = literal(row_tooltip(info, loaded, default))
+            for column, text in enumerate(row_cells(info)):
+                item = QTableWidgetItem(text)
+                item.setToolTip(tip)
+                if column == 0:
+                    mark_name(item, loaded, default)
+                else:
+                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+                if info.problem:
+                    item.setForeground(self.palette().placeholderText())
+                self.table.setItem(row, column, item)
+            if keep is not None and info.folder == keep:
+                self.table.selectRow(row)
+        self.table.blockSignals(False)
+        self._update_buttons()
+
+    def models(self) -> list[ModelInfo]:
+        return list(self._models)
+
+    def selected(self) -> ModelInfo | None:
+        rows = self.table.selectionModel().selectedRows() if self.table.selectionModel() else []
+        return self._models[rows[0].row()] if rows and rows[0].row() < len(self._models) else None
+
+    def select(self, model_id: str) -> None:
+        for row, info in enumerate(self._models):
+            if info.id == model_id:
+                self.table.selectRow(row)
+
+    @Slot()
+    def _update_buttons(self) -> None:
+        info = self.selected()
+        self.use_button.setEnabled(info is not None and info.problem is None)
+        self.rename_button.setEnabled(info is not None)
+        self.delete_button.setEnabled(info is not None)
+        self.default_button.setEnabled(info is not None and info.id != self.default_id)
+
+    # -- rename, delete, use ----------------------------------------------------------------
+
+    @Slot()
+    def _start_rename(self) -> None:
+        rows = self.table.selectionModel().selectedRows()
+        if rows:
+            self.table.editItem(self.table.item(rows[0].row(), 0))
+
+    @Slot(QTableWidgetItem)
+    def _on_item_changed(self, item: QTableWidgetItem) -> None:
+        if item.column() != 0:
+            return
+        info = self._models[item.row()]
+        try:
+            renamed = rename_model(self.models_dir, info.id, item.text())
+        except LibraryError as exc:
+            show_message(self, QMessageBox.Icon.Warning, "Rename model", str(exc))
+            renamed = info
+        self.refresh(select_folder=renamed.folder)
+        self.libraryChanged.emit()
+
+    @Slot()
+    def _ask_delete(self) -> None:
+        info = self.selected()
+        if info is None:
+            return
+        what = "the link (the folder itself stays)" if info.linked else "its files from the disk"
+        box = message_box(
+            self,
+            QMessageBox.Icon.Warning,
+            "Delete model",
+            f"Delete “{info.name}”?",
+            f"This removes {what}. Conversations keep their text.",
+        )
+        box.setObjectName("ConfirmDeleteModel")
+        delete = box.addButton("Delete", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() is delete:
+            self.delete(info)
+
+    def delete(self, info: ModelInfo) -> None:
+        try:
+            delete_model(self.models_dir, info.id)
+        except (LibraryError, OSError) as exc:
+            show_message(
+                self,
+                QMessageBox.Icon.Warning,
+                "Delete model",
+                f"{info.name} could not be deleted: {exc}",
+            )
+        self.refresh()
+        self.libraryChanged.emit()
+
+    @Slot()
+    def _make_default(self) -> None:
+        info = self.selected()
+        if info is not None:
+            self.default_id = info.id
+            self.refresh()
+            self.defaultChosen.emit(info.id)
+
+    @Slot(QTableWidgetItem)
+    def _on_double_click(self, item: QTableWidgetItem) -> None:
+        if item.column() != 0:
+            self._use_selected()
+
+    @Slot()
+    def _use_selected(self) -> None:
+        info = self.selected()
+        if info is not None and info.problem is None:
+            self.modelChosen.emit(info)
+            self.accept()
+
+    # -- adding models ----------------------------------------------------------------------
+
+    @Slot()
+    def ask_import_gguf(self) -> None:
+        path, _ = QFileDialog.getOpenFileName(
+            self, "Import GGUF", str(Path.home()), "GGUF models (*.gguf)"
+        )
+        if path:
+            self.import_gguf(Path(path))
+
+    @Slot()
+    def ask_import_folder(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Import MLX Model Folder", str(Path.home()))
+        if not folder:
+            return
+        if is_published_dhara(folder):  # converted into the library: nothing to link
+            self.import_folder(Path(folder), link=False)
+            return
+        box = message_box(
+            self,
+            QMessageBox.Icon.Question,
+            "Import model folder",
+            f"Copy {Path(folder).name} into the library, or link to it where it is?",
+            "A linked model stops working if the folder moves.",
+        )
+        copy = box.addButton("Copy", QMessageBox.ButtonRole.AcceptRole)
+        link = box.addButton("Link", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.exec()
+        if box.clickedButton() in (copy, link):
+            self.import_folder(Path(folder), link=box.clickedButton() is link)
+
+    @Slot()
+    def ask_download(self) -> DownloadDialog:
+        dialog = DownloadDialog(self.models_dir, self.hub_endpoint, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.downloadChosen.connect(self.download)
+        dialog.open()
+        return dialog
+
+    def import_gguf(self, gguf: Path) -> TaskProgressDialog:
+        task = ModelTask(f"Importing {gguf.name}", self)
+        dialog = self._track(task)
+        task.run_on_worker(self._worker, import_gguf_job(gguf, self.models_dir))
+        return dialog
+
+    def import_folder(self, folder: Path, link: bool) -> TaskProgressDialog:
+        """Copy or link an MLX folder; a published Dhara checkpoint is converted instead (on the
+        worker, which runs MLX) and never linked."""
+        if is_published_dhara(folder):
+            task = ModelTask(f"Converting {folder.name}", self)
+            dialog = self._track(task)
+            task.run_on_worker(self._worker, import_dhara_job(folder, self.models_dir))
+            return dialog
+        verb = "Linking" if link else "Copying"
+        task = ModelTask(f"{verb} {folder.name}", self)
+        dialog = self._track(task)
+        task.run_in_thread(import_folder_job(folder, self.models_dir, link))
+        return dialog
+
+    def download(self, repo_id: str) -> TaskProgressDialog:
+        task = ModelTask(f"Downloading {repo_id}", self)
+        dialog = self._track(task)
+        task.run_in_thread(download_job(repo_id, self.models_dir, self.hub_endpoint))
+        return dialog
+
+    def _track(self, task: ModelTask) -> TaskProgressDialog:
+        dialog = TaskProgressDialog(task, self)
+        dialog.finished.connect(self._on_task_finished)
+        self.tasks.append(dialog)
+        dialog.open()
+        return dialog
+
+    @Slot()
+    def _on_task_finished(self) -> None:
+        done = [d for d in self.tasks if not d.isVisible()]
+        self.tasks = [d for d in self.tasks if d.isVisible()]
+        added = [d.result_path for d in done if d.result_path is not None]
+        for dialog in done:
+            dialog.deleteLater()
+        if added:
+            self.refresh(select_folder=added[-1])
+            self.libraryChanged.emit()

@@ -1,0 +1,5 @@
+"""Untrusted text shown safely: Markdown to a safe HTML subset (also while it streams), the
+hardened text browser, literal plain text, and search snippets.
+
+May import PySide6, markdown-it and pygments; no other `ui` subpackage but `ui.widgets`.
+"""

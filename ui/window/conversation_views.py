@@ -1,0 +1,106 @@
+"""The store's records turned into the widgets' view models (string ids, plain values).
+
+Sibling positions come from one read of the conversation's whole tree rather than a
+`store.siblings` call per message, so a 500-message conversation costs two queries, not 500.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from ui.window.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
+
+if TYPE_CHECKING:
+    from app.store.conversations import Conversation, Message
+    from app.store.conversations import SearchHit as StoreSearchHit
+
+
+def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[MessageView]:
+    """The active path as MessageViews, each with its `index/count` among its siblings."""
+    children: dict[int | None, list[int]] = defaultdict(list)
+    for message in tree:  # parents first, ids ascending: the order store.siblings uses
+        children[message.parent_id].append(message.id)
+    left_out = _left_out(path)
+    views = []
+    for message in path:
+        siblings = children[message.parent_id]
+        views.append(
+            MessageView(
+                id=str(message.id),
+                role=message.role,
+                content=message.content,
+                status=message.status,
+                sibling_index=siblings.index(message.id) + 1 if message.id in siblings else 1,
+                sibling_count=max(1, len(siblings)),
+                stats=message.stats,
+                error=message.error,
+                left_out=message.id in left_out,
+                reasoning=message.reasoning,
+                attachments=tuple(AttachmentView(**item) for item in message.attachments),
+            )
+        )
+    return views
+
+
+def _left_out(path: Sequence[Message]) -> set[int]:
+    """The messages the overflow policy left out of the latest finished reply's prompt."""
+    for message in reversed(path):
+        if message.role == "assistant" and message.stats:
+            return set(message.stats.get("dropped_message_ids", ()))
+    return set()
+
+
+def conversation_rows(conversations: Iterable[Conversation]) -> list[ConversationRow]:
+    return [
+        ConversationRow(
+            id=str(c.id),
+            title=c.title,
+            pinned=c.pinned,
+            updated_at=datetime.fromtimestamp(c.updated_at),
+        )
+        for c in conversations
+    ]
+
+
+# A result shows two lines or so of its snippet: the text before the first match is cut to this
+# many characters, so the highlighted words are in sight.
+_LEAD_CHARS = 24
+
+
+def _lead_to_match(spans: tuple[tuple[str, bool], ...]) -> tuple[tuple[str, bool], ...]:
+    if len(spans) < 2 or spans[0][1] or len(spans[0][0]) <= _LEAD_CHARS:
+        return spans
+    lead = spans[0][0][-_LEAD_CHARS:]
+    cut = lead.find(" ")  # start at a word
+    return (("…" + (lead[cut + 1 :] if 0 <= cut < len(lead) - 1 else lead), False), *spans[1:])
+
+
+def search_hits(hits: Iterable[StoreSearchHit]) -> list[SearchHit]:
+    """One result per conversation, at its best match (the store ranks best first), with the
+    number of its matches. A title match has no message: its message id is the empty string."""
+    best: dict[int, StoreSearchHit] = {}
+    counts: Counter[int] = Counter()
+    for hit in hits:
+        best.setdefault(hit.conversation_id, hit)
+        counts[hit.conversation_id] += 1
+    views = []
+    for cid, hit in best.items():
+        # Line breaks and runs of spaces become one space: the snippet shows as one paragraph.
+        spans = _lead_to_match(
+            tuple((re.sub(r"\s+", " ", text), match) for text, match in hit.spans)
+        )
+        views.append(
+            SearchHit(
+                conversation_id=str(cid),
+                message_id="" if hit.message_id is None else str(hit.message_id),
+                title=hit.title,
+                snippet="".join(text for text, _ in spans).strip(),
+                spans=spans,
+                matches=counts[cid],
+            )
+        )
+    return views

@@ -1,0 +1,46 @@
+"""How the model's state shows in the window: whether the composer takes a message (and if not,
+why and what to do), and the status bar's model name and memory use."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
+
+if TYPE_CHECKING:
+    from ui.window.main_window import MainWindow
+
+
+class ModelStatusPresenter(QObject):
+    ready = Signal()  # a model is loaded: token counts can be asked for
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._composer = window.composer
+        self._status_panel = window.status_panel
+        self._models = window.models
+
+    @Slot(object)
+    def show_status(self, status: dict[str, Any]) -> None:
+        state = status.get("state")
+        if state == "ready":
+            self._composer.set_enabled_reason(None)
+            self.ready.emit()
+            focused = QApplication.focusWidget()
+            if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
+                self._composer.edit.setFocus()  # typing goes where it is expected
+            status = {**status, "model_id": self._models.display_name(status.get("model_id"))}
+        elif state == "loading":
+            stage = str(status.get("message") or "Loading the model").rstrip(".…")
+            self._composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
+        else:
+            reason = status.get("message") or "No model is loaded."
+            self._composer.set_enabled_reason(
+                f"{reason.rstrip('.')}. Choose a model in File › Model Library."
+            )
+        self._status_panel.set_model_status(status)
+
+    @Slot(object)
+    def show_memory(self, memory: dict[str, Any]) -> None:
+        self._status_panel.set_memory(memory)

@@ -1,0 +1,117 @@
+"""How a reply being written shows in the window: its text, the prompt-reading progress (with
+an estimate of the time left), "Stopping…" from Stop until the worker confirms, and the busy
+state of the composer and the Chat menu.
+
+Tokens arrive far faster than a person reads, and re-rendering Markdown is not free: only the
+latest text is kept, and the streaming message is re-rendered at most `STREAM_FPS` times a
+second. Re-rendering the whole conversation meanwhile (a switch of branch, a title change) shows
+the newest streamed text, not the older one the store holds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal, Slot
+
+from ui.chat.reply_progress import STOPPING, PrefillEstimate
+from ui.window.view_models import MessageView
+
+if TYPE_CHECKING:
+    from ui.window.main_window import MainWindow
+
+STREAM_FPS = 30
+
+
+class StreamPresenter(QObject):
+    idle = Signal()  # no reply is being written any more
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self._window = window
+        self._latest: dict[str, Any] | None = None  # the latest streamed text, not yet shown
+        # message id -> the newest streamed payload, newer than what the store holds
+        self._streamed: dict[int, dict[str, Any]] = {}
+        self._timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
+        self._timer.timeout.connect(self._show)
+        self._estimate = PrefillEstimate()
+        self._stopping = False
+
+    def with_streamed_text(self, views: list[MessageView]) -> list[MessageView]:
+        """`views` with each streaming message's newest text and reasoning."""
+        shown = list(views)
+        for i, view in enumerate(shown):
+            newer = self._streamed.get(int(view.id))
+            if newer is not None and view.status == "streaming":
+                shown[i] = replace(
+                    view,
+                    content=newer["text"],
+                    reasoning=newer.get("reasoning", ""),
+                    thinking=newer.get("thinking", False),
+                )
+        return shown
+
+    def stop(self) -> None:
+        """Show nothing more (the window is closing)."""
+        self._timer.stop()
+
+    @Slot(object)
+    def on_stream(self, payload: dict[str, Any]) -> None:
+        self._streamed[payload["message_id"]] = payload
+        self._latest = payload
+        if not self._timer.isActive():
+            self._timer.start()
+
+    @Slot()
+    def _show(self) -> None:
+        payload, self._latest = self._latest, None
+        window = self._window
+        if payload is not None and payload["conversation_id"] == window.current_conversation_id:
+            window.chat_view.update_streaming(
+                str(payload["message_id"]),
+                payload["text"],
+                payload.get("reasoning", ""),
+                payload.get("thinking", False),
+            )
+
+    @Slot(object)
+    def on_prefill(self, payload: dict[str, Any]) -> None:
+        self._window.status_panel.set_prefill(payload["done"], payload["total"])
+        note = self._estimate.note(payload["done"], payload["total"])
+        if not self._stopping:
+            self._show_note(payload["message_id"], note)
+
+    @Slot()
+    def request_stop(self) -> None:
+        """Stop the reply; it says "Stopping…" until the worker confirms (the app is idle)."""
+        controller = self._window.controller
+        if not controller.is_busy() or self._stopping:
+            return
+        self._stopping = True
+        controller.stop()
+        self._window.composer.set_stopping()
+        self._window.menu_actions.stop.setEnabled(False)
+        message_id = controller.streaming_message_id()
+        if message_id is not None:
+            self._show_note(message_id, STOPPING)
+
+    def _show_note(self, message_id: int, note: str) -> None:
+        widget = self._window.chat_view.message_widget(str(message_id))
+        if widget is not None:
+            widget.set_progress_note(note)
+
+    @Slot(bool)
+    def set_busy(self, busy: bool) -> None:
+        self._window.composer.set_generating(busy)
+        actions = self._window.menu_actions
+        actions.stop.setEnabled(busy)
+        actions.regenerate.setEnabled(not busy)
+        actions.edit_last.setEnabled(not busy)
+        if not busy:
+            self._stopping = False
+            self._timer.stop()
+            self._latest = None
+            self._streamed.clear()
+            self._window.status_panel.set_prefill(0, 0)
+            self.idle.emit()
