@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
+from app.store import reply_recovery
 from app.store import schema as store_schema
-from app.store.conversations import Message, Store, StoreError, reply_recovery
+from app.store.conversations import Message, Store, StoreError
 from tests.paths import ROOT
 from tests.ui.window_harness import (
     ScriptedEngine,

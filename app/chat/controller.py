@@ -4,7 +4,7 @@ It lives on the GUI thread and is the one object the window talks to: every chan
 goes through it, so its change signals and the worker's caches stay in step with the store. It is
 composed of the model session (`app.generation.model_session`: which model is loaded, and its
 status), the reply being generated (`app.generation.reply_generation`: streaming a reply into its
-message) and the composer's token counts (`app.generation.prompt_counts`, as `counts`); this module
+message) and the composer's token counts (`app.chat.prompt_counts`, as `counts`); this module
 holds the conversations and the person's message actions.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
@@ -23,10 +23,10 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.chat.think_settings import template_kwargs
+from app.chat.prompt_counts import PromptCounts
 from app.generation.model_session import ModelResolver, ModelSession
-from app.generation.prompt_counts import PromptCounts
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
+from app.generation.think_settings import template_kwargs
 from app.generation.variant_generation import VariantGeneration
 from app.generation.worker import EngineLike, InferenceWorker
 from app.library.draft_choice import chosen_draft, library_path

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
-from app.chat.attachments import with_attachments
+from app.generation.attachments import with_attachments
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
 from app.store.conversations import Message, NotFoundError, Store, StoreError

@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from app.chat.attachments import format_size
+from app.sizes import format_size
 from app.store.records import (
     Conversation,
     InvalidInputError,

@@ -13,13 +13,26 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from app.store.records import InvalidInputError, Status
+from app.store.records import InvalidInputError, Message, Status
 
-if TYPE_CHECKING:
-    from app.store.conversations import Store
-    from app.store.records import Message
+
+class ReplySink(Protocol):
+    """What a writer needs of the store (`StreamingReplies`): it is given the store, and never
+    imports it, since the store makes the writers."""
+
+    def update_streaming(self, message_id: int, content: str, reasoning: str = "") -> None: ...
+
+    def finish_reply(
+        self,
+        message_id: int,
+        content: str,
+        status: Status = "complete",
+        stats: dict[str, Any] | None = None,
+        error: str | None = None,
+        reasoning: str = "",
+    ) -> Message: ...
 
 
 class ReplyWriter:
@@ -27,7 +40,7 @@ class ReplyWriter:
 
     def __init__(
         self,
-        store: Store,
+        store: ReplySink,
         message: Message,
         *,
         interval_s: float = 1.0,

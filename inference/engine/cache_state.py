@@ -16,21 +16,21 @@ from typing import TYPE_CHECKING, Any
 from inference.prompt.chat_prompt import validate_messages
 
 if TYPE_CHECKING:
-    from inference.engine.engine import Engine
+    from inference.cache.branch_cache import BranchCache
+    from inference.engine.request_builder import RequestBuilder
 
 TIERS = ("memory", "disk", "none")
 
 
 def cache_state(
-    engine: Engine, paths: Sequence[Sequence[Mapping[str, Any]]]
+    builder: RequestBuilder, cache: BranchCache, paths: Sequence[Sequence[Mapping[str, Any]]]
 ) -> list[dict[str, Any]]:
     """Per path: `tokens` (of its prompt), `memory_tokens`, `disk_tokens`, `uncached_tokens`,
     `disk_bytes` (to read from saved files), and `tier`: "memory", "disk" or "none" — where
     the deepest reusable token lies."""
-    cache = engine._cache
     states = []
     for messages in paths:
-        ids = engine._render(validate_messages(messages), None)
+        ids = builder.render(validate_messages(messages), None)
         usable, path, _ = cache.reusable(ids[:-1])
         memory = disk = disk_bytes = 0
         for node in path:

@@ -38,7 +38,8 @@ from inference.engine.result import GenerationResult
 from inference.errors import SamplingError
 
 if TYPE_CHECKING:
-    from inference.engine.engine import Engine
+    from inference.engine.request_builder import RequestBuilder
+    from inference.engine.runner import RequestRunner
     from inference.prompt.context_fit import Overflow
 
 log = logging.getLogger(__name__)
@@ -57,7 +58,8 @@ class _AllSet:
 
 
 def generate_variants(
-    engine: Engine,
+    builder: RequestBuilder,
+    runner: RequestRunner,
     messages: Sequence[Mapping[str, Any]],
     params: SamplingParams | None,
     seeds: Sequence[int | None],
@@ -75,24 +77,24 @@ def generate_variants(
     settings = [replace(params, seed=seed) for seed in seeds]  # validates each seed
     cancels = _cancel_events(cancel, len(seeds))
     emit = on_token or (lambda index, text: None)
-    request = engine._request(
+    request = builder.chat_request(
         messages, params, conversation_id, overflow, context_limit=context_limit
     )
     request.cancel = _AllSet(cancels)  # type: ignore[assignment]  # duck-typed: is_set()
-    stack = engine._prefilled(request)
+    stack = runner.prefilled(request)
     if isinstance(stack, GenerationResult):
         return [stack] * len(seeds)
-    cache = engine._cache
+    cache = runner.cache
     requests = [
         replace(request, params=p, cancel=c, on_token=_for_variant(emit, i))
         for i, (p, c) in enumerate(zip(settings, cancels, strict=True))
     ]
     forks = [fork_stack(stack) for _ in seeds]
     try:
-        results = _decode_batch(engine, forks, requests)
+        results = _decode_batch(runner, forks, requests)
     except _NotBatchable as why:
         log.info("variants decode one after another: %s", why)
-        results = [engine._decode(fork, r) for fork, r in zip(forks, requests, strict=True)]
+        results = [runner.decode(fork, r) for fork, r in zip(forks, requests, strict=True)]
     except BaseException:
         cache.discard(stack)
         raise
@@ -142,11 +144,11 @@ class _Variant:
 
 
 def _decode_batch(
-    engine: Engine, forks: list[CacheStack], requests: list[Request]
+    runner: RequestRunner, forks: list[CacheStack], requests: list[Request]
 ) -> list[GenerationResult]:
     """Decode every fork in one `BatchGenerator`; each fork ends up holding its variant's
-    caches and tokens, as `Engine._decode` leaves its stack."""
-    loaded = engine.model
+    caches and tokens, as `RequestRunner.decode` leaves its stack."""
+    loaded = runner.loaded
     tokenizer = loaded.tokenizer
     eos = frozenset(tokenizer.eos_token_ids)
     n = len(forks)

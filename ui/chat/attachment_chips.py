@@ -21,10 +21,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.attachments import format_size
+from app.sizes import format_size
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
-from ui.window.view_models import AttachmentView
+from ui.widgets.view_models import AttachmentView
 
 
 def chip_details(attachment: AttachmentView) -> str:

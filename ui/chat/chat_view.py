@@ -17,7 +17,7 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLay
 from ui.chat.message_widget import MessageWidget
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
-from ui.window.view_models import MessageView
+from ui.widgets.view_models import MessageView
 
 # Most messages built in one go: when a chat opens, and per step when scrolling up.
 BATCH = 24

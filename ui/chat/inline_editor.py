@@ -7,7 +7,7 @@ from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
-from ui.composer.composer import ComposerEdit
+from ui.chat.composer import ComposerEdit
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.theme import em
 

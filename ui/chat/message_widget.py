@@ -32,7 +32,7 @@ from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
 from ui.widgets.icon_button import message_action
 from ui.widgets.theme import em, is_dark, scale_font
-from ui.window.view_models import MessageView
+from ui.widgets.view_models import MessageView
 
 _ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
 _OBJECT_NAMES = {

@@ -30,9 +30,9 @@ from PySide6.QtWidgets import (
 
 from app.generation.gui_relay import GuiRelay
 from app.library.download_fit import DownloadFit, MemoryFit, assess_fit
+from app.sizes import format_bytes
 from ui.text.plain_text import plain_label
 from ui.widgets.theme import em
-from ui.window.status_panel import format_bytes
 
 if TYPE_CHECKING:
     from app.library.hub_listing import RepoListing

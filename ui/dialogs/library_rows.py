@@ -16,8 +16,8 @@ from PySide6.QtWidgets import (
 )
 
 from app.library.entries import ModelInfo
+from app.sizes import format_bytes
 from ui.widgets.icons import themed_icon
-from ui.window.status_panel import format_bytes
 
 COLUMNS = ("Name", "Architecture", "Parameters", "Quantization", "Size", "Context")
 DEFAULT_ROLE = Qt.ItemDataRole.UserRole + 1  # True on the default model's name cell

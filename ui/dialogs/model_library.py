@@ -35,15 +35,15 @@ from app.library.entries import (
 from app.library.install import is_published_dhara
 from ui.dialogs.download_dialog import DownloadDialog
 from ui.dialogs.library_rows import COLUMNS, DefaultBadgeDelegate, mark_name, row_cells, row_tooltip
-from ui.text.plain_text import literal, message_box, plain_label, show_message
-from ui.widgets.theme import em
-from ui.window.model_tasks import (
+from ui.dialogs.model_tasks import (
     ModelTask,
     download_job,
     import_dhara_job,
     import_folder_job,
     import_gguf_job,
 )
+from ui.text.plain_text import literal, message_box, plain_label, show_message
+from ui.widgets.theme import em
 
 if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker

@@ -29,11 +29,11 @@ from PySide6.QtWidgets import (
 )
 
 from app.server.config import ServerConfig, ServerConfigError
+from app.sizes import format_bytes
 from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
 from ui.forms.draft_model_choice import DraftDefaults
 from ui.forms.overflow_choice import overflow_box
 from ui.widgets.theme import THEME_MODES, ThemeMode, em
-from ui.window.status_panel import format_bytes
 
 if TYPE_CHECKING:
     from app.library.entries import ModelInfo

@@ -45,13 +45,13 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.dialogs.delete_confirmation import delete_confirmed
 from ui.sidebar.date_groups import date_group
 from ui.text.plain_text import literal
 from ui.text.search_snippet import matches_text, paint_snippet
+from ui.widgets.delete_confirmation import delete_confirmed
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import colors_for, em, is_dark
-from ui.window.view_models import ConversationRow, SearchHit
+from ui.widgets.view_models import ConversationRow, SearchHit
 
 SEARCH_DEBOUNCE_MS = 250
 IdRole = Qt.ItemDataRole.UserRole + 1

@@ -15,16 +15,16 @@ from PySide6.QtWidgets import QApplication
 
 from app.store.conversations import Message, StoreError
 from ui.chat.message_widget import MessageWidget
-from ui.dialogs.delete_confirmation import delete_confirmed
+from ui.widgets.delete_confirmation import delete_confirmed
+from ui.widgets.view_models import MessageView
 from ui.window.conversation_views import message_views
-from ui.window.view_models import MessageView
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.window.window_host import ChatPane
 
 
 class BranchCommands(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ChatPane) -> None:
         super().__init__(window)
         self._window = window
         self._controller = window.controller

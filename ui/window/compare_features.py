@@ -9,7 +9,7 @@ branch map refreshes whenever the open conversation changes, while it is shown.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
@@ -22,15 +22,26 @@ from ui.chat.branch_map import BranchMapDock
 from ui.chat.message_widget import MessageWidget
 from ui.chat.sibling_diff import SiblingDiffDialog
 from ui.chat.variants_view import VariantsView
+from ui.window.window_host import ChatPane, MenuWindow
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from PySide6.QtWidgets import QDockWidget
+
+    from ui.window.branch_commands import BranchCommands
 
 DEFAULT_VARIANTS = 3
 
 
+class CompareHost(ChatPane, MenuWindow, Protocol):
+    """The window as Compare and the Branch Map use it."""
+
+    branches: BranchCommands
+
+    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget) -> None: ...
+
+
 class CompareFeatures(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: CompareHost) -> None:
         super().__init__(window)
         self._window = window
         self._controller = window.controller

@@ -6,21 +6,30 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from app.library.entries import list_models
 from app.store.conversations import StoreError
+from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
     from app.chat.controller import ChatController
+    from app.paths import AppPaths
+    from app.settings import Preferences
     from app.store.conversations import Conversation, Store
-    from ui.window.main_window import MainWindow
 
 MARKDOWN_SUFFIXES = (".md", ".markdown")
 _EXPORT_FILTERS = "JSON, every branch (*.json);;Markdown, this branch (*.md)"
+
+
+class FilesHost(ChatPane, Protocol):
+    """The window as export and import use it."""
+
+    preferences: Preferences
+    paths: AppPaths
 
 
 def write_export(
@@ -63,7 +72,7 @@ def ask_import_path(parent: QWidget) -> Path | None:
 
 
 class ConversationFiles(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: FilesHost) -> None:
         super().__init__(window)
         self._window = window
         self._store = window.store

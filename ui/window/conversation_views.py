@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ui.window.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
+from ui.widgets.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
 
 if TYPE_CHECKING:
     from app.store.conversations import Conversation, Message

@@ -30,25 +30,25 @@ from app.server.config import ServerConfig
 from app.store.conversations import DEFAULT_TITLE, Conversation, StoreError
 from ui.chat.chat_header import ChatHeader
 from ui.chat.chat_view import ChatView
+from ui.chat.composer import Composer
+from ui.chat.draft_keeper import DraftKeeper
 from ui.chat.notice_banner import NoticeBanner
-from ui.composer.composer import Composer
-from ui.composer.composer_extras import ComposerExtras
-from ui.composer.draft_keeper import DraftKeeper
-from ui.composer.model_picker import ModelPicker
-from ui.composer.token_counter import TokenCounter
 from ui.dialogs.about_box import show_about
 from ui.sidebar.sidebar import Sidebar
 from ui.widgets.theme import THEME_MODES, ThemeMode, apply_theme, em
 from ui.window.actions import build_actions, build_menus
 from ui.window.branch_commands import BranchCommands
 from ui.window.compare_features import CompareFeatures
+from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
 from ui.window.conversation_views import message_views
+from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
 from ui.window.sidebar_commands import SidebarCommands
 from ui.window.status_panel import StatusPanel
 from ui.window.stream_presenter import StreamPresenter
+from ui.window.token_counter import TokenCounter
 
 # The dialogs are imported when first used: the window must be on screen fast.
 if TYPE_CHECKING:

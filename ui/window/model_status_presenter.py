@@ -3,19 +3,29 @@ why and what to do), and the status bar's model name and memory use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.chat.composer import Composer
+    from ui.window.models import WindowModels
+    from ui.window.status_panel import StatusPanel
+
+
+class StatusHost(Protocol):
+    """The window's parts that show the model's state."""
+
+    status_panel: StatusPanel
+    models: WindowModels
+    composer: Composer
 
 
 class ModelStatusPresenter(QObject):
     ready = Signal()  # a model is loaded: token counts can be asked for
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: StatusHost) -> None:
         super().__init__(window)
         self._composer = window.composer
         self._status_panel = window.status_panel

@@ -7,20 +7,31 @@ It also keeps the list in step with the store when the controller says conversat
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Slot
 
 from app.store.conversations import StoreError
 from ui.text.plain_text import menu_text
 from ui.window.conversation_views import conversation_rows, search_hits
+from ui.window.window_host import ConversationList
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.sidebar.sidebar import Sidebar
+    from ui.window.actions import WindowActions
+    from ui.window.conversation_files import ConversationFiles
+
+
+class SidebarHost(ConversationList, Protocol):
+    """The window as the sidebar's commands use it."""
+
+    sidebar: Sidebar
+    menu_actions: WindowActions
+    files: ConversationFiles
 
 
 class SidebarCommands(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: SidebarHost) -> None:
         super().__init__(window)
         self._window = window
         self._controller = window.controller

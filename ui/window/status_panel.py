@@ -9,16 +9,9 @@ from typing import Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
+from app.sizes import format_bytes
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.theme import em
-
-
-def format_bytes(count: float) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if abs(count) < 1000 or unit == "GB":
-            return f"{count:,.0f} {unit}" if unit == "B" else f"{count:,.1f} {unit}"
-        count /= 1000
-    raise AssertionError("unreachable")
 
 
 class StatusPanel(QWidget):

@@ -11,23 +11,32 @@ the newest streamed text, not the older one the store holds.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
 from ui.chat.reply_progress import STOPPING, PrefillEstimate
-from ui.window.view_models import MessageView
+from ui.widgets.view_models import MessageView
+from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.window.actions import WindowActions
+    from ui.window.status_panel import StatusPanel
 
 STREAM_FPS = 30
+
+
+class StreamHost(ChatPane, Protocol):
+    """The window as a streaming reply's presentation uses it."""
+
+    status_panel: StatusPanel
+    menu_actions: WindowActions
 
 
 class StreamPresenter(QObject):
     idle = Signal()  # no reply is being written any more
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: StreamHost) -> None:
         super().__init__(window)
         self._window = window
         self._latest: dict[str, Any] | None = None  # the latest streamed text, not yet shown

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.chat.controller import ChatController
-from app.chat.think_settings import THINK
+from app.generation.think_settings import THINK
 from app.generation.worker import InferenceWorker
 from app.settings import Preferences
 from app.store.conversations import Store

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.chat.controller import ChatController
-from tests.test_controller import _conversation, _send_and_wait, _started_controller
+from tests.app.chat.test_controller import _conversation, _send_and_wait, _started_controller
 from tests.tiny_models import NO_EOS
 
 SAMPLED = {"temperature": 0.9, "top_p": 0.95, "max_tokens": 8, "seed": 40, "logit_bias": NO_EOS}

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from inference import Engine, LoadedModel, PromptError, SamplingParams, load_model
-from tests.test_engine_overflow import GREEDY, long_chat
+from tests.inference.engine.test_engine_overflow import GREEDY, long_chat
 
 CHAT_LIMIT = 300
 

@@ -11,7 +11,7 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from app.chat.think_settings import THINK
+from app.generation.think_settings import THINK
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     ReasoningEngine,

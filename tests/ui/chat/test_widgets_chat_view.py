@@ -13,7 +13,7 @@ from tests.perf import RUNS, best_of
 from ui.chat.chat_view import ChatView
 from ui.chat.message_widget import MessageWidget
 from ui.text.safe_browser import SafeBrowser
-from ui.window.view_models import MessageView
+from ui.widgets.view_models import MessageView
 
 REPLY = """Sure. Here is how it works:
 

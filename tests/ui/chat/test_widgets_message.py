@@ -13,7 +13,7 @@ from pytestqt.qtbot import QtBot
 
 from ui.chat.message_widget import LEFT_OUT_TIP, MessageWidget, format_stats
 from ui.text.safe_browser import SafeBrowser
-from ui.window.view_models import MessageView
+from ui.widgets.view_models import MessageView
 
 STATS = {
     "prompt_tokens": 160,

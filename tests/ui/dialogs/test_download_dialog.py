@@ -15,10 +15,10 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.library import download_fit
+from app.sizes import format_bytes
 from tests.fake_hub import MODEL_FILES, REPO, FakeHub, isolate_hub_client
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app
 from ui.dialogs.download_dialog import DownloadDialog
-from ui.window.status_panel import format_bytes
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
-from tests.gui.test_screenshots import REPLIES, _save
+from tests.ui.screenshots.test_screenshots import REPLIES, _save
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     ScriptedEngine,

@@ -10,8 +10,8 @@ import pytest
 
 from app.library.entries import rename_model
 from app.paths import AppPaths
-from tests.gui.test_screenshots import _save
-from tests.gui.test_window_new_chat_defaults import _library
+from tests.ui.screenshots.test_screenshots import _save
+from tests.ui.window.test_window_new_chat_defaults import _library
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from app.paths import AppPaths
-from tests.gui.test_screenshots import _save
 from tests.tiny_models import build_model
+from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app, scripted_worker
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.test_screenshots import _save, _streamed
+from tests.ui.screenshots.test_screenshots import _save, _streamed
 from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app, scripted_worker
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

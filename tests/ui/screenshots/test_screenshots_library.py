@@ -13,7 +13,7 @@ from PySide6.QtCore import Qt
 
 from app.library.entries import rename_model
 from tests.fake_hub import FakeHub, isolate_hub_client
-from tests.gui.test_screenshots import _save
+from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

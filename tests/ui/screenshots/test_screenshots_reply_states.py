@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.test_screenshots import _save
 from tests.ui.reply_engines import CutOffEngine, LongPromptEngine
+from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     running_app,

@@ -21,7 +21,7 @@ from tests.ui.window_harness import (
 from ui.sidebar.date_groups import date_group
 from ui.sidebar.sidebar import GroupRole, Sidebar, menu_button_rect
 from ui.widgets.theme import em
-from ui.window.view_models import ConversationRow
+from ui.widgets.view_models import ConversationRow
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 

@@ -11,7 +11,7 @@ from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
 from ui.sidebar.sidebar import IdRole, PinnedRole, Sidebar
-from ui.window.view_models import ConversationRow, SearchHit
+from ui.widgets.view_models import ConversationRow, SearchHit
 
 NOW = datetime(2026, 11, 30, 12, 0)
 ROWS = [

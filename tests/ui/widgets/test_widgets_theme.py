@@ -17,11 +17,11 @@ from pytestqt.qtbot import QtBot
 import ui.widgets.theme
 from tests.paths import SCREENSHOTS
 from ui.chat.chat_view import ChatView
+from ui.chat.composer import Composer
 from ui.chat.message_widget import MessageWidget
-from ui.composer.composer import Composer
 from ui.sidebar.sidebar import Sidebar
 from ui.widgets.theme import DARK, LIGHT, apply_theme, is_dark
-from ui.window.view_models import ConversationRow, MessageView
+from ui.widgets.view_models import ConversationRow, MessageView
 
 SHOTS = SCREENSHOTS
 CODE_REPLY = """Here is a **memoized** version:

@@ -17,6 +17,7 @@ import pytest
 import inference.cache.files as cache_files
 from app.generation.worker import InferenceWorker
 from app.paths import AppPaths
+from app.sizes import format_bytes
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     SHORT,
@@ -27,7 +28,6 @@ from tests.ui.window_harness import (
 )
 from ui.chat.message_widget import LEFT_OUT_TIP, MessageWidget
 from ui.main import Launched
-from ui.window.status_panel import format_bytes
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 

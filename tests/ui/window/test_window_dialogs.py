@@ -38,8 +38,8 @@ from tests.ui.window_harness import (
     set_params,
 )
 from ui.dialogs.model_library import TaskProgressDialog
+from ui.dialogs.model_tasks import ModelTask, import_folder_job
 from ui.widgets.theme import is_dark
-from ui.window.model_tasks import ModelTask, import_folder_job
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 

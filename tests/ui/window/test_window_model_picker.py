@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.gui.test_window_new_chat_defaults import _library
+from tests.ui.window.test_window_new_chat_defaults import _library
 from tests.ui.window_harness import ENDLESS, OFFSCREEN_NOISE, running_app, set_params
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.sizes import format_size
 from app.store.records import MAX_CONTENT_CHARS
 
 # Read no further than this: a bigger file could never fit a model's context anyway.
@@ -135,10 +136,3 @@ def with_attachments(content: str, attachments: tuple[dict[str, Any], ...] | lis
     return "\n\n".join([*files, content])
 
 
-def format_size(size: int) -> str:
-    """Bytes as a person reads them: 812 B, 14.2 KB, 3.1 MB."""
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from app.chat.attachments import (
+from app.generation.attachments import (
     AttachmentError,
-    format_size,
     read_attachment,
     with_attachments,
     wrap_file,
 )
+from app.sizes import format_size
 
 
 def make_pdf(path: Path, lines: list[str]) -> Path:
@@ -103,7 +103,7 @@ def test_missing_files_and_folders_are_refused(tmp_path: Path) -> None:
 def test_a_huge_file_is_refused_before_it_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("app.chat.attachments.MAX_FILE_BYTES", 10)
+    monkeypatch.setattr("app.generation.attachments.MAX_FILE_BYTES", 10)
     path = tmp_path / "big.log"
     path.write_text("x" * 11)
     with pytest.raises(AttachmentError, match=r"big\.log is too large to attach \(11 B"):

@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 
 if TYPE_CHECKING:
     from app.chat.controller import ChatController
-    from ui.composer.composer import Composer
+    from ui.chat.composer import Composer
 
 SAVE_DELAY_MS = 500
 

@@ -9,7 +9,7 @@ the list opens, so a model added meanwhile is there.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QPaintEvent
@@ -19,13 +19,22 @@ from app.async_tasks import spawn
 from app.store.conversations import StoreError
 from ui.forms.model_choices import add_remote_models, fill_models
 from ui.widgets.theme import em
+from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
     from app.library.entries import ModelInfo
-    from ui.window.main_window import MainWindow
+    from ui.window.model_status_presenter import ModelStatusPresenter
+    from ui.window.models import WindowModels
 
 _TIP = "The model this chat uses; choosing another loads it"
 _BUSY_TIP = "The model can be changed once the reply is finished"
+
+
+class PickerHost(ChatPane, Protocol):
+    """The window as the model picker uses it."""
+
+    models: WindowModels
+    model_status: ModelStatusPresenter
 
 
 class PickerBox(QComboBox):
@@ -54,7 +63,7 @@ class PickerBox(QComboBox):
 
 
 class ModelPicker(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: PickerHost) -> None:
         super().__init__(window)
         self._window = window
         # None until the library is first listed: once a model is ready or the list opens,

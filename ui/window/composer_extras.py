@@ -9,20 +9,31 @@ the person's choice into the open chat's params.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QDragEnterEvent, QDropEvent
 
 from app.store.conversations import StoreError
-from ui.composer.composer import local_files
+from ui.chat.composer import local_files
+from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.window.model_status_presenter import ModelStatusPresenter
+    from ui.window.token_counter import TokenCounter
+
+
+class ExtrasHost(ChatPane, Protocol):
+    """The window as the composer's extras use it."""
+
+    token_counter: TokenCounter
+    model_status: ModelStatusPresenter
+
+    def setAcceptDrops(self, on: bool) -> None: ...
 
 
 class ComposerExtras(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ExtrasHost) -> None:
         super().__init__(window)
         self._window = window
         composer, controller = window.composer, window.controller

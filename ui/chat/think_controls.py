@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QToolButton, QWidget
 
-from app.chat.think_settings import DEFAULT_EFFORT, EFFORT, THINK
+from app.generation.think_settings import DEFAULT_EFFORT, EFFORT, THINK
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import scale_font
 

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from ui.composer.composer import Composer
+from ui.chat.composer import Composer
 
 
 @pytest.fixture

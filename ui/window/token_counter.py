@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer, Slot
 
 if TYPE_CHECKING:
-    from ui.window.main_window import MainWindow
+    from ui.window.window_host import ChatPane
 
 TOKEN_COUNT_DEBOUNCE_MS = 300
 
 
 class TokenCounter(QObject):
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ChatPane) -> None:
         super().__init__(window)
         self._window = window
         self._timer = QTimer(self, singleShot=True, interval=TOKEN_COUNT_DEBOUNCE_MS)

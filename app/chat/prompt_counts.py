@@ -6,21 +6,43 @@ context cannot hold. Answers come back through the controller's `tokenCount` and
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from app.chat.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
-from app.chat.think_settings import template_kwargs
+from PySide6.QtCore import SignalInstance
+
+from app.generation.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
 from app.generation.reply_generation import prompt_messages
+from app.generation.think_settings import template_kwargs
 from app.settings import chat_context_length
 from app.store.conversations import StoreError
 
 if TYPE_CHECKING:
-    from app.chat.controller import ChatController
-    from app.generation.worker import EngineLike
+    from app.generation.worker import EngineLike, InferenceWorker
+    from app.store.conversations import Store
+
+
+class CountingHost(Protocol):
+    """What the counts need of the chat controller that owns them (its state and signals)."""
+
+    store: Store
+    worker: InferenceWorker
+    notice: SignalInstance
+    tokenCount: SignalInstance
+    attachmentReady: SignalInstance
+
+    @property
+    def model_state(self) -> str: ...
+
+    @property
+    def model_info(self) -> dict[str, Any] | None: ...
+
+    def remote_model(self, conversation_id: int) -> str | None: ...
+
+    def overflow_policy(self, conversation_id: int) -> str: ...
 
 
 class PromptCounts:
-    def __init__(self, controller: ChatController) -> None:
+    def __init__(self, controller: CountingHost) -> None:
         self._controller = controller
         self._store = controller.store
         self._worker = controller.worker

@@ -28,13 +28,13 @@ from PySide6.QtWidgets import (
 
 from ui.chat.attachment_chips import AttachmentChips
 from ui.chat.reply_progress import STOPPING
-from ui.composer.think_controls import ThinkControls
+from ui.chat.think_controls import ThinkControls
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.icon_button import icon_button
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em, scale_font
-from ui.window.view_models import AttachmentView
+from ui.widgets.view_models import AttachmentView
 
 # Warn once the prompt takes this share of the context window.
 NEAR_CONTEXT_SHARE = 0.9

@@ -1,0 +1,169 @@
+"""Requests built from messages or raw prompts: validated, fitted to the context and rendered to
+token ids with the model's chat template, with the reply's room worked out.
+
+Worker thread only, like the engine that owns it (the tokenizer may be MLX-backed).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Hashable, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from inference.decoding.sampling import SamplingParams
+from inference.engine.raw_prompt import check_room, prompt_ids
+from inference.engine.request import Request
+from inference.errors import PromptError, SamplingError
+from inference.prompt.chat_prompt import (
+    generation_suffix,
+    render_ids,
+    render_prompt,
+    validate_messages,
+)
+from inference.prompt.context_fit import Overflow, chat_context, fit_messages, reply_room
+
+if TYPE_CHECKING:
+    from inference.loading.load import LoadedModel
+
+
+class RequestBuilder:
+    """Turns what a caller asks for into a `Request` for one loaded model."""
+
+    def __init__(self, loaded: LoadedModel) -> None:
+        self._loaded = loaded
+        # What the chat template appends for the generation prompt, per set of template switches
+        # (thinking off may add an empty reasoning block): it places the last user turn's
+        # checkpoint without rendering the conversation again.
+        self._suffixes: dict[tuple, str | None] = {}
+
+    @property
+    def context_length(self) -> int | None:
+        return self._loaded.context_length
+
+    def count_prompt_tokens(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+    ) -> int:
+        """Tokens the rendered prompt for `messages` takes, generation prompt included."""
+        return len(self.render(validate_messages(messages), template_kwargs))
+
+    def chat_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: SamplingParams | None,
+        conversation_id: Hashable,
+        overflow: Overflow,
+        template_kwargs: Mapping[str, Any] | None = None,
+        continue_reply: bool = False,
+        context_limit: int | None = None,
+    ) -> Request:
+        """A request for the reply after `messages`, fitted to the context (the chat's
+        `context_limit` when smaller than the model's) and rendered (with `continue_reply`, the
+        last message is a partial reply the model goes on writing)."""
+        started = time.perf_counter()
+        params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
+        context = chat_context(self.context_length, context_limit)
+        whose = "this model's context" if context == self.context_length else (
+            "this chat's context length"
+        )
+        clean = validate_messages(messages)
+        if continue_reply and clean[-1]["role"] != "assistant":
+            raise PromptError("Only a reply can be continued: the last message is not one.")
+        kept, dropped = self._fit(
+            clean, params, overflow, template_kwargs, continue_reply, context, whose
+        )
+        prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
+        ids = prompt.ids
+        max_tokens, capped = reply_limit(context, len(ids), params.max_tokens)
+        return Request(
+            ids=ids,
+            params=params,
+            max_tokens=max_tokens,
+            capped_by_context=capped,
+            conversation_id=conversation_id,
+            started=started,
+            prompt=prompt,
+            messages=kept,
+            template_kwargs=dict(template_kwargs or {}),
+            dropped=tuple(dropped),
+        )
+
+    def raw_request(
+        self,
+        prompt: str | Sequence[int],
+        params: SamplingParams | None,
+        conversation_id: Hashable,
+    ) -> Request:
+        """A request that continues a raw prompt (text tokenized without the chat template, or
+        token ids): no messages, so no turns to leave out."""
+        started = time.perf_counter()
+        params = SamplingParams() if params is None else params
+        self._check_token_ids(params)
+        ids = prompt_ids(self._loaded.tokenizer, prompt, self._vocab_size)
+        check_room(ids, self.context_length)
+        max_tokens, capped = reply_limit(self.context_length, len(ids), params.max_tokens)
+        return Request(ids, params, max_tokens, capped, conversation_id, started)
+
+    def render(
+        self,
+        messages: list[dict[str, str]],
+        template_kwargs: Mapping[str, Any] | None,
+        continue_reply: bool = False,
+    ) -> list[int]:
+        return render_ids(
+            self._loaded.tokenizer,
+            messages,
+            not continue_reply,
+            continue_final=continue_reply,
+            **(template_kwargs or {}),
+        )
+
+    def generation_suffix(self, template_kwargs: Mapping[str, Any]) -> str | None:
+        key = tuple(sorted((k, repr(v)) for k, v in template_kwargs.items()))
+        if key not in self._suffixes:
+            self._suffixes[key] = generation_suffix(self._loaded.tokenizer, template_kwargs)
+        return self._suffixes[key]
+
+    def _check_token_ids(self, params: SamplingParams) -> None:
+        # mlx ignores an out-of-range index in the bias scatter, so a typo would pass unnoticed.
+        if params.logit_bias and max(params.logit_bias) >= self._vocab_size:
+            raise SamplingError(
+                f"logit_bias names token {max(params.logit_bias)}, but this model's "
+                f"vocabulary has only {self._vocab_size} tokens (ids 0 to {self._vocab_size - 1})."
+            )
+
+    @cached_property
+    def _vocab_size(self) -> int:
+        """Token ids the tokenizer knows (added tokens included); built once, on first use."""
+        return len(self._loaded.tokenizer.get_vocab())
+
+    def _fit(
+        self,
+        messages: list[dict[str, str]],
+        params: SamplingParams,
+        overflow: Overflow,
+        template_kwargs: Mapping[str, Any] | None,
+        continue_reply: bool,
+        limit: int | None,
+        whose: str,
+    ) -> tuple[list[dict[str, str]], list[int]]:
+        """The messages that fit `limit` tokens with room for a reply, and those left out."""
+        if limit is None:
+            return messages, []
+        room = reply_room(limit, params.max_tokens)
+
+        def count(kept: list[dict[str, str]]) -> int:
+            return len(self.render(kept, template_kwargs, continue_reply))
+
+        return fit_messages(messages, count, limit, room, overflow, whose)
+
+
+def reply_limit(limit: int | None, prompt_tokens: int, max_tokens: int) -> tuple[int, bool]:
+    """How many tokens the reply may take within a context of `limit` tokens, and whether the
+    context (not max_tokens) is what limits it."""
+    if limit is None or limit - prompt_tokens >= max_tokens:
+        return max_tokens, False
+    return limit - prompt_tokens, True
