@@ -10,11 +10,13 @@ but never while being imported: the window shows before MLX loads.
 from __future__ import annotations
 
 import ast
+import importlib.util
 import os
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -32,7 +34,7 @@ NEVER_IMPORTS = {
 # The model library in app/ reads what a model folder holds from inference.model_files (file
 # names, context-length keys; no MLX: the package imports its heavy modules lazily), so app and
 # ui load that much of inference: nothing more, and no MLX.
-MLX_FREE_INFERENCE = {"inference", "inference.loading.load", "inference.loading.model_files"}
+MLX_FREE_INFERENCE = {"inference", "inference.loading", "inference.loading.model_files"}
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
     "inference": NEVER_IMPORTS["inference"],
@@ -145,3 +147,74 @@ def test_the_checks_catch_a_bad_module(
     assert any("_bad.py" in hit for hit in forbidden_imports(package, tmp_path))
     if caught_by_loading:
         assert forbidden_loads(package, tmp_path)
+
+
+def _import_graph_tool() -> ModuleType:
+    path = ROOT / "tools" / "import_graph.py"
+    spec = importlib.util.spec_from_file_location("import_graph", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+GRAPH = _import_graph_tool()
+
+# Inside inference, subpackages from the bottom up: each may import those before it, never one
+# after it (the cache does not know the engine; prompt rendering does not know the cache). The
+# package's own `__init__` is the public facade above them all.
+INFERENCE_ORDER = (
+    "errors", "models", "toolcalls", "prompt", "cpu", "loading", "importing", "cache",
+    "decoding", "engine",
+)
+
+
+def _inference_rank(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "inference" or len(parts) < 2:
+        return None
+    assert parts[1] in INFERENCE_ORDER, f"{module}: place its subpackage in INFERENCE_ORDER"
+    return INFERENCE_ORDER.index(parts[1])
+
+
+def upward_inference_imports(edges: dict[str, set[str]]) -> list[str]:
+    found = []
+    for module, targets in edges.items():
+        rank = _inference_rank(module)
+        for target in targets:
+            target_rank = _inference_rank(target)
+            if rank is not None and target_rank is not None and target_rank > rank:
+                found.append(f"{module} -> {target}")
+    return sorted(found)
+
+
+def test_no_import_cycles_between_product_modules() -> None:
+    """Type-only and lazy imports count: `python tools/import_graph.py` says the same."""
+    assert GRAPH.cycles(GRAPH.import_edges()) == []
+
+
+def test_the_cycle_check_finds_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert GRAPH.cycles(edges) == [["a", "b", "c"]]
+
+
+def test_every_product_module_is_at_most_400_lines() -> None:
+    assert GRAPH.oversized() == {}
+
+
+def test_inference_subpackages_never_import_upward() -> None:
+    assert upward_inference_imports(GRAPH.import_edges()) == []
+
+
+def test_the_upward_check_catches_the_cache_importing_the_engine() -> None:
+    edges = {"inference.cache.trie": {"inference.engine.engine"}, "inference.engine.engine": set()}
+    assert upward_inference_imports(edges) == ["inference.cache.trie -> inference.engine.engine"]
+
+
+def test_every_package_says_what_it_holds_and_may_import() -> None:
+    for package in ("inference", "app", "ui"):
+        for init in (ROOT / package).rglob("__init__.py"):
+            if init.parent == ROOT / package:
+                continue
+            doc = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8"))) or ""
+            assert "May import" in doc, f"{init.relative_to(ROOT)} says nothing of its imports"

@@ -20,7 +20,7 @@ import numpy as np
 from gguf import GGMLQuantizationType as Type
 from mlx.utils import tree_flatten
 
-from inference.models import get_model_classes
+from inference.models.registry import get_model_classes
 from tests.tiny_models import CHATML_TEMPLATE, CONFIGS, build_tokenizer
 
 # Scaled like tests/tiny_models.py, so greedy choices are not near-ties.

@@ -22,7 +22,7 @@ from mlx.utils import tree_flatten, tree_map
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from inference import import_dhara
-from inference.models import get_model_classes
+from inference.models.registry import get_model_classes
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 VOCAB_SIZE = 384

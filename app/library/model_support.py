@@ -72,7 +72,7 @@ def refresh_support(models_dir: str | Path) -> None:
 
 def _support_record(config: dict[str, Any]) -> dict[str, Any]:
     from inference.loading.load import unsupported_message
-    from inference.models import get_model_classes
+    from inference.models.registry import get_model_classes
 
     try:
         get_model_classes(config)

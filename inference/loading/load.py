@@ -27,7 +27,7 @@ from inference.loading.model_files import (
     needs_remote_code,
     read_json_object,
 )
-from inference.models import get_model_classes
+from inference.models.registry import get_model_classes
 from inference.prompt.template_check import check_template
 
 if TYPE_CHECKING:

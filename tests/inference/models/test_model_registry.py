@@ -14,7 +14,7 @@ import mlx_lm.models.llama
 import mlx_lm.models.qwen3_5
 import pytest
 
-import inference.models as registry
+import inference.models.registry as registry
 from inference import ModelLoadError, load_model
 from tests.paths import ROOT
 
