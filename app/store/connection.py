@@ -31,6 +31,9 @@ MESSAGE_FIELDS = (
     "error",
     "reasoning",
     "attachments",
+    "tool_calls",
+    "tool_call_id",
+    "tool_name",
 )
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 
@@ -100,9 +103,13 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error, reasoning, attachments = row
+    *head, params, stats, error, reasoning, attachments, calls, call_id, tool_name = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
-    return Message(*head, _loads(params), _loads(stats), error, reasoning, loaded)
+    tool_calls = () if calls == "[]" else tuple(json.loads(calls))
+    return Message(
+        *head, _loads(params), _loads(stats), error, reasoning, loaded, tool_calls, call_id,
+        tool_name,
+    )
 
 
 def _loads(text: str) -> dict[str, Any]:

@@ -62,11 +62,13 @@ def _connect(path: Path) -> sqlite3.Connection:
             raise _CorruptDatabase(path)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
-        conn.execute("PRAGMA foreign_keys = ON")
         if version < latest:
             if version > 0:
                 _backup(conn, path, version)
+            # Foreign keys stay off while migrating: a step may rebuild a table that others
+            # refer to (SQLite's documented procedure); each step checks them before it commits.
             _migrate(conn)
+        conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as exc:
         conn.close()
         if exc.sqlite_errorcode & 0xFF in _CORRUPT_CODES:
@@ -92,7 +94,17 @@ def _migrate(conn: sqlite3.Connection) -> None:
         try:
             # Read again under the write lock: another instance may have migrated meanwhile.
             if _user_version(conn) < target:
-                conn.executescript(script)
+                if isinstance(script, str):
+                    conn.executescript(script)
+                else:
+                    script(conn)
+                broken = conn.execute("PRAGMA foreign_key_check").fetchall()
+                if broken:
+                    raise StoreError(
+                        f"Upgrading the conversation database to schema {target} would break "
+                        f"{len(broken)} links between its rows; it was left at schema "
+                        f"{target - 1}."
+                    )
                 conn.execute(f"PRAGMA user_version = {target}")
             conn.execute("COMMIT")
         except BaseException:

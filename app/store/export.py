@@ -6,10 +6,14 @@ JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
-                   "params", "stats", "error", "visit", "reasoning", "attachments"}, ...]}
+                   "params", "stats", "error", "visit", "reasoning", "attachments",
+                   "tool_calls", "tool_call_id", "tool_name"}, ...]}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
-"tokens", "text"} each); a version-1 file reads with neither. Markdown holds the active path,
+"tokens", "text"} each); a version-1 file reads with neither. Version 3 added tool use: the
+`tool` role, a reply's `tool_calls` ({"id", "name", "arguments"} each) and a tool message's
+`tool_call_id` and `tool_name`; older files read without them. In Markdown a reply's calls and
+each tool result are folded blocks. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, and each
 attached file as a folded block of its text.
 
@@ -21,6 +25,7 @@ switching branches after an import lands where it did before.
 from __future__ import annotations
 
 import html
+import json
 import math
 import re
 import time
@@ -41,10 +46,11 @@ from app.store.records import (
     check_text,
     dump_attachments,
     dump_mapping,
+    dump_tool_calls,
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 2
+EXPORT_VERSION = 3
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -70,6 +76,9 @@ class MessageRecord:
     visit: int
     reasoning: str = ""
     attachments: tuple[dict[str, Any], ...] = ()
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +128,9 @@ def to_json(
                 "visit": visits[m.id],
                 "reasoning": m.reasoning,
                 "attachments": list(m.attachments),
+                "tool_calls": list(m.tool_calls),
+                "tool_call_id": m.tool_call_id,
+                "tool_name": m.tool_name,
             }
             for m in messages
         ],
@@ -189,6 +201,9 @@ def to_markdown(
         quoted = [f"> {line}".rstrip() for line in conversation.system_prompt.splitlines()]
         lines += ["**System prompt**", "", *quoted, ""]
     for message in path:
+        if message.role == "tool":
+            lines += _tool_result(message)
+            continue
         heading = "User" if message.role == "user" else "Assistant"
         if message.role == "assistant" and message.model_id:
             heading += f" ({names.get(message.model_id, message.model_id)})"
@@ -204,6 +219,9 @@ def to_markdown(
             )
         if message.content:
             lines += [message.content, ""]
+        for call in message.tool_calls:
+            arguments = json.dumps(call["arguments"], ensure_ascii=False, indent=2)
+            lines += _folded(f"Tool call: {call['name']}", _fenced(arguments))
         if message.status in _STATUS_NOTES:
             lines += [f"*({_STATUS_NOTES[message.status]})*", ""]
         if message.error:
@@ -223,6 +241,11 @@ def _folded(summary: str, body: list[str]) -> list[str]:
         "</details>",
         "",
     ]
+
+
+def _tool_result(message: Message) -> list[str]:
+    what = "failed" if message.status == "error" else "result"
+    return _folded(f"Tool {what}: {message.tool_name or 'tool'}", _fenced(message.content))
 
 
 def _fenced(text: str) -> list[str]:
@@ -249,8 +272,10 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
     try:
         role = check_role(item.get("role"))
         status = check_status(item.get("status"))
+        dump_tool_calls(item.get("tool_calls"), "tool_calls")
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}: {exc}") from exc
+    calls = item.get("tool_calls")
     return MessageRecord(
         id=message_id,
         parent_id=parent_id,
@@ -266,6 +291,9 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         visit=visit,
         reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
         attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
+        tool_calls=tuple(dict(call) for call in calls) if isinstance(calls, list) else (),
+        tool_call_id=check_optional_text(item.get("tool_call_id"), f"{where}.tool_call_id"),
+        tool_name=check_optional_text(item.get("tool_name"), f"{where}.tool_name"),
     )
 
 

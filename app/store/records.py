@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-Role = Literal["user", "assistant"]
+Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
 STATUSES: frozenset[str] = frozenset(get_args(Status))
@@ -64,6 +64,12 @@ class Message:
     reasoning: str = ""  # a reply's thoughts before its answer, kept apart from `content`
     # Files attached to a user message: {"name", "size", "tokens", "text"} each.
     attachments: tuple[dict[str, Any], ...] = ()
+    # An assistant reply's tool calls, {"id", "name", "arguments"} each (arguments: a dict).
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    # A `tool` message: the call it answers and the tool's model-facing name; its stats hold
+    # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tool_results).
+    tool_call_id: str | None = None
+    tool_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +147,30 @@ def dump_attachments(value: object, what: str = "The attached files") -> str:
                 raise InvalidInputError(f"{what}: entry {index} has an invalid {key!r}.")
         check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
         clean.append(dict(item))
+    return json.dumps(clean, ensure_ascii=False, sort_keys=True)
+
+
+def dump_tool_calls(value: object, what: str = "The tool calls") -> str:
+    """JSON text for a reply's tool calls; refuses anything but a list of {"id", "name",
+    "arguments"} entries with text ids and names, unique ids and JSON-object arguments."""
+    if value is None:
+        return "[]"
+    if not isinstance(value, list | tuple):
+        raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
+    clean = []
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, dict) or set(item) != {"id", "name", "arguments"}:
+            raise InvalidInputError(f"{what}: call {index} must have exactly id, name, arguments.")
+        for key in ("id", "name"):
+            if not isinstance(item[key], str) or not item[key].strip():
+                raise InvalidInputError(f"{what}: call {index} has no {key}.")
+            check_text(item[key], f"{what}: call {index}'s {key}", allow_empty=False)
+        dump_mapping(item["arguments"], f"{what}: call {index}'s arguments")
+        if not isinstance(item["arguments"], dict):
+            raise InvalidInputError(f"{what}: call {index}'s arguments must be a JSON object.")
+        clean.append({"id": item["id"], "name": item["name"], "arguments": item["arguments"]})
+    if len({c["id"] for c in clean}) != len(clean):
+        raise InvalidInputError(f"{what}: two calls have the same id.")
     return json.dumps(clean, ensure_ascii=False, sort_keys=True)
 
 

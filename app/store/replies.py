@@ -27,15 +27,16 @@ from app.store.records import (
     check_status,
     check_text,
     dump_mapping,
+    dump_tool_calls,
 )
 from app.store.reply_recovery import UnsavedReply
 from app.store.reply_writer import ReplyWriter
-from app.store.tree import MessageTree
+from app.store.tool_messages import ToolMessages
 
 _log = logging.getLogger(__name__)
 
 
-class StreamingReplies(MessageTree):
+class StreamingReplies(ToolMessages):
     """The reply operations of `Store`."""
 
     def __init__(self, conn: sqlite3.Connection, path: Path, recovered_from: Path | None) -> None:
@@ -90,18 +91,21 @@ class StreamingReplies(MessageTree):
         stats: dict[str, Any] | None = None,
         error: str | None = None,
         reasoning: str = "",
+        tool_calls: list[dict[str, Any]] | None = None,
     ) -> Message:
+        """`tool_calls`: the calls the reply ends with, {"id", "name", "arguments"} each."""
         check_text(content, "The reply", allow_empty=True)
         check_text(reasoning, "The reply's reasoning", allow_empty=True)
         check_status(status, FINAL_STATUSES)
         stats_json = dump_mapping(stats, "The reply statistics")
+        calls_json = dump_tool_calls(tool_calls)
         check_optional_text(error, "The error message")
         message = self._streaming(message_id)
         with self._write() as db:
             db.execute(
-                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?"
-                " WHERE id = ?",
-                (content, status, stats_json, error, reasoning, message_id),
+                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
+                " tool_calls = ? WHERE id = ?",
+                (content, status, stats_json, error, reasoning, calls_json, message_id),
             )
             self._touch(db, message.conversation_id)
         self._writers.pop(message_id, None)

@@ -13,6 +13,11 @@ indexed.
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Callable
+
+from app.store.table_rebuild import rebuild_table
+
 _V1 = """
 CREATE TABLE conversations (
     id             INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -103,7 +108,38 @@ ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
 """
 
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3_REASONING_ATTACHMENTS)
+
+
+def _v4_tool_messages(conn: sqlite3.Connection) -> None:
+    """Tool use in the tree: a `tool` role (a CHECK constraint, so the table is rebuilt; every
+    row keeps its id), a reply's calls as a JSON list of {"id", "name", "arguments"}, and for a
+    tool message the call it answers and the tool's name. A result's text is `content`, so
+    search finds it; its duration, size and server go in `stats`."""
+    rebuild_table(
+        conn,
+        "messages",
+        "CHECK (role IN ('user', 'assistant'))",
+        "CHECK (role IN ('user', 'assistant', 'tool'))",
+    )
+    conn.executescript(
+        """
+        ALTER TABLE messages ADD COLUMN tool_calls TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE messages ADD COLUMN tool_call_id TEXT;
+        ALTER TABLE messages ADD COLUMN tool_name TEXT;
+        """
+    )
+
+
+# A step is SQL text, or a function for what SQL alone cannot say (a table rebuilt from its
+# stored definition). Either runs inside the migration's transaction, foreign keys off.
+Migration = str | Callable[[sqlite3.Connection], None]
+
+MIGRATIONS: tuple[Migration, ...] = (
+    _V1,
+    _V2,
+    _V3_REASONING_ATTACHMENTS,
+    _v4_tool_messages,
+)
 
 
 def latest_version() -> int:

@@ -24,6 +24,7 @@ from app.store.records import (
     check_text,
     dump_attachments,
     dump_mapping,
+    dump_tool_calls,
 )
 
 _M_COLUMNS = ", ".join(f"m.{name}" for name in MESSAGE_FIELDS)
@@ -63,10 +64,11 @@ class MessageTree(StoreRows):
         )
 
     def edit_message(self, message_id: int, new_content: str) -> Message:
-        """A new sibling of `message_id` with the new text and the same attached files, made
-        active; the original stays."""
-        check_text(new_content, "The message", allow_empty=False)
+        """A new sibling of `message_id` with the new text and the same attached files (a
+        reply's tool calls, a tool result's call), made active; the original stays. An edited
+        tool result is marked so in its stats."""
         original = self.get_message(message_id)
+        check_text(new_content, "The message", allow_empty=original.role == "tool")
         return self._add_message(
             original.conversation_id,
             original.parent_id,
@@ -76,6 +78,11 @@ class MessageTree(StoreRows):
             original.model_id,
             original.params,
             list(original.attachments),
+            tool_calls=list(original.tool_calls),
+            tool_call_id=original.tool_call_id,
+            tool_name=original.tool_name,
+            stats=_edited_stats(original, new_content) if original.role == "tool" else None,
+            reasoning=original.reasoning if original.role == "assistant" else "",
         )
 
     def switch_to_sibling(self, message_id: int) -> Message:
@@ -159,10 +166,22 @@ class MessageTree(StoreRows):
         model_id: str | None,
         params: dict[str, Any] | None,
         attachments: list[dict[str, Any]] | None = None,
+        *,
+        tool_calls: list[dict[str, Any]] | None = None,
+        tool_call_id: str | None = None,
+        tool_name: str | None = None,
+        stats: dict[str, Any] | None = None,
+        reasoning: str = "",
+        error: str | None = None,
     ) -> Message:
         check_optional_text(model_id, "The model id")
+        check_optional_text(error, "The error message")
         params_json = dump_mapping(params, "The sampling parameters")
         attachments_json = dump_attachments(attachments)
+        calls_json = dump_tool_calls(tool_calls)
+        stats_json = dump_mapping(stats, "The message statistics")
+        check_optional_text(tool_call_id, "The tool call id")
+        check_optional_text(tool_name, "The tool name")
         conversation = self.get_conversation(conversation_id)
         if parent_id is not None and self.get_message(parent_id).conversation_id != conversation.id:
             raise InvalidInputError(
@@ -171,7 +190,8 @@ class MessageTree(StoreRows):
         with self._write() as db:
             (message_id,) = db.execute(
                 "INSERT INTO messages (conversation_id, parent_id, role, content, created_at,"
-                " status, model_id, params, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
+                " status, model_id, params, attachments, tool_calls, tool_call_id, tool_name,"
+                " stats, reasoning, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
                 " RETURNING id",
                 (
                     conversation_id,
@@ -183,6 +203,12 @@ class MessageTree(StoreRows):
                     model_id,
                     params_json,
                     attachments_json,
+                    calls_json,
+                    tool_call_id,
+                    tool_name,
+                    stats_json,
+                    reasoning,
+                    error,
                 ),
             ).fetchone()
             self._activate(db, conversation_id, message_id)
@@ -200,8 +226,9 @@ class MessageTree(StoreRows):
     ) -> int:
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, visit, reasoning, attachments)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " model_id, params, stats, error, visit, reasoning, attachments, tool_calls,"
+            " tool_call_id, tool_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            " RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -217,6 +244,9 @@ class MessageTree(StoreRows):
                 visit,
                 message.reasoning,
                 json.dumps(list(message.attachments), ensure_ascii=False, sort_keys=True),
+                json.dumps(list(message.tool_calls), ensure_ascii=False, sort_keys=True),
+                message.tool_call_id,
+                message.tool_name,
             ),
         ).fetchone()
         return int(new_id)
@@ -270,3 +300,10 @@ class MessageTree(StoreRows):
         if not rows:
             raise NotFoundError(f"There is no message with id {message_id!r}.")
         return [message_from_row(row) for row in rows]
+
+
+def _edited_stats(original: Message, content: str) -> dict[str, Any]:
+    """A tool result edited by the person: what it says of its tool stays, its timing does not
+    describe the new text."""
+    kept = {k: v for k, v in original.stats.items() if k in ("server", "tool")}
+    return {**kept, "edited": True, "chars": len(content)}
