@@ -197,6 +197,8 @@ def _without_ends(text: str, ends: tuple[str, ...]) -> str:
 
 
 def _split(text: str, markers: tuple[tuple[str, str], ...], thinking: bool) -> tuple[str, str]:
+    if not thinking and not any(start in text for start, _ in markers):
+        return "", text  # no reasoning: skip the splitter's walk over every character
     transitions = {
         ANSWER: [(start, REASONING) for start, _ in markers],
         REASONING: [(end, ANSWER) for _, end in markers],

@@ -19,10 +19,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from inference.toolcalls.calls import Scan, found, found_in_json, json_prefix
+from inference.toolcalls.calls import Found, Scan, found, found_in_json, json_prefix
 
 MARKER = "[TOOL_CALLS]"
-_HEADER = re.compile(r"\s*([^\s\[\]{}<>\"]+?)\s*(?:\[CALL_ID\]\s*([A-Za-z0-9_\-]+)\s*)?\[ARGS\]")
+# Mistral's templates refuse to render an id that is not 9 letters and digits; others get new ids.
+_ID = re.compile(r"[A-Za-z0-9]{9}")
+_HEADER = re.compile(r"\s*([^\s\[\]{}<>\"]+?)\s*(?:\[CALL_ID\]\s*([^\s\[\]]+)\s*)?\[ARGS\]")
 
 
 def mistral_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
@@ -38,7 +40,7 @@ def _region(region: str, scan: Scan) -> None:
             items, end = json_prefix(region)
             if not isinstance(items, list) or not items:
                 raise ValueError("an empty call list")
-            calls = [found_in_json(item) for item in items]
+            calls = [_with_usable_id(found_in_json(item)) for item in items]
         except Exception:  # untrusted text: any error means the list cannot be read
             scan.bad(MARKER + region)
             return
@@ -50,7 +52,7 @@ def _region(region: str, scan: Scan) -> None:
     while (header := _HEADER.match(region, pos)) is not None:
         try:
             arguments, end = json_prefix(region, header.end())
-            call = found(header.group(1), arguments, header.group(2))
+            call = _with_usable_id(found(header.group(1), arguments, header.group(2)))
         except Exception:  # untrusted text: any error means this call cannot be read
             break
         scan.call(call)
@@ -61,6 +63,12 @@ def _region(region: str, scan: Scan) -> None:
         rest = region[pos:]
         # A second header left unreadable (cut short) is a malformed call; other text is answer.
         (scan.bad if _HEADER.match(rest) else scan.text)(rest)
+
+
+def _with_usable_id(call: Found) -> Found:
+    if call.id is None or _ID.fullmatch(call.id):
+        return call
+    return Found(call.name, call.arguments)
 
 
 _STARTED = re.compile(

@@ -41,6 +41,8 @@ _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
 
 
 def _hermes(body: str) -> list[Found]:
+    if body.lstrip().startswith("<function="):  # Qwen3-Coder's XML from a Qwen JSON template
+        return _qwen3_coder(None)(body)
     # mlx-lm's json_tools returns whatever JSON it reads; a call needs a name and an object.
     data = json_tools.parse_tool_call(body)
     return [found_in_json(item) for item in (data if isinstance(data, list) else [data])]
@@ -64,6 +66,8 @@ _FUNCTION = re.compile(r"<function=.*?</function>", re.DOTALL)
 
 def _qwen3_coder(tools: Tools):
     def read(body: str) -> list[Found]:
+        if body.lstrip().startswith("{"):  # Qwen JSON from a Qwen3-Coder template
+            return _hermes(body)
         # mlx-lm reads only one function per block (a second one is merged into the first and
         # lost), and skips a parameter left open; so each function is cut out and checked here.
         functions = _FUNCTION.findall(body)

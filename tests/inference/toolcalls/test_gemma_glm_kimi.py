@@ -38,7 +38,13 @@ def test_gemma4_values_nest_and_strings_hold_markup() -> None:
             "search",
             {
                 "query": "echo {a, [b]}: c",
-                "filters": {"tags": ["x", "y"], "limit": 5, "exact": False, "score": 0.5, "none": None},
+                "filters": {
+                    "tags": ["x", "y"],
+                    "limit": 5,
+                    "exact": False,
+                    "score": 0.5,
+                    "none": None,
+                },
             },
         )
     ]
@@ -56,7 +62,10 @@ def test_gemma4_parallel_calls_and_empty_arguments() -> None:
     )
     reply = parse_reply(text, "gemma4")
     assert reply.content == "Checking both."
-    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("ping", {}), ("add", {"a": 1, "b": 2})]
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("ping", {}),
+        ("add", {"a": 1, "b": 2}),
+    ]
 
 
 def test_gemma4_malformed_and_truncated() -> None:

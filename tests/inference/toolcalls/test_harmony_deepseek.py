@@ -32,7 +32,9 @@ def test_harmony_call_in_the_channel_part_with_its_reasoning() -> None:
 
 
 def test_harmony_recipient_in_the_role_part_and_call_token_stripped_by_the_decoder() -> None:
-    text = ANALYSIS + "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}"
+    text = ANALYSIS + (
+        "<|start|>assistant to=functions.get_time<|channel|>commentary json<|message|>{}"
+    )
     assert calls(text, "harmony") == [("get_time", {})]
 
 
@@ -51,7 +53,10 @@ def test_harmony_final_answer_and_preamble() -> None:
 
 
 def test_harmony_parallel_messages_come_in_order() -> None:
-    one = '<|start|>assistant<|channel|>commentary to=functions.{0} <|constrain|>json<|message|>{{"n":{1}}}<|call|>'
+    one = (
+        "<|start|>assistant<|channel|>commentary to=functions.{0} <|constrain|>json"
+        '<|message|>{{"n":{1}}}<|call|>'
+    )
     text = ANALYSIS + one.format("a", 1) + one.format("b", 2)
     assert calls(text, "harmony") == [("a", {"n": 1}), ("b", {"n": 2})]
 
@@ -67,15 +72,16 @@ def test_harmony_recipient_named_in_reasoning_text_is_no_call() -> None:
 
 def test_harmony_truncated_calls_are_malformed() -> None:
     cut_body = ANALYSIS + (
-        '<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"location":"Tok'
+        "<|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json"
+        '<|message|>{"location":"Tok'
     )
     reply = parse_reply(cut_body, "harmony")
     assert reply.tool_calls == [] and len(reply.malformed) == 1
     assert reply.malformed[0].endswith('{"location":"Tok')
     assert reply.malformed[0] in (reply.content or "")
-    cut_header = ANALYSIS + "<|start|>assistant<|channel|>commentary to=functions.get_wea"
-    reply = parse_reply(cut_header, "harmony")
-    assert reply.tool_calls == [] and reply.malformed == ["<|start|>assistant<|channel|>commentary to=functions.get_wea"]
+    header = "<|start|>assistant<|channel|>commentary to=functions.get_wea"
+    reply = parse_reply(ANALYSIS + header, "harmony")
+    assert reply.tool_calls == [] and reply.malformed == [header]
 
 
 def test_plain_text_from_a_harmony_model_is_the_answer() -> None:
@@ -94,7 +100,9 @@ V3 = (
 def test_deepseek_v3_type_name_and_code_block() -> None:
     reply = parse_reply("Let me look.\n\n" + V3, "deepseek")
     assert reply.content == "Let me look."
-    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("get_weather", {"location": "Tokyo"})]
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("get_weather", {"location": "Tokyo"})
+    ]
 
 
 def test_deepseek_v31_parallel_calls() -> None:
@@ -107,10 +115,10 @@ def test_deepseek_v31_parallel_calls() -> None:
 
 
 DSML = (
-    "<｜DSML｜{block}>\n<｜DSML｜invoke name=\"get_weather\">\n"
+    '<｜DSML｜{block}>\n<｜DSML｜invoke name="get_weather">\n'
     '<｜DSML｜parameter name="location" string="true">Hangzhou</｜DSML｜parameter>\n'
     '<｜DSML｜parameter name="days" string="false">3</｜DSML｜parameter>\n'
-    "</｜DSML｜invoke>\n<｜DSML｜invoke name=\"get_time\">\n</｜DSML｜invoke>\n</｜DSML｜{block}>"
+    '</｜DSML｜invoke>\n<｜DSML｜invoke name="get_time">\n</｜DSML｜invoke>\n</｜DSML｜{block}>'
 )
 
 
@@ -143,6 +151,9 @@ def test_deepseek_malformed_and_truncated_calls() -> None:
     assert reply.tool_calls == [] and len(reply.malformed) == 1
     assert '"location": "Tokyo"' in (reply.content or "")
 
-    cut_dsml = '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n<｜DSML｜parameter name="loc'
+    cut_dsml = (
+        '<｜DSML｜function_calls>\n<｜DSML｜invoke name="get_weather">\n'
+        '<｜DSML｜parameter name="loc'
+    )
     reply = parse_reply(cut_dsml, "deepseek")
     assert reply.tool_calls == [] and len(reply.malformed) == 1

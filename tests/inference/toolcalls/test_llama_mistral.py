@@ -37,7 +37,10 @@ def test_llama31_python_tag_json_and_builtin_forms() -> None:
 
 def test_llama_pythonic_list_of_parallel_calls() -> None:
     # Meta's Llama 4 page (zero-shot function calling), also Llama 3.2's pythonic format.
-    text = '[get_weather(city="San Francisco", metric="celsius"), get_weather(city="Seattle", metric="celsius")]<|eot|>'
+    text = (
+        '[get_weather(city="San Francisco", metric="celsius"), '
+        'get_weather(city="Seattle", metric="celsius")]<|eot|>'
+    )
     assert calls(text, "llama3_json") == [
         ("get_weather", {"city": "San Francisco", "metric": "celsius"}),
         ("get_weather", {"city": "Seattle", "metric": "celsius"}),
@@ -53,7 +56,10 @@ def test_llama4_template_writes_calls_back_to_back() -> None:
         '{"name": "get_weather", "parameters": {"city": "SF"}}'
         '{"name": "get_time", "parameters": {"tz": "PST"}}'
     )
-    assert calls(text, "llama3_json") == [("get_weather", {"city": "SF"}), ("get_time", {"tz": "PST"})]
+    assert calls(text, "llama3_json") == [
+        ("get_weather", {"city": "SF"}),
+        ("get_time", {"tz": "PST"}),
+    ]
     separated = '{"name": "a", "parameters": {}}; {"name": "b", "parameters": {"x": true}}'
     assert calls(separated, "llama3_json") == [("a", {}), ("b", {"x": True})]
 
@@ -81,9 +87,7 @@ def test_llama_truncated_or_unreadable_calls_are_malformed() -> None:
 
 
 def test_llama_text_before_the_python_tag_is_the_answer() -> None:
-    reply = parse_reply(
-        'Checking now.<|python_tag|>{"name": "f", "parameters": {}}', "llama3_json"
-    )
+    reply = parse_reply('Checking now.<|python_tag|>{"name": "f", "parameters": {}}', "llama3_json")
     assert reply.content == "Checking now." and [c.name for c in reply.tool_calls] == ["f"]
 
 
@@ -114,13 +118,14 @@ def test_mistral_v11_calls_each_after_their_marker() -> None:
 
 def test_mistral_call_id_is_not_taken_for_the_name() -> None:
     # mlx-lm's parser names this call "a1b2c3d4e".
-    reply = parse_reply('[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}', "mistral")
+    text = '[TOOL_CALLS]get_weather[CALL_ID]a1b2c3d4e[ARGS]{"city": "Paris"}'
+    reply = parse_reply(text, "mistral")
     assert [(c.name, c.id) for c in reply.tool_calls] == [("get_weather", "a1b2c3d4e")]
 
 
 def test_magistral_reasoning_is_split_and_its_drafted_calls_ignored() -> None:
     text = (
-        "[THINK]Maybe [TOOL_CALLS]calculator[ARGS]{\"expr\": \"2+2\"} — no, it is easy.[/THINK]"
+        '[THINK]Maybe [TOOL_CALLS]calculator[ARGS]{"expr": "2+2"} — no, it is easy.[/THINK]'
         "2 + 2 = 4."
     )
     reply = parse_reply(text, "mistral")
@@ -145,3 +150,13 @@ def test_mistral_truncated_and_broken_calls() -> None:
 
     no_name = "[TOOL_CALLS] I would like to call a tool"
     assert parse_reply(no_name, "mistral").malformed == [no_name]
+
+
+def test_mistral_ids_its_templates_would_refuse_are_replaced() -> None:
+    text = (
+        '[TOOL_CALLS] [{"name": "a", "arguments": {}, "id": "call_1"}]'
+        "[TOOL_CALLS]b[CALL_ID]xyz[ARGS]{}"
+    )
+    ids = [c.id for c in parse_reply(text, "mistral").tool_calls]
+    assert len(ids) == 2 and all(i.isalnum() and len(i) == 9 for i in ids)
+    assert "call_1" not in ids

@@ -125,7 +125,10 @@ def test_hermes_arguments_first_and_as_a_json_string() -> None:
         '<tool_call>{"name": "add", "arguments": "{\\"a\\": 2}"}</tool_call>',
         "hermes",
     )
-    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("add", {"a": 1}), ("add", {"a": 2})]
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("add", {"a": 1}),
+        ("add", {"a": 2}),
+    ]
 
 
 # --- Qwen3-Coder XML --------------------------------------------------------------------------
@@ -190,3 +193,15 @@ def test_qwen3_coder_a_parameter_left_open_or_a_cut_call_is_malformed() -> None:
 def test_qwen3_coder_call_inside_thinking_is_ignored() -> None:
     reply = parse_reply(f"<think>{CODER_CALL}</think>No call needed.", "qwen3_coder")
     assert reply.tool_calls == [] and reply.content == "No call needed."
+
+
+def test_either_qwen_body_is_read_whichever_template_named_the_format() -> None:
+    json_call = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
+    xml_call = CODER_CALL.split("\n", 1)[1]
+    for text, arguments in (
+        (json_call, {"city": "Paris"}),
+        (xml_call, {"city": "Paris", "days": "3"}),
+    ):
+        for fmt in ("hermes", "qwen3_coder"):
+            reply = parse_reply(text, fmt)
+            assert [(c.name, c.arguments) for c in reply.tool_calls] == [("get_weather", arguments)]

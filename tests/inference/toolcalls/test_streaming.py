@@ -11,8 +11,14 @@ from inference.toolcalls.formats import call_in_progress
 Q = '<|"|>'
 # One whole reply per format, its answer first, then a call to get_weather.
 REPLIES = {
-    "hermes": 'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>',
-    "qwen3_coder": "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    "hermes": (
+        'Checking.\n<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n'
+        "</tool_call>"
+    ),
+    "qwen3_coder": (
+        "Checking.\n<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n"
+        "</function>\n</tool_call>"
+    ),
     "llama3_json": '<|python_tag|>{"name": "get_weather", "parameters": {"city": "Paris"}}',
     "mistral": 'Checking.[TOOL_CALLS]get_weather[ARGS]{"city": "Paris"}',
     "harmony": (
@@ -20,7 +26,10 @@ REPLIES = {
         'commentary to=functions.get_weather <|constrain|>json<|message|>{"city":"Paris"}<|call|>'
     ),
     "gemma4": f"Checking.<|tool_call>call:get_weather{{city:{Q}Paris{Q}}}<tool_call|>",
-    "glm47": "Checking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n</tool_call>",
+    "glm47": (
+        "Checking.\n<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n"
+        "</tool_call>"
+    ),
     "kimi_k2": (
         "Checking.<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0"
         '<|tool_call_argument_begin|>{"city": "Paris"}<|tool_call_end|><|tool_calls_section_end|>'
@@ -54,7 +63,8 @@ def test_the_call_is_named_once_its_name_is_whole(fmt: str) -> None:
 def test_a_call_begun_inside_the_reasoning_is_not_in_progress() -> None:
     text = '<think>I might use <tool_call>\n{"name": "get_weather", "argu'
     assert call_in_progress(text, "hermes") is None
-    assert call_in_progress("Maybe <｜DSML｜function_calls>\n<｜DSML｜invoke name=\"x\">", "deepseek", thinking=True) is None
+    drafted = 'Maybe <｜DSML｜function_calls>\n<｜DSML｜invoke name="x">'
+    assert call_in_progress(drafted, "deepseek", thinking=True) is None
     assert call_in_progress(text + '": {}}\n</tool_call></think><tool_call>', "hermes") == ""
 
 
