@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from app.embedded_model import embedded_gguf_path
+from app.library.embedded_model import embedded_gguf_path
 from inference import TOOL_FORMATS, tool_format_for
 from inference.gguf_reader import open_gguf
 from tests.tiny_models import CHATML_TEMPLATE
