@@ -10,7 +10,7 @@ import pytest
 
 from app.library.embedded_model import embedded_gguf_path
 from inference import TOOL_FORMATS, tool_format_for
-from inference.gguf_reader import open_gguf
+from inference.importing.gguf_reader import open_gguf
 from tests.tiny_models import CHATML_TEMPLATE
 
 TEMPLATES = Path(__file__).parent / "templates"
