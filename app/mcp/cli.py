@@ -130,7 +130,8 @@ def _text_listing(rows: list[dict[str, Any]]) -> str:
             status = f"ready, {len(row['tools'])} tool{'s' if len(row['tools']) != 1 else ''}"
         elif row["error"]:
             status = f"{status}: {row['error']}"
-        lines.append(f"{row['server']}  ({status})" + (f"  $ {row['command']}" * bool(row["command"])))
+        command = f"  $ {row['command']}" if row["command"] else ""
+        lines.append(f"{row['server']}  ({status}){command}")
         for tool in row["tools"]:
             summary = (tool["description"] or "").strip().splitlines()
             lines.append(f"  {tool['name']}" + (f"  {summary[0]}" if summary else ""))
@@ -153,7 +154,8 @@ async def _call(config: McpConfig, data_dir: Path | None, args: argparse.Namespa
         result = await _call_server(config, args, arguments)
     if result.is_error:
         assert result.failure is not None
-        return _fail(f"{args.server}/{args.tool}: {result.reason}", _EXIT_BY_FAILURE[result.failure])
+        code = _EXIT_BY_FAILURE[result.failure]
+        return _fail(f"{args.server}/{args.tool}: {result.reason}", code)
     print(result.text)
     return 0
 

@@ -42,6 +42,7 @@ TAIL_LINES = 20
 _TAIL_BYTES = 16 * 1024
 _MAX_PAGES = 100
 _CLIENT_INFO = Implementation(name="Branchwise", version="1")
+GONE = "The server closed the connection (it may have crashed)."
 
 
 class ServerStatus(StrEnum):
@@ -284,7 +285,7 @@ class ServerConnection:
                 run.closing = True
                 return
             if request == _LOST:
-                raise ServerGoneError("The server closed the connection (it may have crashed).")
+                raise ServerGoneError(GONE)
             if isinstance(request, _Refresh):
                 await self._refresh(client, request)
             elif not request.cancelled:
@@ -367,14 +368,14 @@ async def _list_tools(client: Client, server: str) -> tuple[ToolInfo, ...]:
 
 
 async def _check_alive(client: Client, timeout_s: float) -> None:
-    """Raise ServerGoneError when the server is gone. A slow or odd answer proves nothing: only a closed
-    connection counts (a hung server is caught by each call's timeout)."""
+    """Raise ServerGoneError when the server is gone. A slow or odd answer proves nothing: only
+    a closed connection counts (a hung server is caught by each call's timeout)."""
     try:
         async with asyncio.timeout(timeout_s):
             await client.send_ping()
     except MCPError as exc:
         if exc.code == CONNECTION_CLOSED:
-            raise ServerGoneError("The server closed the connection (it may have crashed).") from exc
+            raise ServerGoneError(GONE) from exc
     except TimeoutError:
         pass
 

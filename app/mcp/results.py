@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -78,7 +78,7 @@ def cap_text(text: str, limit: int) -> str:
 
 def capped_result(result: ToolResult, context_tokens: int | None) -> ToolResult:
     capped = cap_text(result.text, result_cap(context_tokens))
-    return result if capped is result.text else ToolResult(capped, result.failure, result.duration_s)
+    return result if capped is result.text else replace(result, text=capped)
 
 
 def clean_text(text: str) -> str:
@@ -106,7 +106,8 @@ def _block_text(block: Any) -> str:
     if kind == "resource_link":
         name = getattr(block, "name", "") or "a resource"
         mime = getattr(block, "mime_type", None)
-        return f"[link to {name}: {getattr(block, 'uri', '')}" + (f" ({mime})" if mime else "") + "]"
+        kind_note = f" ({mime})" if mime else ""
+        return f"[link to {name}: {getattr(block, 'uri', '')}{kind_note}]"
     if kind == "resource":
         return _embedded(getattr(block, "resource", None))
     return f"[{kind or 'unknown'} content, not shown]"

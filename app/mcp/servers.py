@@ -85,9 +85,8 @@ class ToolServers:
         info = next((t for t in connection.state.tools if t.name == tool), None)
         if info is None:
             names = ", ".join(t.name for t in connection.state.tools) or "none"
-            return ToolResult(
-                f"{server} has no tool named {tool} (its tools: {names}).", ToolFailure.BAD_ARGUMENTS
-            )
+            why = f"{server} has no tool named {tool} (its tools: {names})."
+            return ToolResult(why, ToolFailure.BAD_ARGUMENTS)
         problem = argument_problem(info, arguments)
         if problem is not None:
             return ToolResult(problem, ToolFailure.BAD_ARGUMENTS)
@@ -137,7 +136,8 @@ def argument_problem(tool: ToolInfo, arguments: object) -> str | None:
     """Why `arguments` do not fit the tool's schema (the first, clearest reason), or None. A
     schema the server got wrong is not held against the call: the server checks too."""
     if not isinstance(arguments, dict):
-        return f"The arguments of {tool.name} must be a JSON object, not {type(arguments).__name__}."
+        kind = type(arguments).__name__
+        return f"The arguments of {tool.name} must be a JSON object, not {kind}."
     try:
         validator_class = jsonschema.validators.validator_for(
             tool.input_schema, default=jsonschema.Draft202012Validator
