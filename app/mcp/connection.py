@@ -37,7 +37,7 @@ from app.mcp.tool_info import ToolInfo
 
 STOP_TIMEOUT_S = 10.0  # the SDK's own stdio shutdown takes up to about 6 s
 CALL_GRACE_S = 5.0  # past a call's timeout, before the caller stops waiting for the SDK
-HEALTH_CHECK_S = 15.0  # how often an idle connection checks that its server is still there
+HEALTH_CHECK_S = 15.0  # how often an idle stdio server is checked (and its tools listed again)
 TAIL_LINES = 20
 _TAIL_BYTES = 16 * 1024
 _MAX_PAGES = 100
@@ -278,8 +278,8 @@ class ServerConnection:
                 async with asyncio.timeout(self._health_check_s):
                     request = await run.requests.get()
             except TimeoutError:
-                if not run.calls:
-                    await _check_alive(client, self.spec.timeout_s)
+                if not run.calls and self.spec.command:  # a local process that may have died
+                    await self._check(client)
                 continue
             if request == _STOP:
                 run.closing = True
@@ -291,6 +291,11 @@ class ServerConnection:
             elif not request.cancelled:
                 request.task = asyncio.create_task(self._call(client, request, run))
                 run.calls.add(request)
+
+    async def _check(self, client: Client) -> None:
+        tools = await _probe(client, self.spec.name, self.spec.timeout_s)
+        if tools is not None and tools != self._state.tools:
+            self._set(ServerStatus.READY, tools=tools)
 
     async def _refresh(self, client: Client, request: _Refresh) -> None:
         try:
@@ -367,17 +372,19 @@ async def _list_tools(client: Client, server: str) -> tuple[ToolInfo, ...]:
     return tuple(tools)
 
 
-async def _check_alive(client: Client, timeout_s: float) -> None:
-    """Raise ServerGoneError when the server is gone. A slow or odd answer proves nothing: only
-    a closed connection counts (a hung server is caught by each call's timeout)."""
+async def _probe(client: Client, server: str, timeout_s: float) -> tuple[ToolInfo, ...] | None:
+    """The tools listed again, as a sign of life (ping is gone from the 2026 protocol). Raises
+    ServerGoneError when the connection is closed; a slow or odd answer proves nothing (None):
+    a hung server is caught by each call's timeout."""
     try:
         async with asyncio.timeout(timeout_s):
-            await client.send_ping()
+            return await _list_tools(client, server)
     except MCPError as exc:
         if exc.code == CONNECTION_CLOSED:
             raise ServerGoneError(GONE) from exc
     except TimeoutError:
         pass
+    return None
 
 
 async def _cancel_calls(calls: set[_Call]) -> None:

@@ -8,9 +8,11 @@ the real one: it is asked once, under a time limit, and the answer is kept for t
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -37,13 +39,21 @@ def shell_path(shell: str | None = None, timeout_s: float = SHELL_TIMEOUT_S) -> 
     # Markers around the value: an interactive shell may print a greeting or set a title.
     script = f"printf '{_MARK}%s{_MARK}' \"$PATH\""
     try:
-        done = subprocess.run(
-            [shell, "-ilc", script], stdin=subprocess.DEVNULL, capture_output=True,
-            timeout=timeout_s, check=False, start_new_session=True,
+        shell_process = subprocess.Popen(
+            [shell, "-ilc", script], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, start_new_session=True,
         )
-    except (OSError, subprocess.SubprocessError):
+    except OSError:
         return None
-    parts = done.stdout.decode("utf-8", "replace").split(_MARK)
+    try:
+        out, _ = shell_process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        # The whole group: what the shell's startup files started must not linger either.
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(shell_process.pid, signal.SIGKILL)
+        shell_process.communicate()
+        return None
+    parts = out.decode("utf-8", "replace").split(_MARK)
     return parts[1] if len(parts) >= 3 and parts[1].strip() else None
 
 

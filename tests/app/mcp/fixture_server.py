@@ -2,9 +2,9 @@
 `python fixture_server.py [--http PORT] [--crash | --hang] [--lifetime S]`.
 
 Over stdio by default, or Streamable HTTP on 127.0.0.1:PORT. Its tools add, sleep, fail, return
-a huge result, return an image, and change another tool's description. `--crash` writes to
-stderr and exits before answering; `--hang` never answers. Whatever happens, the process ends
-itself after `--lifetime` seconds, so a killed test run leaves nothing behind.
+a huge result or an image, give the process id, and change another tool's description.
+`--crash` writes to stderr and exits before answering; `--hang` never answers. Whatever happens,
+the process ends itself after `--lifetime` seconds, so a killed test run leaves nothing behind.
 """
 
 from __future__ import annotations
@@ -65,6 +65,12 @@ def picture() -> list[TextContent | ImageContent]:
         TextContent(type="text", text="a pixel:"),
         ImageContent(type="image", data=PIXEL, mime_type="image/png"),
     ]
+
+
+@server.tool()
+def pid() -> int:
+    """The server's process id (so a test can end it)."""
+    return os.getpid()
 
 
 @server.tool(description=SHIFTY_FIRST)
