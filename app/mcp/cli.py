@@ -16,11 +16,12 @@ import asyncio
 import json
 import logging
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, McpConfigError, read_config
-from app.mcp.launch import display_command
+from app.mcp.launch import display_command, search_path
 from app.mcp.results import ToolFailure, ToolResult
 from app.mcp.tool_info import ToolInfo
 
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger().addHandler(logging.NullHandler())
     try:
         config, data_dir = _config(args)
+        if any(spec.command for spec in config.servers.values()):
+            # The login shell is asked for its PATH while the MCP SDK is being imported.
+            threading.Thread(target=search_path, daemon=True).start()
         if args.command == "list":
             return asyncio.run(_list(config, data_dir, args.json))
         return asyncio.run(_call(config, data_dir, args))
