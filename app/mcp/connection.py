@@ -14,13 +14,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
-import tempfile
 import time
-from collections.abc import Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field, replace
-from enum import StrEnum
+from dataclasses import replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -29,72 +25,28 @@ from mcp import Client, MCPError, StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT, Implementation
 
+from app.mcp.call_queue import (
+    CALL_GRACE_S,
+    LOST,
+    STOP,
+    CallRequest,
+    Inbox,
+    RefreshRequest,
+    timed_out,
+)
 from app.mcp.config import ServerSpec
 from app.mcp.errors import ServerGoneError, describe_failure
 from app.mcp.launch import display_command, resolve_command, search_path
 from app.mcp.results import ToolFailure, ToolResult, content_text
+from app.mcp.server_state import ServerState, ServerStatus, StateListener
+from app.mcp.stderr_log import open_log, tail
 from app.mcp.tool_info import ToolInfo
 
 STOP_TIMEOUT_S = 10.0  # the SDK's own stdio shutdown takes up to about 6 s
-CALL_GRACE_S = 5.0  # past a call's timeout, before the caller stops waiting for the SDK
 HEALTH_CHECK_S = 15.0  # how often an idle stdio server is checked (and its tools listed again)
-TAIL_LINES = 20
-_TAIL_BYTES = 16 * 1024
 _MAX_PAGES = 100
 _CLIENT_INFO = Implementation(name="Branchwise", version="1")
 GONE = "The server closed the connection (it may have crashed)."
-
-
-class ServerStatus(StrEnum):
-    STOPPED = "stopped"
-    STARTING = "starting"
-    READY = "ready"
-    FAILED = "failed"
-
-
-@dataclass(frozen=True)
-class ServerState:
-    name: str
-    status: ServerStatus
-    tools: tuple[ToolInfo, ...] = ()
-    error: str | None = None
-    stderr_tail: tuple[str, ...] = ()  # the server's last lines on stderr when it failed
-
-
-StateListener = Callable[[ServerState], None]
-
-
-@dataclass(eq=False)
-class _Call:
-    tool: str
-    arguments: dict[str, Any]
-    timeout_s: float
-    future: asyncio.Future[ToolResult]
-    task: asyncio.Task[None] | None = None
-    cancelled: bool = False
-
-    def cancel(self) -> None:
-        self.cancelled = True
-        if self.task is not None:
-            self.task.cancel()
-
-
-@dataclass(eq=False)
-class _Refresh:
-    future: asyncio.Future[tuple[ToolInfo, ...]]
-
-
-_STOP, _LOST = "stop", "lost"
-
-
-@dataclass(eq=False)
-class _Run:
-    """What one start of the owner task shares with the callers."""
-
-    requests: asyncio.Queue[Any] = field(default_factory=asyncio.Queue)
-    settled: asyncio.Event = field(default_factory=asyncio.Event)  # no longer STARTING
-    calls: set[_Call] = field(default_factory=set)
-    closing: bool = False  # no new call is taken
 
 
 class ServerConnection:
@@ -112,7 +64,7 @@ class ServerConnection:
         self._health_check_s = health_check_s
         self._state = ServerState(spec.name, ServerStatus.STOPPED)
         self._task: asyncio.Task[None] | None = None
-        self._run: _Run | None = None
+        self._inbox: Inbox | None = None
         self._errlog: IO[str] | None = None
 
     @property
@@ -131,15 +83,15 @@ class ServerConnection:
         if self.spec.problem is not None:
             self._set(ServerStatus.FAILED, error=self.spec.problem)
             return
-        self._run = _Run()
+        self._inbox = Inbox()
         self._set(ServerStatus.STARTING)
         self._task = asyncio.get_running_loop().create_task(
-            self._own(self._run), name=f"mcp server {self.spec.name}"
+            self._own(self._inbox), name=f"mcp server {self.spec.name}"
         )
 
     async def wait_started(self, timeout_s: float | None = None) -> ServerState:
         """The state once the start has succeeded or failed (or `timeout_s` has passed)."""
-        run = self._run
+        run = self._inbox
         if run is not None and self._state.status is ServerStatus.STARTING:
             limit = timeout_s if timeout_s is not None else self.spec.timeout_s + STOP_TIMEOUT_S
             with contextlib.suppress(TimeoutError):
@@ -149,7 +101,7 @@ class ServerConnection:
 
     async def stop(self) -> None:
         """Close the connection (the server process ends with it) within a bound."""
-        task, run = self._task, self._run
+        task, run = self._task, self._inbox
         if task is None or run is None or task.done():
             if self._state.status is not ServerStatus.FAILED:
                 self._set(ServerStatus.STOPPED)
@@ -157,7 +109,7 @@ class ServerConnection:
         if self._state.status is ServerStatus.STARTING:
             task.cancel()
         else:
-            run.requests.put_nowait(_STOP)
+            run.requests.put_nowait(STOP)
         _, pending = await asyncio.wait({task}, timeout=STOP_TIMEOUT_S)
         if pending:
             task.cancel()
@@ -172,10 +124,10 @@ class ServerConnection:
 
     async def refresh_tools(self) -> ServerState:
         """List the tools again (a server may change them, or their descriptions)."""
-        run = self._run
+        run = self._inbox
         if run is None or self._state.status is not ServerStatus.READY:
             return self._state
-        request = _Refresh(asyncio.get_running_loop().create_future())
+        request = RefreshRequest(asyncio.get_running_loop().create_future())
         run.requests.put_nowait(request)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(self.spec.timeout_s + CALL_GRACE_S):
@@ -187,7 +139,7 @@ class ServerConnection:
     ) -> ToolResult:
         """Call `tool`; always returns (an error result on a timeout or a dead server). Cancel
         the awaiting task to cancel the call: the server is told, and CancelledError raised."""
-        run = self._run
+        run = self._inbox
         if run is None or run.closing or self._state.status is not ServerStatus.READY:
             why = f": {self._state.error}" if self._state.error else ""
             return ToolResult(
@@ -195,47 +147,47 @@ class ServerConnection:
                 ToolFailure.SERVER,
             )
         timeout_s = timeout_s or self.spec.timeout_s
-        request = _Call(tool, arguments, timeout_s, asyncio.get_running_loop().create_future())
+        future = asyncio.get_running_loop().create_future()
+        request = CallRequest(tool, arguments, timeout_s, future)
         run.requests.put_nowait(request)
         try:
             async with asyncio.timeout(timeout_s + CALL_GRACE_S):
                 return await asyncio.shield(request.future)
         except TimeoutError:
             request.cancel()
-            return _timed_out(self.spec.name, tool, timeout_s)
+            return timed_out(self.spec.name, tool, timeout_s)
         except asyncio.CancelledError:
             request.cancel()
             raise
 
-    def stderr_tail(self) -> tuple[str, ...]:
+    def stderrtail(self) -> tuple[str, ...]:
         """The server's last lines on stderr: now while it runs, else when it stopped."""
         if self._errlog is not None and not self._errlog.closed:
-            return _tail(self._errlog)
+            return tail(self._errlog)
         return self._state.stderr_tail
 
     # --- the owner task ----------------------------------------------------------------------
 
-    async def _own(self, run: _Run) -> None:
-        self._errlog = self._open_log()
+    async def _own(self, run: Inbox) -> None:
+        self._errlog = open_log(self._log_path)
         try:
             await self._connected(run)
             self._set(ServerStatus.STOPPED)
         except asyncio.CancelledError:
-            self._set(ServerStatus.STOPPED, stderr_tail=_tail(self._errlog))
+            self._set(ServerStatus.STOPPED, stderr_tail=tail(self._errlog))
             raise
         except Exception as exc:
             self._set(
                 ServerStatus.FAILED,
                 error=describe_failure(exc, self.spec),
-                stderr_tail=_tail(self._errlog),
+                stderr_tail=tail(self._errlog),
             )
         finally:
-            run.closing = True
             run.settled.set()
-            _answer_leftovers(run, self.spec.name)
+            run.answer_leftovers(self.spec.name)
             self._errlog.close()
 
-    async def _connected(self, run: _Run) -> None:
+    async def _connected(self, run: Inbox) -> None:
         path = await asyncio.to_thread(search_path) if self.spec.command else ""
         async with AsyncExitStack() as stack:
             try:
@@ -251,7 +203,7 @@ class ServerConnection:
             try:
                 await self._serve(client, run)
             finally:
-                await _cancel_calls(run.calls)
+                await run.cancel_calls()
 
     async def _open_client(self, stack: AsyncExitStack, path: str) -> Client:
         spec = self.spec
@@ -272,7 +224,7 @@ class ServerConnection:
         client = Client(transport, cache=None, client_info=_CLIENT_INFO)
         return await stack.enter_async_context(client)
 
-    async def _serve(self, client: Client, run: _Run) -> None:
+    async def _serve(self, client: Client, run: Inbox) -> None:
         while True:
             try:
                 async with asyncio.timeout(self._health_check_s):
@@ -281,12 +233,12 @@ class ServerConnection:
                 if not run.calls and self.spec.command:  # a local process that may have died
                     await self._check(client)
                 continue
-            if request == _STOP:
+            if request == STOP:
                 run.closing = True
                 return
-            if request == _LOST:
+            if request == LOST:
                 raise ServerGoneError(GONE)
-            if isinstance(request, _Refresh):
+            if isinstance(request, RefreshRequest):
                 await self._refresh(client, request)
             elif not request.cancelled:
                 request.task = asyncio.create_task(self._call(client, request, run))
@@ -297,7 +249,7 @@ class ServerConnection:
         if tools is not None and tools != self._state.tools:
             self._set(ServerStatus.READY, tools=tools)
 
-    async def _refresh(self, client: Client, request: _Refresh) -> None:
+    async def _refresh(self, client: Client, request: RefreshRequest) -> None:
         try:
             async with asyncio.timeout(self.spec.timeout_s):
                 tools = await _list_tools(client, self.spec.name)
@@ -307,7 +259,7 @@ class ServerConnection:
         self._set(ServerStatus.READY, tools=tools)
         request.future.set_result(tools)
 
-    async def _call(self, client: Client, request: _Call, run: _Run) -> None:
+    async def _call(self, client: Client, request: CallRequest, run: Inbox) -> None:
         started = time.monotonic()
         outcome = ToolResult(f"The call to {request.tool} was cancelled.", ToolFailure.CANCELLED)
         try:
@@ -317,7 +269,7 @@ class ServerConnection:
             if not request.future.done():
                 request.future.set_result(replace(outcome, duration_s=time.monotonic() - started))
 
-    async def _outcome(self, client: Client, request: _Call, run: _Run) -> ToolResult:
+    async def _outcome(self, client: Client, request: CallRequest, run: Inbox) -> ToolResult:
         try:
             result = await client.call_tool(
                 request.tool, request.arguments, read_timeout_seconds=request.timeout_s
@@ -325,7 +277,7 @@ class ServerConnection:
         except MCPError as exc:
             if exc.code == CONNECTION_CLOSED:
                 run.closing = True
-                run.requests.put_nowait(_LOST)
+                run.requests.put_nowait(LOST)
             return _call_error(exc, self.spec.name, request)
         except Exception as exc:  # a result the SDK could not read: the server's fault
             return ToolResult(
@@ -334,12 +286,6 @@ class ServerConnection:
             )
         failure = ToolFailure.TOOL if result.is_error else None
         return ToolResult(content_text(result.content, result.structured_content), failure)
-
-    def _open_log(self) -> IO[str]:
-        if self._log_path is None:
-            return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-        self._log_path.parent.mkdir(parents=True, exist_ok=True)
-        return self._log_path.open("w+", encoding="utf-8", errors="replace")
 
     def _set(
         self,
@@ -387,31 +333,9 @@ async def _probe(client: Client, server: str, timeout_s: float) -> tuple[ToolInf
     return None
 
 
-async def _cancel_calls(calls: set[_Call]) -> None:
-    tasks = [c.task for c in calls if c.task is not None]
-    for task in tasks:
-        task.cancel()
-    if tasks:
-        await asyncio.wait(tasks, timeout=CALL_GRACE_S)
-
-
-def _answer_leftovers(run: _Run, server: str) -> None:
-    """Calls still queued when the connection ended get an error result, never a hang."""
-    while not run.requests.empty():
-        request = run.requests.get_nowait()
-        if isinstance(request, _Call | _Refresh) and not request.future.done():
-            if isinstance(request, _Refresh):
-                request.future.set_result(())
-            else:
-                request.future.set_result(
-                    ToolResult(f"The server {server} stopped before the call ran.",
-                               ToolFailure.SERVER)
-                )
-
-
-def _call_error(exc: MCPError, server: str, request: _Call) -> ToolResult:
+def _call_error(exc: MCPError, server: str, request: CallRequest) -> ToolResult:
     if exc.code == REQUEST_TIMEOUT:
-        return _timed_out(server, request.tool, request.timeout_s)
+        return timed_out(server, request.tool, request.timeout_s)
     if exc.code == CONNECTION_CLOSED:
         return ToolResult(
             f"The server {server} closed the connection during the call to {request.tool} "
@@ -419,29 +343,3 @@ def _call_error(exc: MCPError, server: str, request: _Call) -> ToolResult:
             ToolFailure.SERVER,
         )
     return ToolResult(f"{server} refused the call to {request.tool}: {exc}", ToolFailure.SERVER)
-
-
-def _timed_out(server: str, tool: str, timeout_s: float) -> ToolResult:
-    return ToolResult(
-        f"{tool} on {server} did not answer within {timeout_s:g} s; the call was cancelled.",
-        ToolFailure.TIMEOUT,
-        timeout_s,
-    )
-
-
-def _tail(file: IO[str]) -> tuple[str, ...]:
-    """The last lines of a log file the server writes to directly (read by position, so the
-    file's own offset is left alone)."""
-    if file.closed:
-        return ()
-    try:
-        file.flush()
-        descriptor = file.fileno()
-        size = os.fstat(descriptor).st_size
-        data = os.pread(descriptor, _TAIL_BYTES, max(0, size - _TAIL_BYTES))
-    except OSError:
-        return ()
-    lines = data.decode("utf-8", "replace").splitlines()
-    if size > _TAIL_BYTES and lines:
-        lines = lines[1:]  # the first may be cut
-    return tuple(line[:500] for line in lines if line.strip())[-TAIL_LINES:]

@@ -17,8 +17,9 @@ import jsonschema
 from jsonschema.exceptions import best_match
 
 from app.mcp.config import McpConfig, ServerSpec
-from app.mcp.connection import ServerConnection, ServerState, ServerStatus, StateListener
+from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure, ToolResult
+from app.mcp.server_state import ServerState, ServerStatus, StateListener
 from app.mcp.tool_info import ToolInfo
 
 _NOT_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]")

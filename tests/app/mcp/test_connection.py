@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from app.mcp.config import parse_entry
-from app.mcp.connection import ServerConnection, ServerState, ServerStatus
+from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
+from app.mcp.server_state import ServerState, ServerStatus
 from tests.app.mcp.conftest import Runner, fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
 

@@ -7,8 +7,9 @@ import asyncio
 import time
 
 from app.mcp.config import parse_entry
-from app.mcp.connection import ServerConnection, ServerStatus
+from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
+from app.mcp.server_state import ServerStatus
 from tests.app.mcp.conftest import free_port
 
 

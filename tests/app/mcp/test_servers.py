@@ -9,8 +9,8 @@ from pathlib import Path
 
 from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig, parse_entry
-from app.mcp.connection import ServerStatus
 from app.mcp.results import ToolFailure
+from app.mcp.server_state import ServerStatus
 from app.mcp.servers import ToolServers, log_name
 from tests.app.mcp.conftest import fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
