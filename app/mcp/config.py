@@ -162,6 +162,9 @@ def _parse(name: str, entry: object) -> ServerSpec:
         raise _Unusable("The entry needs either a \"command\" (stdio) or a \"url\" (HTTP).")
     if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
         raise _Unusable(f"Unknown server type {kind!r}: use \"stdio\" or \"http\".")
+    if (kind == "stdio" and has_url) or (kind in _HTTP_TYPES and has_command):
+        raise _Unusable(f"A server of type {kind!r} cannot have a " + (
+            "\"url\"." if has_url else "\"command\"."))
     common = {"enabled": _enabled(entry), "timeout_s": _timeout(entry), "raw": copy.deepcopy(entry)}
     if has_url:
         url = _text(entry, "url")

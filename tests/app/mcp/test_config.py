@@ -75,6 +75,9 @@ def test_saving_keeps_what_branchwise_does_not_know(tmp_path: Path) -> None:
         ({"command": "a", "enabled": "yes"}, "true or false"),
         ({"url": "ftp://host/mcp"}, "must start with http"),
         ({"url": "http://host/sse", "type": "sse"}, "SSE servers are not supported"),
+        ({"url": "http://host/mcp", "type": "stdio"}, "type 'stdio' cannot have a \"url\""),
+        ({"command": "a", "type": "http"}, "type 'http' cannot have a \"command\""),
+        ({"command": "a", "type": "websocket"}, "Unknown server type 'websocket'"),
         ("uvx thing", "must be an object"),
     ],
 )

@@ -61,7 +61,7 @@ def test_a_slow_call_times_out_and_the_server_stays_usable(
     started = time.monotonic()
     slow = module_loop(ready.call("sleep", {"seconds": 30}, timeout_s=0.5))
     assert slow.failure is ToolFailure.TIMEOUT and "did not answer within 0.5 s" in slow.text
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 5  # far below the 30 s the tool would take
     assert module_loop(ready.call("add", {"a": 1, "b": 1})).text == "2"
 
 
@@ -77,19 +77,19 @@ def test_cancelling_the_awaiting_task_cancels_the_call(
             await task
         return time.monotonic() - started
 
-    assert module_loop(cancel_soon()) < 1
+    assert module_loop(cancel_soon()) < 3  # far below the 30 s the tool would take
     assert module_loop(ready.call("add", {"a": 2, "b": 2})).text == "4"
 
 
 def test_calls_run_side_by_side(ready: ServerConnection, module_loop: Runner) -> None:
     async def both() -> tuple[float, list[str]]:
         started = time.monotonic()
-        results = await asyncio.gather(ready.call("sleep", {"seconds": 0.6}),
-                                       ready.call("sleep", {"seconds": 0.6}))
+        results = await asyncio.gather(ready.call("sleep", {"seconds": 1}),
+                                       ready.call("sleep", {"seconds": 1}))
         return time.monotonic() - started, [r.text for r in results]
 
     elapsed, texts = module_loop(both())
-    assert texts == ["slept 0.6", "slept 0.6"] and elapsed < 1.1
+    assert texts == ["slept 1.0", "slept 1.0"] and elapsed < 1.9  # one after the other: 2 s
 
 
 def test_a_server_that_crashes_at_start_fails_with_its_last_output(tmp_path: Path) -> None:

@@ -29,7 +29,7 @@ def test_a_server_over_http_is_listed_and_called(http_url: str) -> None:
 
     names, added, slow_failure, waited = asyncio.run(run())
     assert {"add", "sleep", "fail"} <= set(names)
-    assert added == "11" and slow_failure is ToolFailure.TIMEOUT and waited < 3
+    assert added == "11" and slow_failure is ToolFailure.TIMEOUT and waited < 5
     assert connection.state.status is ServerStatus.STOPPED
 
 

@@ -1,7 +1,9 @@
 """Tool results as the model sees them: plain text from every kind of content block, and a cap
-that keeps the head and tail and says how much was cut."""
+that keeps the head and tail and says how much was cut; and the tail of a server's stderr."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from mcp_types import (
@@ -22,6 +24,7 @@ from app.mcp.results import (
     content_text,
     result_cap,
 )
+from app.mcp.stderr_log import TAIL_LINES, open_log, tail
 
 
 def test_the_cap_is_the_smaller_of_16k_characters_and_a_quarter_of_the_context() -> None:
@@ -74,3 +77,16 @@ def test_content_blocks_become_plain_text_and_nothing_is_fetched() -> None:
 def test_structured_content_stands_in_for_missing_blocks() -> None:
     assert content_text([], {"temperature": 21}) == '{\n "temperature": 21\n}'
     assert content_text([TextContent(type="text", text="21")], {"t": 21}) == "21"
+
+
+def test_the_stderr_tail_is_the_last_lines_of_a_long_log(tmp_path: Path) -> None:
+    log = open_log(tmp_path / "logs" / "server.log")
+    log.write("".join(f"line {i} " + "x" * 100 + "\n" for i in range(1_000)) + "\n  \n")
+    lines = tail(log)
+    assert len(lines) == TAIL_LINES and lines[-1].startswith("line 999 ")
+    assert lines[0].startswith(f"line {1_000 - TAIL_LINES} ")
+    log.close()
+    assert tail(log) == ()
+    with open_log(None) as temporary:
+        temporary.write("kept nowhere\n")
+        assert tail(temporary) == ("kept nowhere",)
