@@ -22,6 +22,7 @@ OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
 DEFAULT_OVERFLOW = "truncate_middle"
 # The shortest context length a chat may set (`inference.context_fit.MIN_CONTEXT_LIMIT`).
 MIN_CONTEXT_LENGTH = 256
+DEFAULT_MAX_TOOL_CALLS = 8
 
 
 def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
@@ -151,6 +152,35 @@ class Preferences:
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def default_tool_servers(self) -> list[str] | None:
+        """The MCP servers a new chat may use (the built-in tools are "branchwise"); None:
+        every server."""
+        value = self._qs.value("tools/default_servers", "")
+        try:
+            names = json.loads(str(value)) if value not in (None, "") else None
+        except ValueError:
+            return None
+        if isinstance(names, list) and all(isinstance(n, str) for n in names):
+            return names
+        return None
+
+    @default_tool_servers.setter
+    def default_tool_servers(self, value: list[str] | None) -> None:
+        self._qs.setValue("tools/default_servers", "" if value is None else json.dumps(value))
+
+    @property
+    def max_tool_calls(self) -> int:
+        """Calls one reply may make before it stops and asks to go on."""
+        try:
+            return max(1, int(self._qs.value("tools/max_calls", DEFAULT_MAX_TOOL_CALLS)))
+        except (TypeError, ValueError):
+            return DEFAULT_MAX_TOOL_CALLS
+
+    @max_tool_calls.setter
+    def max_tool_calls(self, value: int) -> None:
+        self._qs.setValue("tools/max_calls", max(1, int(value)))
 
     @property
     def last_conversation_id(self) -> int | None:

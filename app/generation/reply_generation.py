@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
 from app.generation.attachments import with_attachments
+from app.generation.tool_prompt import chat_message
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
 from app.store.conversations import Message, NotFoundError, Store, StoreError
@@ -385,7 +386,5 @@ def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> 
     reasoning, as reasoning templates drop earlier thoughts themselves)."""
     system = store.get_conversation(conversation_id).system_prompt
     messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages += [
-        {"role": m.role, "content": with_attachments(m.content, m.attachments)} for m in path
-    ]
+    messages += [chat_message(m, with_attachments(m.content, m.attachments)) for m in path]
     return messages

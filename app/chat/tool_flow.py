@@ -1,0 +1,373 @@
+"""A reply's tool calls, one after another: ask before each (unless the person chose "always"
+for that tool), run it, store its result as a `tool` message under the call, and once every call
+of the reply has a result, let the model go on below them.
+
+Nothing here runs a tool by itself: a call runs only on the person's Run (or a remembered
+"always" for that very tool and description). Every change is a new node: arguments edited
+before Run make a sibling reply (results already given to its other calls are copied, never run
+again); a re-run or an edited result is a sibling result; a denied or cancelled call, a timeout or
+a crashed server is an error result the model reads. Switching branches runs nothing: a branch
+whose calls are answered already holds their results.
+
+One reply's calls are limited (Preferences, 8 by default): past the limit the loop waits for the
+person's Continue.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.chat import tool_turns
+from app.chat.tool_choice import chat_tools
+from app.chat.tool_runs import ToolRun, ToolRunner
+from app.mcp.approvals import ToolApprovals
+from app.mcp.results import ToolFailure, ToolResult, cap_text, result_cap
+from app.mcp.tool_info import ToolInfo
+from app.store.conversations import Store, StoreError
+from app.store.records import Message
+
+DENIED_TEXT = "The person denied this call; it did not run."
+REMEMBER = ("chat", "tool")  # "always for this tool in this chat", "always for this tool"
+
+
+@dataclass
+class _Turn:
+    conversation_id: int
+    reply_id: int  # the reply whose calls are answered
+    leaf_id: int  # where the next result goes: the reply, or the last result so far
+    remaining: list[dict[str, Any]]
+    count: int  # results since the person's last message, on this branch
+    limit: int  # results the reply may reach before asking to go on
+    user_id: int | None  # the person's last message: a raised limit holds until the next one
+    call: dict[str, Any] | None = None  # the call asked about or running
+    tool: ToolInfo | None = None
+    run: ToolRun | None = None
+    started: float = 0.0
+    waiting: str = ""  # "approval", "running", "limit" or ""
+    reused: dict[str, Message] = field(default_factory=dict)  # results to copy, by call id
+    approved: set[str] = field(default_factory=set)  # calls the person already said to run
+
+
+class ToolFlow(QObject):
+    # {"conversation_id", "reply_id", "call_id", "server", "tool", "model_name", "arguments",
+    #  "description", "changed_from" (the description approved before, or None)}
+    approvalNeeded = Signal(object)
+    callRunning = Signal(object)  # {"conversation_id", "call_id", "server", "tool"}
+    # The card for this conversation's call is done with: {"conversation_id", "call_id"}
+    settled = Signal(object)
+    limitReached = Signal(object)  # {"conversation_id", "count", "limit"}
+    conversationChanged = Signal(int)  # a result was stored
+    notice = Signal(str)
+
+    def __init__(
+        self,
+        store: Store,
+        runner: ToolRunner,
+        approvals: ToolApprovals,
+        continue_reply: Callable[[int, int], bool],
+        max_calls: Callable[[], int],
+        context_tokens: Callable[[int], int | None],
+        default_servers: Callable[[], list[str] | None] = lambda: None,
+        parent: QObject | None = None,
+    ) -> None:
+        """`continue_reply(conversation_id, parent_id)` asks the model to go on below a result
+        (with the chat's tools); `context_tokens(conversation_id)` sizes the result cap;
+        `default_servers()` are those a chat that chose none may use (None: all)."""
+        super().__init__(parent)
+        self.store = store
+        self.runner = runner
+        self.approvals = approvals
+        self._continue = continue_reply
+        self._max_calls = max_calls
+        self._context_tokens = context_tokens
+        self._default_servers = default_servers
+        self._turns: dict[int, _Turn] = {}
+        # Calls allowed past the limit by the person's Continue, per (chat, their message).
+        self._extra: dict[tuple[int, int | None], int] = {}
+
+    # --- what the window asks ----------------------------------------------------------------
+
+    def pending(self, conversation_id: int) -> dict[str, Any] | None:
+        """What the chat waits for now, as its card shows it (the payload of `approvalNeeded`,
+        `callRunning` or `limitReached` with "waiting" added), or None."""
+        turn = self._turns.get(conversation_id)
+        if turn is None or not turn.waiting:
+            return None
+        if turn.waiting == "limit":
+            return {"waiting": "limit", **self._limit_payload(turn)}
+        return {"waiting": turn.waiting, **self._call_payload(turn)}
+
+    def is_active(self, conversation_id: int) -> bool:
+        return conversation_id in self._turns
+
+    # --- the loop ------------------------------------------------------------------------------
+
+    def reply_finished(self, conversation_id: int, reply_id: int) -> None:
+        """A reply ended by calling tools: answer its calls."""
+        path = self.store.active_path(conversation_id)
+        if not path or path[-1].id != reply_id or not path[-1].tool_calls:
+            return
+        self._begin(path, reply_id, reply_id, list(path[-1].tool_calls))
+
+    def approve(
+        self,
+        conversation_id: int,
+        arguments: dict[str, Any] | None = None,
+        remember: str | None = None,
+    ) -> None:
+        """Run the call asked about; `arguments` as the person edited them (a sibling reply
+        holds them when they differ); `remember` "chat" or "tool" keeps the answer."""
+        turn = self._turns.get(conversation_id)
+        if turn is None or turn.waiting != "approval" or turn.call is None or turn.tool is None:
+            return
+        if remember in REMEMBER:
+            self.approvals.approve(turn.tool, conversation_id if remember == "chat" else None)
+        if arguments is not None and arguments != turn.call["arguments"]:
+            self._edit_arguments(turn, arguments)
+        else:
+            self._run(turn)
+
+    def deny(self, conversation_id: int) -> None:
+        """Refuse the call asked about: the model reads that it was denied and goes on."""
+        turn = self._turns.get(conversation_id)
+        if turn is None or turn.waiting != "approval" or turn.call is None:
+            return
+        self._store_result(turn, ToolResult(DENIED_TEXT, ToolFailure.TOOL), denied=True)
+
+    def cancel(self, conversation_id: int) -> None:
+        """Cancel the call running in this chat; it ends as a cancelled (error) result."""
+        turn = self._turns.get(conversation_id)
+        if turn is not None and turn.run is not None:
+            turn.run.cancel()
+
+    def continue_past_limit(self, conversation_id: int) -> None:
+        """Let the reply make as many calls again as the limit allows."""
+        turn = self._turns.get(conversation_id)
+        if turn is not None and turn.waiting == "limit":
+            key = (conversation_id, turn.user_id)
+            self._extra[key] = self._extra.get(key, 0) + self._max_calls()
+            turn.limit += self._max_calls()
+            turn.waiting = ""
+            self.settled.emit({"conversation_id": conversation_id, "call_id": None})
+            self._advance(turn)
+
+    def stop(self, conversation_id: int) -> None:
+        """Leave the loop: calls not yet answered stay unanswered (nothing more runs)."""
+        turn = self._turns.pop(conversation_id, None)
+        if turn is not None:
+            if turn.run is not None:
+                turn.run.cancel()
+            self.settled.emit({"conversation_id": conversation_id, "call_id": None})
+
+    def rerun(self, tool_message_id: int) -> None:
+        """Run a stored call again: its new result is a sibling of the old one; the reply's
+        later calls keep the results they had, and the model goes on below."""
+        message = self.store.get_message(tool_message_id)
+        if message.role != "tool" or message.parent_id is None:
+            return
+        self._branch_from_result(message, rerun=True)
+
+    def edit_result(self, tool_message_id: int, text: str) -> None:
+        """A sibling result with the person's text; the model goes on below it."""
+        edited = self.store.edit_message(tool_message_id, text)
+        self.conversationChanged.emit(edited.conversation_id)
+        self._branch_from_result(edited, rerun=False)
+
+    # --- inside --------------------------------------------------------------------------------
+
+    def _begin(self, before: list[Message], reply_id: int, leaf_id: int,
+               calls: list[dict[str, Any]], reused: dict[str, Message] | None = None,
+               approved: set[str] | None = None) -> None:
+        """Answer `calls` below `leaf_id`; `before` is the path down to `leaf_id`."""
+        conversation_id = before[-1].conversation_id
+        old = self._turns.get(conversation_id)
+        if old is not None and old.run is not None:
+            old.run.cancel()
+        user_id = next((m.id for m in reversed(before) if m.role == "user"), None)
+        limit = self._max_calls() + self._extra.get((conversation_id, user_id), 0)
+        count = tool_turns.calls_since_person(before)
+        turn = _Turn(conversation_id, reply_id, leaf_id, calls, count, limit, user_id,
+                     reused=reused or {}, approved=approved or set())
+        self._turns[conversation_id] = turn
+        self._advance(turn)
+
+    def _branch_from_result(self, message: Message, rerun: bool) -> None:
+        assert message.parent_id is not None
+        path = self.store.active_path(message.conversation_id)
+        reply = tool_turns.calling_reply(path)
+        if reply is None:
+            return
+        results = tool_turns.answered(path, reply)
+        calls = list(reply.tool_calls)
+        ids = [c["id"] for c in calls]
+        if message.tool_call_id not in ids:
+            return
+        index = ids.index(message.tool_call_id)
+        later = {c["id"]: results[c["id"]] for c in calls[index + 1:] if c["id"] in results}
+        ids_on_path = [m.id for m in path]
+        if rerun:
+            before = path[: ids_on_path.index(message.parent_id) + 1]
+            self._begin(before, reply.id, message.parent_id, calls[index:], later,
+                        approved={message.tool_call_id})
+        else:
+            before = path[: ids_on_path.index(message.id) + 1]
+            self._begin(before, reply.id, message.id, calls[index + 1:], later)
+
+    def _advance(self, turn: _Turn) -> None:
+        while turn.remaining:
+            call = turn.remaining[0]
+            reused = turn.reused.pop(call["id"], None)
+            if reused is not None and turn.call is None:
+                self._copy_result(turn, reused)
+                continue
+            if turn.count >= turn.limit:
+                turn.waiting = "limit"
+                self.limitReached.emit(self._limit_payload(turn))
+                return
+            turn.call, turn.tool = call, self._tool_for(turn.conversation_id, call["name"])
+            if turn.tool is None:
+                self._store_result(turn, ToolResult(self._unknown(call["name"]),
+                                                    ToolFailure.BAD_ARGUMENTS))
+                return
+            if call["id"] in turn.approved or self.approvals.is_approved(
+                turn.tool, turn.conversation_id
+            ):
+                self._run(turn)
+                return
+            turn.waiting = "approval"
+            self.approvalNeeded.emit(self._call_payload(turn))
+            return
+        del self._turns[turn.conversation_id]
+        self._continue(turn.conversation_id, turn.leaf_id)
+
+    def _run(self, turn: _Turn) -> None:
+        assert turn.call is not None and turn.tool is not None
+        turn.waiting = "running"
+        turn.started = time.monotonic()
+        self.callRunning.emit(self._call_payload(turn))
+        this = turn
+
+        def done(result: ToolResult) -> None:
+            if self._turns.get(this.conversation_id) is this:
+                this.run = None
+                self._store_result(this, result)
+
+        turn.run = self.runner.start(turn.tool, turn.call["arguments"], done)
+
+    def _store_result(self, turn: _Turn, result: ToolResult, denied: bool = False) -> None:
+        call = turn.call
+        assert call is not None
+        tool = turn.tool
+        shown = cap_text(result.text, result_cap(self._context_tokens(turn.conversation_id)))
+        stats: dict[str, Any] = {
+            "server": tool.server if tool else None,
+            "tool": tool.name if tool else call["name"],
+            "duration_s": round(result.duration_s, 3),
+            "chars": len(result.text),
+            "cut": len(result.text) - len(shown) if shown != result.text else 0,
+        }
+        if result.failure is not None:
+            stats["failure"] = "denied" if denied else result.failure.value
+        try:
+            message = self.store.add_tool_result(
+                turn.leaf_id, call["id"], call["name"], shown,
+                status="error" if result.is_error else "complete", stats=stats,
+            )
+        except StoreError as exc:
+            self._fail(turn, f"The tool result could not be saved: {exc}")
+            return
+        self._next(turn, message)
+
+    def _copy_result(self, turn: _Turn, old: Message) -> None:
+        """A result given before to the same call, put on the new branch as it was."""
+        try:
+            message = self.store.add_tool_result(
+                turn.leaf_id, old.tool_call_id or "", old.tool_name or "", old.content,
+                status="error" if old.status == "error" else "complete",
+                stats={**old.stats, "reused_from": old.id},
+            )
+        except StoreError as exc:
+            self._fail(turn, f"The tool result could not be saved: {exc}")
+            return
+        turn.remaining.pop(0)
+        turn.leaf_id = message.id
+        turn.count += 1
+        self.conversationChanged.emit(turn.conversation_id)
+
+    def _next(self, turn: _Turn, message: Message) -> None:
+        call_id = turn.call["id"] if turn.call else None
+        turn.remaining.pop(0)
+        turn.leaf_id = message.id
+        turn.count += 1
+        turn.call = turn.tool = None
+        turn.waiting = ""
+        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": call_id})
+        self.conversationChanged.emit(turn.conversation_id)
+        self._advance(turn)
+
+    def _edit_arguments(self, turn: _Turn, arguments: dict[str, Any]) -> None:
+        """The reply again as a sibling with these arguments for the call asked about; results
+        its earlier calls had are copied over, so nothing runs twice."""
+        assert turn.call is not None
+        reply = self.store.get_message(turn.reply_id)
+        calls = [{**c, "arguments": arguments} if c["id"] == turn.call["id"] else dict(c)
+                 for c in reply.tool_calls]
+        path = self.store.active_path(turn.conversation_id)
+        given = tool_turns.answered(path, reply)
+        try:
+            sibling = self.store.edit_tool_calls(reply.id, calls)
+        except StoreError as exc:
+            self._fail(turn, f"The edited call could not be saved: {exc}")
+            return
+        turn.reply_id = turn.leaf_id = sibling.id
+        index = [c["id"] for c in calls].index(turn.call["id"])
+        turn.reused = {c["id"]: given[c["id"]] for c in calls[:index] if c["id"] in given}
+        turn.approved.add(turn.call["id"])
+        turn.remaining = calls
+        turn.count -= len(turn.reused)  # copied below again, counted once
+        turn.call = turn.tool = None
+        turn.waiting = ""
+        self.conversationChanged.emit(turn.conversation_id)
+        self._advance(turn)  # copies the earlier results, then runs the edited call
+
+    def _fail(self, turn: _Turn, message: str) -> None:
+        self._turns.pop(turn.conversation_id, None)
+        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": None})
+        self.notice.emit(message)
+
+    def _tool_for(self, conversation_id: int, model_name: str) -> ToolInfo | None:
+        return next((t for t in self.offered(conversation_id) if t.model_name == model_name),
+                    None)
+
+    def offered(self, conversation_id: int) -> list[ToolInfo]:
+        """The tools this chat may use now (its allowed servers, ready)."""
+        params = self.store.get_conversation(conversation_id).params
+        return chat_tools(self.runner.available(), params, self._default_servers())
+
+    def _unknown(self, name: str) -> str:
+        return f"There is no tool named {name} in this chat; it did not run."
+
+    def _call_payload(self, turn: _Turn) -> dict[str, Any]:
+        call, tool = turn.call or {}, turn.tool
+        changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
+        return {
+            "conversation_id": turn.conversation_id,
+            "reply_id": turn.reply_id,
+            "call_id": call.get("id"),
+            "server": tool.server if tool else "",
+            "tool": tool.name if tool else call.get("name", ""),
+            "model_name": call.get("name", ""),
+            "arguments": call.get("arguments", {}),
+            "description": tool.description if tool else "",
+            "changed_from": changed.description if changed else None,
+        }
+
+    def _limit_payload(self, turn: _Turn) -> dict[str, Any]:
+        count = tool_turns.calls_since_person(self.store.active_path(turn.conversation_id))
+        return {"conversation_id": turn.conversation_id, "count": count,
+                "limit": self._max_calls()}
