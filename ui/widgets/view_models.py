@@ -12,7 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Literal
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 
 _NO_STATS: Mapping[str, float] = MappingProxyType({})
@@ -26,6 +26,15 @@ class AttachmentView:
     size: int
     tokens: int
     text: str
+
+
+@dataclass(frozen=True)
+class ToolCallView:
+    """A call a reply made: its id, the tool's model-facing name and the arguments as JSON."""
+
+    id: str
+    name: str
+    arguments: str
 
 
 @dataclass(frozen=True)
@@ -51,6 +60,10 @@ class MessageView:
     reasoning: str = ""
     thinking: bool = False
     attachments: tuple[AttachmentView, ...] = ()
+    # A reply's tool calls; for a `tool` message, the tool's name (its stats hold "server",
+    # "tool", "duration_s", "chars", "cut", "failure", "edited").
+    tool_calls: tuple[ToolCallView, ...] = ()
+    tool_name: str | None = None
 
 
 @dataclass(frozen=True)

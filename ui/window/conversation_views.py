@@ -6,13 +6,20 @@ Sibling positions come from one read of the conversation's whole tree rather tha
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ui.widgets.view_models import AttachmentView, ConversationRow, MessageView, SearchHit
+from ui.widgets.view_models import (
+    AttachmentView,
+    ConversationRow,
+    MessageView,
+    SearchHit,
+    ToolCallView,
+)
 
 if TYPE_CHECKING:
     from app.store.conversations import Conversation, Message
@@ -41,6 +48,12 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 left_out=message.id in left_out,
                 reasoning=message.reasoning,
                 attachments=tuple(AttachmentView(**item) for item in message.attachments),
+                tool_calls=tuple(
+                    ToolCallView(call["id"], call["name"],
+                                 json.dumps(call["arguments"], ensure_ascii=False))
+                    for call in message.tool_calls
+                ),
+                tool_name=message.tool_name,
             )
         )
     return views
