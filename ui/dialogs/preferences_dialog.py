@@ -1,7 +1,7 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
 chat does by default once it outgrows the model's context, the theme, each model's default draft
-model, the local server (tab "General"), and what new chats start with (tab "New chats",
-`ui.dialogs.new_chat_defaults`)."""
+model, the local server (tab "General"), what new chats start with (tab "New chats",
+`ui.dialogs.new_chat_defaults`) and tool use (tab "Tools", `ui.dialogs.tools_page`)."""
 
 from __future__ import annotations
 
@@ -63,6 +63,7 @@ class PreferencesDialog(QDialog):
         models: Sequence[ModelInfo] = (),
         current_model: str | None = None,
         draft_for: Callable[[str], str | None] = lambda _model: None,
+        tools_page: QWidget | None = None,
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
         choose their model from; with `draft_for(model)` it also fills "Draft models",
@@ -156,6 +157,9 @@ class PreferencesDialog(QDialog):
         self.tabs.addTab(self.general, "General")
         self.tabs.addTab(self.new_chats_page, "New chats")
         self.tabs.setTabToolTip(1, "The model, system prompt and sampling new chats start with")
+        if tools_page is not None:  # ui.dialogs.tools_page, filled and followed by the window
+            self.tabs.addTab(tools_page, "Tools")
+            self.tabs.setTabToolTip(2, "MCP servers, remembered approvals, the call limit")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.server_error)

@@ -1,0 +1,169 @@
+"""Tool use for the window: the MCP servers of `<data>/mcp.json` on the app's asyncio loop, the
+remembered approvals, and the tool loop (`app.chat.tool_flow`), with what the window shows of
+them as plain values.
+
+A server starts only once the person has seen its command line: one that was never started
+(just imported, say) waits for Start in Preferences › Tools; after that, enabled servers start
+with the app, in the background, never blocking the window.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.chat.tool_choice import CHAT_KEY, server_label
+from app.mcp.approvals import APPROVALS_NAME, Approval, ToolApprovals
+from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, load_config, save_config
+from app.mcp.config_import import available_sources, merge_servers
+from app.mcp.launch import display_command
+from app.mcp.server_state import ServerState, ServerStatus
+from app.mcp.servers import ToolServers
+
+
+@dataclass(frozen=True)
+class ServerInfo:
+    """A server as Preferences and the tools button show it."""
+
+    name: str
+    label: str
+    status: str
+    command: str
+    enabled: bool
+    tools: tuple[str, ...]
+    error: str | None
+    stderr_tail: tuple[str, ...]
+    never_started: bool
+
+
+class ToolSession(QObject):
+    serversChanged = Signal()  # a status, the list of servers or the approvals changed
+    notice = Signal(str)
+
+    def __init__(
+        self,
+        data_dir: Path,
+        loop: Callable[[], asyncio.AbstractEventLoop],
+        started_before: Callable[[], set[str]],
+        mark_started: Callable[[str], None],
+        parent: QObject | None = None,
+    ) -> None:
+        """`started_before()` names the servers the person has started once;
+        `mark_started(name)` adds one."""
+        super().__init__(parent)
+        self._config_path = data_dir / CONFIG_NAME
+        self._loop = loop
+        self._started_before = started_before
+        self._mark_started = mark_started
+        config, problem = load_config(self._config_path)
+        self.config: McpConfig = config
+        self.approvals = ToolApprovals(data_dir / APPROVALS_NAME)
+        self.servers = ToolServers(config, log_dir=data_dir / "logs" / "mcp",
+                                   on_change=self._on_state)
+        self.load_notice = problem or self.approvals.notice
+
+    def start(self) -> None:
+        """Start the enabled servers the person has started before; returns at once."""
+        self._loop().call_soon(self._start_known)
+
+    def _start_known(self) -> None:
+        known = self._started_before()
+        for spec in self.config.servers.values():
+            connection = self.servers.connection(spec.name)
+            if connection is not None and spec.enabled and spec.name in known:
+                connection.start()
+
+    def close(self) -> asyncio.Future[None]:
+        return asyncio.ensure_future(self.servers.close(), loop=self._loop())
+
+    # --- what the window shows -----------------------------------------------------------------
+
+    def server_infos(self) -> list[ServerInfo]:
+        known = self._started_before()
+        states = {s.name: s for s in self.servers.states()}
+        infos = []
+        for spec in self.config.servers.values():
+            state = states.get(spec.name, ServerState(spec.name, ServerStatus.STOPPED))
+            infos.append(ServerInfo(
+                spec.name, spec.name, state.status.value,
+                display_command(spec) if spec.problem is None else spec.problem,
+                spec.enabled, tuple(t.name for t in state.tools), state.error or spec.problem,
+                state.stderr_tail, spec.name not in known,
+            ))
+        return infos
+
+    def builtin_info(self) -> ServerInfo:
+        return ServerInfo(BUILTIN_SERVER, server_label(BUILTIN_SERVER), "ready", "", True,
+                          ("search_conversations",), None, (), False)
+
+    def approval_list(self) -> list[Approval]:
+        return self.approvals.approvals()
+
+    def import_sources(self) -> list[tuple[str, str]]:
+        return [(s.app, str(s.path)) for s in available_sources()]
+
+    # --- changes -------------------------------------------------------------------------------
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        spec = self.config.servers.get(name)
+        if spec is None or spec.enabled == enabled:
+            return
+        self.config.servers[name] = spec.with_enabled(enabled)
+        self._save_and_apply()
+
+    def restart(self, name: str) -> None:
+        """Start (the first time, once its command line was shown) or restart a server."""
+        if name not in self.config.servers:
+            return
+        self._mark_started(name)
+        self._loop().create_task(self.servers.restart(name))
+        self.serversChanged.emit()
+
+    def import_from(self, path: str) -> None:
+        try:
+            report = merge_servers(self.config, Path(path))
+        except (OSError, ValueError) as exc:
+            self.notice.emit(f"Could not import servers from {path}: {exc}")
+            return
+        self._save_and_apply()
+        self.notice.emit(report.summary() + (
+            " Check each new server's command in Preferences › Tools, then Start it."
+            if report.added else ""))
+
+    def revoke(self, approval: Approval) -> None:
+        self.approvals.revoke(approval)
+        self.serversChanged.emit()
+
+    def _save_and_apply(self) -> None:
+        try:
+            save_config(self._config_path, self.config)
+        except OSError as exc:
+            self.notice.emit(f"The MCP servers file could not be saved: {exc}")
+        self._loop().create_task(self._apply(self.config))
+        self.serversChanged.emit()
+
+    async def _apply(self, config: McpConfig) -> None:
+        await self.servers.apply(config)
+        self._start_known()
+        self.serversChanged.emit()
+
+    def _on_state(self, _state: ServerState) -> None:
+        self.serversChanged.emit()
+
+
+def approval_text(approval: Approval, chat_title: Callable[[int], str | None]) -> str:
+    where = "in every chat"
+    if approval.chat_id is not None:
+        title = chat_title(approval.chat_id)
+        where = f"in the chat “{title}”" if title else f"in chat {approval.chat_id}"
+    return f"{approval.tool} on {server_label(approval.server)}, {where}"
+
+
+def chat_tool_params(params: dict[str, Any], servers: list[str]) -> dict[str, Any]:
+    """A chat's params with the servers it may use set."""
+    return {**params, CHAT_KEY: list(servers)}
