@@ -11,7 +11,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.chat.branch_outline import OutlineNode, build_outline, paths_to, walk
-from app.generation.reply_generation import prompt_messages
+from app.generation.prompt_messages import prompt_messages
 from app.generation.ttft_estimate import MeasuredRates, estimate_ttft
 from app.generation.worker import EngineLike, InferenceWorker
 from app.store.conversations import Store, StoreError

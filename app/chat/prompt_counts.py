@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import SignalInstance
 
 from app.generation.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
-from app.generation.reply_generation import prompt_messages
+from app.generation.prompt_messages import prompt_messages
 from app.generation.think_settings import template_kwargs
 from app.settings import chat_context_length
 from app.store.conversations import StoreError

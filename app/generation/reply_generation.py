@@ -23,11 +23,10 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
-from app.generation.attachments import with_attachments
-from app.generation.tool_prompt import chat_message
+from app.generation.prompt_messages import prompt_messages
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
-from app.store.conversations import Message, NotFoundError, Store, StoreError
+from app.store.conversations import NotFoundError, Store, StoreError
 from app.store.reply_writer import ReplyWriter
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -69,6 +68,7 @@ class _Reply:
     # The message id behind each prompt message (None for the system prompt), so the engine's
     # dropped indexes can be told as messages.
     prompt_ids: list[int | None] = field(default_factory=list)
+    called_tools: bool = False  # it ended with tool calls, stored with it
 
 
 class ReplyGeneration(QObject):
@@ -79,6 +79,8 @@ class ReplyGeneration(QObject):
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
+    # A reply ended by calling tools, its calls stored with it: (conversation_id, message_id)
+    toolCallsMade = Signal(int, int)
     # The chat outgrew the model's context under the "stop" policy:
     # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
     contextFull = Signal(object)
@@ -275,11 +277,21 @@ class ReplyGeneration(QObject):
                     dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
                     if dropped:
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]
+                    calls = list(payload.get("tool_calls") or ())
+                    tool_kwargs: dict[str, Any] = {}
+                    if calls and status == "complete":
+                        # The answer without the calls' markup, and the calls themselves.
+                        tool_kwargs = {"content": reply.continued + (payload.get("content") or ""),
+                                       "tool_calls": calls}
                     self._finish_writer(
-                        reply, status, stats=stats, reasoning=payload.get("reasoning", "")
+                        reply, status, stats=stats, reasoning=payload.get("reasoning", ""),
+                        **tool_kwargs,
                     )
+                    reply.called_tools = bool(tool_kwargs) and not reply.detached
         finally:
             self._end(reply)  # whatever went wrong above, the app is not left busy
+        if reply.called_tools and reply not in self._unsaved:
+            self.toolCallsMade.emit(reply.conversation_id, reply.message_id)
 
     @Slot(object)
     def _on_failed(self, payload: dict) -> None:
@@ -379,12 +391,3 @@ class ReplyGeneration(QObject):
         except StoreError as exc:
             self._lose_reply(reply, exc)
 
-
-def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> list[dict]:
-    """The chat messages for the model: the conversation's system prompt, if any, then `path`
-    (a message's attached files wrapped ahead of its text; a reply's answer without its
-    reasoning, as reasoning templates drop earlier thoughts themselves)."""
-    system = store.get_conversation(conversation_id).system_prompt
-    messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages += [chat_message(m, with_attachments(m.content, m.attachments)) for m in path]
-    return messages

@@ -22,7 +22,8 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
-from app.generation.reply_generation import DEFAULT_PARAMS, prompt_messages
+from app.generation.prompt_messages import prompt_messages
+from app.generation.reply_generation import DEFAULT_PARAMS
 from app.generation.worker import (
     EngineLike,
     InferenceWorker,

@@ -32,6 +32,7 @@ class ReplySink(Protocol):
         stats: dict[str, Any] | None = None,
         error: str | None = None,
         reasoning: str = "",
+        tool_calls: list[dict[str, Any]] | None = None,
     ) -> Message: ...
 
 
@@ -54,6 +55,7 @@ class ReplyWriter:
         self._dirty = False
         self._done = False
         self._final: tuple[Status, dict[str, Any] | None, str | None] | None = None
+        self._tool_calls: list[dict[str, Any]] | None = None
         self._interval_s = interval_s
         self._clock = clock or time.monotonic
         self._last_write = self._clock()
@@ -106,15 +108,22 @@ class ReplyWriter:
         stats: dict[str, Any] | None = None,
         error: str | None = None,
         reasoning: str | None = None,
+        content: str | None = None,
+        tool_calls: list[dict[str, Any]] | None = None,
     ) -> Message:
         """Write the whole text with its final status ("complete", "stopped", "error",
         "interrupted"); the writer takes no more text, even when the write fails (StoreError):
         `retry_finish` then tries again. `reasoning`, when given, is the final form of the
-        streamed reasoning (trimmed once the reply ended)."""
+        streamed reasoning (trimmed once the reply ended); `content`, the final form of the
+        answer (a reply that called tools, without the calls' markup) and `tool_calls` its
+        calls."""
         if reasoning is not None:
             self._reasoning_parts = [reasoning]
+        if content is not None:
+            self._parts = [content]
         if self._final is None:
             self._final = (status, stats, error)
+            self._tool_calls = tool_calls
         return self.retry_finish()
 
     def retry_finish(self) -> Message:
@@ -124,7 +133,7 @@ class ReplyWriter:
             raise InvalidInputError(f"Reply {self.message_id} was never finished.")
         status, stats, error = self._final
         message = self._store.finish_reply(
-            self.message_id, self.text, status, stats, error, self.reasoning
+            self.message_id, self.text, status, stats, error, self.reasoning, self._tool_calls
         )
         self._done = True
         return message

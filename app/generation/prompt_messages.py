@@ -1,11 +1,14 @@
-"""A path of the tree as the model's chat messages when tools are in play: a reply's calls in
-OpenAI's shape and each tool result as a `tool` message, exactly as stored, so every later turn
-renders the earlier ones token for token the same and the cache reuses them."""
+"""A path of the tree as the model's chat messages: the system prompt, each message with its
+attached files wrapped ahead of its text, a reply's tool calls in OpenAI's shape and each tool
+result as a `tool` message, exactly as stored, so every later turn renders the earlier ones
+token for token the same and the cache reuses them."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from app.generation.attachments import with_attachments
+from app.store.conversations import Store
 from app.store.records import Message
 
 
@@ -35,3 +38,13 @@ def chat_message(message: Message, content: str) -> dict[str, Any]:
     if message.role == "assistant" and message.tool_calls:
         entry["tool_calls"] = call_entries(message)
     return entry
+
+
+def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> list[dict]:
+    """The chat messages for the model: the conversation's system prompt, if any, then `path`
+    (a message's attached files wrapped ahead of its text; a reply's answer without its
+    reasoning, as reasoning templates drop earlier thoughts themselves)."""
+    system = store.get_conversation(conversation_id).system_prompt
+    messages = [{"role": "system", "content": system}] if system.strip() else []
+    messages += [chat_message(m, with_attachments(m.content, m.attachments)) for m in path]
+    return messages
