@@ -113,6 +113,10 @@ class ChatView(QScrollArea):
 
     # -- public API -------------------------------------------------------------------------
 
+    def add_footer(self, widget: QWidget) -> None:
+        """A widget kept below the last message (the card asking before a tool call)."""
+        self._list.insertWidget(self._list.count() - 1, widget)
+
     def set_messages(self, views: Sequence[MessageView]) -> None:
         """Show `views` (root first); keeps the widgets of messages that are still there."""
         views = list(views)

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 from ui.chat.attachment_chips import AttachmentChips
 from ui.chat.reply_progress import STOPPING
 from ui.chat.think_controls import ThinkControls
+from ui.chat.tools_button import ToolsButton
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.icon_button import icon_button
@@ -166,6 +167,7 @@ class Composer(QFrame):
         )
         self.chips = AttachmentChips(removable=True)
         self.think = ThinkControls()
+        self.tools = ToolsButton()  # which tools this chat may use (ui.window.tool_features)
         self._attachments: list[dict[str, Any]] = []
 
         box = QFrame()
@@ -178,6 +180,7 @@ class Composer(QFrame):
         self._footer = QHBoxLayout()
         self._footer.setContentsMargins(0, 0, 0, 0)
         self._footer.addWidget(self.think)
+        self._footer.addWidget(self.tools)
         self._footer.addStretch(1)
         self._footer.addWidget(self.token_label)
         layout = QVBoxLayout(self)

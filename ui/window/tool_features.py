@@ -1,0 +1,143 @@
+"""Tool use in the window: the tools button by the composer (which servers this chat may use,
+disabled with the reason for a model whose template takes none), the card under the last
+message that asks before a call, shows it running or stops at the call limit, and the folded
+results' Run again / Edit, all kept in step with the controller's tool loop.
+
+The card belongs to the open chat: switching chats shows what that chat waits for (an approval
+asked while the person was elsewhere is still there when they come back).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtCore import QObject, Slot
+
+from app.chat.tool_choice import chat_servers, server_label, tools_off_reason
+from app.chat.tool_session import chat_tool_params
+from app.store.conversations import StoreError
+from ui.chat.tool_card import ToolCard
+from ui.chat.tool_result import ToolResultView
+from ui.chat.tools_button import ServerChoice
+from ui.window.window_host import ChatPane
+
+if TYPE_CHECKING:
+    from ui.chat.message_widget import MessageWidget
+    from ui.window.model_status_presenter import ModelStatusPresenter
+
+
+class ToolHost(ChatPane, Protocol):
+    model_status: ModelStatusPresenter
+
+
+class ToolFeatures(QObject):
+    def __init__(self, window: ToolHost) -> None:
+        super().__init__(window)
+        self._window = window
+        controller = window.controller
+        self.flow = controller.tool_flow
+        self.session = controller.tool_session
+        self.card = ToolCard()
+        window.chat_view.add_footer(self.card)
+        self.card.runRequested.connect(self._run)
+        self.card.denyRequested.connect(lambda: self._for_chat(self.flow.deny))
+        self.card.cancelRequested.connect(lambda: self._for_chat(self.flow.cancel))
+        self.card.continueRequested.connect(lambda: self._for_chat(self.flow.continue_past_limit))
+        self.card.stopRequested.connect(lambda: self._for_chat(self.flow.stop))
+        for signal in (self.flow.approvalNeeded, self.flow.callRunning, self.flow.limitReached,
+                       self.flow.settled):
+            signal.connect(self._on_flow)
+        self.flow.conversationChanged.connect(self._on_results)
+        self.flow.notice.connect(window.show_notice)
+        self.session.notice.connect(window.show_notice)
+        self.session.serversChanged.connect(self.refresh_button)
+        window.model_status.ready.connect(self.refresh_button)
+        window.composer.tools.serversChosen.connect(self._on_servers_chosen)
+        window.chat_view.messageWidgetCreated.connect(self._on_message_widget)
+
+    # -- the open chat ------------------------------------------------------------------------
+
+    def conversation_shown(self) -> None:
+        """The window opened another chat: its card and its tools."""
+        self.show_pending()
+        self.refresh_button()
+
+    def show_pending(self) -> None:
+        cid = self._window.current_conversation_id
+        pending = None if cid is None else self.flow.pending(cid)
+        if pending is None:
+            self.card.clear()
+        elif pending["waiting"] == "approval":
+            self.card.ask(pending)
+        elif pending["waiting"] == "running":
+            self.card.show_running(pending)
+        else:
+            self.card.show_limit(pending["count"], pending["limit"])
+        if pending is not None:
+            self._window.chat_view.scroll_to_bottom()
+
+    @Slot()
+    def refresh_button(self) -> None:
+        window = self._window
+        cid = window.current_conversation_id
+        reason = tools_off_reason(window.controller.model_info)
+        params: dict[str, Any] = {}
+        if cid is not None:
+            try:
+                params = window.store.get_conversation(cid).params
+            except StoreError:
+                params = {}
+        allowed = chat_servers(params, window.controller.preferences.default_tool_servers)
+        infos = [self.session.builtin_info(), *self.session.server_infos()]
+        choices = [
+            ServerChoice(i.name, server_label(i.name), i.status, i.tools,
+                         allowed is None or i.name in allowed)
+            for i in infos if i.enabled
+        ]
+        window.composer.tools.set_servers(choices, off_reason=reason)
+
+    # -- what the card and results ask ----------------------------------------------------------
+
+    def _for_chat(self, action: Any) -> None:
+        cid = self._window.current_conversation_id
+        if cid is not None:
+            action(cid)
+
+    @Slot(object, str)
+    def _run(self, arguments: dict[str, Any], remember: str) -> None:
+        cid = self._window.current_conversation_id
+        if cid is not None:
+            self.flow.approve(cid, arguments, remember or None)
+
+    @Slot(object)
+    def _on_flow(self, payload: dict[str, Any]) -> None:
+        if payload.get("conversation_id") == self._window.current_conversation_id:
+            self.show_pending()
+
+    @Slot(int)
+    def _on_results(self, conversation_id: int) -> None:
+        if conversation_id == self._window.current_conversation_id:
+            self._window.open_conversation(conversation_id)
+
+    @Slot(list)
+    def _on_servers_chosen(self, names: list[str]) -> None:
+        window = self._window
+        cid = window.current_conversation_id
+        if cid is None:
+            return
+        try:
+            params = window.store.get_conversation(cid).params
+        except StoreError as exc:
+            window.show_notice(str(exc))
+            return
+        window.controller.update_settings(cid, params=chat_tool_params(params, names))
+        self.refresh_button()
+
+    @Slot(object)
+    def _on_message_widget(self, widget: MessageWidget) -> None:
+        result = widget.findChild(ToolResultView)
+        if result is None:
+            return
+        message_id = int(widget.view.id)
+        result.rerunRequested.connect(lambda: self.flow.rerun(message_id))
+        result.editSubmitted.connect(lambda text: self.flow.edit_result(message_id, text))
