@@ -183,6 +183,21 @@ class Preferences:
         self._qs.setValue("tools/max_calls", max(1, int(value)))
 
     @property
+    def started_tool_servers(self) -> set[str]:
+        """The MCP servers the person has started once (after seeing their command line);
+        only these start by themselves."""
+        value = self._qs.value("tools/started_servers", "")
+        try:
+            names = json.loads(str(value)) if value not in (None, "") else []
+        except ValueError:
+            return set()
+        return {n for n in names if isinstance(n, str)} if isinstance(names, list) else set()
+
+    def mark_tool_server_started(self, name: str) -> None:
+        names = sorted(self.started_tool_servers | {name})
+        self._qs.setValue("tools/started_servers", json.dumps(names))
+
+    @property
     def last_conversation_id(self) -> int | None:
         value = self._qs.value("ui/last_conversation", None)
         try:

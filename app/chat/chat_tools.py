@@ -1,0 +1,80 @@
+"""Tool use as the chat controller composes it: the MCP servers and approvals (`ToolSession`),
+the tool loop (`ToolFlow`) fed by replies that end with calls, and the tool schemas a reply is
+offered: the chat's allowed tools, only for a local model whose chat template takes tools (the
+worker reports its tool-call format with the model's info)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QObject
+
+from app.chat.tool_choice import chat_tools
+from app.chat.tool_flow import ToolFlow
+from app.chat.tool_runs import ToolRunner
+from app.chat.tool_session import ToolSession
+from app.settings import Preferences, chat_context_length
+from app.store.conversations import Store, StoreError
+
+
+def current_loop() -> asyncio.AbstractEventLoop:
+    """The app's asyncio loop (Qt's, through qasync, set as the thread's loop at start-up)."""
+    return asyncio.get_event_loop_policy().get_event_loop()
+
+
+class ChatTools(QObject):
+    def __init__(
+        self,
+        store: Store,
+        preferences: Preferences,
+        model_info: Callable[[], dict[str, Any] | None],
+        continue_reply: Callable[[int, int], bool],
+        data_dir: Path,
+        loop: Callable[[], asyncio.AbstractEventLoop] = current_loop,
+        parent: QObject | None = None,
+    ) -> None:
+        """`continue_reply(conversation_id, parent_id)` starts the model's reply below the last
+        result of a round of calls."""
+        super().__init__(parent)
+        self._store = store
+        self._preferences = preferences
+        self._model_info = model_info
+        self.session = ToolSession(
+            data_dir, loop, lambda: preferences.started_tool_servers,
+            preferences.mark_tool_server_started, parent=self,
+        )
+        self.flow = ToolFlow(
+            store,
+            ToolRunner(store, self.session.servers, loop),
+            self.session.approvals,
+            continue_reply,
+            max_calls=lambda: preferences.max_tool_calls,
+            context_tokens=self._context_tokens,
+            default_servers=lambda: preferences.default_tool_servers,
+            parent=self,
+        )
+
+    def schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]:
+        """The tools offered to the model for a reply in this chat (OpenAI-style schemas);
+        none for a remote model or one whose template takes no tools."""
+        info = self._model_info()
+        if remote or info is None or info.get("tool_format") is None:
+            return []
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            return []
+        available = self.flow.runner.available()
+        tools = chat_tools(available, params, self._preferences.default_tool_servers)
+        return [tool.openai_schema() for tool in tools]
+
+    def _context_tokens(self, conversation_id: int) -> int | None:
+        info = self._model_info() or {}
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            params = {}
+        return chat_context_length(info.get("context_length"), params)
