@@ -69,11 +69,14 @@ class _Reply:
     # dropped indexes can be told as messages.
     prompt_ids: list[int | None] = field(default_factory=list)
     called_tools: bool = False  # it ended with tool calls, stored with it
+    # The text before the reply began writing a call: shown instead of the call's markup.
+    before_call: str | None = None
 
 
 class ReplyGeneration(QObject):
-    # {"conversation_id", "message_id", "text", "reasoning", "thinking"}: whole texts so far,
-    # and whether the reply is still reasoning
+    # {"conversation_id", "message_id", "text", "reasoning", "thinking", "calling"}: whole texts
+    # so far, whether the reply is still reasoning, and the tool it is calling ("" while the
+    # name is not complete; None when it calls none: then "text" stops before the call)
     streamUpdated = Signal(object)
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
     busyChanged = Signal(bool)
@@ -236,6 +239,9 @@ class ReplyGeneration(QObject):
         reply = self._current(payload["request_id"])
         if reply is None or reply.detached:
             return
+        calling = payload.get("calling")
+        if calling is not None and reply.before_call is None:
+            reply.before_call = reply.writer.text  # what shows while the call is written
         self._append(reply, payload["text"], payload.get("reasoning", ""))
         if reply.detached:
             return
@@ -243,9 +249,10 @@ class ReplyGeneration(QObject):
             {
                 "conversation_id": reply.conversation_id,
                 "message_id": reply.message_id,
-                "text": reply.writer.text,
+                "text": reply.writer.text if reply.before_call is None else reply.before_call,
                 "reasoning": reply.writer.reasoning,
                 "thinking": payload.get("thinking", False),
+                "calling": calling,
             }
         )
 

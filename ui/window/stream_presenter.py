@@ -5,7 +5,8 @@ state of the composer and the Chat menu.
 Tokens arrive far faster than a person reads, and re-rendering Markdown is not free: only the
 latest text is kept, and the streaming message is re-rendered at most `STREAM_FPS` times a
 second. Re-rendering the whole conversation meanwhile (a switch of branch, a title change) shows
-the newest streamed text, not the older one the store holds.
+the newest streamed text, not the older one the store holds. A reply that starts writing a
+tool call shows "Calling get_weather…" instead of the call's markup.
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ if TYPE_CHECKING:
     from ui.window.status_panel import StatusPanel
 
 STREAM_FPS = 30
+
+
+def calling_note(tool: str) -> str:
+    """What a reply shows instead of the markup of the call it is writing."""
+    return f"Calling {tool}…" if tool else "Calling a tool…"
 
 
 class StreamHost(ChatPane, Protocol):
@@ -83,6 +89,9 @@ class StreamPresenter(QObject):
                 payload.get("reasoning", ""),
                 payload.get("thinking", False),
             )
+            calling = payload.get("calling")
+            if calling is not None and not self._stopping:
+                self._show_note(payload["message_id"], calling_note(calling))
 
     @Slot(object)
     def on_prefill(self, payload: dict[str, Any]) -> None:
