@@ -23,6 +23,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.chat.chat_tools import ChatTools
 from app.chat.prompt_counts import PromptCounts
 from app.generation.model_session import ModelResolver, ModelSession
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
@@ -114,6 +115,12 @@ class ChatController(QObject):
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
         self.counts = PromptCounts(self)
+        # Tool use (app.chat.chat_tools): MCP servers, approvals, the loop answering calls.
+        self.tools = ChatTools(store, preferences, lambda: self.model_info,
+                               self._continue_after_tools, store.path.parent, parent=self)
+        self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
+        self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
+        self.tool_flow.conversationChanged.connect(self.conversationChanged)
 
     # ---- model ------------------------------------------------------------------------------
     @property
@@ -135,6 +142,7 @@ class ChatController(QObject):
         if self.store.recovery_report:
             self.notice.emit(self.store.recovery_report)
         self._session.start()
+        self.tool_session.start()
 
     def load_model(self, path: str | Path) -> None:
         self._session.load_model(path)
@@ -477,15 +485,20 @@ class ChatController(QObject):
             return False
         kwargs = {} if remote else template_kwargs(self.model_info, conversation.params)
         draft = None if remote else self._draft_model(conversation.params, model_id)
+        tools = self.tools.schemas(conversation_id, remote=bool(remote))
         started = self._guard(
             lambda: self._generation.start(
-                conversation_id, parent_id, model_id, backend, kwargs, continued, draft
+                conversation_id, parent_id, model_id, backend, kwargs, continued, draft, tools
             )
         )
         if started is None:
             return False
         self.conversationChanged.emit(conversation_id)
         return True
+
+    def _continue_after_tools(self, conversation_id: int, parent_id: int) -> bool:
+        """The model goes on below the results of its calls."""
+        return self._can_generate(conversation_id) and self._start_reply(conversation_id, parent_id)
 
     def _draft_model(self, params: dict[str, Any], model_id: str | None) -> Path | None:
         """The folder of the draft model a reply on `model_id` guesses ahead with, if any; a

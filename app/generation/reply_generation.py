@@ -75,15 +75,14 @@ class _Reply:
 
 class ReplyGeneration(QObject):
     # {"conversation_id", "message_id", "text", "reasoning", "thinking", "calling"}: whole texts
-    # so far, whether the reply is still reasoning, and the tool it is calling ("" while the
-    # name is not complete; None when it calls none: then "text" stops before the call)
+    # so far, whether the reply is still reasoning, and the tool it is calling (None while it
+    # calls none, "" while the name is incomplete; once calling, "text" stops where the call began)
     streamUpdated = Signal(object)
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
-    # A reply ended by calling tools, its calls stored with it: (conversation_id, message_id)
-    toolCallsMade = Signal(int, int)
+    toolCallsMade = Signal(int, int)  # (conversation_id, message_id): a reply called tools
     # The chat outgrew the model's context under the "stop" policy:
     # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
     contextFull = Signal(object)
@@ -134,6 +133,7 @@ class ReplyGeneration(QObject):
         template_kwargs: dict[str, Any] | None = None,
         continued: str = "",
         draft_model: Path | None = None,
+        tools: list[dict[str, Any]] | None = None,
     ) -> int:
         """Begin a reply to `parent_id` and ask `backend` for it; returns the reply's message
         id. With `continued` (a stopped or cut-off reply's text), the new reply starts with that
@@ -173,6 +173,7 @@ class ReplyGeneration(QObject):
                 template_kwargs=dict(template_kwargs or {}),
                 continue_reply=bool(continued),
                 draft_model=draft_model,
+                tools=list(tools or ()),
             )
         )
         self._flush_timer.start()
@@ -285,11 +286,10 @@ class ReplyGeneration(QObject):
                     if dropped:
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]
                     calls = list(payload.get("tool_calls") or ())
-                    tool_kwargs: dict[str, Any] = {}
-                    if calls and status == "complete":
-                        # The answer without the calls' markup, and the calls themselves.
-                        tool_kwargs = {"content": reply.continued + (payload.get("content") or ""),
-                                       "tool_calls": calls}
+                    # A reply that called tools: its answer without the calls' markup, its calls.
+                    tool_kwargs: dict[str, Any] = {} if not calls or status != "complete" else {
+                        "content": reply.continued + (payload.get("content") or ""),
+                        "tool_calls": calls}
                     self._finish_writer(
                         reply, status, stats=stats, reasoning=payload.get("reasoning", ""),
                         **tool_kwargs,

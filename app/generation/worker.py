@@ -83,6 +83,7 @@ def default_engine_factory(
     from inference import Engine, load_model
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
+    from inference.toolcalls.detect import tool_format_for
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
@@ -96,6 +97,8 @@ def default_engine_factory(
         "weights_bytes": model.weights_bytes,
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
+        # How the model writes tool calls; None: its template takes no tools.
+        "tool_format": tool_format_for(model.tokenizer.chat_template),
     }
     return engine, info
 
@@ -120,6 +123,8 @@ class GenerationRequest:
     continue_reply: bool = False  # go on writing the last message, a partial reply
     # The folder of a model that guesses ahead for the main one (params' speculation "draft").
     draft_model: Path | None = None
+    # OpenAI-style tool schemas offered to the model (only when its template takes tools).
+    tools: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -211,6 +216,7 @@ class InferenceWorker(QObject):
         self._engine: EngineLike | None = None
         self._model_id = ""
         self._weights_bytes = 0
+        self._tool_format: str | None = None  # the loaded model's tool-call format
         self._drafts = WorkerDrafts()
         self._current: GenerationRequest | None = None
         self._saving = False  # caches may be left to save: the worker saves while idle
@@ -335,6 +341,7 @@ class InferenceWorker(QObject):
             return
         self._engine = engine
         self._model_id = str(info.get("model_id") or path.name)
+        self._tool_format = info.get("tool_format")
         self._weights_bytes = int(info.get("weights_bytes", 0))
         self.modelLoaded.emit(info)
         self._emit_memory()
@@ -356,6 +363,8 @@ class InferenceWorker(QObject):
             rid = request.request_id
             splitter = _reply_splitter(self._engine, request)
 
+            calling = _call_watch(self._tool_format if request.tools else None)
+
             def emit(reasoning: str, answer: str) -> None:
                 self.tokensReady.emit(
                     {
@@ -363,6 +372,7 @@ class InferenceWorker(QObject):
                         "text": answer,
                         "reasoning": reasoning,
                         "thinking": splitter.thinking,
+                        "calling": calling(answer),
                     }
                 )
 
@@ -389,6 +399,7 @@ class InferenceWorker(QObject):
                         params,
                         template_kwargs=request.template_kwargs,
                         continue_reply=request.continue_reply,
+                        **({"tools": request.tools} if request.tools else {}),
                         **fit_options(request.params),
                         **listeners,
                     )
@@ -425,6 +436,9 @@ class InferenceWorker(QObject):
                     "stats": stats,
                     # Indexes into request.messages of those left out of the model's view.
                     "dropped_messages": list(result.dropped_messages),
+                    # With tools offered: the calls the reply made, and its answer without them.
+                    "tool_calls": list(getattr(result, "tool_calls", ())),
+                    "content": getattr(result, "content", None),
                 }
             )
         finally:
@@ -541,3 +555,19 @@ def _is_error(exc: BaseException, name: str) -> bool:
     has imported `inference`."""
     errors = sys.modules.get("inference.errors")
     return errors is not None and isinstance(exc, getattr(errors, name))
+
+
+def _call_watch(tool_format: str | None) -> Callable[[str], str | None]:
+    """For a reply offered tools: whether its answer so far has begun a call (the tool's name,
+    "" while incomplete), from the whole answer each time (deltas arrive coalesced)."""
+    if tool_format is None:
+        return lambda _delta: None
+    from inference.toolcalls.formats import call_in_progress
+
+    parts: list[str] = []
+
+    def watch(delta: str) -> str | None:
+        parts.append(delta)
+        return call_in_progress("".join(parts), tool_format)
+
+    return watch
