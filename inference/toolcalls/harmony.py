@@ -34,7 +34,12 @@ def harmony_extract(text: str, scan: Scan, tools: Sequence[dict[str, Any]] | Non
         scan.text(text)
         return
     for header, body, raw in _messages(text):
-        prefix, _, header = header.rpartition(_START)
+        prefix, start, header = header.rpartition(_START)
+        cut = header.find(_CHANNEL)
+        if not start and cut > 0 and "to=" not in header[:cut]:
+            # Text before the first header is answer text; a bare role there is markup.
+            prefix, header = header[:cut], header[cut:]
+            prefix = "" if prefix.strip() == "assistant" else prefix
         scan.text(prefix)
         recipient = _RECIPIENT.search(header)
         channel = _CHANNEL_NAME.search(header)
