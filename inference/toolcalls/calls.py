@@ -152,6 +152,12 @@ def scan_blocks(text: str, blocks: Sequence[Block], scan: Scan, inside: bool = F
             scan_blocks(text[body:stop], (block.items,), scan, inside=True)
             pos = stop if end < 0 else end + len(block.close)
             continue
+        reopen = text.find(block.open, body)
+        if reopen >= 0 and (end < 0 or reopen < end):
+            # A call opened again before this one closed: this one was cut short.
+            scan.bad(text[start:reopen])
+            pos = reopen
+            continue
         if end < 0:
             scan.bad(text[start:])
             return

@@ -205,3 +205,11 @@ def test_either_qwen_body_is_read_whichever_template_named_the_format() -> None:
         for fmt in ("hermes", "qwen3_coder"):
             reply = parse_reply(text, fmt)
             assert [(c.name, c.arguments) for c in reply.tool_calls] == [("get_weather", arguments)]
+
+
+def test_a_call_cut_short_by_the_next_one_does_not_swallow_it() -> None:
+    cut = '<tool_call>\n{"name": "get_weather", "arguments": {"ci'
+    whole = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    reply = parse_reply(cut + "\n" + whole, "hermes")
+    assert [c.name for c in reply.tool_calls] == ["get_time"]
+    assert reply.malformed == [cut]
