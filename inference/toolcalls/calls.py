@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# The OpenAI-style tool schemas a model was given, when known.
+Tools = Sequence[dict[str, Any]] | None
 # Tool names: MCP allows [A-Za-z0-9_.-]; some templates add ":" or "/" (namespaces).
 _NAME = re.compile(r"[\w.\-:/]{1,128}")
 _ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"

@@ -11,12 +11,11 @@ begun a call, and to which tool (so it can show "Calling get_weather…" instead
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from inference.reasoning import ANSWER, REASONING, ReasoningFormat, ReplySplitter
-from inference.toolcalls.calls import ParsedReply, Scan, reply_of
+from inference.toolcalls.calls import ParsedReply, Scan, Tools, reply_of
 from inference.toolcalls.deepseek import deepseek_calling, deepseek_extract
 from inference.toolcalls.gemma import gemma4_calling, gemma4_extract
 from inference.toolcalls.harmony import harmony_calling, harmony_extract
@@ -33,7 +32,6 @@ from inference.toolcalls.tagged import (
     qwen3_coder_extract,
 )
 
-Tools = Sequence[dict[str, Any]] | None
 _THINK = ("<think>", "</think>")
 
 

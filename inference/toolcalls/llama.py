@@ -20,9 +20,8 @@ import ast
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from inference.toolcalls.calls import Found, Scan, found, found_in_json, json_prefix
+from inference.toolcalls.calls import Found, Scan, Tools, found, found_in_json, json_prefix
 
 _TAGS = ("<|python_tag|>", "<|python_start|>")
 _PYTHON_END = "<|python_end|>"
@@ -33,7 +32,7 @@ _SEPARATORS = " \t\r\n;,"
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
 
 
-def llama3_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def llama3_extract(answer: str, scan: Scan, tools: Tools) -> None:
     tags = [(i, t) for t in _TAGS if (i := answer.find(t)) >= 0]
     if not tags:
         _untagged(answer, scan)
