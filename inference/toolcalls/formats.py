@@ -149,7 +149,8 @@ def parse_reply(
     text: str, tool_format: str, thinking: bool = False, tools: Tools = None
 ) -> ParsedReply:
     """Read a finished reply. `thinking`: the generation prompt opened the reasoning block, so
-    the reply starts inside it. `tools`: the OpenAI-style tool schemas the model was given, which
+    the reply starts inside it (formats without such a block, Llama's and harmony's, ignore
+    it). `tools`: the OpenAI-style tool schemas the model was given, which
     type the values of the formats that write them as text (Qwen3-Coder, GLM); without them such
     values stay strings (GLM: read as JSON where they are JSON).
 
