@@ -196,6 +196,11 @@ def _without_ends(text: str, ends: tuple[str, ...]) -> str:
 
 
 def _split(text: str, markers: tuple[tuple[str, str], ...], thinking: bool) -> tuple[str, str]:
+    # A closing marker with no opening one before it: the prompt opened the block after all
+    # (R1-style templates do, and a caller may not know).
+    thinking = thinking or any(
+        end in text and start not in text[: text.find(end)] for start, end in markers
+    )
     if not thinking and not any(start in text for start, _ in markers):
         return "", text  # no reasoning: skip the splitter's walk over every character
     transitions = {
