@@ -56,6 +56,17 @@ malformed messages, unknown role, prompt longer than the context, by how many to
 model's vocabulary does not have). The engine stays usable after
 any of them.
 
+Tool calls: `parse_reply(text, tool_format, thinking=False, tools=None) -> ParsedReply` reads a
+finished reply into `.content`, `.reasoning`, `.tool_calls` (`ToolCall`: `.name`, `.arguments`
+dict, `.id`) and `.malformed` (the raw text of calls that could not be read, also left in
+`.content`); a call written inside the reasoning is not a call, and it never raises on the
+reply's text. `TOOL_FORMATS` maps each format name ("hermes", "qwen3_coder", "llama3_json",
+"mistral", "harmony", "gemma4", "glm47", "kimi_k2", "deepseek") to its `ToolFormat`
+(`.families`: which models write it), and `tool_format_for(chat_template)` picks one from a
+template's source (None: it takes no tools).
+`inference.toolcalls.formats.call_in_progress(text, tool_format)` names the call a streaming
+reply has begun.
+
 `inference.loading.model_files` (the files a model folder holds, its context length) and
 `inference.errors` need no MLX, so the app layer may import them at any time: the heavy modules
 below load only when one of their names is first used (PEP 562).
@@ -69,19 +80,21 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from inference.decoding.sampling import SamplingParams
     from inference.engine.engine import Engine
-    from inference.engine.engine_caches import default_cache_budget
+    from inference.engine.engine.engine_caches import default_cache_budget
     from inference.engine.result import GenerationResult, GenerationStats
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
     from inference.importing.dhara import import_dhara
     from inference.importing.gguf_import import import_gguf
     from inference.loading.load import LoadedModel, load_model
+    from inference.toolcalls.detect import tool_format_for
+    from inference.toolcalls.formats import TOOL_FORMATS, parse_reply
 
 # public name -> the module that defines it
 _HOMES = {
     "Engine": "inference.engine.engine",
     "GenerationResult": "inference.engine.result",
     "GenerationStats": "inference.engine.result",
-    "default_cache_budget": "inference.engine.engine_caches",
+    "default_cache_budget": "inference.engine.engine.engine_caches",
     "InferenceError": "inference.errors",
     "ModelLoadError": "inference.errors",
     "PromptError": "inference.errors",
@@ -91,9 +104,13 @@ _HOMES = {
     "LoadedModel": "inference.loading.load",
     "load_model": "inference.loading.load",
     "SamplingParams": "inference.decoding.sampling",
+    "TOOL_FORMATS": "inference.toolcalls.formats",
+    "parse_reply": "inference.toolcalls.formats",
+    "tool_format_for": "inference.toolcalls.detect",
 }
 
 __all__ = [
+    "TOOL_FORMATS",
     "Engine",
     "GenerationResult",
     "GenerationStats",
@@ -107,6 +124,8 @@ __all__ = [
     "import_dhara",
     "import_gguf",
     "load_model",
+    "parse_reply",
+    "tool_format_for",
 ]
 
 
