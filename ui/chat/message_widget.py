@@ -1,19 +1,18 @@
 """One message of the chat: its text, its actions (copy, edit, regenerate, ‹ n/m ›) and its stats.
 
 It shows a `MessageView` and reports what the person wants through signals; it never changes the
-conversation itself, so the window decides what an edit or a regeneration means.
+conversation itself, so the window decides what an edit or a regeneration means. The row of
+actions under it is a `MessageToolbar`; its status line and dimming come from `message_state`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import replace
 
 from PySide6.QtCore import QEvent, Qt, Signal
 from PySide6.QtGui import QCursor, QGuiApplication, QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import (
     QFrame,
-    QGraphicsOpacityEffect,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -25,14 +24,15 @@ from PySide6.QtWidgets import (
 
 from ui.chat.attachment_chips import AttachmentChips
 from ui.chat.inline_editor import InlineEditor
+from ui.chat.message_state import show_left_out, show_status, status_badge, status_text
+from ui.chat.message_toolbar import MessageToolbar, can_continue
 from ui.chat.sibling_nav import SiblingNav
 from ui.chat.thinking_section import ThinkingSection
-from ui.text.plain_text import plain_label
 from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
-from ui.widgets.icon_button import message_action
 from ui.widgets.theme import em, is_dark, scale_font
 from ui.widgets.view_models import MessageView
+from ui.widgets.visibility import set_shown
 
 _ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
 _OBJECT_NAMES = {
@@ -40,65 +40,10 @@ _OBJECT_NAMES = {
     "assistant": ("AssistantMessage", "AssistantBubble"),
     "system": ("SystemMessage", "SystemBubble"),
 }
-_BADGES = {
-    "stopped": "Stopped",
-    "interrupted": "Interrupted: the app closed before this reply finished",
-}
 # A user bubble never takes more of the row than this, like the chat apps people know.
 # A longer message of the person's shows this many lines until "Show more".
 _COLLAPSED_LINES = 12
 _BUBBLE_SHARE = 0.8
-
-
-LEFT_OUT_TIP = (
-    "Left out of the model's view: the conversation no longer fits the model's context, so "
-    "the chat's overflow setting left this message out of the latest reply's prompt"
-)
-_LEFT_OUT_OPACITY = 0.45
-
-
-def format_stats(stats: Mapping[str, float]) -> str:
-    """The line under a reply, e.g. "42 tokens · 38.1 tok/s · 0.21 s to first token · ...";
-    a reply that filled the model's context says "context full"."""
-    parts = []
-    if "generated_tokens" in stats:
-        parts.append(f"{int(stats['generated_tokens']):,} tokens")
-    if stats.get("finish_reason") == "context":
-        parts.append("context full")
-    if "decode_tps" in stats:
-        parts.append(f"{stats['decode_tps']:,.1f} tok/s")
-    if stats.get("drafted_tokens"):
-        share = stats.get("accepted_tokens", 0) / stats["drafted_tokens"]
-        parts.append(f"{share:.0%} of drafted tokens accepted")
-    if "ttft_s" in stats:
-        ttft = stats["ttft_s"]
-        parts.append(f"{ttft:.{2 if ttft < 10 else 1}f} s to first token")
-    if "cached_tokens" in stats:
-        cached, disk = int(stats["cached_tokens"]), int(stats.get("disk_tokens", 0))
-        if disk:
-            parts.append(f"{cached:,} reused ({cached - disk:,} from memory, {disk:,} from disk)")
-        else:
-            parts.append(f"{cached:,} reused from cache")
-    return " · ".join(parts)
-
-
-def _stats_details(stats: Mapping[str, float]) -> str:
-    labels = (
-        ("prompt_tokens", "Prompt: {:,.0f} tokens"),
-        ("cached_tokens", "Reused from cache: {:,.0f} tokens"),
-        ("disk_tokens", "… of them read from saved caches on disk: {:,.0f}"),
-        ("prefill_tokens", "Read afresh: {:,.0f} tokens"),
-        ("prefill_tps", "Reading speed: {:,.1f} tok/s"),
-        ("generated_tokens", "Generated: {:,.0f} tokens"),
-        ("decode_tps", "Writing speed: {:,.1f} tok/s"),
-        ("ttft_s", "Time to first token: {:.2f} s"),
-        ("drafted_tokens", "Drafted ahead (speculative decoding): {:,.0f} tokens"),
-        ("accepted_tokens", "Drafted tokens the model agreed with: {:,.0f}"),
-    )
-    lines = [text.format(stats[key]) for key, text in labels if key in stats]
-    if stats.get("finish_reason") == "context":
-        lines.append("The reply stopped because the model's context is full")
-    return "\n".join(lines)
 
 
 class MessageWidget(QFrame):
@@ -120,15 +65,10 @@ class MessageWidget(QFrame):
         self._dark = is_dark()
         self._natural_width = 0
         self._editor: InlineEditor | None = None
-        self._nav: SiblingNav | None = None
         self._badge: QLabel | None = None
         self._thinking: ThinkingSection | None = None
         self.chips: AttachmentChips | None = None
         self._note = ""  # set by the window while the reply is being written
-        self.edit_button: QToolButton | None = None
-        self.regenerate_button: QToolButton | None = None
-        self.continue_button: QToolButton | None = None
-        self.stats_label: QLabel | None = None
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
         self.setAccessibleName(_ROLE_NAMES[role])
@@ -152,56 +92,28 @@ class MessageWidget(QFrame):
         bubble_layout.addWidget(self.body)
         self._markdown = StreamingMarkdown(self.body, bubble_layout)
 
-        self._toolbar = QWidget(self)
-        self._toolbar.setObjectName("MessageToolbar")
-        self._tools = QHBoxLayout(self._toolbar)
-        self._tools.setContentsMargins(0, 0, 0, 0)
-        self._tools.setSpacing(em(self, 0.15))
-        self.copy_button = message_action("copy", "Copy message")
+        self._toolbar = MessageToolbar(role, self)
+        self.copy_button = self._toolbar.copy_button
+        self.edit_button = self._toolbar.edit_button
+        self.regenerate_button = self._toolbar.regenerate_button
+        self.continue_button = self._toolbar.continue_button
+        self.delete_button = self._toolbar.delete_button
+        self.stats_label = self._toolbar.stats_label
         self.copy_button.clicked.connect(self._copy_message)
-        self.delete_button: QToolButton | None = None
-        if role != "system":
-            self.delete_button = message_action("trash", "Delete message and the replies below it")
+        if self.edit_button is not None:
+            self.edit_button.clicked.connect(lambda: self.start_editing())
+        if self.regenerate_button is not None:
+            self.regenerate_button.clicked.connect(self._request_regenerate)
+        if self.continue_button is not None:
+            self.continue_button.clicked.connect(self._request_continue)
+        if self.delete_button is not None:
             self.delete_button.clicked.connect(self._request_delete)
         bubble_row = QHBoxLayout()
         if role == "user":
             bubble_row.addStretch(1)
             bubble_row.addWidget(self._bubble)
-            self.edit_button = message_action("edit", "Edit message")
-            self.edit_button.clicked.connect(lambda: self.start_editing())
-            self._tools.addStretch(1)
-            self._tools.addWidget(self.copy_button)
-            self._tools.addWidget(self.edit_button)
-            self._tools.addWidget(self.delete_button)
         else:
             bubble_row.addWidget(self._bubble, 1)
-            self._tools.addWidget(self.copy_button)
-            if role == "assistant":
-                self.regenerate_button = message_action("regenerate", "Regenerate reply")
-                self.regenerate_button.clicked.connect(self._request_regenerate)
-                self.continue_button = message_action(
-                    "chevron-right", "Continue: write more of this reply"
-                )
-                self.continue_button.setText("Continue")
-                self.continue_button.setToolButtonStyle(
-                    Qt.ToolButtonStyle.ToolButtonTextBesideIcon
-                )
-                self.continue_button.clicked.connect(self._request_continue)
-                self.stats_label = QLabel()
-                self.stats_label.setObjectName("StatsLabel")
-                self.stats_label.setWordWrap(True)
-                scale_font(self.stats_label, 0.85)
-                self.stats_label.setAccessibleName("Reply statistics")
-                self.stats_label.setTextInteractionFlags(
-                    Qt.TextInteractionFlag.TextSelectableByMouse
-                )
-                self._tools.addWidget(self.continue_button)
-                self._tools.addWidget(self.regenerate_button)
-                self._tools.addWidget(self.delete_button)
-                self._tools.addSpacing(em(self, 0.5))
-                self._tools.addWidget(self.stats_label, 1)
-            # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
-            self._tools.addStretch(0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
@@ -231,7 +143,7 @@ class MessageWidget(QFrame):
     @property
     def nav(self) -> SiblingNav | None:
         """The `‹ n/m ›` control, once the message has had siblings."""
-        return self._nav
+        return self._toolbar.nav
 
     @property
     def badge(self) -> QLabel | None:
@@ -299,63 +211,28 @@ class MessageWidget(QFrame):
     # -- building and updating --------------------------------------------------------------
 
     def _apply(self, view: MessageView, render: bool) -> None:
-        streaming = view.status == "streaming"
         self._update_thinking()
         if render:
-            self._render_body(streaming)
-        if view.sibling_count > 1 or self._nav is not None:
+            self._render_body(view.status == "streaming")
+        if view.sibling_count > 1 or self._toolbar.nav is not None:
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
-        # While a new version streams, only its switcher shows: the way back to the others.
-        _set_shown(self._toolbar, self._editor is None and (not streaming or self._nav is not None))
-        for button in self._actions():
-            _set_shown(
-                button, not streaming and (button is not self.copy_button or bool(view.content))
-            )
-        if self.continue_button is not None:
-            _set_shown(self.continue_button, _can_continue(view))
-        self._show_left_out(view.left_out)
-        if self.stats_label is not None:
-            stats_text = "" if streaming else format_stats(view.stats)
-            self.stats_label.setText(stats_text)
-            self.stats_label.setToolTip(_stats_details(view.stats))
-            _set_shown(self.stats_label, bool(stats_text))
+        self._toolbar.show_for(view, editing=self._editor is not None)
+        show_left_out(self, self._bubble, self.body, view.left_out)
         self._update_badge()
 
-    def _show_left_out(self, left_out: bool) -> None:
-        """Dim a message the model did not see, and say why where the pointer rests."""
-        dimmed = self._bubble.graphicsEffect() is not None
-        if left_out == dimmed:
-            return
-        if left_out:
-            effect = QGraphicsOpacityEffect(self._bubble)
-            effect.setOpacity(_LEFT_OUT_OPACITY)
-            self._bubble.setGraphicsEffect(effect)
-        else:
-            self._bubble.setGraphicsEffect(None)
-        tip = LEFT_OUT_TIP if left_out else ""
-        for widget in (self._bubble, self.body):
-            widget.setToolTip(tip)
-        self.setAccessibleDescription(tip)
-
-    def _actions(self) -> list[QToolButton]:
-        """The buttons that act on a finished message (hidden while it streams)."""
-        names = ("copy_button", "edit_button", "regenerate_button", "delete_button")
-        return [b for b in (getattr(self, n, None) for n in names) if b is not None]
-
     def _ensure_nav(self) -> SiblingNav:
-        if self._nav is None:
-            self._nav = SiblingNav(self._toolbar)
-            self._nav.stepRequested.connect(self._on_step)
-            # After the stretch that right-aligns a user's toolbar, else first.
-            self._tools.insertWidget(1 if self._view.role == "user" else 0, self._nav)
+        nav = self._toolbar.nav
+        if nav is None:
+            nav = self._toolbar.add_nav()
+            nav.stepRequested.connect(self._on_step)
             for keys, delta in (("Alt+Left", -1), ("Alt+Right", +1)):
                 QShortcut(
                     QKeySequence(keys),
                     self,
-                    lambda d=delta: self._nav.step(d) if self._nav else None,
+                    lambda d=delta: self.nav.step(d) if self.nav else None,
                     Qt.ShortcutContext.WidgetWithChildrenShortcut,
                 )
-        return self._nav
+        return nav
 
     def _update_thinking(self) -> None:
         view = self._view
@@ -366,13 +243,13 @@ class MessageWidget(QFrame):
             self._bubble.layout().insertWidget(0, self._thinking)
         thinking = view.thinking and view.status == "streaming"
         self._thinking.set_reasoning(view.reasoning, thinking, view.stats)
-        _set_shown(self._thinking, bool(view.reasoning or thinking))
+        set_shown(self._thinking, bool(view.reasoning or thinking))
 
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self._view.role == "assistant":
             self._markdown.render(text, self._dark, streaming)
-            _set_shown(self.body, bool(text))
+            set_shown(self.body, bool(text))
         else:
             self.body.set_plain_text(text)
             self._natural_width = self._measure_natural_width(text)
@@ -384,37 +261,14 @@ class MessageWidget(QFrame):
         return self._markdown.shown_text
 
     def _update_badge(self) -> None:
-        view = self._view
-        if view.status == "error":
-            text = f"Error: {view.error or 'the reply could not be generated'}"
-        elif view.status == "streaming" and (
-            self._note or (not view.content and not view.reasoning)
-        ):
-            text = self._note or "Generating…"
-        else:
-            text = _BADGES.get(view.status, "")
+        text = status_text(self._view, self._note)
         if not text and self._badge is None:
             return
-        badge = self._ensure_badge()
-        badge.setText(text)
-        badge.setAccessibleName(text or "Status")
-        if badge.property("kind") != view.status:
-            badge.setProperty("kind", view.status)
-            badge.style().unpolish(badge)
-            badge.style().polish(badge)
-        _set_shown(badge, bool(text))
-
-    def _ensure_badge(self) -> QLabel:
         if self._badge is None:
-            self._badge = plain_label(parent=self)  # may quote an error
-            self._badge.setObjectName("StatusBadge")
-            self._badge.setWordWrap(True)
-            scale_font(self._badge, 0.9)
-            if self._view.role == "user":
-                self._badge.setAlignment(Qt.AlignmentFlag.AlignRight)
+            self._badge = status_badge(self._view.role == "user", self)
             layout = self.layout()
             layout.insertWidget(layout.indexOf(self._toolbar), self._badge)
-        return self._badge
+        show_status(self._badge, text, self._view.status)
 
     def _measure_natural_width(self, text: str) -> int:
         metrics = self.body.fontMetrics()
@@ -436,7 +290,7 @@ class MessageWidget(QFrame):
         limit = self.body.fontMetrics().lineSpacing() * _COLLAPSED_LINES
         long = self.body.document().size().height() > limit
         self.body.set_height_limit(limit if self._collapsed and long else None)
-        _set_shown(self.more_button, long)
+        set_shown(self.more_button, long)
         self.more_button.setText("Show more" if self._collapsed else "Show less")
         self.more_button.setAccessibleName(self.more_button.text())
         self.more_button.setToolTip(
@@ -475,7 +329,7 @@ class MessageWidget(QFrame):
             self.regenerateRequested.emit(self._view.id)
 
     def _request_continue(self) -> None:
-        if _can_continue(self._view):
+        if can_continue(self._view):
             self.continueRequested.emit(self._view.id)
 
     def _request_delete(self) -> None:
@@ -485,15 +339,3 @@ class MessageWidget(QFrame):
         message_id = self._view.id
         self.stop_editing()
         self.editSubmitted.emit(message_id, text)
-
-
-def _can_continue(view: MessageView) -> bool:
-    """A reply with text that was stopped, or cut off by its length limit or the context."""
-    cut_off = view.stats.get("finish_reason") in ("length", "context")
-    return bool(view.content) and (view.status == "stopped" or cut_off)
-
-
-def _set_shown(widget: QWidget, shown: bool) -> None:
-    # setVisible is not free on a shown parent; most updates change nothing.
-    if widget.isHidden() == shown:
-        widget.setVisible(shown)

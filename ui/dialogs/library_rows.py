@@ -1,28 +1,88 @@
-"""How the model library shows each model in its row: the facts in its cells, and marks for the
-model loaded now (a check and bold type) and the default for new chats (a "Default" badge after
-the name). Both marks are also said in the row's tooltip, which starts with the full name, since
-a long one is elided in its cell."""
+"""How the model library shows its models: the table, and in each row the facts in its cells,
+and marks for the model loaded now (a check and bold type) and the default for new chats (a
+"Default" badge after the name). Both marks are also said in the row's tooltip, which starts with
+the full name, since a long one is elided in its cell."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRect, QSize, Qt
-from PySide6.QtGui import QIcon, QPainter, QPalette
+from PySide6.QtGui import QBrush, QIcon, QPainter, QPalette
 from PySide6.QtWidgets import (
+    QAbstractItemView,
     QApplication,
+    QHeaderView,
     QStyle,
     QStyledItemDelegate,
     QStyleOptionViewItem,
+    QTableWidget,
     QTableWidgetItem,
 )
 
 from app.library.entries import ModelInfo
 from app.sizes import format_bytes
+from ui.text.plain_text import literal
 from ui.widgets.icons import themed_icon
 
 COLUMNS = ("Name", "Architecture", "Parameters", "Quantization", "Size", "Context")
 DEFAULT_ROLE = Qt.ItemDataRole.UserRole + 1  # True on the default model's name cell
 BADGE = "Default"
 Index = QModelIndex | QPersistentModelIndex
+
+
+def model_table() -> QTableWidget:
+    """The library's table: one model a row, one selected at a time, the name editable."""
+    table = QTableWidget(0, len(COLUMNS))
+    table.setObjectName("ModelTable")
+    table.setAccessibleName("Models")
+    table.setHorizontalHeaderLabels(COLUMNS)
+    table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+    table.setEditTriggers(
+        QAbstractItemView.EditTrigger.EditKeyPressed | QAbstractItemView.EditTrigger.DoubleClicked
+    )
+    table.verticalHeader().hide()
+    table.setWordWrap(False)  # a long name is elided; the tooltip has all of it
+    table.setItemDelegateForColumn(0, DefaultBadgeDelegate(table))
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    for column in range(1, len(COLUMNS)):
+        header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+    table.setToolTip("Double-click a name (or press F2) to rename it")
+    return table
+
+
+def fill_table(
+    table: QTableWidget,
+    models: Sequence[ModelInfo],
+    marks: tuple[str | None, str | None],
+    muted: QBrush,
+    select_folder: Path | None,
+) -> None:
+    """One row per model, marking the loaded and the default model (`marks`: their ids), in
+    `muted` text where a model cannot be used; the row of `select_folder` is selected. The
+    table's signals stay blocked meanwhile: nothing was renamed or chosen."""
+    loaded_id, default_id = marks
+    table.blockSignals(True)
+    table.setRowCount(len(models))
+    for row, info in enumerate(models):
+        loaded, default = info.id == loaded_id, info.id == default_id
+        tip = literal(row_tooltip(info, loaded, default))
+        for column, text in enumerate(row_cells(info)):
+            item = QTableWidgetItem(text)
+            item.setToolTip(tip)
+            if column == 0:
+                mark_name(item, loaded, default)
+            else:
+                item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
+            if info.problem:
+                item.setForeground(muted)
+            table.setItem(row, column, item)
+        if select_folder is not None and info.folder == select_folder:
+            table.selectRow(row)
+    table.blockSignals(False)
 
 
 def format_parameters(count: int | None) -> str:

@@ -10,16 +10,12 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal, Slot
 from PySide6.QtWidgets import (
-    QAbstractItemView,
     QDialog,
     QDialogButtonBox,
     QFileDialog,
     QHBoxLayout,
-    QHeaderView,
     QMessageBox,
-    QProgressBar,
     QPushButton,
-    QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -34,7 +30,7 @@ from app.library.entries import (
 )
 from app.library.install import is_published_dhara
 from ui.dialogs.download_dialog import DownloadDialog
-from ui.dialogs.library_rows import COLUMNS, DefaultBadgeDelegate, mark_name, row_cells, row_tooltip
+from ui.dialogs.library_rows import fill_table, model_table
 from ui.dialogs.model_tasks import (
     ModelTask,
     download_job,
@@ -42,80 +38,12 @@ from ui.dialogs.model_tasks import (
     import_folder_job,
     import_gguf_job,
 )
-from ui.text.plain_text import literal, message_box, plain_label, show_message
+from ui.dialogs.task_progress import TaskProgressDialog
+from ui.text.plain_text import message_box, show_message
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
-
-class TaskProgressDialog(QDialog):
-    """Progress and Cancel for one ModelTask; closes itself when the job succeeds and shows
-    the reason when it fails."""
-
-    def __init__(self, task: ModelTask, parent: QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setObjectName("TaskProgressDialog")
-        self.setWindowTitle(task.description)
-        self.setAccessibleName(task.description)
-        self.task = task
-        self.result_path: Path | None = None
-        self.error: str | None = None
-        self.label = plain_label(f"{task.description}…")  # names a file or a repository
-        self.label.setWordWrap(True)
-        self.label.setMinimumWidth(em(self, 20))
-        self.bar = QProgressBar()
-        self.bar.setAccessibleName("Progress")
-        self.bar.setRange(0, 0)
-        self.button = QPushButton("Cancel")
-        self.button.setAccessibleName("Cancel")
-        self.button.setToolTip("Stop; nothing is added to the library")
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.label)
-        layout.addWidget(self.bar)
-        row = QHBoxLayout()
-        row.addStretch(1)
-        row.addWidget(self.button)
-        layout.addLayout(row)
-        self.button.clicked.connect(self._on_button)
-        task.progressed.connect(self._on_progress)
-        task.succeeded.connect(self._on_succeeded)
-        task.failed.connect(self._on_failed)
-
-    @Slot(object, object)
-    def _on_progress(self, done: int, total: int) -> None:
-        if total > 0:
-            self.bar.setRange(0, 1000)
-            self.bar.setValue(min(1000, done * 1000 // total))
-
-    @Slot(object)
-    def _on_succeeded(self, path: Path) -> None:
-        self.result_path = Path(path)
-        self.accept()
-
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self.error = message
-        self.label.setText(message)
-        self.bar.setRange(0, 1)
-        self.bar.setValue(0)
-        self.button.setText("Close")
-        self.button.setAccessibleName("Close")
-        self.button.setToolTip("")
-
-    @Slot()
-    def _on_button(self) -> None:
-        if self.error is not None:
-            self.reject()
-        else:
-            self.task.cancel()
-            self.label.setText("Cancelling…")
-            self.button.setEnabled(False)
-
-    def reject(self) -> None:
-        # Esc or the close box while the job runs means cancel, not "leave it running unseen".
-        if self.error is None and self.result_path is None:
-            self.task.cancel()
-        super().reject()
 
 
 class ModelLibraryDialog(QDialog):
@@ -138,24 +66,7 @@ class ModelLibraryDialog(QDialog):
         self.default_id: str | None = None  # marked too (set by the window)
         self.hub_endpoint: str | None = None  # None: huggingface.co, or HF_ENDPOINT when set
 
-        self.table = QTableWidget(0, len(COLUMNS))
-        self.table.setObjectName("ModelTable")
-        self.table.setAccessibleName("Models")
-        self.table.setHorizontalHeaderLabels(COLUMNS)
-        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(
-            QAbstractItemView.EditTrigger.EditKeyPressed
-            | QAbstractItemView.EditTrigger.DoubleClicked
-        )
-        self.table.verticalHeader().hide()
-        self.table.setWordWrap(False)  # a long name is elided; the tooltip has all of it
-        self.table.setItemDelegateForColumn(0, DefaultBadgeDelegate(self.table))
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        for column in range(1, len(COLUMNS)):
-            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
-        self.table.setToolTip("Double-click a name (or press F2) to rename it")
+        self.table = model_table()
 
         self.use_button = self._button("Use Model", "Load the selected model for this chat")
         self.use_button.setObjectName("PrimaryButton")
@@ -210,24 +121,8 @@ class ModelLibraryDialog(QDialog):
         selected = self.selected()
         keep = select_folder or (selected.folder if selected else None)
         self._models = list_models(self.models_dir)
-        self.table.blockSignals(True)
-        self.table.setRowCount(len(self._models))
-        for row, info in enumerate(self._models):
-            loaded, default = info.id == self.loaded_id, info.id == self.default_id
-            tip = literal(row_tooltip(info, loaded, default))
-            for column, text in enumerate(row_cells(info)):
-                item = QTableWidgetItem(text)
-                item.setToolTip(tip)
-                if column == 0:
-                    mark_name(item, loaded, default)
-                else:
-                    item.setFlags(item.flags() & ~Qt.ItemFlag.ItemIsEditable)
-                if info.problem:
-                    item.setForeground(self.palette().placeholderText())
-                self.table.setItem(row, column, item)
-            if keep is not None and info.folder == keep:
-                self.table.selectRow(row)
-        self.table.blockSignals(False)
+        marks = (self.loaded_id, self.default_id)
+        fill_table(self.table, self._models, marks, self.palette().placeholderText(), keep)
         self._update_buttons()
 
     def models(self) -> list[ModelInfo]:

@@ -2,13 +2,14 @@
 message, step between versions, continue a branch in a new chat, delete a message (after asking,
 since a deleted branch cannot be brought back).
 
-They come from a message's own buttons (a message id) or from the Chat menu (the last message
-of the branch on screen, or the message that has the focus).
+They come from a message's own buttons (a message id), from the Chat menu (the last message
+of the branch on screen, or the message that has the focus), or from the notice that a
+conversation filled the model's context (continue it in a new chat).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QApplication
@@ -143,6 +144,25 @@ class BranchCommands(QObject):
             self._controller.switch_sibling(int(branched[-1].id), delta)
         else:
             self._window.statusBar().showMessage("This conversation has no other versions.", 3000)
+
+    # -- when the context is full -----------------------------------------------------------
+
+    @Slot(object)
+    def offer_new_chat(self, payload: dict[str, Any]) -> None:
+        """Say the conversation filled the model's context, offering to continue in a new chat."""
+        conversation_id = payload["conversation_id"]
+        self._window.banner.show_notice(
+            payload["message"],
+            "Continue in a New Chat",
+            lambda: self._continue_in_new_chat(conversation_id),
+            kind="warning",
+            sticky=True,
+        )
+
+    def _continue_in_new_chat(self, conversation_id: int) -> None:
+        new = self._controller.continue_in_new_chat(conversation_id)
+        if new is not None:
+            self._window.open_conversation(new)
 
 
 def _descendants(messages: list[Message], root_id: int) -> int:

@@ -6,7 +6,8 @@ the store's active path, turns the widgets' requests into controller intents, an
 when the controller says something changed. Its parts, each given the window: how a streaming
 reply shows (`StreamPresenter`), how the model's state shows (`ModelStatusPresenter`), the
 composer's token count (`TokenCounter`), the sidebar's commands (`SidebarCommands`), the branch
-commands (`BranchCommands`) and export and import (`ConversationFiles`).
+commands (`BranchCommands`), export and import (`ConversationFiles`) and the settings and
+preferences dialogs (`SettingsCommands`); its layout is built by `window_layout`.
 """
 
 from __future__ import annotations
@@ -15,18 +16,10 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt, Slot
+from PySide6.QtCore import Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import (
-    QApplication,
-    QHBoxLayout,
-    QMainWindow,
-    QSplitter,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
 
-from app.server.config import ServerConfig
 from app.store.conversations import DEFAULT_TITLE, Conversation, StoreError
 from ui.chat.chat_header import ChatHeader
 from ui.chat.chat_view import ChatView
@@ -45,10 +38,17 @@ from ui.window.conversation_views import message_views
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
+from ui.window.settings_commands import SettingsCommands
 from ui.window.sidebar_commands import SidebarCommands
 from ui.window.status_panel import StatusPanel
 from ui.window.stream_presenter import StreamPresenter
 from ui.window.token_counter import TokenCounter
+from ui.window.window_layout import (
+    chat_splitter,
+    restore_geometry,
+    save_geometry,
+    set_first_size,
+)
 
 # The dialogs are imported when first used: the window must be on screen fast.
 if TYPE_CHECKING:
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 _TITLE_CHARS = 48
-_COLUMN_EM = 48
 
 
 def title_from(text: str) -> str:
@@ -103,7 +102,6 @@ class MainWindow(QMainWindow):
         self.banner = NoticeBanner()
         self.chat_view = ChatView()
         self.composer = Composer()
-        self.composer.setMaximumWidth(em(self.composer, _COLUMN_EM))
         self.drafts = DraftKeeper(self.composer, controller, self)
         self.status_panel = StatusPanel()
         self.models = WindowModels(
@@ -111,11 +109,15 @@ class MainWindow(QMainWindow):
         )
         self.statusBar().addPermanentWidget(self.status_panel)
         self.statusBar().setSizeGripEnabled(False)
-        self._build_layout()
+        self.splitter = chat_splitter(
+            self, self.sidebar, self.header, self.banner, self.chat_view, self.composer
+        )
+        self.setCentralWidget(self.splitter)
         self.branches = BranchCommands(self)
         self.files = ConversationFiles(self)
         self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
+        self.settings_commands = SettingsCommands(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -131,49 +133,9 @@ class MainWindow(QMainWindow):
         self.compare = CompareFeatures(self)
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
-        self._default_size()
+        set_first_size(self)
 
-    # -- layout -----------------------------------------------------------------------------
-
-    def _build_layout(self) -> None:
-        composer_row = QHBoxLayout()
-        composer_row.setContentsMargins(em(self, 1), 0, em(self, 1), em(self, 0.6))
-        composer_row.addStretch(1)
-        composer_row.addWidget(self.composer, 100)
-        composer_row.addStretch(1)
-
-        pane = QWidget()
-        pane.setObjectName("ChatPane")
-        column = QVBoxLayout(pane)
-        column.setContentsMargins(0, 0, 0, 0)
-        column.setSpacing(0)
-        column.addWidget(self.header)
-        column.addWidget(self.banner)
-        column.addWidget(self.chat_view, 1)
-        column.addLayout(composer_row)
-
-        self.splitter = QSplitter(Qt.Orientation.Horizontal)
-        self.splitter.setObjectName("MainSplitter")
-        self.splitter.setAccessibleName("Sidebar and chat")
-        self.splitter.setChildrenCollapsible(False)
-        self.splitter.setHandleWidth(1)
-        self.splitter.addWidget(self.sidebar)
-        self.splitter.addWidget(pane)
-        self.splitter.setStretchFactor(0, 0)
-        self.splitter.setStretchFactor(1, 1)
-        self.splitter.setSizes([em(self, 14), em(self, 38)])
-        self.setCentralWidget(self.splitter)
-
-    def _default_size(self) -> None:
-        """A comfortable first size, never larger than the screen (restore_state may then
-        put back the person's own)."""
-        width, height = em(self, 78), em(self, 54)
-        screen = self.screen()
-        if screen is not None:
-            available = screen.availableGeometry()
-            width = min(width, int(available.width() * 0.9))
-            height = min(height, int(available.height() * 0.9))
-        self.resize(width, height)
+    # -- menus and signals ------------------------------------------------------------------
 
     def _action_slots(self) -> dict[str, Any]:
         slots: dict[str, Any] = {
@@ -211,7 +173,7 @@ class MainWindow(QMainWindow):
         c.streamUpdated.connect(self.stream.on_stream)
         c.busyChanged.connect(self.stream.set_busy)
         c.notice.connect(self.show_notice)
-        c.contextFull.connect(self._on_context_full)
+        c.contextFull.connect(self.branches.offer_new_chat)
         c.modelStatus.connect(self.model_status.show_status)
         c.memoryChanged.connect(self.model_status.show_memory)
         c.prefillProgress.connect(self.stream.on_prefill)
@@ -227,7 +189,6 @@ class MainWindow(QMainWindow):
         self.composer.stopRequested.connect(self.stream.request_stop)
         self.header.sidebar_button.clicked.connect(self.sidebar_commands.toggle)
         self.header.settings_button.clicked.connect(self.open_settings)
-        self.models.settingsSaved.connect(self._on_settings_saved)
         self.models.status.connect(self._show_status)
 
     # -- start and close --------------------------------------------------------------------
@@ -235,12 +196,7 @@ class MainWindow(QMainWindow):
     def restore_state(self) -> None:
         """Geometry, splitter sizes and the conversation open last time (else the newest, else
         a new one)."""
-        geometry = self.preferences.window_state("geometry")
-        if geometry is not None:
-            self.restoreGeometry(geometry)
-        splitter = self.preferences.window_state("splitter")
-        if splitter is not None:
-            self.splitter.restoreState(splitter)
+        restore_geometry(self, self.splitter, self.preferences)
         self.sidebar_commands.refresh()
         ids = [c.id for c in self.store.list_conversations()]
         last = self.preferences.last_conversation_id
@@ -262,8 +218,7 @@ class MainWindow(QMainWindow):
             self._closed = True
             self.stream.stop()
             self.token_counter.stop()
-            self.preferences.set_window_state("geometry", self.saveGeometry())
-            self.preferences.set_window_state("splitter", self.splitter.saveState())
+            save_geometry(self, self.splitter, self.preferences)
             try:
                 self.controller.purge_deleted()
             except StoreError as exc:
@@ -364,16 +319,7 @@ class MainWindow(QMainWindow):
         self.chat_view.scroll_to_bottom()
         return True
 
-    # -- models, settings, preferences ------------------------------------------------------
-
-    @Slot(int)
-    def _on_settings_saved(self, conversation_id: int) -> None:
-        if conversation_id == self._cid:
-            self.token_counter.schedule()  # the system prompt counts too
-            try:  # the header marks a system prompt, which the settings may have changed
-                self.show_conversation_title(self.store.get_conversation(conversation_id))
-            except StoreError as exc:
-                self.show_notice(str(exc))
+    # -- models, settings, preferences, theme -----------------------------------------------
 
     @Slot(str)
     def _show_status(self, text: str) -> None:
@@ -383,86 +329,10 @@ class MainWindow(QMainWindow):
         return self.models.open_library()
 
     def open_settings(self) -> ConversationSettingsDialog:
-        if self._cid is None:
-            self.new_chat()
-        assert self._cid is not None
-        return self.models.open_settings(self._cid)
+        return self.settings_commands.open_settings()
 
     def open_preferences(self) -> PreferencesDialog:
-        from ui.dialogs.new_chat_defaults import ChatDefaults
-        from ui.dialogs.preferences_dialog import PreferencesDialog
-
-        memory = self.status_panel.last_memory
-        disk_budget = self.preferences.disk_budget_bytes
-        dialog = PreferencesDialog(
-            self.preferences.cache_budget_bytes,
-            self.preferences.theme,
-            self,
-            disk_budget_bytes=(
-                int(memory.get("disk_budget_bytes") or 0) if disk_budget is None else disk_budget
-            ),
-            disk_bytes=int(memory.get("disk_bytes") or 0),
-            overflow=self.preferences.overflow_policy,
-            server_enabled=self.preferences.server_enabled,
-            server=self.preferences.server_config,
-            new_chats=ChatDefaults.of(self.preferences),
-            models=self.models.library(),
-            current_model=self.models.loaded_id(),
-            draft_for=self.preferences.draft_model_for,
-        )
-        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.clearSavedRequested.connect(self.clear_saved_caches)
-        self.controller.memoryChanged.connect(dialog.show_memory)
-        dialog.accepted.connect(lambda: self._apply_preferences(dialog))
-        dialog.open()
-        return dialog
-
-    def _apply_preferences(self, dialog: PreferencesDialog) -> None:
-        self.controller.set_cache_budget(dialog.cache_budget_bytes())
-        disk_budget = dialog.disk_budget_bytes()
-        if disk_budget is not None:
-            self.controller.set_disk_budget(disk_budget)
-        self.preferences.overflow_policy = dialog.overflow_policy()
-        dialog.new_chats().save_to(self.preferences)
-        for model_id, draft_id in dialog.draft_defaults().items():
-            self.preferences.set_draft_model_for(model_id, draft_id)
-        self.token_counter.schedule()  # the meter's warning names the policy
-        self.set_theme(dialog.theme_mode())
-        self._apply_server(dialog.server_enabled(), dialog.server_config())
-
-    def _apply_server(self, enabled: bool, config: ServerConfig) -> None:
-        """Start, restart or stop the local server when its settings changed."""
-        was = (self.preferences.server_enabled, self.preferences.server_config)
-        self.preferences.server_enabled = enabled
-        self.preferences.server_config = config
-        if (enabled, config) != was or (enabled and self.controller.server.url is None):
-            self.controller.server.apply(config if enabled else None)
-
-    @Slot()
-    def clear_saved_caches(self) -> None:
-        self.controller.clear_saved_caches(on_done=self._saved_caches_cleared)
-
-    def _saved_caches_cleared(self, cleared: bool) -> None:
-        if cleared:
-            self.statusBar().showMessage("Saved caches cleared.", 4000)
-        else:
-            self.show_notice("Load a model first: saved caches are kept per model.")
-
-    @Slot(object)
-    def _on_context_full(self, payload: dict[str, Any]) -> None:
-        conversation_id = payload["conversation_id"]
-        self.banner.show_notice(
-            payload["message"],
-            "Continue in a New Chat",
-            lambda: self._continue_in_new_chat(conversation_id),
-            kind="warning",
-            sticky=True,
-        )
-
-    def _continue_in_new_chat(self, conversation_id: int) -> None:
-        new = self.controller.continue_in_new_chat(conversation_id)
-        if new is not None:
-            self.open_conversation(new)
+        return self.settings_commands.open_preferences()
 
     def set_theme(self, mode: ThemeMode) -> None:
         self.preferences.theme = mode

@@ -37,7 +37,7 @@ from tests.remote_servers import (
     until,
 )
 from tests.tiny_models import NO_EOS
-from ui.chat.message_widget import format_stats
+from ui.chat.reply_stats import format_stats
 
 SYSTEM = "You are brief."
 # End-of-sequence is banned, so every reply runs to max_tokens (or until stopped).

@@ -11,7 +11,9 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QPushButton, QToolButton, QWidget
 from pytestqt.qtbot import QtBot
 
-from ui.chat.message_widget import LEFT_OUT_TIP, MessageWidget, format_stats
+from ui.chat.message_state import LEFT_OUT_TIP
+from ui.chat.message_widget import MessageWidget
+from ui.chat.reply_stats import format_stats
 from ui.text.safe_browser import SafeBrowser
 from ui.widgets.view_models import MessageView
 

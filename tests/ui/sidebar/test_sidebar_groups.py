@@ -19,7 +19,9 @@ from tests.ui.window_harness import (
     scripted_worker,
 )
 from ui.sidebar.date_groups import date_group
-from ui.sidebar.sidebar import GroupRole, Sidebar, menu_button_rect
+from ui.sidebar.list_models import GroupRole
+from ui.sidebar.row_delegate import menu_button_rect
+from ui.sidebar.sidebar import Sidebar
 from ui.widgets.theme import em
 from ui.widgets.view_models import ConversationRow
 

@@ -10,7 +10,8 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QMessageBox
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
-from ui.sidebar.sidebar import IdRole, PinnedRole, Sidebar
+from ui.sidebar.list_models import IdRole, PinnedRole
+from ui.sidebar.sidebar import Sidebar
 from ui.widgets.view_models import ConversationRow, SearchHit
 
 NOW = datetime(2026, 11, 30, 12, 0)

@@ -25,7 +25,7 @@ from tests.ui.window_harness import (
     send_and_wait,
     set_params,
 )
-from ui.sidebar.sidebar import IdRole
+from ui.sidebar.list_models import IdRole
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 

@@ -26,7 +26,8 @@ from tests.ui.window_harness import (
     send_and_wait,
     set_params,
 )
-from ui.chat.message_widget import LEFT_OUT_TIP, MessageWidget
+from ui.chat.message_state import LEFT_OUT_TIP
+from ui.chat.message_widget import MessageWidget
 from ui.main import Launched
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

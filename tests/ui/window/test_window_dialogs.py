@@ -37,8 +37,8 @@ from tests.ui.window_harness import (
     send_and_wait,
     set_params,
 )
-from ui.dialogs.model_library import TaskProgressDialog
 from ui.dialogs.model_tasks import ModelTask, import_folder_job
+from ui.dialogs.task_progress import TaskProgressDialog
 from ui.widgets.theme import is_dark
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

@@ -14,7 +14,7 @@ from tests.ui.window_harness import (
     scripted_worker,
     send_and_wait,
 )
-from ui.sidebar.sidebar import IdRole, MatchCountRole, MessageIdRole, SpansRole
+from ui.sidebar.list_models import IdRole, MatchCountRole, MessageIdRole, SpansRole
 from ui.text.search_snippet import snippet_html
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)

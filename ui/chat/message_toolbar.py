@@ -1,0 +1,102 @@
+"""The row under a message: its action buttons (copy and delete; edit on the person's messages;
+continue and regenerate on replies), the `‹ n/m ›` switcher once the message has versions, and a
+reply's stats line, each shown or hidden to suit the message's state.
+
+The message widget connects the buttons; this row only builds them and decides what shows.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+
+from ui.chat.reply_stats import format_stats, stats_details
+from ui.chat.sibling_nav import SiblingNav
+from ui.widgets.icon_button import message_action
+from ui.widgets.theme import em, scale_font
+from ui.widgets.view_models import MessageView
+from ui.widgets.visibility import set_shown
+
+
+class MessageToolbar(QWidget):
+    def __init__(self, role: str, parent: QWidget) -> None:
+        """A toolbar for a message of `role`; sizes are in em of `parent`, the message."""
+        super().__init__(parent)
+        self.setObjectName("MessageToolbar")
+        self._role = role
+        self._tools = QHBoxLayout(self)
+        self._tools.setContentsMargins(0, 0, 0, 0)
+        self._tools.setSpacing(em(parent, 0.15))
+        self.nav: SiblingNav | None = None
+        self.edit_button: QToolButton | None = None
+        self.regenerate_button: QToolButton | None = None
+        self.continue_button: QToolButton | None = None
+        self.delete_button: QToolButton | None = None
+        self.stats_label: QLabel | None = None
+        self.copy_button = message_action("copy", "Copy message")
+        if role != "system":
+            self.delete_button = message_action("trash", "Delete message and the replies below it")
+        if role == "user":
+            self.edit_button = message_action("edit", "Edit message")
+            self._tools.addStretch(1)
+            self._tools.addWidget(self.copy_button)
+            self._tools.addWidget(self.edit_button)
+            self._tools.addWidget(self.delete_button)
+            return
+        self._tools.addWidget(self.copy_button)
+        if role == "assistant":
+            self.regenerate_button = message_action("regenerate", "Regenerate reply")
+            self.continue_button = message_action(
+                "chevron-right", "Continue: write more of this reply"
+            )
+            self.continue_button.setText("Continue")
+            self.continue_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            self.stats_label = QLabel()
+            self.stats_label.setObjectName("StatsLabel")
+            self.stats_label.setWordWrap(True)
+            scale_font(self.stats_label, 0.85)
+            self.stats_label.setAccessibleName("Reply statistics")
+            self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+            self._tools.addWidget(self.continue_button)
+            self._tools.addWidget(self.regenerate_button)
+            self._tools.addWidget(self.delete_button)
+            self._tools.addSpacing(em(parent, 0.5))
+            self._tools.addWidget(self.stats_label, 1)
+        # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
+        self._tools.addStretch(0)
+
+    def add_nav(self) -> SiblingNav:
+        """The `‹ n/m ›` switcher, made the first time a message has versions."""
+        if self.nav is None:
+            self.nav = SiblingNav(self)
+            # After the stretch that right-aligns a user's toolbar, else first.
+            self._tools.insertWidget(1 if self._role == "user" else 0, self.nav)
+        return self.nav
+
+    def action_buttons(self) -> list[QToolButton]:
+        """The buttons that act on a finished message (hidden while it streams)."""
+        buttons = (self.copy_button, self.edit_button, self.regenerate_button, self.delete_button)
+        return [b for b in buttons if b is not None]
+
+    def show_for(self, view: MessageView, editing: bool) -> None:
+        """Show what suits `view`: nothing while it is edited; while a new version streams,
+        only its switcher (the way back to the others); else the actions and the stats."""
+        streaming = view.status == "streaming"
+        set_shown(self, not editing and (not streaming or self.nav is not None))
+        for button in self.action_buttons():
+            set_shown(
+                button, not streaming and (button is not self.copy_button or bool(view.content))
+            )
+        if self.continue_button is not None:
+            set_shown(self.continue_button, can_continue(view))
+        if self.stats_label is not None:
+            stats_text = "" if streaming else format_stats(view.stats)
+            self.stats_label.setText(stats_text)
+            self.stats_label.setToolTip(stats_details(view.stats))
+            set_shown(self.stats_label, bool(stats_text))
+
+
+def can_continue(view: MessageView) -> bool:
+    """A reply with text that was stopped, or cut off by its length limit or the context."""
+    cut_off = view.stats.get("finish_reason") in ("length", "context")
+    return bool(view.content) and (view.status == "stopped" or cut_off)
