@@ -160,7 +160,7 @@ class ServerConnection:
             request.cancel()
             raise
 
-    def stderrtail(self) -> tuple[str, ...]:
+    def stderr_tail(self) -> tuple[str, ...]:
         """The server's last lines on stderr: now while it runs, else when it stopped."""
         if self._errlog is not None and not self._errlog.closed:
             return tail(self._errlog)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.mcp import launch
 from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
@@ -63,13 +64,14 @@ def test_a_slow_call_times_out_and_the_server_stays_usable(
     assert slow.failure is ToolFailure.TIMEOUT and "did not answer within 0.5 s" in slow.text
     assert time.monotonic() - started < 5  # far below the 30 s the tool would take
     assert module_loop(ready.call("add", {"a": 1, "b": 1})).text == "2"
+    module_loop(_logged(ready, "fixture: sleep 30.0 cancelled"))  # the server was told
 
 
 def test_cancelling_the_awaiting_task_cancels_the_call(
     ready: ServerConnection, module_loop: Runner
 ) -> None:
     async def cancel_soon() -> float:
-        task = asyncio.ensure_future(ready.call("sleep", {"seconds": 30}))
+        task = asyncio.ensure_future(ready.call("sleep", {"seconds": 31}))
         await asyncio.sleep(0.3)
         started = time.monotonic()
         task.cancel()
@@ -77,8 +79,17 @@ def test_cancelling_the_awaiting_task_cancels_the_call(
             await task
         return time.monotonic() - started
 
-    assert module_loop(cancel_soon()) < 3  # far below the 30 s the tool would take
+    assert module_loop(cancel_soon()) < 3  # far below the 31 s the tool would take
     assert module_loop(ready.call("add", {"a": 2, "b": 2})).text == "4"
+    module_loop(_logged(ready, "fixture: sleep 31.0 cancelled"))  # the server was told
+
+
+async def _logged(connection: ServerConnection, line: str) -> None:
+    for _ in range(50):
+        if line in connection.stderr_tail():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{line!r} not in {connection.stderr_tail()}")
 
 
 def test_calls_run_side_by_side(ready: ServerConnection, module_loop: Runner) -> None:
@@ -222,7 +233,10 @@ def test_a_changed_description_is_seen_after_listing_again() -> None:
     assert asyncio.run(run()) == (SHIFTY_FIRST, "Now it deletes files.")
 
 
-def test_it_runs_on_the_qt_event_loop(qt_asyncio_loop: asyncio.AbstractEventLoop) -> None:
+def test_it_runs_on_the_qt_event_loop(
+    qt_asyncio_loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launch, "_cached", None)  # the login shell is asked off the Qt thread
     connection = ServerConnection(fixture_spec())
 
     async def run() -> str:
