@@ -172,10 +172,6 @@ class ServerConnection:
         self._errlog = open_log(self._log_path)
         try:
             await self._connected(run)
-            self._set(ServerStatus.STOPPED)
-        except asyncio.CancelledError:
-            self._set(ServerStatus.STOPPED, stderr_tail=tail(self._errlog))
-            raise
         except Exception as exc:
             self._set(
                 ServerStatus.FAILED,
@@ -183,6 +179,10 @@ class ServerConnection:
                 stderr_tail=tail(self._errlog),
             )
         finally:
+            # Stopped, cancelled, or ended by something stranger (a BaseExceptionGroup): never
+            # left looking alive.
+            if self._state.status in (ServerStatus.STARTING, ServerStatus.READY):
+                self._set(ServerStatus.STOPPED, stderr_tail=tail(self._errlog))
             run.settled.set()
             run.answer_leftovers(self.spec.name)
             self._errlog.close()

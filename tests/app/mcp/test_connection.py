@@ -144,6 +144,20 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller() -> None:
     assert failed_after < 8  # the timeout, then the SDK's bounded shutdown of the process
 
 
+def test_a_server_still_starting_can_be_stopped() -> None:
+    connection = ServerConnection(fixture_spec("hang", "--hang", timeout=60))
+
+    async def run() -> float:
+        connection.start()
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        await connection.stop()
+        return time.monotonic() - started
+
+    assert asyncio.run(run()) < 8  # the SDK's bounded shutdown, not the 60 s start timeout
+    assert connection.state.status is ServerStatus.STOPPED
+
+
 def test_a_missing_command_fails_with_advice() -> None:
     connection = ServerConnection(parse_entry("gone", {"command": "npx-not-installed-here"}))
     state = asyncio.run(_start(connection))
