@@ -253,8 +253,8 @@ class ServerConnection:
         try:
             async with asyncio.timeout(self.spec.timeout_s):
                 tools = await _list_tools(client, self.spec.name)
-        except (TimeoutError, MCPError):
-            request.future.set_result(self._state.tools)  # keep what was listed before
+        except Exception:  # slow, gone or garbled: keep what was listed before
+            request.future.set_result(self._state.tools)
             return
         self._set(ServerStatus.READY, tools=tools)
         request.future.set_result(tools)
