@@ -1,5 +1,6 @@
 """The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
-QtWidgets, no display needed); anything else starts the app."""
+QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools; anything else
+starts the app."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.server.serve_cli import main as serve
 
         return serve(argv[1:])
+    if argv[:1] == ["tools"]:
+        from app.mcp.cli import main as tools
+
+        return tools(argv[1:])
     from ui.main import main as run_app
 
     return run_app(argv)
