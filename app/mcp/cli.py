@@ -7,6 +7,8 @@ client code the window uses.
 `call` prints the result and exits 0; on failure it prints one line saying why and exits 1 (the
 tool reported an error, or the server failed), 2 (bad arguments, an unknown server or tool, an
 unreadable config) or 3 (a timeout). `list` exits 1 when an enabled server failed to start.
+With a data folder (the default one, or --data-dir) the built-in tools are there too, as the
+server `branchwise`. A config file is only read, never changed.
 """
 
 from __future__ import annotations

@@ -160,7 +160,7 @@ class ServerConnection:
             request.cancel()
             raise
 
-    def stderrtail(self) -> tuple[str, ...]:
+    def stderr_tail(self) -> tuple[str, ...]:
         """The server's last lines on stderr: now while it runs, else when it stopped."""
         if self._errlog is not None and not self._errlog.closed:
             return tail(self._errlog)
@@ -172,10 +172,6 @@ class ServerConnection:
         self._errlog = open_log(self._log_path)
         try:
             await self._connected(run)
-            self._set(ServerStatus.STOPPED)
-        except asyncio.CancelledError:
-            self._set(ServerStatus.STOPPED, stderr_tail=tail(self._errlog))
-            raise
         except Exception as exc:
             self._set(
                 ServerStatus.FAILED,
@@ -183,6 +179,10 @@ class ServerConnection:
                 stderr_tail=tail(self._errlog),
             )
         finally:
+            # Stopped, cancelled, or ended by something stranger (a BaseExceptionGroup): never
+            # left looking alive.
+            if self._state.status in (ServerStatus.STARTING, ServerStatus.READY):
+                self._set(ServerStatus.STOPPED, stderr_tail=tail(self._errlog))
             run.settled.set()
             run.answer_leftovers(self.spec.name)
             self._errlog.close()
@@ -253,8 +253,8 @@ class ServerConnection:
         try:
             async with asyncio.timeout(self.spec.timeout_s):
                 tools = await _list_tools(client, self.spec.name)
-        except (TimeoutError, MCPError):
-            request.future.set_result(self._state.tools)  # keep what was listed before
+        except Exception:  # slow, gone or garbled: keep what was listed before
+            request.future.set_result(self._state.tools)
             return
         self._set(ServerStatus.READY, tools=tools)
         request.future.set_result(tools)

@@ -1,9 +1,10 @@
 """Every tool-call format Branchwise reads, and the two questions asked of a reply.
 
 `parse_reply(text, tool_format, thinking=False)` reads a finished reply: the reasoning is split off
-first (with the `prompt.reasoning` splitter and the family's markers, so a call written while
-thinking is not a call), then the family's reader finds the calls in the answer. It never raises on
-the reply's text: a call that cannot be read stays in the answer and is listed as malformed.
+first (with `inference.prompt.reasoning`'s splitter and the family's markers, so a call written
+while thinking is not a call), then the family's reader finds the calls in the answer. It never
+raises on the reply's text: a call that cannot be read stays in the answer and is listed as
+malformed.
 
 `call_in_progress(text, tool_format, thinking=False)` answers a streaming window: has the reply
 begun a call, and to which tool (so it can show "Calling get_weather…" instead of markup).
@@ -11,12 +12,11 @@ begun a call, and to which tool (so it can show "Calling get_weather…" instead
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from inference.prompt.reasoning import ANSWER, REASONING, ReasoningFormat, ReplySplitter
-from inference.toolcalls.calls import ParsedReply, Scan, reply_of
+from inference.toolcalls.calls import ParsedReply, Scan, Tools, reply_of
 from inference.toolcalls.deepseek import deepseek_calling, deepseek_extract
 from inference.toolcalls.gemma import gemma4_calling, gemma4_extract
 from inference.toolcalls.harmony import harmony_calling, harmony_extract
@@ -33,7 +33,6 @@ from inference.toolcalls.tagged import (
     qwen3_coder_extract,
 )
 
-Tools = Sequence[dict[str, Any]] | None
 _THINK = ("<think>", "</think>")
 
 
@@ -151,7 +150,8 @@ def parse_reply(
     text: str, tool_format: str, thinking: bool = False, tools: Tools = None
 ) -> ParsedReply:
     """Read a finished reply. `thinking`: the generation prompt opened the reasoning block, so
-    the reply starts inside it. `tools`: the OpenAI-style tool schemas the model was given, which
+    the reply starts inside it (formats without such a block, Llama's and harmony's, ignore
+    it). `tools`: the OpenAI-style tool schemas the model was given, which
     type the values of the formats that write them as text (Qwen3-Coder, GLM); without them such
     values stay strings (GLM: read as JSON where they are JSON).
 
@@ -197,6 +197,11 @@ def _without_ends(text: str, ends: tuple[str, ...]) -> str:
 
 
 def _split(text: str, markers: tuple[tuple[str, str], ...], thinking: bool) -> tuple[str, str]:
+    # A closing marker with no opening one before it: the prompt opened the block after all
+    # (R1-style templates do, and a caller may not know).
+    thinking = thinking or any(
+        end in text and start not in text[: text.find(end)] for start, end in markers
+    )
     if not thinking and not any(start in text for start, _ in markers):
         return "", text  # no reasoning: skip the splitter's walk over every character
     transitions = {

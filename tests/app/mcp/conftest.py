@@ -1,6 +1,5 @@
-"""Fixtures for the MCP tests: entries that start the fixture server over stdio, the same server
-over Streamable HTTP on a free loopback port, and an asyncio loop kept for a whole module so
-one server can serve several tests."""
+"""Fixtures for the MCP tests: the fixture server over Streamable HTTP on a free loopback port,
+and an asyncio loop kept for a whole module so one server can serve several tests."""
 
 from __future__ import annotations
 
@@ -12,31 +11,11 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Coroutine, Iterator
-from pathlib import Path
-from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
-from app.mcp.config import ServerSpec, parse_entry
-
-FIXTURE = Path(__file__).with_name("fixture_server.py")
-LIFETIME_S = 60  # a fixture server outliving a killed test run ends itself after this
-
-
-def fixture_spec(name: str = "fx", *flags: str, timeout: float = 10, **extra: Any) -> ServerSpec:
-    """An entry that runs the fixture server over stdio."""
-    entry = {"command": sys.executable, "args": [str(FIXTURE), *flags, "--lifetime",
-                                                 str(LIFETIME_S)], "timeout": timeout, **extra}
-    spec = parse_entry(name, entry)
-    assert spec.problem is None, spec.problem
-    return spec
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S, Runner, free_port
 
 
 @pytest.fixture(scope="module")
@@ -60,9 +39,6 @@ def http_url() -> Iterator[str]:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait(10)
-
-
-Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 
 
 @pytest.fixture(scope="module")

@@ -42,7 +42,11 @@ def add(a: int, b: int) -> int:
 @server.tool()
 async def sleep(seconds: float) -> str:
     """Wait `seconds`, then say so."""
-    await asyncio.sleep(seconds)
+    try:
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:  # the client's notifications/cancelled
+        print(f"fixture: sleep {seconds} cancelled", file=sys.stderr, flush=True)
+        raise
     return f"slept {seconds}"
 
 

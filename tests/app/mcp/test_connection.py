@@ -13,11 +13,12 @@ from pathlib import Path
 
 import pytest
 
+from app.mcp import launch
 from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
 from app.mcp.server_state import ServerState, ServerStatus
-from tests.app.mcp.conftest import Runner, fixture_spec
+from tests.app.mcp.fixture_launch import Runner, fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
 
 
@@ -63,13 +64,14 @@ def test_a_slow_call_times_out_and_the_server_stays_usable(
     assert slow.failure is ToolFailure.TIMEOUT and "did not answer within 0.5 s" in slow.text
     assert time.monotonic() - started < 5  # far below the 30 s the tool would take
     assert module_loop(ready.call("add", {"a": 1, "b": 1})).text == "2"
+    module_loop(_logged(ready, "fixture: sleep 30.0 cancelled"))  # the server was told
 
 
 def test_cancelling_the_awaiting_task_cancels_the_call(
     ready: ServerConnection, module_loop: Runner
 ) -> None:
     async def cancel_soon() -> float:
-        task = asyncio.ensure_future(ready.call("sleep", {"seconds": 30}))
+        task = asyncio.ensure_future(ready.call("sleep", {"seconds": 31}))
         await asyncio.sleep(0.3)
         started = time.monotonic()
         task.cancel()
@@ -77,8 +79,17 @@ def test_cancelling_the_awaiting_task_cancels_the_call(
             await task
         return time.monotonic() - started
 
-    assert module_loop(cancel_soon()) < 3  # far below the 30 s the tool would take
+    assert module_loop(cancel_soon()) < 3  # far below the 31 s the tool would take
     assert module_loop(ready.call("add", {"a": 2, "b": 2})).text == "4"
+    module_loop(_logged(ready, "fixture: sleep 31.0 cancelled"))  # the server was told
+
+
+async def _logged(connection: ServerConnection, line: str) -> None:
+    for _ in range(50):
+        if line in connection.stderr_tail():
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{line!r} not in {connection.stderr_tail()}")
 
 
 def test_calls_run_side_by_side(ready: ServerConnection, module_loop: Runner) -> None:
@@ -131,6 +142,20 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller() -> None:
     assert state.status is ServerStatus.FAILED and state.error == (
         "The server did not start within 1 s.")
     assert failed_after < 8  # the timeout, then the SDK's bounded shutdown of the process
+
+
+def test_a_server_still_starting_can_be_stopped() -> None:
+    connection = ServerConnection(fixture_spec("hang", "--hang", timeout=60))
+
+    async def run() -> float:
+        connection.start()
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        await connection.stop()
+        return time.monotonic() - started
+
+    assert asyncio.run(run()) < 8  # the SDK's bounded shutdown, not the 60 s start timeout
+    assert connection.state.status is ServerStatus.STOPPED
 
 
 def test_a_missing_command_fails_with_advice() -> None:
@@ -222,7 +247,10 @@ def test_a_changed_description_is_seen_after_listing_again() -> None:
     assert asyncio.run(run()) == (SHIFTY_FIRST, "Now it deletes files.")
 
 
-def test_it_runs_on_the_qt_event_loop(qt_asyncio_loop: asyncio.AbstractEventLoop) -> None:
+def test_it_runs_on_the_qt_event_loop(
+    qt_asyncio_loop: asyncio.AbstractEventLoop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(launch, "_cached", None)  # the login shell is asked off the Qt thread
     connection = ServerConnection(fixture_spec())
 
     async def run() -> str:

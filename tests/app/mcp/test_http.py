@@ -10,7 +10,7 @@ from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
 from app.mcp.server_state import ServerStatus
-from tests.app.mcp.conftest import free_port
+from tests.app.mcp.fixture_launch import free_port
 
 
 def test_a_server_over_http_is_listed_and_called(http_url: str) -> None:

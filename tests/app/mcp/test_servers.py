@@ -12,7 +12,7 @@ from app.mcp.config import McpConfig, parse_entry
 from app.mcp.results import ToolFailure
 from app.mcp.server_state import ServerStatus
 from app.mcp.servers import ToolServers, log_name
-from tests.app.mcp.conftest import fixture_spec
+from tests.app.mcp.fixture_launch import fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
 
 
