@@ -18,7 +18,7 @@ from PySide6.QtCore import SignalInstance
 from app.chat.controller import ChatController
 from app.settings import Preferences
 from app.store.conversations import Store
-from tests.app.mcp.conftest import FIXTURE, LIFETIME_S
+from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
 from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
 
 LIMIT_S = 30

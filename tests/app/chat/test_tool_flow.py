@@ -24,7 +24,7 @@ from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig
 from app.mcp.servers import ToolServers
 from app.store.conversations import Store
-from tests.app.mcp.conftest import fixture_spec
+from tests.app.mcp.fixture_launch import fixture_spec
 
 LIMIT_S = 30
 
