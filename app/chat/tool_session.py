@@ -25,6 +25,8 @@ from app.mcp.launch import display_command
 from app.mcp.server_state import ServerState, ServerStatus
 from app.mcp.servers import ToolServers
 
+_LOOP_WAIT_S = 0.05
+
 
 @dataclass(frozen=True)
 class ServerInfo:
@@ -72,6 +74,12 @@ class ToolSession(QObject):
         self._loop().call_soon(self._start_known)
 
     def _start_known(self) -> None:
+        loop = self._loop()
+        if not loop.is_running():
+            # Connections belong to the running loop; Qt may run this before the app's loop
+            # starts (in the first paint's events).
+            loop.call_later(_LOOP_WAIT_S, self._start_known)
+            return
         known = self._started_before()
         for spec in self.config.servers.values():
             connection = self.servers.connection(spec.name)

@@ -28,17 +28,20 @@ from ui.chat.message_state import show_left_out, show_status, status_badge, stat
 from ui.chat.message_toolbar import MessageToolbar, can_continue
 from ui.chat.sibling_nav import SiblingNav
 from ui.chat.thinking_section import ThinkingSection
+from ui.chat.tool_result import ToolResultView, calls_label, calls_summary
 from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
 from ui.widgets.theme import em, is_dark, scale_font
 from ui.widgets.view_models import MessageView
 from ui.widgets.visibility import set_shown
 
-_ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt"}
+_ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt",
+               "tool": "Tool result"}
 _OBJECT_NAMES = {
     "user": ("UserMessage", "UserBubble"),
     "assistant": ("AssistantMessage", "AssistantBubble"),
     "system": ("SystemMessage", "SystemBubble"),
+    "tool": ("ToolMessage", "ToolBubble"),
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
 # A longer message of the person's shows this many lines until "Show more".
@@ -68,6 +71,7 @@ class MessageWidget(QFrame):
         self._badge: QLabel | None = None
         self._thinking: ThinkingSection | None = None
         self.chips: AttachmentChips | None = None
+        self._calls: QLabel | None = None  # the calls a reply made, under its text
         self._note = ""  # set by the window while the reply is being written
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
@@ -81,7 +85,7 @@ class MessageWidget(QFrame):
         self._bubble = QFrame(self)
         self._bubble.setObjectName(_OBJECT_NAMES[role][1])
         bubble_layout = QVBoxLayout(self._bubble)
-        across = em(self, 0.9) if role != "assistant" else 0
+        across = em(self, 0.9) if role not in ("assistant", "tool") else 0
         down = round(across * 0.6)
         bubble_layout.setContentsMargins(across, down, across, down)
         if role == "system":
@@ -91,6 +95,12 @@ class MessageWidget(QFrame):
             bubble_layout.addWidget(caption)
         bubble_layout.addWidget(self.body)
         self._markdown = StreamingMarkdown(self.body, bubble_layout)
+        # A tool's result shows folded in its own view (plain text), not as the message body.
+        self.tool_result: ToolResultView | None = None
+        if role == "tool":
+            self.tool_result = ToolResultView(self._bubble)
+            bubble_layout.addWidget(self.tool_result)
+            self.body.hide()
 
         self._toolbar = MessageToolbar(role, self)
         self.copy_button = self._toolbar.copy_button
@@ -212,6 +222,7 @@ class MessageWidget(QFrame):
 
     def _apply(self, view: MessageView, render: bool) -> None:
         self._update_thinking()
+        self._update_calls()
         if render:
             self._render_body(view.status == "streaming")
         if view.sibling_count > 1 or self._toolbar.nav is not None:
@@ -245,8 +256,22 @@ class MessageWidget(QFrame):
         self._thinking.set_reasoning(view.reasoning, thinking, view.stats)
         set_shown(self._thinking, bool(view.reasoning or thinking))
 
+    def _update_calls(self) -> None:
+        calls = self._view.tool_calls
+        if self._calls is None:
+            if not calls:
+                return
+            self._calls = calls_label(calls, self._bubble)
+            self._bubble.layout().addWidget(self._calls)
+        self._calls.setText(calls_summary(calls))
+        set_shown(self._calls, bool(calls))
+
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
+        if self.tool_result is not None:
+            tool = self._view.stats.get("tool") or self._view.tool_name or "tool"
+            self.tool_result.set_result(str(tool), text, self._view.stats)
+            return
         if self._view.role == "assistant":
             self._markdown.render(text, self._dark, streaming)
             set_shown(self.body, bool(text))

@@ -15,6 +15,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
+    QLabel,
     QPlainTextEdit,
     QPushButton,
     QToolButton,
@@ -179,7 +180,7 @@ class ToolResultView(QFrame):
         return button
 
 
-def calls_label(calls: Sequence[ToolCallView], parent: QWidget | None = None) -> QWidget:
+def calls_label(calls: Sequence[ToolCallView], parent: QWidget | None = None) -> QLabel:
     label = plain_label(calls_summary(calls), parent)
     label.setObjectName("ToolCallsLine")
     label.setWordWrap(True)

@@ -37,6 +37,7 @@ from ui.widgets.theme import THEME_MODES, ThemeMode, em
 
 if TYPE_CHECKING:
     from app.library.entries import ModelInfo
+    from ui.dialogs.tools_page import ToolsPage
 
 GB = 1_000_000_000
 _THEME_LABELS = {"system": "Follow the system", "light": "Light", "dark": "Dark"}
@@ -63,7 +64,7 @@ class PreferencesDialog(QDialog):
         models: Sequence[ModelInfo] = (),
         current_model: str | None = None,
         draft_for: Callable[[str], str | None] = lambda _model: None,
-        tools_page: QWidget | None = None,
+        tools_page: ToolsPage | None = None,
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
         choose their model from; with `draft_for(model)` it also fills "Draft models",
@@ -157,7 +158,8 @@ class PreferencesDialog(QDialog):
         self.tabs.addTab(self.general, "General")
         self.tabs.addTab(self.new_chats_page, "New chats")
         self.tabs.setTabToolTip(1, "The model, system prompt and sampling new chats start with")
-        if tools_page is not None:  # ui.dialogs.tools_page, filled and followed by the window
+        self.tools_page = tools_page  # ui.dialogs.tools_page, filled and followed by the window
+        if tools_page is not None:
             self.tabs.addTab(tools_page, "Tools")
             self.tabs.setTabToolTip(2, "MCP servers, remembered approvals, the call limit")
         layout = QVBoxLayout(self)

@@ -43,6 +43,7 @@ from ui.window.sidebar_commands import SidebarCommands
 from ui.window.status_panel import StatusPanel
 from ui.window.stream_presenter import StreamPresenter
 from ui.window.token_counter import TokenCounter
+from ui.window.tool_features import ToolFeatures
 from ui.window.window_layout import (
     chat_splitter,
     restore_geometry,
@@ -131,6 +132,7 @@ class MainWindow(QMainWindow):
         self.model_picker = ModelPicker(self)
         self._connect()
         self.compare = CompareFeatures(self)
+        self.tools = ToolFeatures(self)
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         set_first_size(self)
@@ -255,6 +257,7 @@ class MainWindow(QMainWindow):
         if changed:
             self.composer.clear_attachments()  # a draft's files belong to its chat
             self.composer_extras.refresh_think()
+            self.tools.conversation_shown()
             self.token_counter.restart()
             self.composer.edit.setFocus()
             self.models.use_conversation_model(conversation_id, conversation.model_id)

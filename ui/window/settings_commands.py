@@ -1,7 +1,8 @@
 """The settings, as the window handles them: the open conversation's settings dialog (the
 header and the token count follow what it saves), and the app's Preferences dialog, opened with
 today's values and applied when accepted (memory and disk budgets, the overflow policy, new-chat
-defaults, draft models, the theme, the local server), which can also clear the saved caches.
+defaults, draft models, the theme, the local server, tool use), which can also clear the saved
+caches.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
     from ui.window.models import WindowModels
     from ui.window.status_panel import StatusPanel
     from ui.window.token_counter import TokenCounter
+    from ui.window.tool_features import ToolFeatures
 
 
 class SettingsHost(ChatWindow, Protocol):
@@ -34,6 +36,7 @@ class SettingsHost(ChatWindow, Protocol):
     status_panel: StatusPanel
     models: WindowModels
     token_counter: TokenCounter
+    tools: ToolFeatures
 
     def set_theme(self, mode: ThemeMode) -> None: ...
 
@@ -95,6 +98,7 @@ class SettingsCommands(QObject):
             models=self._window.models.library(),
             current_model=self._window.models.loaded_id(),
             draft_for=preferences.draft_model_for,
+            tools_page=self._window.tools.preferences_page(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -115,6 +119,8 @@ class SettingsCommands(QObject):
         self._window.token_counter.schedule()  # the meter's warning names the policy
         self._window.set_theme(dialog.theme_mode())
         self._apply_server(dialog.server_enabled(), dialog.server_config())
+        if dialog.tools_page is not None:
+            self._window.tools.apply_page(dialog.tools_page)
 
     def _apply_server(self, enabled: bool, config: ServerConfig) -> None:
         """Start, restart or stop the local server when its settings changed."""

@@ -14,11 +14,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Slot
 
 from app.chat.tool_choice import chat_servers, server_label, tools_off_reason
-from app.chat.tool_session import chat_tool_params
+from app.chat.tool_session import approval_text, chat_tool_params
 from app.store.conversations import StoreError
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView
 from ui.chat.tools_button import ServerChoice
+from ui.dialogs.tools_page import ApprovalRow, ServerRow, ToolsPage
 from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
@@ -47,7 +48,6 @@ class ToolFeatures(QObject):
         for signal in (self.flow.approvalNeeded, self.flow.callRunning, self.flow.limitReached,
                        self.flow.settled):
             signal.connect(self._on_flow)
-        self.flow.conversationChanged.connect(self._on_results)
         self.flow.notice.connect(window.show_notice)
         self.session.notice.connect(window.show_notice)
         self.session.serversChanged.connect(self.refresh_button)
@@ -96,6 +96,42 @@ class ToolFeatures(QObject):
         ]
         window.composer.tools.set_servers(choices, off_reason=reason)
 
+    # -- Preferences › Tools --------------------------------------------------------------------
+
+    def preferences_page(self) -> ToolsPage:
+        """The Tools page, filled now and kept up to date while it is open; its changes to
+        servers and approvals apply at once, its call limit with the dialog's OK
+        (`apply_page`)."""
+        page = ToolsPage(self._window.controller.preferences.max_tool_calls)
+        page.set_import_sources(self.session.import_sources())
+        filler = _PageFiller(self, page)
+        self.session.serversChanged.connect(filler.fill)
+        page.enabledChanged.connect(self.session.set_enabled)
+        page.restartRequested.connect(self.session.restart)
+        page.importRequested.connect(self.session.import_from)
+        page.revokeRequested.connect(filler.revoke)
+        filler.fill()
+        return page
+
+    def apply_page(self, page: ToolsPage) -> None:
+        self._window.controller.preferences.max_tool_calls = page.max_calls.value()
+
+    def approval_rows(self) -> list[ApprovalRow]:
+        store = self._window.store
+
+        def title(chat_id: int) -> str | None:
+            try:
+                return store.get_conversation(chat_id).title
+            except StoreError:
+                return None
+
+        return [ApprovalRow(approval_text(a, title), a.description)
+                for a in self.session.approval_list()]
+
+    def server_rows(self) -> list[ServerRow]:
+        return [ServerRow(i.name, i.status, i.command, i.enabled, i.tools, i.error,
+                          i.stderr_tail, i.never_started) for i in self.session.server_infos()]
+
     # -- what the card and results ask ----------------------------------------------------------
 
     def _for_chat(self, action: Any) -> None:
@@ -113,11 +149,6 @@ class ToolFeatures(QObject):
     def _on_flow(self, payload: dict[str, Any]) -> None:
         if payload.get("conversation_id") == self._window.current_conversation_id:
             self.show_pending()
-
-    @Slot(int)
-    def _on_results(self, conversation_id: int) -> None:
-        if conversation_id == self._window.current_conversation_id:
-            self._window.open_conversation(conversation_id)
 
     @Slot(list)
     def _on_servers_chosen(self, names: list[str]) -> None:
@@ -141,3 +172,23 @@ class ToolFeatures(QObject):
         message_id = int(widget.view.id)
         result.rerunRequested.connect(lambda: self.flow.rerun(message_id))
         result.editSubmitted.connect(lambda text: self.flow.edit_result(message_id, text))
+
+
+class _PageFiller(QObject):
+    """Keeps an open Tools page filled; goes with the page (so does its connection)."""
+
+    def __init__(self, features: ToolFeatures, page: ToolsPage) -> None:
+        super().__init__(page)
+        self._features = features
+        self._page = page
+
+    @Slot()
+    def fill(self) -> None:
+        self._page.set_servers(self._features.server_rows())
+        self._page.set_approvals(self._features.approval_rows())
+
+    @Slot(int)
+    def revoke(self, index: int) -> None:
+        approvals = self._features.session.approval_list()
+        if 0 <= index < len(approvals):
+            self._features.session.revoke(approvals[index])

@@ -1,0 +1,158 @@
+"""Tool use in the window, as a person meets it: the real app with a scripted model whose template
+takes tools and the fixture MCP server. The reply's call shows "Calling…", then the card below
+it asks; Run runs it and the model goes on; the result shows folded and unfolds; Deny, editing
+the arguments (a sibling reply) and the tools button. Screenshots of each, light and dark, go to
+tests/screenshots/."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PySide6.QtCore import SignalInstance
+
+from app.paths import AppPaths
+from app.settings import Preferences
+from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
+from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
+from tests.ui.screenshots.test_screenshots import _save
+from tests.ui.window_harness import OFFSCREEN_NOISE, scripted_worker, start_app
+from ui.chat.tool_result import ToolResultView
+from ui.main import Launched
+
+pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
+
+LIMIT_S = 30
+WEATHER = "Let me look that up.\n" + call_markup("fx__add", a=19, b=23)
+
+
+class App:
+    def __init__(self, launched: Launched, loop: asyncio.AbstractEventLoop) -> None:
+        self.launched = launched
+        self.loop = loop
+        self.window = launched.window
+        self.controller = launched.controller
+
+    def wait(self, signal: SignalInstance, action: Callable[[], Any] = lambda: None,
+             check: Callable[..., bool] = lambda *a: True) -> Any:
+        """Do `action` and run the app until `signal` carries what `check` accepts."""
+        found: asyncio.Future[Any] = self.loop.create_future()
+
+        def hit(*args: Any) -> None:
+            if not found.done() and check(*args):
+                found.set_result(args)
+
+        signal.connect(hit)
+        try:
+            action()
+            return self.loop.run_until_complete(asyncio.wait_for(found, LIMIT_S))
+        finally:
+            signal.disconnect(hit)
+
+    def idle(self, action: Callable[[], Any]) -> None:
+        self.wait(self.controller.busyChanged, action, lambda busy: not busy)
+
+    def send(self, text: str) -> None:
+        composer = self.window.composer
+        composer.edit.setPlainText(text)
+        self.wait(self.controller.tool_flow.approvalNeeded, composer.send)
+
+    def results(self) -> list[ToolResultView]:
+        return [w for w in self.window.chat_view.findChildren(ToolResultView) if w.isVisible()]
+
+    def shots(self, name: str) -> None:
+        for theme in ("light", "dark"):
+            self.window.set_theme(theme)
+            self.loop.run_until_complete(asyncio.sleep(0))  # let the restyle paint
+            _save(self.window, f"{name}-{theme}")
+        self.window.set_theme("light")
+
+
+def _ready(session: Any) -> bool:
+    return [i.status for i in session.server_infos()] == ["ready"]
+
+
+@pytest.fixture
+def app(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., App]]:
+    made: list[App] = []
+
+    def start(replies: list[str], tools: bool = True) -> App:
+        entry = {"command": sys.executable, "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)]}
+        (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": entry}}))
+        Preferences(AppPaths.resolve(tmp_path).settings_file).mark_tool_server_started("fx")
+        engine = ToolScriptedEngine(replies)
+        worker = tool_worker(engine) if tools else scripted_worker(engine)
+        launched = start_app(qtbot, tmp_path, tmp_path / "demo-model", worker, wait_ready=False)
+        shown = App(launched, qt_asyncio_loop)
+        made.append(shown)
+        shown.window.resize(1000, 720)
+        if launched.controller.model_state != "ready":
+            shown.wait(launched.controller.modelStatus, check=lambda s: s["state"] == "ready")
+        session = launched.controller.tool_session
+        if not _ready(session):
+            shown.wait(session.serversChanged, check=lambda: _ready(session))
+        return shown
+
+    yield start
+    for shown in made:
+        shown.loop.run_until_complete(shown.controller.tool_session.servers.close())
+
+
+def test_approve_run_and_the_result_folded(app) -> None:
+    shown = app([WEATHER, "19 and 23 make 42."])
+    window, card = shown.window, shown.window.tools.card
+    seen: list[dict] = []
+    shown.controller.streamUpdated.connect(seen.append)
+    shown.send("What is 19 + 23?")
+    assert any(p.get("calling") == "fx__add" for p in seen)
+    assert card.isVisible() and card.state == "approval"
+    assert card.title.text() == "Run add from fx?"
+    assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
+    (server,) = shown.controller.tool_session.server_infos()
+    assert window.composer.tools.text() == f"Tools · {len(server.tools) + 1}"  # and the built-in
+    shown.shots("tools-approval")
+
+    shown.idle(card.run_button.click)
+    assert card.isHidden()
+    (result,) = shown.results()
+    assert result.summary.startswith("add · ") and result.summary.endswith("2 characters")
+    assert not result.expanded
+    roles = [m.role for m in shown.controller.store.active_path(window.current_conversation_id)]
+    assert roles == ["user", "assistant", "tool", "assistant"]
+    shown.shots("tools-result-folded")
+    result.toggle.click()
+    assert result.text.toPlainText() == "42"
+    shown.shots("tools-result-open")
+
+
+def test_deny_and_edited_arguments(app) -> None:
+    shown = app([WEATHER, "You said no.", WEATHER, "Now 40."])
+    card, store = shown.window.tools.card, shown.controller.store
+    shown.send("What is 19 + 23?")
+    shown.idle(card.deny_button.click)
+    cid = shown.window.current_conversation_id
+    *_, denied, _answer = store.active_path(cid)
+    assert denied.status == "error" and denied.stats["failure"] == "denied"
+    assert shown.results()[0].summary == "add · denied"
+
+    shown.send("Then 20 + 20?")
+    card.arguments.setPlainText('{"a": 20, "b": 20}')
+    shown.idle(card.run_button.click)
+    *_, call, result, _answer = store.active_path(cid)
+    assert call.tool_calls[0]["arguments"] == {"a": 20, "b": 20}
+    assert result.content == "40"
+    widget = shown.window.chat_view.message_widget(str(call.id))
+    assert widget is not None and widget.nav is not None
+    assert (widget.view.sibling_index, widget.view.sibling_count) == (2, 2)
+
+
+def test_the_tools_button_follows_the_model_and_the_chat(app) -> None:
+    shown = app(["Plain answer."], tools=False)
+    button = shown.window.composer.tools
+    assert not button.isEnabled() and "takes no tools" in button.toolTip()
+    shown.shots("tools-off")
