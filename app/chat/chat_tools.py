@@ -14,15 +14,10 @@ from PySide6.QtCore import QObject
 
 from app.chat.tool_choice import chat_tools
 from app.chat.tool_flow import ToolFlow
-from app.chat.tool_runs import ToolRunner
+from app.chat.tool_runs import ToolRunner, app_loop
 from app.chat.tool_session import ToolSession
 from app.settings import Preferences, chat_context_length
 from app.store.conversations import Store, StoreError
-
-
-def current_loop() -> asyncio.AbstractEventLoop:
-    """The app's asyncio loop (Qt's, through qasync, set as the thread's loop at start-up)."""
-    return asyncio.get_event_loop_policy().get_event_loop()
 
 
 class ChatTools(QObject):
@@ -33,7 +28,7 @@ class ChatTools(QObject):
         model_info: Callable[[], dict[str, Any] | None],
         continue_reply: Callable[[int, int], bool],
         data_dir: Path,
-        loop: Callable[[], asyncio.AbstractEventLoop] = current_loop,
+        loop: Callable[[], asyncio.AbstractEventLoop | None] = app_loop,
         parent: QObject | None = None,
     ) -> None:
         """`continue_reply(conversation_id, parent_id)` starts the model's reply below the last
@@ -48,7 +43,7 @@ class ChatTools(QObject):
         )
         self.flow = ToolFlow(
             store,
-            ToolRunner(store, self.session.servers, loop),
+            ToolRunner(store, lambda: self.session.running_servers, loop),
             self.session.approvals,
             continue_reply,
             max_calls=lambda: preferences.max_tool_calls,

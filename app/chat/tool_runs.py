@@ -10,49 +10,70 @@ from __future__ import annotations
 
 import asyncio
 import time
+import warnings
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QTimer
 
 from app.mcp.builtin_search import SEARCH_TOOL, search_conversations
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.results import ToolFailure, ToolResult
-from app.mcp.servers import ToolServers
 from app.mcp.tool_info import ToolInfo
 from app.store.conversations import Store
 
+if TYPE_CHECKING:
+    from app.mcp.servers import ToolServers  # the MCP SDK loads with the first server
+
 BUILTIN_TOOLS: tuple[ToolInfo, ...] = (SEARCH_TOOL,)
 CANCELLED_TEXT = "The person cancelled this call before it finished."
+NO_LOOP_TEXT = "Tools cannot run yet: Branchwise is still starting. Try again in a moment."
+
+
+def app_loop() -> asyncio.AbstractEventLoop | None:
+    """The app's asyncio loop (Qt's, through qasync: `ui.main` sets it as the GUI thread's
+    loop once the window is up), or None before that; never makes one."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        pass
+    with warnings.catch_warnings():
+        # Asking for a loop where none was set would make one (and warn about it).
+        warnings.simplefilter("error", DeprecationWarning)
+        try:
+            return asyncio.get_event_loop_policy().get_event_loop()
+        except (DeprecationWarning, RuntimeError):
+            return None
 
 
 class ToolRun:
     """One call in flight; `cancel()` ends it with a cancelled result."""
 
-    def __init__(self, task: asyncio.Task[ToolResult]) -> None:
-        self._task = task
+    def __init__(self, task: asyncio.Task[ToolResult] | None) -> None:
+        self._task = task  # None: it could not start (its result is on its way)
 
     def cancel(self) -> None:
-        self._task.cancel()
-
-    @property
-    def done(self) -> bool:
-        return self._task.done()
+        if self._task is not None:
+            self._task.cancel()
 
 
 class ToolRunner:
     def __init__(
         self,
         store: Store,
-        servers: ToolServers | None,
-        loop: Callable[[], asyncio.AbstractEventLoop],
+        servers: Callable[[], ToolServers | None],
+        loop: Callable[[], asyncio.AbstractEventLoop | None] = app_loop,
     ) -> None:
-        """`loop`: the asyncio loop to run calls on (made when first needed)."""
+        """`servers()`: the MCP servers (None while none was ever started); `loop()`: the
+        asyncio loop to run calls on (None while there is none yet)."""
         self._store = store
-        self.servers = servers
+        self._servers = servers
         self._loop = loop
 
     def available(self) -> list[ToolInfo]:
         """The built-in tools, then those of the servers ready now (server, then name)."""
-        ready = self.servers.tools() if self.servers is not None else []
+        servers = self._servers()
+        ready = servers.tools() if servers is not None else []
         return [*BUILTIN_TOOLS, *ready]
 
     def find(self, model_name: str) -> ToolInfo | None:
@@ -69,6 +90,9 @@ class ToolRunner:
         loop's thread, never before this returns."""
         loop = self._loop()
         started = time.monotonic()
+        if loop is None:
+            QTimer.singleShot(0, lambda: on_done(ToolResult(NO_LOOP_TEXT, ToolFailure.SERVER)))
+            return ToolRun(None)
         task = loop.create_task(self._call(tool, arguments))
 
         def finished(done: asyncio.Task[ToolResult]) -> None:
@@ -92,7 +116,9 @@ class ToolRunner:
         if tool.server == BUILTIN_SERVER:
             await asyncio.sleep(0)  # the result always arrives after `start` returned
             return search_conversations(self._store, arguments)
-        if self.servers is None:
-            return ToolResult(f"No MCP servers are set up, so {tool.name} cannot run.",
+        servers = self._servers()
+        if servers is None:
+            return ToolResult(f"No MCP server is running, so {tool.name} cannot run.",
                               ToolFailure.SERVER)
-        return await self.servers.call(tool.server, tool.name, arguments)
+        return await servers.call(tool.server, tool.name, arguments)
+

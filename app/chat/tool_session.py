@@ -10,12 +10,12 @@ with the app, in the background, never blocking the window.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.chat.tool_choice import CHAT_KEY, server_label
 from app.mcp.approvals import APPROVALS_NAME, Approval, ToolApprovals
@@ -23,9 +23,11 @@ from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, load_config, 
 from app.mcp.config_import import available_sources, merge_servers
 from app.mcp.launch import display_command
 from app.mcp.server_state import ServerState, ServerStatus
-from app.mcp.servers import ToolServers
 
-_LOOP_WAIT_S = 0.05
+if TYPE_CHECKING:
+    from app.mcp.servers import ToolServers
+
+_LOOP_WAIT_MS = 50
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,7 @@ class ToolSession(QObject):
     def __init__(
         self,
         data_dir: Path,
-        loop: Callable[[], asyncio.AbstractEventLoop],
+        loop: Callable[[], asyncio.AbstractEventLoop | None],
         started_before: Callable[[], set[str]],
         mark_started: Callable[[str], None],
         parent: QObject | None = None,
@@ -65,35 +67,56 @@ class ToolSession(QObject):
         config, problem = load_config(self._config_path)
         self.config: McpConfig = config
         self.approvals = ToolApprovals(data_dir / APPROVALS_NAME)
-        self.servers = ToolServers(config, log_dir=data_dir / "logs" / "mcp",
-                                   on_change=self._on_state)
+        self._log_dir = data_dir / "logs" / "mcp"
+        self._servers: ToolServers | None = None
         self.load_notice = problem or self.approvals.notice
 
+    @property
+    def servers(self) -> ToolServers:
+        """The connections, made when first needed (the MCP SDK loads then, not at start-up)."""
+        if self._servers is None:
+            from app.mcp.servers import ToolServers
+
+            self._servers = ToolServers(self.config, log_dir=self._log_dir,
+                                        on_change=self._on_state)
+        return self._servers
+
+    @property
+    def running_servers(self) -> ToolServers | None:
+        """The connections, if any server was ever started."""
+        return self._servers
+
     def start(self) -> None:
-        """Start the enabled servers the person has started before; returns at once."""
-        self._loop().call_soon(self._start_known)
+        """Start the enabled servers the person has started before, in the background, once
+        the app's asyncio loop runs; returns at once."""
+        if self._to_start():
+            self._start_known()
+
+    def _to_start(self) -> list[str]:
+        known = self._started_before()
+        return [s.name for s in self.config.servers.values() if s.enabled and s.name in known]
 
     def _start_known(self) -> None:
         loop = self._loop()
-        if not loop.is_running():
-            # Connections belong to the running loop; Qt may run this before the app's loop
-            # starts (in the first paint's events).
-            loop.call_later(_LOOP_WAIT_S, self._start_known)
+        if loop is None or not loop.is_running():
+            # Connections belong to the running loop, which the window starts after its first
+            # paint: ask again shortly.
+            QTimer.singleShot(_LOOP_WAIT_MS, self._start_known)
             return
-        known = self._started_before()
-        for spec in self.config.servers.values():
-            connection = self.servers.connection(spec.name)
-            if connection is not None and spec.enabled and spec.name in known:
+        for name in self._to_start():
+            connection = self.servers.connection(name)
+            if connection is not None:
                 connection.start()
 
-    def close(self) -> asyncio.Future[None]:
-        return asyncio.ensure_future(self.servers.close(), loop=self._loop())
+    async def close(self) -> None:
+        if self._servers is not None:
+            await self._servers.close()
 
     # --- what the window shows -----------------------------------------------------------------
 
     def server_infos(self) -> list[ServerInfo]:
         known = self._started_before()
-        states = {s.name: s for s in self.servers.states()}
+        states = {s.name: s for s in (self._servers.states() if self._servers else [])}
         infos = []
         for spec in self.config.servers.values():
             state = states.get(spec.name, ServerState(spec.name, ServerStatus.STOPPED))
@@ -129,7 +152,7 @@ class ToolSession(QObject):
         if name not in self.config.servers:
             return
         self._mark_started(name)
-        self._loop().create_task(self.servers.restart(name))
+        self._run(self.servers.restart(name))
         self.serversChanged.emit()
 
     def import_from(self, path: str) -> None:
@@ -152,8 +175,16 @@ class ToolSession(QObject):
             save_config(self._config_path, self.config)
         except OSError as exc:
             self.notice.emit(f"The MCP servers file could not be saved: {exc}")
-        self._loop().create_task(self._apply(self.config))
+        self._run(self._apply(self.config))
         self.serversChanged.emit()
+
+    def _run(self, work: Coroutine[Any, Any, Any]) -> None:
+        loop = self._loop()
+        if loop is None:
+            work.close()
+            self.notice.emit("Branchwise is still starting; try again in a moment.")
+            return
+        loop.create_task(work)
 
     async def _apply(self, config: McpConfig) -> None:
         await self.servers.apply(config)

@@ -40,7 +40,7 @@ class Chat:
         self.approvals = ToolApprovals(folder / "tool_approvals.json")
         self.continued: list[tuple[int, int]] = []
         self.flow = ToolFlow(
-            self.store, ToolRunner(self.store, self.servers, lambda: loop), self.approvals,
+            self.store, ToolRunner(self.store, lambda: self.servers, lambda: loop), self.approvals,
             continue_reply=self._continue,
             max_calls=lambda: max_calls, context_tokens=lambda cid: 4096,
         )
