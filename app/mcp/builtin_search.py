@@ -9,8 +9,8 @@ from typing import Any
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.results import ToolFailure, ToolResult
 from app.mcp.tool_info import ToolInfo
-from app.store import Store
-from app.store_models import StoreError
+from app.store.conversations import Store
+from app.store.records import StoreError
 
 DEFAULT_LIMIT = 5
 MAX_LIMIT = 20

@@ -192,7 +192,7 @@ async def _call_server(config: McpConfig, args: argparse.Namespace, arguments: d
 def _call_builtin(data_dir: Path, tool: str, arguments: dict) -> ToolResult:
     from app.mcp.builtin_search import SEARCH_TOOL, search_conversations
     from app.paths import AppPaths
-    from app.store import Store
+    from app.store.conversations import Store
 
     if tool != SEARCH_TOOL.name:
         raise _Usage(f"The built-in tools are: {SEARCH_TOOL.name}.")

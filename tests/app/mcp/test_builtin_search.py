@@ -11,7 +11,7 @@ import pytest
 from app.mcp.builtin_search import SEARCH_TOOL, search_conversations
 from app.mcp.results import ToolFailure
 from app.mcp.servers import argument_problem
-from app.store import Store
+from app.store.conversations import Store
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.store import Store
+from app.store.conversations import Store
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
 
 ROOT = Path(__file__).resolve().parents[3]
