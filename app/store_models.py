@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
+from app.message_checks import MessageFieldError, check_choice
+
 Role = Literal["user", "assistant"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
@@ -103,15 +105,17 @@ def check_text(content: object, what: str, *, allow_empty: bool) -> str:
 
 
 def check_role(role: object) -> Role:
-    if role not in ROLES:
-        raise InvalidInputError(f"Unknown role {role!r}; expected one of {sorted(ROLES)}.")
-    return cast(Role, role)
+    try:
+        return cast(Role, check_choice(role, ROLES, "role"))
+    except MessageFieldError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def check_status(status: object, allowed: frozenset[str] = STATUSES) -> Status:
-    if status not in allowed:
-        raise InvalidInputError(f"Unknown status {status!r}; expected one of {sorted(allowed)}.")
-    return cast(Status, status)
+    try:
+        return cast(Status, check_choice(status, allowed, "status"))
+    except MessageFieldError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def check_optional_text(value: object, what: str) -> str | None:
