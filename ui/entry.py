@@ -1,5 +1,6 @@
 """The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
-QtWidgets, no display needed); anything else starts the app."""
+QtWidgets, no display needed), `branchwise import ...` / `branchwise export ...` bring chat
+history in and back up every conversation; anything else starts the app."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.serve_cli import main as serve
 
         return serve(argv[1:])
+    if argv[:1] in (["import"], ["export"]):
+        from app.importers.cli import main as history
+
+        return history(argv)
     from ui.main import main as run_app
 
     return run_app(argv)
