@@ -213,15 +213,16 @@ class _Turns:
         for node_id, (above, chain) in list(self._state.items()):
             if chain and node_id not in self._has_children:
                 self._emit(above, chain)
-            target = chain[-1] if chain and chain[-1] in self._emitted else above
-            if target is not None and target != node_id:
-                self.aliases[node_id] = target
+            if above is not None and node_id not in self.aliases and node_id != above:
+                self.aliases[node_id] = above
 
     def _emit(self, above: str | None, chain: tuple[str, ...]) -> None:
         anchor = chain[-1]
         if anchor in self._emitted:
             return
         self._emitted.add(anchor)
+        for node_id in chain[:-1]:  # a pointer into the chain means its first answer
+            self.aliases.setdefault(node_id, anchor)
         parts = content.Parts()
         status, created, model = "complete", [], None
         for node_id in chain:
