@@ -56,14 +56,21 @@ def readers(source: Source) -> list[tuple[str, Iterator[Entry]]]:
         return [whole]
     if any(jan.is_thread(m) for m in source.members):
         return [(jan.FORMAT, jan.read(source))]
-    found = []
+    found, problems = [], []
     for member in source.members:
         if member.name.endswith(".jsonl") or member.basename.endswith(".json") or (
             source.kind == "file"
         ):
-            kind = classify(member)
+            try:
+                kind = classify(member)
+            except ImportRefusedError as exc:  # a damaged file; others may still be fine
+                problems.append(str(exc))
+                continue
             if kind is not None:
                 found.append((kind, read_member(kind, member)))
+    if not found and problems:
+        more = f" (and {len(problems) - 1} more files like it)" if len(problems) > 1 else ""
+        raise ImportRefusedError(problems[0] + more)
     if not found:
         raise ImportRefusedError(
             f"{source.path.name}: no conversations of a known app were found (ChatGPT, Claude, "
@@ -93,20 +100,18 @@ def each_member(members: list[Member], convert: Any) -> Iterator[Entry]:
 
 
 def classify(member: Member) -> str | None:
-    """The format of one file by its contents, or None."""
+    """The format of one file by its contents, or None; refuses a file whose JSON is
+    damaged or hostile."""
     if member.name.endswith(".jsonl"):
         return sillytavern.FORMAT if sillytavern.matches(member) else None
     first = _first_byte(member)
     if first == b"[":
         with member.open() as raw:
-            try:
-                for element in islice(streams.items(raw, member.size + 1, member.where),
-                                      _PEEK_ELEMENTS):
-                    for kind, fits in _ELEMENT_SHAPES:
-                        if isinstance(element, dict) and fits(element):
-                            return kind
-            except ImportRefusedError:
-                return None
+            for element in islice(streams.items(raw, member.size + 1, member.where),
+                                  _PEEK_ELEMENTS):
+                for kind, fits in _ELEMENT_SHAPES:
+                    if isinstance(element, dict) and fits(element):
+                        return kind
         return None
     if first != b"{":
         return None
@@ -115,10 +120,7 @@ def classify(member: Member) -> str | None:
         return kind
     if member.size > MAX_OBJECT_BYTES:
         return None
-    try:
-        data = _load(member)
-    except ImportRefusedError:
-        return None
+    data = _load(member)
     for kind, fits in (
         *_ELEMENT_SHAPES,
         (lmstudio.FORMAT, lmstudio.matches),
@@ -156,11 +158,8 @@ def elements(member: Member) -> Iterator[Any]:
 def _format_key(member: Member) -> object:
     """The top-level "format" value (Branchwise's files write it first)."""
     with member.open() as raw:
-        try:
-            for value in streams.items(raw, member.size + 1, member.where, "format"):
-                return value
-        except ImportRefusedError:
-            return None
+        for value in streams.items(raw, member.size + 1, member.where, "format"):
+            return value
     return None
 
 
