@@ -133,7 +133,8 @@ def preview(paths: Iterable[Path]) -> dict[str, Any]:
         problems: list[str] = []
         for entry in _entries(path, item):
             if isinstance(entry, RefusedEntry):
-                problems.append(f"{entry.where}: {entry.reason}")
+                said = entry.reason.startswith(entry.where)
+                problems.append(entry.reason if said else f"{entry.where}: {entry.reason}")
                 continue
             summary = formats.setdefault(entry.source_format, _empty_summary())
             _add(summary, entry)
