@@ -31,7 +31,8 @@ _KINDS = frozenset({STORE_FORMAT, ARCHIVE})
 
 
 def matches(element: dict[str, Any]) -> bool:
-    return element.get("format") in _KINDS
+    kind = element.get("format")
+    return isinstance(kind, str) and kind in _KINDS
 
 
 def read_member(member: Member, kind: str) -> Iterator[Entry]:

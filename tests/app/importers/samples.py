@@ -258,3 +258,22 @@ def chatbox_export() -> dict[str, Any]:
     }
     return {"settings": {}, "chat-sessions-list": [{"id": "cb-1"}], "session:cb-1": session,
             "configVersion": 7, "__exported_at": "2026-01-01"}
+
+
+def branchwise_export() -> dict[str, Any]:
+    """Branchwise's own per-chat export: a root, two replies (the second active, stopped)."""
+    def m(mid: int, parent: int | None, role: str, content: str, **more: Any) -> dict[str, Any]:
+        return {"id": mid, "parent_id": parent, "role": role, "content": content,
+                "created_at": 1700000000.0 + mid, "status": "complete", "model_id": None,
+                "params": {}, "stats": {}, "error": None, "visit": 0, "reasoning": "",
+                "attachments": [], **more}
+
+    return {"format": "branchwise-conversation", "version": 2, "exported_at": 1700000100.0,
+            "conversation": {"title": "Local", "created_at": 1700000000.0,
+                             "updated_at": 1700000010.0, "system_prompt": "Be brief.",
+                             "model_id": "mlx-community/Qwen3-0.6B-4bit", "params": {},
+                             "pinned": False, "archived": False, "active_leaf_id": 3},
+            "messages": [m(1, None, "user", "Hi"),
+                         m(2, 1, "assistant", "Hello", model_id="qwen", visit=1),
+                         m(3, 1, "assistant", "Hey", status="stopped", reasoning="hm",
+                           visit=2)]}
