@@ -28,10 +28,10 @@ _ESCAPE = re.compile(
     rb"|\\u[dD][89a-fA-F][0-9a-fA-F]{2})"
 )
 _TAIL_ESCAPE = re.compile(rb"\\u[0-9a-fA-F]{4}$")
-_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
-_STRING_END = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"')
+_STRING = re.compile(rb'"[^"]*"')
 _BRACKETS = bytes.maketrans(b"[{]}", b"\x01\x01\x02\x02")
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[{]}")
+_NOT_STRUCTURE = bytes(b for b in range(256) if b not in b'"[{]}')
 _STEP = (0, 1, -1)
 
 
@@ -110,13 +110,17 @@ class GuardedBytes(io.RawIOBase):
         return data
 
     def _check_depth(self, data: bytes) -> None:
-        start = 0
+        # Only quotes and brackets matter: drop escaped backslashes, then escaped quotes, then
+        # everything else (all at C speed; `data` never ends inside a run of backslashes).
+        if b"\\" in data:
+            data = data.replace(b"\\\\", b"").replace(b'\\"', b"")
+        structure = data.translate(None, _NOT_STRUCTURE)
         if self._in_string:
-            end = _STRING_END.match(data)
-            if end is None:
+            end = structure.find(b'"')
+            if end < 0:
                 return
-            start, self._in_string = end.end(), False
-        outside = _STRING.sub(b"", data[start:] if start else data)
+            structure, self._in_string = structure[end + 1 :], False
+        outside = _STRING.sub(b"", structure)
         quote = outside.find(b'"')
         if quote >= 0:
             outside, self._in_string = outside[:quote], True
