@@ -178,3 +178,44 @@ def test_imported_files_are_kept_beside_the_store(tmp_path: Path, store: Store) 
     assert (store.path.parent / attachment["file"]).read_bytes() == b"\x89PNG"
     edited = store.edit_message(u2.id, "See this")  # an imported attachment stays editable
     assert edited.attachments == u2.attachments
+
+
+def test_a_failure_while_writing_leaves_nothing_of_that_conversation(
+    tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.store_models import StoreError
+
+    calls = []
+
+    def failing_activate(db, conversation_id, leaf_id):  # after every message was inserted
+        calls.append(conversation_id)
+        if len(calls) == 1:
+            raise StoreError("The disk is full.")
+        return original(db, conversation_id, leaf_id)
+
+    original = Store._activate
+    monkeypatch.setattr(Store, "_activate", staticmethod(failing_activate))
+    report = run.import_paths([_two(tmp_path)], store)
+    assert [(o.status, o.reason) for o in report.inputs[0].outcomes] == [
+        ("refused", "The disk is full."), ("imported", "")]
+    (kept,) = store.list_conversations()
+    assert kept.title == "Second" and len(store.all_messages(kept.id)) == 7
+
+
+def test_only_the_chosen_conversations_are_imported(tmp_path: Path, store: Store) -> None:
+    report = run.import_paths([_two(tmp_path)], store, only={("chatgpt", "conv-2")})
+    assert [o.source_id for o in report.inputs[0].outcomes] == ["conv-2"]
+    assert [c.title for c in store.list_conversations()] == ["Second"]
+
+
+def test_a_branchwise_export_keeps_its_settings_and_statuses(tmp_path: Path, store: Store) -> None:
+    from tests.app.importers.samples import branchwise_export
+
+    report = run.import_paths([write_json(tmp_path / "chat.json", branchwise_export())], store)
+    conversation = store.get_conversation(report.inputs[0].outcomes[0].conversation_id)
+    assert (conversation.title, conversation.system_prompt, conversation.model_id) == (
+        "Local", "Be brief.", "mlx-community/Qwen3-0.6B-4bit")
+    path = store.active_path(conversation.id)
+    assert [(m.content, m.status, m.reasoning) for m in path] == [
+        ("Hi", "complete", ""), ("Hey", "stopped", "hm")]
+    assert store.siblings(path[1].id)[0][0].model_id == "qwen"
