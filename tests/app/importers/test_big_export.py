@@ -57,6 +57,7 @@ def _import_big(tmp_path: Path, size: int) -> tuple[int, run.ImportReport, float
         elapsed = time.perf_counter() - started
         assert seen == count
         assert len(store.list_conversations()) == count
+    path.unlink()  # pytest keeps recent temporary folders; not this file
     return count, report, peak.growth_mb, elapsed
 
 
