@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ MESSAGE_FIELDS = (
     "error",
     "reasoning",
     "attachments",
+    "trace",
 )
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 
@@ -72,6 +73,11 @@ class StoreRows:
         except sqlite3.Error as exc:
             raise StoreError(f"The conversation database could not be used: {exc}.") from exc
 
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction for the history importers (app.importers.writer), which add
+        a whole conversation at a time; committed on leaving, rolled back on any error."""
+        return self._write()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         db = self._db()
@@ -100,9 +106,9 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error, reasoning, attachments = row
+    *head, params, stats, error, reasoning, attachments, trace = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
-    return Message(*head, _loads(params), _loads(stats), error, reasoning, loaded)
+    return Message(*head, _loads(params), _loads(stats), error, reasoning, loaded, trace)
 
 
 def _loads(text: str) -> dict[str, Any]:

@@ -9,7 +9,8 @@ JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
                    "params", "stats", "error", "visit", "reasoning", "attachments"}, ...]}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
-"tokens", "text"} each); a version-1 file reads with neither. Markdown holds the active path,
+"tokens", "text"} each); a version-1 file reads with neither. An imported turn's `trace` (tool
+code and output) is optional in version 2. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, and each
 attached file as a folded block of its text.
 
@@ -70,6 +71,7 @@ class MessageRecord:
     visit: int
     reasoning: str = ""
     attachments: tuple[dict[str, Any], ...] = ()
+    trace: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ def to_json(
                 "visit": visits[m.id],
                 "reasoning": m.reasoning,
                 "attachments": list(m.attachments),
+                "trace": m.trace,
             }
             for m in messages
         ],
@@ -266,6 +269,7 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         visit=visit,
         reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
         attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
+        trace=check_text(item.get("trace", ""), f"{where}.trace", allow_empty=True),
     )
 
 

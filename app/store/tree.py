@@ -200,8 +200,8 @@ class MessageTree(StoreRows):
     ) -> int:
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, visit, reasoning, attachments)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " model_id, params, stats, error, visit, reasoning, attachments, trace)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -217,6 +217,7 @@ class MessageTree(StoreRows):
                 visit,
                 message.reasoning,
                 json.dumps(list(message.attachments), ensure_ascii=False, sort_keys=True),
+                message.trace,
             ),
         ).fetchone()
         return int(new_id)
