@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from app.importers.branchwise import ARCHIVE, ARCHIVE_VERSION
-from app.store import Store
+from app.store.conversations import Store
 
 
 def write_archive(store: Store, out: Path) -> int:

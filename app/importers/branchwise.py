@@ -1,5 +1,5 @@
 """Branchwise's own exports: one conversation (`{"format": "branchwise-conversation"}`, read
-by `app.store_export.from_json`, which checks every field) or a whole archive
+by `app.store.export.from_json`, which checks every field) or a whole archive
 (`{"format": "branchwise-archive", "conversations": [...]}`, written by `branchwise export`,
 read one conversation at a time).
 
@@ -14,14 +14,14 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
-from app import store_export
 from app.importers import forest, streams
 from app.importers import values as v
 from app.importers.entries import Entry, RefusedEntry, one
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import Member
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
-from app.store_models import StoreError
+from app.store import export as store_export
+from app.store.records import StoreError
 
 FORMAT = "branchwise"
 ARCHIVE = "branchwise-archive"

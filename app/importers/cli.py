@@ -19,8 +19,8 @@ from typing import Any
 from app.importers import run
 from app.importers.archive import write_archive
 from app.paths import AppPaths
-from app.store import Store
-from app.store_models import StoreError
+from app.store.conversations import Store
+from app.store.records import StoreError
 
 _DONE = {
     "imported": "imported",

@@ -20,7 +20,7 @@ from app.importers.entries import Entry, RefusedEntry
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import open_source
 from app.importers.tree import ImportedConversation
-from app.store import Store
+from app.store.conversations import Store
 
 Progress = Callable[[writer.Outcome], None]
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
-from app.store import Store
-from app.store_models import StoreError, check_optional_text, check_text, dump_mapping
+from app.store.conversations import Store
+from app.store.records import StoreError, check_optional_text, check_text, dump_mapping
 
 Status = Literal["imported", "updated", "unchanged", "skipped", "refused"]
 FILES_DIR = "imported-files"

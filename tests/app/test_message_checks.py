@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from app import openai_schema, store_export
-from app.server_guard import ApiError
-from app.store_models import InvalidInputError
+from app.server import openai_schema
+from app.server.guard import ApiError
+from app.store import export as store_export
+from app.store.records import InvalidInputError
 
 WRONG = [{"a": 1}, ["user"], 3, None, True]
 

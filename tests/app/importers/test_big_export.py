@@ -11,7 +11,7 @@ import psutil
 import pytest
 
 from app.importers import run
-from app.store import Store
+from app.store.conversations import Store
 from tests.app.importers.big_export import MESSAGES_PER_CONVERSATION, write_big_export
 
 

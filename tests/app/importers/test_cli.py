@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from app.importers.cli import main
-from app.store import Store
+from app.store.conversations import Store
 from tests.app.importers.helpers import write_json
 from tests.app.importers.samples import chatgpt_conversation, claude_conversation
 

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from app.importers import run
 from app.importers.entries import IMPORTER_FAULT
-from app.store import Store
+from app.store.conversations import Store
 from tests.app.importers import samples
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from app.importers import run, writer
-from app.store import Store
-from app.store_models import MAX_CONTENT_CHARS
+from app.store.conversations import Store
+from app.store.records import MAX_CONTENT_CHARS
 from tests.app.importers.helpers import write_json
 from tests.app.importers.samples import chatgpt_conversation, gpt_message, gpt_node
 
@@ -183,7 +183,7 @@ def test_imported_files_are_kept_beside_the_store(tmp_path: Path, store: Store) 
 def test_a_failure_while_writing_leaves_nothing_of_that_conversation(
     tmp_path: Path, store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.store_models import StoreError
+    from app.store.records import StoreError
 
     calls = []
 
