@@ -2,6 +2,6 @@
 model session it holds, replies and Regenerate xN written into the store as they stream, token
 counts for the composer, and the relay of callbacks to the GUI thread.
 
-May import QtCore, `app.store`, `app.library`, `app.chat` (attachments, think settings),
-`app.settings`, and `inference` lazily on the worker thread only. Never `ui`.
+May import QtCore, `app.store`, `app.library`, `app.settings`, `app.sizes`, and `inference`
+lazily on the worker thread only. Never `app.chat` (which drives it) or `ui`.
 """

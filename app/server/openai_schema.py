@@ -12,8 +12,8 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from app.message_checks import MessageFieldError, check_choice, text_content
 from app.server.guard import ApiError
+from app.store.message_checks import MessageFieldError, check_choice, text_content
 
 # OpenAI's defaults where the body says nothing.
 DEFAULT_TEMPERATURE = 1.0

@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
-from app.message_checks import MessageFieldError, check_choice
+from app.store.message_checks import MessageFieldError, check_choice
 
 Role = Literal["user", "assistant"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
