@@ -1,6 +1,7 @@
 """The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
-QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools; anything else
-starts the app."""
+QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools,
+`branchwise import ...` / `branchwise export ...` bring chat history in and back up every
+conversation; anything else starts the app."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.mcp.cli import main as tools
 
         return tools(argv[1:])
+    if argv[:1] in (["import"], ["export"]):
+        from app.importers.cli import main as history
+
+        return history(argv)
     from ui.main import main as run_app
 
     return run_app(argv)

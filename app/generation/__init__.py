@@ -1,7 +1,8 @@
-"""Talking to the model: the inference worker thread (the only thread that touches MLX), the
-model session it holds, replies and Regenerate xN written into the store as they stream, token
-counts for the composer, and the relay of callbacks to the GUI thread.
+"""Talking to the model: the inference worker thread (the only thread that touches MLX) and its
+parts (requests, engine calls, coalesced tokens, errors), the model session it holds, replies and
+Regenerate xN written into the store as they stream, what a prompt is made of (attached files,
+think settings), and the relay of callbacks to the GUI thread.
 
-May import QtCore, `app.store`, `app.library`, `app.chat` (attachments, think settings),
-`app.settings`, and `inference` lazily on the worker thread only. Never `ui`.
+May import QtCore, `app.store`, `app.library`, `app.settings`, `app.sizes`, and `inference`
+lazily on the worker thread only. Never `app.chat` (which drives it) or `ui`.
 """

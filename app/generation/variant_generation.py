@@ -24,14 +24,9 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from app.generation.prompt_messages import prompt_messages
 from app.generation.reply_generation import DEFAULT_PARAMS
-from app.generation.worker import (
-    EngineLike,
-    InferenceWorker,
-    TokenCoalescer,
-    _plain_stats,
-    _sampling_params,
-    fit_options,
-)
+from app.generation.token_coalescer import TokenCoalescer
+from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker_generation import fit_options, plain_stats, sampling_params
 from app.store.conversations import Store, StoreError
 from app.store.reply_writer import ReplyWriter
 
@@ -118,7 +113,7 @@ class VariantGeneration(QObject):
                 raise RuntimeError("No model is loaded yet.")
             results = engine.generate_variants(  # type: ignore[attr-defined]
                 messages,
-                _sampling_params(params),
+                sampling_params(params),
                 seeds=seeds,
                 conversation_id=conversation_id,
                 on_token=lambda i, text: coalescers[i].add(text),
@@ -128,7 +123,7 @@ class VariantGeneration(QObject):
             for coalescer in coalescers:
                 coalescer.flush()
             return [
-                {"text": r.text, "finish_reason": r.finish_reason, "stats": _plain_stats(r.stats)}
+                {"text": r.text, "finish_reason": r.finish_reason, "stats": plain_stats(r.stats)}
                 for r in results
             ]
 

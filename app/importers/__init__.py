@@ -2,8 +2,11 @@
 SillyTavern, text-generation-webui, Chatbox, Branchwise's own exports) brought into the store
 with every branch intact.
 
-Each format's reader turns its files into `ImportedConversation` values (`tree.py`) without
-touching the store; detection, limits on hostile files and the writing of a conversation into the
-store (one transaction each, idempotent by source id) live beside them. May import the standard
-library, ijson, and `app.store` (for writing); never Qt widgets, `ui` or `inference`.
+Each format's reader (one module per format family) turns its files into `ImportedConversation`
+values (`tree.py`) without touching the store, following the shared rules of `forest.py`;
+`sources.py` and `streams.py` make hostile files harmless, `detect.py` picks readers by shape,
+`writer.py` writes one conversation per transaction (idempotent by source id, undoable by batch),
+`run.py` runs an import or a preview, `cli.py` and `archive.py` are `branchwise import/export`.
+May import the standard library, ijson, and the store modules of `app` (`app.store.conversations`,
+`app.store.records`, `app.store.export`) and `app.paths`; never Qt, `ui` or `inference`.
 """

@@ -7,7 +7,7 @@ Every reader produces these; the writer turns them into store rows. Ids are the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 ImportedRole = Literal["user", "assistant"]
 
@@ -40,7 +40,11 @@ class ImportedMessage:
     reasoning: str = ""
     attachments: tuple[ImportedAttachment, ...] = ()
     trace: str = ""  # tool code and output of the source's turn: shown folded, never sent
-    status: Literal["complete", "stopped", "error"] = "complete"
+    status: Literal["complete", "stopped", "error", "interrupted"] = "complete"
+    error: str | None = None
+    # Branchwise's own exports only: the reply's sampling settings and its statistics.
+    params: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -57,3 +61,10 @@ class ImportedConversation:
     system_prompt: str = ""
     active_leaf_id: str | None = None
     warnings: list[str] = field(default_factory=list)
+    where: str = ""  # its place in the input, for the report ("conversations.json, entry 3")
+    # Branchwise's own exports only: the local model and settings to continue with, and the
+    # list marks. Other apps' models are labels on their messages, never a model to load.
+    model_id: str | None = None
+    params: dict[str, Any] = field(default_factory=dict)
+    pinned: bool = False
+    archived: bool = False

@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.async_tasks import NO_LOOP, spawn
-from app.generation.worker import GenerationRequest, TokenCoalescer
+from app.generation.token_coalescer import TokenCoalescer
+from app.generation.worker_requests import GenerationRequest
 from app.remote.connections import Connections, ConnectionSettingsError, parse_remote
 from app.remote.errors import RemoteError
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.server.guard import ApiError
+from app.store.message_checks import MessageFieldError, check_choice, text_content
 
 # OpenAI's defaults where the body says nothing.
 DEFAULT_TEMPERATURE = 1.0
@@ -110,30 +111,16 @@ def _message(message: object, index: int) -> dict[str, str]:
     param = f"messages[{index}]"
     if not isinstance(message, dict):
         raise _bad(f"{param} must be an object with a role and content.", param)
-    role = _ROLES.get(message.get("role"))  # type: ignore[arg-type]
-    if role is None:
-        raise _bad(
-            f"{param} has role {message.get('role')!r}; this server takes system, developer, "
-            "user and assistant messages (no tools).",
-            f"{param}.role",
-        )
-    return {"role": role, "content": _content(message.get("content"), f"{param}.content")}
-
-
-def _content(content: object, param: str) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = []
-        for part in content:
-            if not isinstance(part, dict) or part.get("type") != "text":
-                kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-                raise _bad(f"{param} has a {kind!r} part; only text is supported.", param)
-            texts.append(str(part.get("text", "")))
-        return "".join(texts)
-    raise _bad(f"{param} must be text or a list of text parts.", param)
+    try:
+        role = check_choice(message.get("role"), _ROLES, "role")
+    except MessageFieldError as exc:
+        hint = f"{param}: {exc} (this server takes no tool messages)"
+        raise _bad(hint, f"{param}.role") from None
+    try:
+        content = text_content(message.get("content"), f"{param}.content")
+    except MessageFieldError as exc:
+        raise _bad(str(exc), f"{param}.content") from None
+    return {"role": _ROLES[role], "content": content}
 
 
 def _prompt(prompt: object) -> str | list[int]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,7 @@ MESSAGE_FIELDS = (
     "error",
     "reasoning",
     "attachments",
+    "trace",
     "tool_calls",
     "tool_call_id",
     "tool_name",
@@ -75,6 +76,11 @@ class StoreRows:
         except sqlite3.Error as exc:
             raise StoreError(f"The conversation database could not be used: {exc}.") from exc
 
+    def transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        """One write transaction for the history importers (app.importers.writer), which add
+        a whole conversation at a time; committed on leaving, rolled back on any error."""
+        return self._write()
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
         db = self._db()
@@ -103,12 +109,12 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error, reasoning, attachments, calls, call_id, tool_name = row
+    *head, params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
     return Message(
-        *head, _loads(params), _loads(stats), error, reasoning, loaded, tool_calls, call_id,
-        tool_name,
+        *head, _loads(params), _loads(stats), error, reasoning, loaded, trace, tool_calls,
+        call_id, tool_name,
     )
 
 

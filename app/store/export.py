@@ -2,18 +2,19 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 2, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 3, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
                    "params", "stats", "error", "visit", "reasoning", "attachments",
-                   "tool_calls", "tool_call_id", "tool_name"}, ...]}
+                   "trace", "tool_calls", "tool_call_id", "tool_name"}, ...]}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
-"tokens", "text"} each); a version-1 file reads with neither. Version 3 added tool use: the
-`tool` role, a reply's `tool_calls` ({"id", "name", "arguments"} each) and a tool message's
-`tool_call_id` and `tool_name`; older files read without them. In Markdown a reply's calls and
-each tool result are folded blocks. Markdown holds the active path,
+"tokens", "text"} each); a version-1 file reads with neither. An imported turn's `trace` (tool
+code and output) is optional in version 2. Version 3 added tool use: the `tool` role, a reply's
+`tool_calls` ({"id", "name", "arguments"} each) and a tool message's `tool_call_id` and
+`tool_name`; older files read without them. In Markdown a reply's calls and each tool result
+are folded blocks. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, and each
 attached file as a folded block of its text.
 
@@ -76,6 +77,7 @@ class MessageRecord:
     visit: int
     reasoning: str = ""
     attachments: tuple[dict[str, Any], ...] = ()
+    trace: str = ""
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
@@ -128,6 +130,7 @@ def to_json(
                 "visit": visits[m.id],
                 "reasoning": m.reasoning,
                 "attachments": list(m.attachments),
+                "trace": m.trace,
                 "tool_calls": list(m.tool_calls),
                 "tool_call_id": m.tool_call_id,
                 "tool_name": m.tool_name,
@@ -291,6 +294,7 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         visit=visit,
         reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
         attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
+        trace=check_text(item.get("trace", ""), f"{where}.trace", allow_empty=True),
         tool_calls=tuple(dict(call) for call in calls) if isinstance(calls, list) else (),
         tool_call_id=check_optional_text(item.get("tool_call_id"), f"{where}.tool_call_id"),
         tool_name=check_optional_text(item.get("tool_name"), f"{where}.tool_name"),

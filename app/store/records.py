@@ -7,6 +7,8 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
+from app.store.message_checks import MessageFieldError, check_choice
+
 Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
@@ -62,12 +64,15 @@ class Message:
     stats: dict[str, Any]
     error: str | None
     reasoning: str = ""  # a reply's thoughts before its answer, kept apart from `content`
-    # Files attached to a user message: {"name", "size", "tokens", "text"} each.
+    # Files attached to a user message: {"name", "size", "tokens", "text"} each; an
+    # imported one may also say "missing" (not in the export), its "mime_type" and "file" (its
+    # bytes, kept under the data folder's imported-files/).
     attachments: tuple[dict[str, Any], ...] = ()
+    trace: str = ""  # an imported turn's tool code and output: shown folded, never sent
     # An assistant reply's tool calls, {"id", "name", "arguments"} each (arguments: a dict).
     tool_calls: tuple[dict[str, Any], ...] = ()
     # A `tool` message: the call it answers and the tool's model-facing name; its stats hold
-    # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tool_results).
+    # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tool_flow).
     tool_call_id: str | None = None
     tool_name: str | None = None
 
@@ -109,15 +114,17 @@ def check_text(content: object, what: str, *, allow_empty: bool) -> str:
 
 
 def check_role(role: object) -> Role:
-    if role not in ROLES:
-        raise InvalidInputError(f"Unknown role {role!r}; expected one of {sorted(ROLES)}.")
-    return cast(Role, role)
+    try:
+        return cast(Role, check_choice(role, ROLES, "role"))
+    except MessageFieldError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def check_status(status: object, allowed: frozenset[str] = STATUSES) -> Status:
-    if status not in allowed:
-        raise InvalidInputError(f"Unknown status {status!r}; expected one of {sorted(allowed)}.")
-    return cast(Status, status)
+    try:
+        return cast(Status, check_choice(status, allowed, "status"))
+    except MessageFieldError as exc:
+        raise InvalidInputError(str(exc)) from None
 
 
 def check_optional_text(value: object, what: str) -> str | None:
@@ -127,23 +134,30 @@ def check_optional_text(value: object, what: str) -> str | None:
 
 
 _ATTACHMENT_FIELDS = {"name": str, "size": int, "tokens": int, "text": str}
+_OPTIONAL_ATTACHMENT_FIELDS = {"missing": bool, "mime_type": str, "file": str}
 
 
 def dump_attachments(value: object, what: str = "The attached files") -> str:
     """JSON text for a message's attachments; refuses anything but a list of
-    {"name", "size", "tokens", "text"} entries."""
+    {"name", "size", "tokens", "text"} entries (and the optional fields of imported files)."""
     if value is None:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
     clean = []
     for index, item in enumerate(value, start=1):
-        if not isinstance(item, dict) or set(item) != set(_ATTACHMENT_FIELDS):
+        if (
+            not isinstance(item, dict)
+            or not set(_ATTACHMENT_FIELDS) <= set(item)
+            or not set(item) <= set(_ATTACHMENT_FIELDS) | set(_OPTIONAL_ATTACHMENT_FIELDS)
+        ):
             raise InvalidInputError(
                 f"{what}: entry {index} must have exactly {sorted(_ATTACHMENT_FIELDS)}."
             )
-        for key, kind in _ATTACHMENT_FIELDS.items():
-            if not isinstance(item[key], kind) or isinstance(item[key], bool):
+        for key, kind in (*_ATTACHMENT_FIELDS.items(), *_OPTIONAL_ATTACHMENT_FIELDS.items()):
+            if key in item and (
+                not isinstance(item[key], kind) or (isinstance(item[key], bool) != (kind is bool))
+            ):
                 raise InvalidInputError(f"{what}: entry {index} has an invalid {key!r}.")
         check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
         clean.append(dict(item))

@@ -108,9 +108,34 @@ ALTER TABLE messages ADD COLUMN reasoning TEXT NOT NULL DEFAULT '';
 ALTER TABLE messages ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]';
 """
 
+# Chat history brought in from other apps (app.importers): each imported conversation and
+# message keeps the id it had at its source, so importing the same export again adds nothing
+# and a longer one adds only what is new; each import is a batch that can be undone. A
+# message's `trace` holds tool code and output of an imported turn: shown folded, never sent
+# to a model and left out of search.
+_V4_IMPORTS = """
+CREATE TABLE import_batches (
+    id         INTEGER PRIMARY KEY AUTOINCREMENT,
+    created_at REAL    NOT NULL,
+    label      TEXT    NOT NULL DEFAULT ''
+);
+ALTER TABLE conversations ADD COLUMN source_format TEXT;
+ALTER TABLE conversations ADD COLUMN source_id TEXT;
+ALTER TABLE conversations ADD COLUMN import_batch INTEGER REFERENCES import_batches(id);
+CREATE UNIQUE INDEX conversations_by_source ON conversations(source_format, source_id)
+    WHERE source_id IS NOT NULL;
+CREATE INDEX conversations_by_batch ON conversations(import_batch)
+    WHERE import_batch IS NOT NULL;
+ALTER TABLE messages ADD COLUMN source_id TEXT;
+ALTER TABLE messages ADD COLUMN import_batch INTEGER REFERENCES import_batches(id);
+ALTER TABLE messages ADD COLUMN trace TEXT NOT NULL DEFAULT '';
+CREATE UNIQUE INDEX messages_by_source ON messages(conversation_id, source_id)
+    WHERE source_id IS NOT NULL;
+CREATE INDEX messages_by_batch ON messages(import_batch) WHERE import_batch IS NOT NULL;
+"""
 
 
-def _v4_tool_messages(conn: sqlite3.Connection) -> None:
+def _v5_tool_messages(conn: sqlite3.Connection) -> None:
     """Tool use in the tree: a `tool` role (a CHECK constraint, so the table is rebuilt; every
     row keeps its id), a reply's calls as a JSON list of {"id", "name", "arguments"}, and for a
     tool message the call it answers and the tool's name. A result's text is `content`, so
@@ -138,7 +163,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V1,
     _V2,
     _V3_REASONING_ATTACHMENTS,
-    _v4_tool_messages,
+    _V4_IMPORTS,
+    _v5_tool_messages,
 )
 
 

@@ -226,9 +226,9 @@ class MessageTree(StoreRows):
     ) -> int:
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, visit, reasoning, attachments, tool_calls,"
-            " tool_call_id, tool_name) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-            " RETURNING id",
+            " model_id, params, stats, error, visit, reasoning, attachments, trace, tool_calls,"
+            " tool_call_id, tool_name)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -244,6 +244,7 @@ class MessageTree(StoreRows):
                 visit,
                 message.reasoning,
                 json.dumps(list(message.attachments), ensure_ascii=False, sort_keys=True),
+                message.trace,
                 json.dumps(list(message.tool_calls), ensure_ascii=False, sort_keys=True),
                 message.tool_call_id,
                 message.tool_name,

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.dialogs.delete_confirmation import delete_confirmed
 from ui.sidebar.list_models import (
     ConversationListModel,
     IdRole,
@@ -28,7 +29,6 @@ from ui.sidebar.list_models import (
     SearchResultsModel,
 )
 from ui.sidebar.row_delegate import ConversationListView, list_view
-from ui.widgets.delete_confirmation import delete_confirmed
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em
 from ui.widgets.view_models import ConversationRow, SearchHit

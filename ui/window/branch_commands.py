@@ -16,7 +16,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.store.conversations import Message, StoreError
 from ui.chat.message_widget import MessageWidget
-from ui.widgets.delete_confirmation import delete_confirmed
+from ui.dialogs.delete_confirmation import delete_confirmed
 from ui.widgets.view_models import MessageView
 from ui.window.conversation_views import message_views
 

@@ -1,0 +1,255 @@
+"""A person's actions on the messages of a conversation, for the chat controller: send, edit,
+regenerate (once, or several versions side by side), continue a reply, switch to a sibling
+branch, delete a message's subtree. Each is refused with a notice saying why while a reply is
+being written, while no model is ready, or when the message is not one it applies to.
+
+A conversation with a remote model gets its reply from that server; a local one from the worker,
+with the chat's think settings and its draft model, when the library still has it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtCore import SignalInstance
+
+from app.chat.store_guard import guarded
+from app.generation.think_settings import template_kwargs
+from app.library.draft_choice import chosen_draft, library_path
+from app.store.conversations import StoreError
+
+if TYPE_CHECKING:
+    from app.generation.model_session import ModelSession
+    from app.generation.reply_generation import ReplyBackend, ReplyGeneration
+    from app.generation.variant_generation import VariantGeneration
+    from app.generation.worker import InferenceWorker
+    from app.remote.backend import RemoteBackend
+    from app.settings import Preferences
+    from app.store.conversations import Store
+
+BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to finish."
+
+
+class MessageHost(Protocol):
+    """What the message actions need of the chat controller (its state and signals)."""
+
+    store: Store
+    worker: InferenceWorker
+    preferences: Preferences
+    remote: RemoteBackend | None
+    notice: SignalInstance
+    conversationsChanged: SignalInstance
+    conversationChanged: SignalInstance
+
+    def is_busy(self) -> bool: ...
+
+    def remote_model(self, conversation_id: int) -> str | None: ...
+
+    def save_draft(self, conversation_id: int, text: str) -> bool: ...
+
+    def tool_schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]: ...
+
+
+class MessageActions:
+    """`models_dir` is the library, where draft models are found (without it, replies guess
+    ahead from the conversation only)."""
+
+    def __init__(
+        self,
+        host: MessageHost,
+        session: ModelSession,
+        generation: ReplyGeneration,
+        variants: VariantGeneration,
+        models_dir: Path | None,
+    ) -> None:
+        self._host = host
+        self._store = host.store
+        self._session = session
+        self._generation = generation
+        self._variants = variants
+        self._models_dir = models_dir
+        # Draft models chats name that the library no longer has: told once each.
+        self._missing_drafts: set[str] = set()
+
+    def send(
+        self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
+    ) -> bool:
+        """Add the person's message (with the files attached to it, as `attachmentReady` gave
+        them) under the active leaf and generate a reply to it."""
+        if not text.strip():
+            self._host.notice.emit("Type a message first.")
+            return False
+        conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
+        if conversation is None or not self._can_generate(conversation_id):
+            return False
+        user = self._guard(
+            lambda: self._store.append_message(
+                conversation_id,
+                conversation.active_leaf_id,
+                "user",
+                text,
+                attachments=attachments,
+            )
+        )
+        if user is None:
+            return False
+        self._host.save_draft(conversation_id, "")  # sent: a restart must not offer it again
+        self._host.conversationsChanged.emit()
+        return self._start_reply(conversation_id, user.id)
+
+    def regenerate(self, message_id: int) -> bool:
+        """A new sibling reply to the same message; the old reply stays one click away."""
+        message = self._guard(lambda: self._store.get_message(message_id))
+        if message is None:
+            return False
+        if message.role != "assistant" or message.parent_id is None:
+            self._host.notice.emit("Only a reply can be regenerated.")
+            return False
+        if not self._can_generate(message.conversation_id):
+            return False
+        return self._start_reply(message.conversation_id, message.parent_id)
+
+    def regenerate_variants(self, message_id: int, n: int) -> bool:
+        """`n` new sibling replies to the message `message_id` answers, decoded side by side."""
+        message = self._guard(lambda: self._store.get_message(message_id))
+        if message is None:
+            return False
+        if self._host.remote_model(message.conversation_id):
+            self._host.notice.emit("Several versions at once are made by a local model only.")
+            return False
+        if not self._can_generate(message.conversation_id):
+            return False
+        if message.role != "assistant" or message.parent_id is None:
+            self._host.notice.emit("Only a reply can be regenerated.")
+            return False
+        cid, parent, model = message.conversation_id, message.parent_id, self._session.model_id
+        if self._guard(lambda: self._variants.start(cid, parent, model, n)) is None:
+            return False
+        self._host.conversationChanged.emit(cid)
+        return True
+
+    def continue_reply(self, message_id: int) -> bool:
+        """A new version of a stopped or cut-off reply that goes on where it ended; the reply as
+        it was stays one click away."""
+        message = self._guard(lambda: self._store.get_message(message_id))
+        if message is None:
+            return False
+        if not self._can_generate(message.conversation_id):
+            return False
+        if message.role != "assistant" or message.parent_id is None or not message.content:
+            self._host.notice.emit("Only a reply with some text can be continued.")
+            return False
+        return self._start_reply(message.conversation_id, message.parent_id, message.content)
+
+    def edit(self, message_id: int, new_text: str) -> bool:
+        """A new sibling of a user message with the new text, and a reply to it."""
+        if not new_text.strip():
+            self._host.notice.emit("An edited message cannot be empty.")
+            return False
+        original = self._guard(lambda: self._store.get_message(message_id))
+        if original is None:
+            return False
+        if original.role != "user":
+            self._host.notice.emit("Only your own messages can be edited.")
+            return False
+        if not self._can_generate(original.conversation_id):
+            return False
+        edited = self._guard(lambda: self._store.edit_message(message_id, new_text))
+        if edited is None:
+            return False
+        return self._start_reply(edited.conversation_id, edited.id)
+
+    def switch_sibling(self, message_id: int, delta: int) -> None:
+        """Show the previous (-1) or next (+1) sibling branch, at its last visited leaf."""
+        found = self._guard(lambda: self._store.siblings(message_id))
+        if found is None:
+            return
+        siblings, index = found
+        target = min(max(index + delta, 0), len(siblings) - 1)
+        if target == index:
+            return
+        self.switch_to_message(siblings[target].id)
+
+    def switch_to_message(self, message_id: int) -> bool:
+        """Show the branch through the message (e.g. a search hit), at its last visited leaf."""
+        leaf = self._guard(lambda: self._store.switch_to_sibling(message_id))
+        if leaf is None:
+            return False
+        self._host.conversationChanged.emit(leaf.conversation_id)
+        return True
+
+    def delete_message(self, message_id: int) -> None:
+        """Delete a message and every reply below it. A reply streaming inside that subtree is
+        stopped first and its remaining tokens are dropped."""
+        message = self._guard(lambda: self._store.get_message(message_id))
+        if message is None:
+            return
+        try:
+            self._generation.delete_subtree(message_id)
+        except StoreError as exc:
+            self._host.notice.emit(str(exc))
+            return
+        self._host.conversationChanged.emit(message.conversation_id)
+
+    def _can_generate(self, conversation_id: int) -> bool:
+        host = self._host
+        if host.is_busy():
+            host.notice.emit(BUSY_MESSAGE)
+            return False
+        if host.remote_model(conversation_id):
+            if host.remote is None:
+                host.notice.emit(
+                    "This conversation uses a remote model, and no connections are set up."
+                )
+                return False
+            return True
+        if self._session.model_state != "ready":
+            host.notice.emit("The model is not ready yet: wait for it to finish loading.")
+            return False
+        return True
+
+    def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:
+        host = self._host
+        remote = host.remote_model(conversation_id)
+        model_id = remote or self._session.model_id
+        backend: ReplyBackend = host.remote if remote and host.remote else host.worker
+        conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
+        if conversation is None:
+            return False
+        kwargs = {} if remote else template_kwargs(self._session.model_info, conversation.params)
+        draft = None if remote else self._draft_model(conversation.params, model_id)
+        tools = host.tool_schemas(conversation_id, bool(remote))
+        started = self._guard(
+            lambda: self._generation.start(
+                conversation_id, parent_id, model_id, backend, kwargs, continued, draft, tools
+            )
+        )
+        if started is None:
+            return False
+        host.conversationChanged.emit(conversation_id)
+        return True
+
+    def continue_after_tools(self, conversation_id: int, parent_id: int) -> bool:
+        """The model goes on below the results of its tool calls."""
+        return self._can_generate(conversation_id) and self._start_reply(conversation_id, parent_id)
+
+    def _draft_model(self, params: dict[str, Any], model_id: str | None) -> Path | None:
+        """The folder of the draft model a reply on `model_id` guesses ahead with, if any; a
+        chosen one gone from the library is said once, and the reply guesses from the
+        conversation instead."""
+        name = chosen_draft(params, model_id, self._host.preferences)
+        if name is None or self._models_dir is None:
+            return None
+        path = library_path(self._models_dir, name)
+        if path is None and name not in self._missing_drafts:
+            self._missing_drafts.add(name)
+            self._host.notice.emit(
+                f"The draft model “{name}” is no longer in the library, so replies guess ahead "
+                "from the conversation instead. Choose another in the chat's settings."
+            )
+        return path
+
+    def _guard[T](self, action: Callable[[], T]) -> T | None:
+        return guarded(self._host.notice, action)

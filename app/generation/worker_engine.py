@@ -1,0 +1,69 @@
+"""The engine as the inference worker sees it: what the worker needs of one (`EngineLike`) and
+how it builds one from a model folder on its own thread (`default_engine_factory`).
+
+`inference` is imported inside the factory only, on the worker thread: importing `app` must not
+load MLX.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+class EngineLike(Protocol):
+    """What the worker needs of an engine; `inference.Engine` is the real one."""
+
+    context_length: int
+    disk_budget_bytes: int
+
+    def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
+    def complete(self, prompt: str | Sequence[int], params: Any, **kwargs: Any) -> Any: ...
+    def count_prompt_tokens(
+        self, messages: Sequence[dict], template_kwargs: dict | None = None
+    ) -> int: ...
+    def cache_bytes(self) -> int: ...
+    def disk_bytes(self) -> int: ...
+    def clear_cache(self) -> None: ...
+    def forget(self, conversation_id: object, keep_saved: bool = False) -> None: ...
+    def save_pending(self, seconds: float) -> bool: ...
+    def clear_saved_caches(self) -> None: ...
+    def set_draft_model(self, draft: Any) -> None: ...
+
+    @property
+    def disk_error(self) -> str | None: ...
+
+
+EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLike, dict]]
+
+
+def default_engine_factory(
+    path: Path, progress: Callable[[str, int, int], None], cache_dir: Path | None = None
+) -> tuple[EngineLike, dict]:
+    """Load an MLX model folder and build an Engine (runs on the worker thread); with
+    `cache_dir`, its caches are saved there and found again after a restart."""
+    from inference import Engine, load_model
+    from inference.prompt.reasoning import ReasoningFormat
+    from inference.prompt.template_switches import template_switches
+    from inference.toolcalls.detect import tool_format_for
+
+    progress("Loading weights", 0, 1)
+    model = load_model(path)
+    progress("Loading weights", 1, 1)
+    engine = Engine(model, cache_dir=cache_dir)
+    info = {
+        "model_id": model.model_id,
+        "model_type": model.model_type,
+        "path": str(path),
+        "context_length": engine.context_length,
+        "weights_bytes": model.weights_bytes,
+        "reasons": ReasoningFormat.of(model.tokenizer) is not None,
+        **template_switches(model.tokenizer.chat_template).as_info(),
+        # How the model writes tool calls; None: its template takes no tools.
+        "tool_format": tool_format_for(model.tokenizer.chat_template),
+    }
+    return engine, info

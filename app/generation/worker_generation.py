@@ -1,0 +1,198 @@
+"""One generation on the worker thread: the request turned into an engine call (with its draft
+model set, its sampling parameters and context options), its tokens split into reasoning and
+answer and coalesced, its end or failure reported through the worker's signals as plain values.
+
+`inference` is imported here lazily, on the worker thread only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+from PySide6.QtCore import SignalInstance
+
+from app.generation.token_coalescer import TokenCoalescer
+from app.generation.worker_errors import error_message, is_error, is_invalid_request
+
+if TYPE_CHECKING:
+    from app.generation.worker_drafts import WorkerDrafts
+    from app.generation.worker_engine import EngineLike
+    from app.generation.worker_requests import GenerationRequest
+
+
+class GenerationSignals(Protocol):
+    """The inference worker's signals a generation reports through."""
+
+    generationStarted: SignalInstance
+    prefillProgress: SignalInstance
+    tokensReady: SignalInstance
+    generationFinished: SignalInstance
+    generationFailed: SignalInstance
+    draftModelFailed: SignalInstance
+
+
+def run_generation(
+    engine: EngineLike,
+    request: GenerationRequest,
+    signals: GenerationSignals,
+    drafts: WorkerDrafts,
+    model_id: str,
+    tool_format: str | None = None,
+) -> None:
+    """Generate the reply to `request` with `engine` (whose model is `model_id` and writes tool
+    calls in `tool_format`), streaming it through `signals`; a failure is reported, never
+    raised."""
+    signals.generationStarted.emit(request.request_id)
+    rid = request.request_id
+    splitter = _reply_splitter(engine, request)
+    calling = _call_watch(tool_format if request.tools else None)
+
+    def emit(reasoning: str, answer: str) -> None:
+        signals.tokensReady.emit(
+            {
+                "request_id": rid,
+                "text": answer,
+                "reasoning": reasoning,
+                "thinking": splitter.thinking,
+                "calling": calling(answer),
+            }
+        )
+
+    coalescer = TokenCoalescer(emit)
+
+    def on_token(delta: str) -> None:
+        coalescer.add(*splitter.feed(delta))
+
+    def on_progress(done: int, total: int) -> None:
+        signals.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
+
+    # A chat and a raw prompt stream, report and stop the same way.
+    listeners: dict[str, Any] = {
+        "conversation_id": request.conversation_id,
+        "on_token": on_token,
+        "on_progress": on_progress,
+        "cancel": request.cancel,
+    }
+    try:
+        params = sampling_params(_with_draft(engine, request, signals, drafts, model_id))
+        if request.prompt is None:
+            result = engine.generate(
+                request.messages,
+                params,
+                template_kwargs=request.template_kwargs,
+                continue_reply=request.continue_reply,
+                **({"tools": request.tools} if request.tools else {}),
+                **fit_options(request.params),
+                **listeners,
+            )
+        else:
+            result = engine.complete(request.prompt, params, **listeners)
+    except Exception as exc:
+        coalescer.add(*splitter.finish())
+        coalescer.flush()
+        signals.generationFailed.emit(
+            {
+                "request_id": rid,
+                "message": error_message(exc),
+                "context_full": is_error(exc, "ContextOverflowError"),
+                "invalid_request": is_invalid_request(exc),
+            }
+        )
+        return
+    coalescer.add(*splitter.finish())
+    coalescer.flush()
+    stats = plain_stats(result.stats)
+    if splitter.reasoning:
+        # A delta is about one token (one that completes no character shows none); a reply
+        # that never left its reasoning is all reasoning, counted exactly.
+        stats["reasoning_tokens"] = (
+            stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
+        )
+        stats["reasoning_s"] = splitter.reasoning_s
+    signals.generationFinished.emit(
+        {
+            "request_id": rid,
+            "text": splitter.answer,
+            "reasoning": splitter.reasoning,
+            "finish_reason": result.finish_reason,
+            "stats": stats,
+            # Indexes into request.messages of those left out of the model's view.
+            "dropped_messages": list(result.dropped_messages),
+            # With tools offered: the calls the reply made, and its answer without them.
+            "tool_calls": list(getattr(result, "tool_calls", ())),
+            "content": getattr(result, "content", None),
+        }
+    )
+
+
+def _with_draft(
+    engine: EngineLike,
+    request: GenerationRequest,
+    signals: GenerationSignals,
+    drafts: WorkerDrafts,
+    model_id: str,
+) -> dict:
+    """The request's params, once its draft model is set on the engine; without a usable
+    one, a "draft" request guesses from the conversation (prompt lookup) instead."""
+    params = request.params
+    if params.get("speculation") != "draft":
+        return params
+    drafting, problem = drafts.prepare(engine, model_id, request.draft_model)
+    if problem is not None:
+        signals.draftModelFailed.emit(problem)
+    return params if drafting else {**params, "speculation": "prompt_lookup"}
+
+
+def _call_watch(tool_format: str | None) -> Callable[[str], str | None]:
+    """For a reply offered tools: whether its answer so far has begun a call (the tool's name,
+    "" while incomplete), from the whole answer each time (deltas arrive coalesced)."""
+    if tool_format is None:
+        return lambda _delta: None
+    from inference.toolcalls.formats import call_in_progress
+
+    parts: list[str] = []
+
+    def watch(delta: str) -> str | None:
+        parts.append(delta)
+        return call_in_progress("".join(parts), tool_format)
+
+    return watch
+
+
+def _reply_splitter(engine: EngineLike, request: GenerationRequest) -> Any:
+    """Splits the reply into reasoning and answer (imported on this thread: it loads mlx-lm).
+    An engine without a model tokenizer (a stand-in) gets a splitter that passes all through."""
+    from inference.prompt.reasoning import reply_splitter
+
+    model = getattr(engine, "model", None)
+    tokenizer = getattr(model, "tokenizer", None)
+    return reply_splitter(tokenizer, request.messages, request.template_kwargs)
+
+
+def sampling_params(params: dict) -> Any:
+    """Plain dict from the store -> the engine's SamplingParams (imported on this thread)."""
+    from inference import SamplingParams
+
+    known = set(SamplingParams.__dataclass_fields__)
+    return SamplingParams(**{k: v for k, v in params.items() if k in known})
+
+
+def fit_options(params: dict) -> dict[str, Any]:
+    """The chat's overflow policy and context length, when it has them (not sampling
+    parameters), as the engine's `overflow` and `context_limit` arguments. A context length
+    the engine cannot use is passed on all the same: its refusal says why."""
+    options: dict[str, Any] = {}
+    if params.get("overflow"):
+        options["overflow"] = params["overflow"]
+    if params.get("context_length") is not None:
+        options["context_limit"] = params["context_length"]
+    return options
+
+
+def plain_stats(stats: Any) -> dict:
+    """The engine's stats (a dataclass) as a plain dict a signal can carry."""
+    if dataclasses.is_dataclass(stats) and not isinstance(stats, type):
+        return dataclasses.asdict(stats)
+    return dict(stats)

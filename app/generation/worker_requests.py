@@ -1,0 +1,78 @@
+"""What the inference worker's queue carries: a generation request, a model to load, a function
+to run with the engine, and the mark that ends the thread.
+
+`EngineCall`'s callbacks run on the GUI thread (the worker posts them through its relay);
+failures nobody handles are logged, never dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from app.generation.worker_errors import error_message
+
+if TYPE_CHECKING:
+    from app.generation.worker_engine import EngineLike
+
+_log = logging.getLogger(__name__)
+
+
+@dataclass
+class GenerationRequest:
+    """One generation. `request_id` comes from `InferenceWorker.next_request_id`, so the
+    window's and the local server's requests never share an id (their tokens never cross).
+    `prompt`, when given, is a raw completion prompt (text or token ids) fed without the chat
+    template; `messages` is then ignored."""
+
+    request_id: int
+    messages: list[dict]
+    params: dict
+    conversation_id: str | int | None = None
+    # The model the reply is for: a remote backend routes on it; the worker uses its own.
+    model_id: str | None = None
+    # Chat-template switches (`enable_thinking`, `reasoning_effort`) the chat has set.
+    template_kwargs: dict = field(default_factory=dict)
+    cancel: threading.Event = field(default_factory=threading.Event)
+    prompt: str | list[int] | None = None
+    continue_reply: bool = False  # go on writing the last message, a partial reply
+    # The folder of a model that guesses ahead for the main one (params' speculation "draft").
+    draft_model: Path | None = None
+    # OpenAI-style tool schemas offered to the model (only when its template takes tools).
+    tools: list[dict] = field(default_factory=list)
+
+
+@dataclass
+class LoadRequest:
+    path: Path
+
+
+@dataclass
+class EngineCall:
+    """Run a function on the worker thread with the engine (import, count tokens, budget...)."""
+
+    fn: Callable[[EngineLike | None], Any]
+    on_done: Callable[[Any], None] | None
+    on_error: Callable[[str], None] | None
+
+    def finish(self, value: Any) -> None:
+        """On the GUI thread: hand `fn`'s result on."""
+        try:
+            if self.on_done is not None:
+                self.on_done(value)
+        except Exception as exc:
+            self.report(exc)
+
+    def report(self, exc: Exception) -> None:
+        """On the GUI thread: tell `on_error` why, or else log it with its traceback."""
+        if self.on_error is None:
+            _log.error("A background task failed", exc_info=exc)
+        else:
+            self.on_error(error_message(exc))
+
+
+STOP = object()  # the thread saves what it quickly can and ends

@@ -1,0 +1,94 @@
+"""Branchwise's own exports: one conversation (`{"format": "branchwise-conversation"}`, read
+by `app.store.export.from_json`, which checks every field) or a whole archive
+(`{"format": "branchwise-archive", "conversations": [...]}`, written by `branchwise export`,
+read one conversation at a time).
+
+A conversation that came from another app keeps that source in the archive (`"source"`, and
+each message's `"source_id"`), so restoring a backup and then importing the original export
+again adds nothing. Others are known by when they were created and how they start.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from typing import Any
+
+from app.importers import forest, streams
+from app.importers import values as v
+from app.importers.entries import Entry, RefusedEntry, one
+from app.importers.errors import ImportRefusedError
+from app.importers.sources import Member
+from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.store import export as store_export
+from app.store.records import StoreError
+
+FORMAT = "branchwise"
+ARCHIVE = "branchwise-archive"
+ARCHIVE_VERSION = 1
+STORE_FORMAT = store_export.FORMAT
+_KINDS = frozenset({STORE_FORMAT, ARCHIVE})
+
+
+def matches(element: dict[str, Any]) -> bool:
+    kind = element.get("format")
+    return isinstance(kind, str) and kind in _KINDS
+
+
+def read_member(member: Member, kind: str) -> Iterator[Entry]:
+    """An archive streamed conversation by conversation, or one conversation file."""
+    if kind == store_export.FORMAT:
+        with member.open() as raw:
+            data = streams.load(raw, member.size + 1, member.where)
+        yield one(data, member.where, convert)
+        return
+    with member.open() as raw:
+        items = streams.items(raw, member.size + 1, member.where, "conversations.item")
+        count = 0
+        try:
+            for item in items:
+                count += 1
+                yield one(item, f"{member.where}, conversation {count}", convert)
+        except ImportRefusedError as exc:
+            yield RefusedEntry(member.where, f"The rest of the archive could not be read: {exc}")
+
+
+def convert(raw: Any, where: str) -> ImportedConversation:
+    data = v.obj(raw, where)
+    try:
+        record = store_export.from_json(data)
+    except StoreError as exc:
+        raise ImportRefusedError(f"{where}: {exc}") from None
+    raw_messages = data["messages"]
+    source = v.opt_obj(data.get("source"), f"{where}.source")
+    source_format = v.text(source.get("format"), f"{where}.source.format") or FORMAT
+    source_id = v.ident(source.get("id"), f"{where}.source.id") or _identity(record)
+    ids = {}
+    messages = []
+    for raw_message, m in zip(raw_messages, record.messages, strict=True):
+        given = v.ident(raw_message.get("source_id"), f"{where}: message {m.id}.source_id")
+        ids[m.id] = given or str(m.id)
+        messages.append(ImportedMessage(
+            ids[m.id], None if m.parent_id is None else ids[m.parent_id], m.role, m.content,
+            created_at=m.created_at, model=m.model_id, reasoning=m.reasoning,
+            attachments=tuple(ImportedAttachment(a["name"], text=a["text"] or None,
+                                                 mime_type=a.get("mime_type"))
+                              for a in m.attachments),
+            trace=m.trace, status=m.status,  # type: ignore[arg-type]
+            error=m.error, params=m.params, stats=m.stats,
+        ))
+    conversation = ImportedConversation(
+        source_format, source_id, record.title, messages, created_at=record.created_at,
+        updated_at=record.updated_at, system_prompt=record.system_prompt,
+        model_id=record.model_id, params=record.params, pinned=record.pinned,
+        archived=record.archived,
+    )
+    leaf = None if record.active_leaf_id is None else ids[record.active_leaf_id]
+    return forest.finish(conversation, leaf)
+
+
+def _identity(record: store_export.ConversationRecord) -> str:
+    first = record.messages[0] if record.messages else None
+    start = (first.created_at, first.content) if first else ()
+    key = repr((record.created_at, *start))
+    return "export-" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:24]

@@ -1,0 +1,126 @@
+"""`branchwise import PATH... [--data-dir DIR] [--dry-run] [--json]` and `branchwise export
+--data-dir DIR --out FILE`, for scripts and big exports (no window, no Qt).
+
+`import` prints one line per conversation (imported, updated with N new messages, unchanged,
+skipped, refused with the reason), or the whole report as JSON, and exits 1 only when an input
+cannot be read at all or every conversation in one is refused (an unchanged re-import is a
+success). `--dry-run` reads everything and writes nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from app.importers import run
+from app.importers.archive import write_archive
+from app.paths import AppPaths
+from app.store.conversations import Store
+from app.store.records import StoreError
+
+_DONE = {
+    "imported": "imported",
+    "updated": "updated",
+    "unchanged": "unchanged",
+    "skipped": "skipped",
+    "refused": "REFUSED",
+}
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["export"]:
+        return _export(argv[1:])
+    return _import(argv[1:] if argv[:1] == ["import"] else argv)
+
+
+def _import(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="branchwise import",
+        description="Import chat history (ChatGPT, Claude, Open WebUI, LibreChat, LM Studio, "
+        "Jan, SillyTavern, text-generation-webui, Chatbox, Branchwise) with every branch.",
+    )
+    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
+                        help="an export file, zip or folder")
+    parser.add_argument("--data-dir", help="the app's data folder (default: the usual one)")
+    parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    args = parser.parse_args(argv)
+    paths = AppPaths.resolve(args.data_dir)
+    store = None
+    try:
+        if not args.dry_run or paths.database.exists():
+            store = Store.open(paths.database)
+        progress = None if args.json else _print_outcome
+        try:
+            report = run.import_paths(args.paths, store, dry_run=args.dry_run,
+                                      progress=progress)
+        finally:
+            if store is not None:
+                store.close()
+    except StoreError as exc:
+        print(f"branchwise import: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(_as_json(report), ensure_ascii=False, indent=1))
+    else:
+        _print_summary(report)
+    return 1 if any(item.failed for item in report.inputs) else 0
+
+
+def _print_outcome(outcome: Any) -> None:
+    line = f"{_DONE[outcome.status]:<10} {outcome.title or outcome.where}"
+    if outcome.status == "updated":
+        line += f" ({outcome.new_messages} new messages)"
+    elif outcome.status == "imported":
+        line += f" ({outcome.new_messages} messages)"
+    if outcome.reason:
+        line += f": {outcome.reason}"
+    print(line, flush=True)
+
+
+def _print_summary(report: run.ImportReport) -> None:
+    for item in report.inputs:
+        if item.error:
+            print(f"branchwise import: {item.path}: {item.error}", file=sys.stderr)
+    counts = report.counts()
+    verb = "Would import" if report.dry_run else "Imported"
+    print(f"{verb}: {counts['imported']} new, {counts['updated']} updated "
+          f"({counts['new_messages']} new messages in all), {counts['unchanged']} unchanged, "
+          f"{counts['skipped']} skipped, {counts['refused']} refused.")
+    if report.batch_id is not None:
+        print(f"Import batch {report.batch_id}.")
+
+
+def _as_json(report: run.ImportReport) -> dict[str, Any]:
+    return {
+        "dry_run": report.dry_run,
+        "batch_id": report.batch_id,
+        "counts": report.counts(),
+        "inputs": [
+            {"path": item.path, "formats": item.formats, "error": item.error,
+             "conversations": [dataclasses.asdict(o) for o in item.outcomes]}
+            for item in report.inputs
+        ],
+    }
+
+
+def _export(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="branchwise export",
+        description="Write every conversation into one file that `branchwise import` restores.",
+    )
+    parser.add_argument("--data-dir", help="the app's data folder (default: the usual one)")
+    parser.add_argument("--out", type=Path, required=True, help="the archive file to write")
+    args = parser.parse_args(argv)
+    try:
+        with Store.open(AppPaths.resolve(args.data_dir).database) as store:
+            count = write_archive(store, args.out)
+    except (StoreError, OSError) as exc:
+        print(f"branchwise export: {exc}", file=sys.stderr)
+        return 1
+    print(f"Exported {count} conversations to {args.out}.")
+    return 0

@@ -1,0 +1,105 @@
+"""LM Studio's conversation files: `~/.lmstudio/conversations/[folder/]<ms>.conversation.json`,
+`{name, createdAt (ms), systemPrompt, perChatPredictionConfig, messages[{versions[],
+currentlySelected}]}`.
+
+Each turn holds its versions (regenerations, edits): they become siblings under the selected
+version of the turn before, and only the selected one continues. A user version is
+`{role, content[{type: "text"|"file"}]}`; an assistant version is `{role, steps[]}` whose
+`contentBlock` steps hold the text (`style.type == "thinking"`: reasoning), tool calls and the
+model (`genInfo.indexedModelIdentifier`).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from app.importers import forest
+from app.importers import values as v
+from app.importers.entries import Convert
+from app.importers.errors import ImportRefusedError
+from app.importers.sources import Member
+from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+
+FORMAT = "lmstudio"
+_SYSTEM_KEY = "llm.prediction.systemPrompt"
+
+
+def matches(data: dict[str, Any]) -> bool:
+    messages = data.get("messages")
+    return isinstance(messages, list) and any(
+        isinstance(m, dict) and isinstance(m.get("versions"), list) for m in messages
+    )
+
+
+def converter(member: Member) -> Convert:
+    def convert(raw: Any, where: str) -> ImportedConversation:
+        return _convert(raw, where, member.name.removesuffix(".json"))
+
+    return convert
+
+
+def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
+    data = v.obj(raw, where)
+    if not matches(data):
+        raise ImportRefusedError(f"{where} is not an LM Studio conversation.")
+    created = v.utc(data.get("createdAt"), f"{where}.createdAt")
+    source_id = v.ident(data.get("createdAt"), f"{where}.createdAt") or file_id
+    system = v.text(data.get("systemPrompt"), f"{where}.systemPrompt")
+    config = v.opt_obj(data.get("perChatPredictionConfig"), f"{where}.perChatPredictionConfig")
+    for index, item in enumerate(v.arr(config.get("fields"), f"{where}.fields")):
+        field = v.obj(item, f"{where}.perChatPredictionConfig.fields[{index}]")
+        if field.get("key") == _SYSTEM_KEY and isinstance(field.get("value"), str):
+            system = v.clean(field["value"])
+    slots = []
+    for index, item in enumerate(data["messages"]):
+        at = f"{where}.messages[{index}]"
+        turn = v.obj(item, at)
+        versions = [
+            _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]")
+            for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
+        ]
+        kept = [m for m in versions if m is not None]
+        selected = v.index(turn.get("currentlySelected"), f"{at}.currentlySelected")
+        if kept:
+            position = sum(1 for m in versions[:selected] if m is not None)
+            slots.append((kept, position))
+    messages, leaf = forest.versions(slots)
+    conversation = ImportedConversation(
+        FORMAT, source_id, v.text(data.get("name"), f"{where}.name"), messages,
+        created_at=created, system_prompt=system,
+    )
+    return forest.finish(conversation, leaf)
+
+
+def _version(version: dict[str, Any], at: str) -> ImportedMessage | None:
+    role = v.text(version.get("role"), f"{at}.role")
+    if role == "user":
+        texts, files = [], []
+        for index, item in enumerate(v.arr(version.get("content"), f"{at}.content")):
+            part = v.obj(item, f"{at}.content[{index}]")
+            if part.get("type") == "text":
+                texts.append(v.text(part.get("text"), f"{at}.content[{index}].text"))
+            elif part.get("type") == "file":
+                name = v.text(part.get("name"), at) or v.text(part.get("identifier"), at)
+                files.append(ImportedAttachment(name or "file"))
+        return ImportedMessage("", None, "user", "".join(texts), attachments=tuple(files))
+    if role != "assistant":
+        return None
+    text, reasoning, trace, model = [], [], [], None
+    for index, item in enumerate(v.arr(version.get("steps"), f"{at}.steps")):
+        step = v.obj(item, f"{at}.steps[{index}]")
+        if step.get("type") != "contentBlock":
+            continue
+        style = v.opt_obj(step.get("style"), f"{at}.steps[{index}].style")
+        info = v.opt_obj(step.get("genInfo"), f"{at}.steps[{index}].genInfo")
+        model = v.opt_text(info.get("indexedModelIdentifier"), at) or model
+        for position, piece in enumerate(v.arr(step.get("content"), f"{at}.steps[{index}]")):
+            block = v.obj(piece, f"{at}.steps[{index}].content[{position}]")
+            if block.get("type") == "text":
+                words = v.text(block.get("text"), f"{at}.steps[{index}].content[{position}]")
+                (reasoning if style.get("type") == "thinking" else text).append(words)
+            elif block.get("type") in ("toolCallRequest", "toolCallResult"):
+                trace.append(v.clean(json.dumps(block, ensure_ascii=False)))
+    return ImportedMessage("", None, "assistant", "".join(text), model=model,
+                           reasoning="".join(reasoning).strip(), trace="\n\n".join(trace))
