@@ -288,7 +288,7 @@ class ReplyGeneration(QObject):
                     calls = list(payload.get("tool_calls") or ())
                     # A reply that called tools: its answer without the calls' markup, its calls.
                     tool_kwargs: dict[str, Any] = {} if not calls or status != "complete" else {
-                        "content": reply.continued + (payload.get("content") or ""),
+                        "content": reply.continued + payload["text"],
                         "tool_calls": calls}
                     self._finish_writer(
                         reply, status, stats=stats, reasoning=payload.get("reasoning", ""),

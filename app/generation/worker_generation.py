@@ -111,18 +111,18 @@ def run_generation(
             stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
         )
         stats["reasoning_s"] = splitter.reasoning_s
+    calls = list(getattr(result, "tool_calls", ()))
     signals.generationFinished.emit(
         {
             "request_id": rid,
-            "text": splitter.answer,
+            # A reply that called tools: its answer without the calls' markup.
+            "text": result.content if calls else splitter.answer,
+            "tool_calls": calls,
             "reasoning": splitter.reasoning,
             "finish_reason": result.finish_reason,
             "stats": stats,
             # Indexes into request.messages of those left out of the model's view.
             "dropped_messages": list(result.dropped_messages),
-            # With tools offered: the calls the reply made, and its answer without them.
-            "tool_calls": list(getattr(result, "tool_calls", ())),
-            "content": getattr(result, "content", None),
         }
     )
 
