@@ -174,9 +174,13 @@ class ToolFlow(QObject):
 
     def edit_result(self, tool_message_id: int, text: str) -> None:
         """A sibling result with the person's text; the model goes on below it."""
+        original = self.store.get_message(tool_message_id)
+        if original.role != "tool":
+            return
+        later = self._later_results(original)
         edited = self.store.edit_message(tool_message_id, text)
         self.conversationChanged.emit(edited.conversation_id)
-        self._branch_from_result(edited, rerun=False)
+        self._branch_from_result(edited, rerun=False, later=later)
 
     # --- inside --------------------------------------------------------------------------------
 
@@ -196,27 +200,41 @@ class ToolFlow(QObject):
         self._turns[conversation_id] = turn
         self._advance(turn)
 
-    def _branch_from_result(self, message: Message, rerun: bool) -> None:
-        assert message.parent_id is not None
+    def _later_results(self, message: Message) -> dict[str, Message]:
+        """The results of the calls after `message`'s on the branch shown (or the branch
+        through it), by call id: they are copied to a new branch, never run again."""
         path = self.store.active_path(message.conversation_id)
+        if message.id not in {m.id for m in path}:
+            path = self.store.path_to(message.id)
+        reply = tool_turns.calling_reply(self.store.path_to(message.id))
+        if reply is None:
+            return {}
+        results = tool_turns.answered(path, reply)
+        ids = [c["id"] for c in reply.tool_calls]
+        if message.tool_call_id not in ids:
+            return {}
+        later = ids[ids.index(message.tool_call_id) + 1:]
+        return {i: results[i] for i in later if i in results}
+
+    def _branch_from_result(self, message: Message, rerun: bool,
+                            later: dict[str, Message] | None = None) -> None:
+        """Answer the reply's calls again from `message`'s (re-run) or after it (edited)."""
+        assert message.parent_id is not None
+        path = self.store.path_to(message.id)
         reply = tool_turns.calling_reply(path)
         if reply is None:
             return
-        results = tool_turns.answered(path, reply)
-        calls = list(reply.tool_calls)
-        ids = [c["id"] for c in calls]
+        ids = [c["id"] for c in reply.tool_calls]
         if message.tool_call_id not in ids:
             return
         index = ids.index(message.tool_call_id)
-        later = {c["id"]: results[c["id"]] for c in calls[index + 1:] if c["id"] in results}
-        ids_on_path = [m.id for m in path]
+        calls = list(reply.tool_calls)
+        later = self._later_results(message) if later is None else later
         if rerun:
-            before = path[: ids_on_path.index(message.parent_id) + 1]
-            self._begin(before, reply.id, message.parent_id, calls[index:], later,
+            self._begin(path[:-1], reply.id, message.parent_id, calls[index:], later,
                         approved={message.tool_call_id})
         else:
-            before = path[: ids_on_path.index(message.id) + 1]
-            self._begin(before, reply.id, message.id, calls[index + 1:], later)
+            self._begin(path, reply.id, message.id, calls[index + 1:], later)
 
     def _advance(self, turn: _Turn) -> None:
         while turn.remaining:

@@ -148,6 +148,10 @@ class MessageTree(StoreRows):
         leaf_id = self.get_conversation(conversation_id).active_leaf_id
         return [] if leaf_id is None else self._path_to(leaf_id)
 
+    def path_to(self, message_id: int) -> list[Message]:
+        """Root first, `message_id` last: the branch through it, wherever the active leaf is."""
+        return self._path_to(message_id)
+
     def all_messages(self, conversation_id: int) -> list[Message]:
         self.get_conversation(conversation_id)
         rows = self._all(

@@ -134,3 +134,35 @@ def test_a_model_whose_template_takes_no_tools_is_offered_none(
         assert engine.offered == [[]]
     finally:
         ctl.shutdown()
+
+
+def test_rerun_makes_a_sibling_and_switching_back_runs_nothing(setup, qt_asyncio_loop) -> None:
+    ctl, engine = setup([call_markup("fx__pid"), "First.", "Second."])
+    cid = ctl.new_conversation()
+    flow = ctl.tool_flow
+
+    def answered(payload: dict) -> bool:
+        return not payload.get("tool_calls")
+
+    async def scenario() -> None:
+        await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "pid?"))
+        await _next(qt_asyncio_loop, ctl.worker.generationFinished,
+                    lambda: flow.approve(cid), answered)
+        first = ctl.store.active_path(cid)[-2]
+        # Run again: no question (the person asked for it), a sibling result, a new reply.
+        await _next(qt_asyncio_loop, ctl.worker.generationFinished,
+                    lambda: flow.rerun(first.id), answered)
+
+    qt_asyncio_loop.run_until_complete(scenario())
+    *_, call, second, answer = ctl.store.active_path(cid)
+    first, again = ctl.store.children(call.id)
+    assert again.id == second.id and first.content == second.content  # the same server
+    assert answer.content == "Second." and len(engine.prompts) == 3
+    asked: list = []
+    flow.approvalNeeded.connect(asked.append)
+    flow.callRunning.connect(asked.append)
+    ctl.switch_sibling(second.id, -1)
+    assert ctl.store.active_path(cid)[-1].content == "First."
+    ctl.switch_sibling(first.id, +1)
+    assert asked == [] and len(engine.prompts) == 3
+    assert len(ctl.store.children(call.id)) == 2

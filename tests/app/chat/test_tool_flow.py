@@ -294,3 +294,24 @@ def test_an_unknown_tool_is_an_error_result_without_asking(chat: Chat, run) -> N
     run(scenario())
     result = chat.store.active_path(chat.cid)[-1]
     assert result.status == "error" and "no tool named fx__no_such_tool" in result.content
+
+
+def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: Chat,
+                                                                          run) -> None:
+    async def scenario() -> None:
+        chat.approvals.approve(chat.servers.find("fx__add"), None)
+        reply = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 1}),
+                                      ("fx__add", {"a": 2, "b": 2}))
+        await chat.continuation(lambda: chat.flow.reply_finished(chat.cid, reply))
+        first = chat.store.active_path(chat.cid)[2]  # user, reply, first result, second
+        await chat.continuation(lambda: chat.flow.rerun(first.id))
+        again = chat.store.active_path(chat.cid)[2]
+        await chat.continuation(lambda: chat.flow.edit_result(again.id, "3"))
+
+    run(scenario())
+    _, reply, edited, second = chat.store.active_path(chat.cid)
+    assert (edited.content, edited.stats["edited"], second.content) == ("3", True, "4")
+    assert second.stats["reused_from"]  # the second call did not run again
+    results = chat.store.children(reply.id)
+    assert [m.content for m in results] == ["2", "2", "3"]
+    assert len(chat.continued) == 3

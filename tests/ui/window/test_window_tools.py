@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import SignalInstance
+from PySide6.QtWidgets import QLabel, QPushButton
 
 from app.paths import AppPaths
 from app.settings import Preferences
@@ -28,6 +29,7 @@ from ui.main import Launched
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
 LIMIT_S = 30
+SECRET = "sk-do-not-show"
 WEATHER = "Let me look that up.\n" + call_markup("fx__add", a=19, b=23)
 
 
@@ -82,7 +84,8 @@ def app(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., App]]:
     made: list[App] = []
 
     def start(replies: list[str], tools: bool = True) -> App:
-        entry = {"command": sys.executable, "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)]}
+        entry = {"command": sys.executable, "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
+                 "env": {"FIXTURE_KEY": SECRET}}
         (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": entry}}))
         Preferences(AppPaths.resolve(tmp_path).settings_file).mark_tool_server_started("fx")
         engine = ToolScriptedEngine(replies)
@@ -156,3 +159,29 @@ def test_the_tools_button_follows_the_model_and_the_chat(app) -> None:
     button = shown.window.composer.tools
     assert not button.isEnabled() and "takes no tools" in button.toolTip()
     shown.shots("tools-off")
+
+
+def test_preferences_list_servers_and_revocable_approvals(app) -> None:
+    shown = app([WEATHER, "42."])
+    card = shown.window.tools.card
+    shown.send("What is 19 + 23?")
+    shown.idle(card.always_tool.click)
+    dialog = shown.window.settings_commands.open_preferences()
+    page = dialog.tools_page
+    dialog.tabs.setCurrentWidget(page)
+    dialog.resize(760, 620)
+    row = page.server_rows["fx"]
+    assert row.status.text().startswith("Ready · ")
+    assert "fixture_server.py" in row.command.text() and "FIXTURE_KEY=•••" in row.command.text()
+    assert SECRET not in row.command.text()
+    labels = [w.text() for w in page.approvals_box.findChildren(QLabel)]
+    assert "add on fx, in every chat" in labels
+    for theme in ("light", "dark"):
+        shown.window.set_theme(theme)
+        _save(dialog, f"preferences-tools-{theme}")
+    shown.window.set_theme("light")
+    revoke = next(b for b in page.approvals_box.findChildren(QPushButton)
+                  if b.text() == "Revoke")
+    revoke.click()
+    assert shown.controller.tool_session.approval_list() == []
+    dialog.reject()
