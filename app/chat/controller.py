@@ -233,6 +233,12 @@ class ChatController(QObject):
         """The tools a reply in this chat is offered (none for a remote model)."""
         return self.tools.schemas(conversation_id, remote)
 
+    def end_tool_loop(self, conversation_id: int) -> None:
+        """A new reply starts: a call still asked about (or the limit's question) is dropped;
+        one running finishes and keeps its result."""
+        if not self.tool_flow.is_running(conversation_id):
+            self.tool_flow.stop(conversation_id)
+
     def is_busy(self) -> bool:
         return self._generation.is_busy() or self.variants.is_busy()
 

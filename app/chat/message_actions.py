@@ -51,6 +51,8 @@ class MessageHost(Protocol):
 
     def tool_schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]: ...
 
+    def end_tool_loop(self, conversation_id: int) -> None: ...
+
 
 class MessageActions:
     """`models_dir` is the library, where draft models are found (without it, replies guess
@@ -221,6 +223,7 @@ class MessageActions:
         kwargs = {} if remote else template_kwargs(self._session.model_info, conversation.params)
         draft = None if remote else self._draft_model(conversation.params, model_id)
         tools = host.tool_schemas(conversation_id, bool(remote))
+        host.end_tool_loop(conversation_id)  # a call still asked about belongs to the past
         started = self._guard(
             lambda: self._generation.start(
                 conversation_id, parent_id, model_id, backend, kwargs, continued, draft, tools

@@ -102,8 +102,9 @@ class ToolFlow(QObject):
             return {"waiting": "limit", **self._limit_payload(turn)}
         return {"waiting": turn.waiting, **self._call_payload(turn)}
 
-    def is_active(self, conversation_id: int) -> bool:
-        return conversation_id in self._turns
+    def is_running(self, conversation_id: int) -> bool:
+        turn = self._turns.get(conversation_id)
+        return turn is not None and turn.run is not None
 
     # --- the loop ------------------------------------------------------------------------------
 

@@ -166,3 +166,18 @@ def test_rerun_makes_a_sibling_and_switching_back_runs_nothing(setup, qt_asyncio
     ctl.switch_sibling(first.id, +1)
     assert asked == [] and len(engine.prompts) == 3
     assert len(ctl.store.children(call.id)) == 2
+
+
+def test_a_new_message_drops_the_question_still_asked(setup, qt_asyncio_loop) -> None:
+    ctl, _engine = setup([call_markup("fx__add", a=1, b=2), "Fine, no tools."])
+    cid = ctl.new_conversation()
+    flow = ctl.tool_flow
+    qt_asyncio_loop.run_until_complete(
+        _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "1+2?")))
+    assert flow.pending(cid)["waiting"] == "approval"
+    qt_asyncio_loop.run_until_complete(
+        _next(qt_asyncio_loop, ctl.worker.generationFinished,
+              lambda: ctl.send(cid, "Never mind.")))
+    assert flow.pending(cid) is None
+    assert [m.role for m in ctl.store.active_path(cid)] == ["user", "assistant", "user",
+                                                             "assistant"]
