@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from PySide6.QtCore import SignalInstance
-from PySide6.QtWidgets import QLabel, QPushButton
+from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.paths import AppPaths
 from app.settings import Preferences
@@ -43,6 +43,10 @@ class App:
     def wait(self, signal: SignalInstance, action: Callable[[], Any] = lambda: None,
              check: Callable[..., bool] = lambda *a: True) -> Any:
         """Do `action` and run the app until `signal` carries what `check` accepts."""
+        return self.loop.run_until_complete(self.signal(signal, action, check))
+
+    async def signal(self, signal: SignalInstance, action: Callable[[], Any],
+                     check: Callable[..., bool] = lambda *a: True) -> Any:
         found: asyncio.Future[Any] = self.loop.create_future()
 
         def hit(*args: Any) -> None:
@@ -52,7 +56,7 @@ class App:
         signal.connect(hit)
         try:
             action()
-            return self.loop.run_until_complete(asyncio.wait_for(found, LIMIT_S))
+            return await asyncio.wait_for(found, LIMIT_S)
         finally:
             signal.disconnect(hit)
 
@@ -67,12 +71,18 @@ class App:
     def results(self) -> list[ToolResultView]:
         return [w for w in self.window.chat_view.findChildren(ToolResultView) if w.isVisible()]
 
-    def shots(self, name: str) -> None:
-        for theme in ("light", "dark"):
-            self.window.set_theme(theme)
-            self.loop.run_until_complete(asyncio.sleep(0))  # let the restyle paint
-            _save(self.window, f"{name}-{theme}")
-        self.window.set_theme("light")
+    def shots(self, name: str, widget: QWidget | None = None) -> None:
+        """Screenshots light and dark, taken with the loop running (a tool call in flight goes
+        on only there, as in the app)."""
+
+        async def take() -> None:
+            for theme in ("light", "dark"):
+                self.window.set_theme(theme)
+                await asyncio.sleep(0)  # let the restyle paint
+                _save(widget or self.window, f"{name}-{theme}")
+            self.window.set_theme("light")
+
+        self.loop.run_until_complete(take())
 
 
 def _ready(session: Any) -> bool:
@@ -176,12 +186,40 @@ def test_preferences_list_servers_and_revocable_approvals(app) -> None:
     assert SECRET not in row.command.text()
     labels = [w.text() for w in page.approvals_box.findChildren(QLabel)]
     assert "add on fx, in every chat" in labels
-    for theme in ("light", "dark"):
-        shown.window.set_theme(theme)
-        _save(dialog, f"preferences-tools-{theme}")
-    shown.window.set_theme("light")
+    shown.shots("preferences-tools", dialog)
     revoke = next(b for b in page.approvals_box.findChildren(QPushButton)
                   if b.text() == "Revoke")
     revoke.click()
     assert shown.controller.tool_session.approval_list() == []
     dialog.reject()
+
+
+def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
+    shown = app([call_markup("fx__sleep", seconds=60), "It was cancelled."])
+    card, flow, store = shown.window.tools.card, shown.controller.tool_flow, shown.controller.store
+    shown.send("Wait a minute, please.")
+
+    async def run_then_cancel() -> None:
+        # In one run of the loop: the call goes on only while it runs, as in the app.
+        await shown.signal(flow.callRunning, card.run_button.click)
+        assert card.state == "running" and card.cancel_button.isVisible()
+        assert card.title.text().startswith("Running sleep on fx…")
+        for theme in ("light", "dark"):
+            shown.window.set_theme(theme)
+            _save(shown.window, f"tools-running-{theme}")
+        shown.window.set_theme("light")
+        await shown.signal(shown.controller.busyChanged, card.cancel_button.click,
+                           lambda busy: not busy)
+
+    shown.loop.run_until_complete(run_then_cancel())
+    cid = shown.window.current_conversation_id
+    *_, result, answer = store.active_path(cid)
+    assert result.status == "error" and result.stats["failure"] == "cancelled"
+    assert answer.content == "It was cancelled."
+    assert shown.results()[0].summary.startswith("sleep · cancelled")
+
+    button = shown.window.composer.tools
+    fx = next(a for a in button.menu().actions() if a.data() == "fx")
+    fx.setChecked(False)
+    assert store.get_conversation(cid).params["tool_servers"] == ["branchwise"]
+    assert button.text() == "Tools · 1"
