@@ -40,6 +40,7 @@ class ServerRow:
     error: str | None = None
     stderr_tail: tuple[str, ...] = ()
     never_started: bool = False  # the person has not yet seen it start: Start, not Restart
+    built_in: bool = False  # Branchwise's own tools: always there, nothing to start
 
 
 @dataclass(frozen=True)
@@ -65,9 +66,13 @@ class ToolsPage(QWidget):
     importRequested = Signal(str)  # the config file to import from
     revokeRequested = Signal(int)  # the index of the approval in the list shown
 
-    def __init__(self, max_calls: int, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, max_calls: int, new_chats: list[str] | None, parent: QWidget | None = None
+    ) -> None:
+        """`new_chats`: the servers chats that chose none may use (None: all)."""
         super().__init__(parent)
         self.setObjectName("ToolsPage")
+        self._new_chats = None if new_chats is None else set(new_chats)
         self.servers_box = QGroupBox("MCP servers")
         self._servers = QVBoxLayout(self.servers_box)
         self._servers.setSpacing(em(self, 0.6))
@@ -99,7 +104,9 @@ class ToolsPage(QWidget):
                 "No MCP servers are set up. Import them from another app below, or add them to "
                 "mcp.json in the data folder."))
         for row in rows:
-            frame = _ServerFrame(row)
+            chosen = self._new_chats is None or row.name in self._new_chats
+            frame = _ServerFrame(row, chosen)
+            frame.default_box.toggled.connect(self._remember_new_chats)
             frame.enabled.toggled.connect(
                 lambda on, name=row.name: self.enabledChanged.emit(name, on)
             )
@@ -108,6 +115,17 @@ class ToolsPage(QWidget):
             )
             self.server_rows[row.name] = frame
             self._servers.addWidget(frame)
+
+    def new_chat_servers(self) -> list[str] | None:
+        """The servers ticked "In new chats"; None when every one is."""
+        if self._new_chats is None:
+            return None
+        return sorted(self._new_chats)
+
+    def _remember_new_chats(self) -> None:
+        ticked = {n for n, f in self.server_rows.items() if f.default_box.isChecked()}
+        everyone = ticked == set(self.server_rows)
+        self._new_chats = None if everyone else ticked
 
     def set_import_sources(self, sources: Sequence[tuple[str, str]]) -> None:
         """(app name, config path) for each other app's config found on this machine."""
@@ -141,11 +159,11 @@ class ToolsPage(QWidget):
 
 
 class _ServerFrame(QFrame):
-    def __init__(self, row: ServerRow, parent: QWidget | None = None) -> None:
+    def __init__(self, row: ServerRow, in_new_chats: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ServerRow")
         self.setProperty("status", row.status)
-        name = plain_label(row.name)
+        name = plain_label("Built-in tools" if row.built_in else row.name)
         scale_font(name, 1.0, bold=True)
         self.status = plain_label(status_text(row))
         self.status.setObjectName("ServerStatus")
@@ -154,14 +172,21 @@ class _ServerFrame(QFrame):
         self.enabled = QCheckBox("Enabled")
         self.enabled.setChecked(row.enabled)
         self.enabled.setAccessibleName(f"{row.name} enabled")
+        self.default_box = QCheckBox("In new chats")
+        self.default_box.setChecked(in_new_chats)
+        self.default_box.setAccessibleName(f"{row.name} in new chats")
+        self.default_box.setToolTip("Chats that have not chosen their tools may use this one")
         self.restart = QPushButton("Start" if row.never_started else "Restart")
         self.restart.setAccessibleName(f"{'Start' if row.never_started else 'Restart'} "
                                        f"{row.name}")
         top = QHBoxLayout()
         top.addWidget(name)
         top.addWidget(self.status, 1)
+        top.addWidget(self.default_box)
         top.addWidget(self.enabled)
         top.addWidget(self.restart)
+        self.enabled.setVisible(not row.built_in)
+        self.restart.setVisible(not row.built_in)
         self.command = plain_label(row.command)
         self.command.setObjectName("ServerCommand")
         self.command.setWordWrap(True)

@@ -102,7 +102,8 @@ class ToolFeatures(QObject):
         """The Tools page, filled now and kept up to date while it is open; its changes to
         servers and approvals apply at once, its call limit with the dialog's OK
         (`apply_page`)."""
-        page = ToolsPage(self._window.controller.preferences.max_tool_calls)
+        preferences = self._window.controller.preferences
+        page = ToolsPage(preferences.max_tool_calls, preferences.default_tool_servers)
         page.set_import_sources(self.session.import_sources())
         filler = _PageFiller(self, page)
         self.session.serversChanged.connect(filler.fill)
@@ -114,7 +115,10 @@ class ToolFeatures(QObject):
         return page
 
     def apply_page(self, page: ToolsPage) -> None:
-        self._window.controller.preferences.max_tool_calls = page.max_calls.value()
+        preferences = self._window.controller.preferences
+        preferences.max_tool_calls = page.max_calls.value()
+        preferences.default_tool_servers = page.new_chat_servers()
+        self.refresh_button()
 
     def approval_rows(self) -> list[ApprovalRow]:
         store = self._window.store
@@ -129,8 +133,12 @@ class ToolFeatures(QObject):
                 for a in self.session.approval_list()]
 
     def server_rows(self) -> list[ServerRow]:
-        return [ServerRow(i.name, i.status, i.command, i.enabled, i.tools, i.error,
-                          i.stderr_tail, i.never_started) for i in self.session.server_infos()]
+        built_in = self.session.builtin_info()
+        rows = [ServerRow(built_in.name, "ready", "Built into Branchwise: your conversations",
+                          True, built_in.tools, built_in=True)]
+        return rows + [ServerRow(i.name, i.status, i.command, i.enabled, i.tools, i.error,
+                                 i.stderr_tail, i.never_started)
+                       for i in self.session.server_infos()]
 
     # -- what the card and results ask ----------------------------------------------------------
 

@@ -191,7 +191,11 @@ def test_preferences_list_servers_and_revocable_approvals(app) -> None:
                   if b.text() == "Revoke")
     revoke.click()
     assert shown.controller.tool_session.approval_list() == []
-    dialog.reject()
+    assert page.server_rows["branchwise"].default_box.isChecked()
+    page.server_rows["fx"].default_box.setChecked(False)  # new chats: the built-in tools only
+    dialog.accept()
+    assert shown.controller.preferences.default_tool_servers == ["branchwise"]
+    assert shown.window.composer.tools.text() == "Tools · 1"
 
 
 def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
