@@ -4,15 +4,13 @@ across a tool turn so that continuing after a result computes only what the temp
 
 from __future__ import annotations
 
-import copy
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from inference import Engine, LoadedModel, PromptError, SamplingParams, load_model
-from tests.engine_reference import Comparison, check_tokens, reference
+from tests.engine_reference import Comparison, check_tokens, reference, template_messages
 from tests.tiny_models import (
     EOS_ID,
     FORCED_STOP,
@@ -45,17 +43,6 @@ RESULT = {"role": "tool", "tool_call_id": "call_1", "name": "get_weather", "cont
 CALL_MARKUP = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
 
 
-def as_template_sees(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The messages with each call's arguments decoded, as HF templates expect them."""
-    plain = copy.deepcopy(messages)
-    for message in plain:
-        for call in message.get("tool_calls") or []:
-            call["function"]["arguments"] = json.loads(call["function"]["arguments"])
-        if message.get("content") is None:
-            message["content"] = ""
-    return plain
-
-
 @pytest.fixture(scope="module")
 def qwen_model(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("tools") / "llama-qwen"
@@ -86,7 +73,7 @@ def test_tools_are_rendered_and_counted_through_the_template(loaded: LoadedModel
 def test_arguments_as_a_json_string_or_an_object_render_alike(loaded: LoadedModel) -> None:
     engine = Engine(loaded, 10**8)
     as_text = [*QUESTION, STORED_CALL, RESULT]
-    as_object = as_template_sees(as_text)
+    as_object = template_messages(as_text)
     expected = loaded.tokenizer.apply_chat_template(
         as_object, tools=TOOLS, add_generation_prompt=True
     )
@@ -117,7 +104,7 @@ def test_continuing_after_a_tool_result_computes_only_the_result_turn(
     follow = [*QUESTION, STORED_CALL, RESULT]
     result = engine.generate(follow, params, "c", tools=TOOLS)
     ids = loaded.tokenizer.apply_chat_template(
-        as_template_sees(follow), tools=TOOLS, add_generation_prompt=True
+        template_messages(follow), tools=TOOLS, add_generation_prompt=True
     )
     # The template re-renders the stored call exactly as the model wrote it ...
     assert ids[: len(before)] == before
