@@ -83,6 +83,7 @@ def default_engine_factory(
     from inference import Engine, load_model
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
+    from inference.toolcalls.detect import tool_format_for
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
@@ -96,6 +97,8 @@ def default_engine_factory(
         "weights_bytes": model.weights_bytes,
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
+        # The format its replies write tool calls in; None: its template takes no tools.
+        "tool_format": tool_format_for(model.tokenizer.chat_template),
     }
     return engine, info
 
@@ -120,6 +123,9 @@ class GenerationRequest:
     continue_reply: bool = False  # go on writing the last message, a partial reply
     # The folder of a model that guesses ahead for the main one (params' speculation "draft").
     draft_model: Path | None = None
+    # OpenAI-style tool schemas offered to the model (None: none); its calls come back in the
+    # finished payload's "tool_calls".
+    tools: list[dict] | None = None
 
 
 @dataclass
@@ -191,8 +197,8 @@ class InferenceWorker(QObject):
     # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool}
     tokensReady = Signal(object)
     # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
-    #  "dropped_messages"}; the stats hold "reasoning_tokens" and "reasoning_s" when the reply
-    #  reasoned
+    #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}]}; the stats hold
+    #  "reasoning_tokens" and "reasoning_s" when the reply reasoned
     generationFinished = Signal(object)
     # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop"),
     #  "invalid_request": the request itself was at fault}
@@ -390,6 +396,7 @@ class InferenceWorker(QObject):
                         template_kwargs=request.template_kwargs,
                         continue_reply=request.continue_reply,
                         **fit_options(request.params),
+                        **({"tools": request.tools} if request.tools else {}),
                         **listeners,
                     )
                 else:
@@ -416,10 +423,13 @@ class InferenceWorker(QObject):
                     stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
                 )
                 stats["reasoning_s"] = splitter.reasoning_s
+            calls = list(getattr(result, "tool_calls", ()))
             self.generationFinished.emit(
                 {
                     "request_id": rid,
-                    "text": splitter.answer,
+                    # A reply that called tools: its answer without the calls' markup.
+                    "text": result.content if calls else splitter.answer,
+                    "tool_calls": calls,
                     "reasoning": splitter.reasoning,
                     "finish_reason": result.finish_reason,
                     "stats": stats,
