@@ -179,19 +179,21 @@ class ContentStream:
 
 
 def _is_function(tool: object) -> bool:
-    function = tool.get("function") if isinstance(tool, dict) else None
-    return (
-        isinstance(function, dict)
-        and tool.get("type", "function") == "function"  # type: ignore[union-attr]
-        and isinstance(function.get("name"), str)
-        and bool(function["name"])
-    )
+    return _function_name(tool) is not None
+
+
+def _function_name(entry: object) -> str | None:
+    """The name in a `{"type": "function", "function": {"name": …}}` entry, else None."""
+    if not isinstance(entry, dict) or entry.get("type", "function") != "function":
+        return None
+    function = entry.get("function")
+    name = function.get("name") if isinstance(function, dict) else None
+    return name if isinstance(name, str) and name else None
 
 
 def _named(choice: object) -> str:
-    function = choice.get("function") if isinstance(choice, dict) else None
-    name = function.get("name") if isinstance(function, dict) else None
-    if not isinstance(name, str) or not name or choice.get("type", "function") != "function":  # type: ignore[union-attr]
+    name = _function_name(choice)
+    if name is None:
         raise _bad(
             f"'tool_choice' must be one of {', '.join(_CHOICES)} or "
             "{'type': 'function', 'function': {'name': …}}.",

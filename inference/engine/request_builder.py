@@ -50,8 +50,18 @@ class RequestBuilder:
         tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> int:
         """Tokens the rendered prompt for `messages` takes, generation prompt included."""
+        return len(self.prompt_ids(messages, template_kwargs, tools))
+
+    def prompt_ids(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[int]:
+        """The rendered prompt for `messages` (checked, with the `tools` offered), generation
+        prompt included, without fitting it to the context."""
         clean, switches, _ = self._with_tools(messages, template_kwargs, tools)
-        return len(self.render(clean, switches))
+        return self.render(clean, switches)
 
     def chat_request(
         self,
