@@ -20,6 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+# The OpenAI-style tool schemas a model was given, when known.
+Tools = Sequence[dict[str, Any]] | None
 # Tool names: MCP allows [A-Za-z0-9_.-]; some templates add ":" or "/" (namespaces).
 _NAME = re.compile(r"[\w.\-:/]{1,128}")
 _ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -151,6 +153,12 @@ def scan_blocks(text: str, blocks: Sequence[Block], scan: Scan, inside: bool = F
             stop = len(text) if end < 0 else end
             scan_blocks(text[body:stop], (block.items,), scan, inside=True)
             pos = stop if end < 0 else end + len(block.close)
+            continue
+        reopen = text.find(block.open, body)
+        if reopen >= 0 and (end < 0 or reopen < end):
+            # A call opened again before this one closed: this one was cut short.
+            scan.bad(text[start:reopen])
+            pos = reopen
             continue
         if end < 0:
             scan.bad(text[start:])

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
-from inference.toolcalls.calls import Block, Found, Scan, found, json_prefix, scan_blocks
+from inference.toolcalls.calls import Block, Found, Scan, Tools, found, json_prefix, scan_blocks
 
 _SEP = "<｜tool▁sep｜>"
 _V3_CODE = re.compile(r"\s*([^\s`]+)\s*```(?:json)?\s*(.*?)\s*```\s*", re.DOTALL)
@@ -66,7 +65,7 @@ _BLOCKS = (
 )
 
 
-def deepseek_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def deepseek_extract(answer: str, scan: Scan, tools: Tools) -> None:
     scan_blocks(answer, _BLOCKS, scan)
 
 

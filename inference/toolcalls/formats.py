@@ -11,12 +11,11 @@ begun a call, and to which tool (so it can show "Calling get_weather…" instead
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from inference.prompt.reasoning import ANSWER, REASONING, ReasoningFormat, ReplySplitter
-from inference.toolcalls.calls import ParsedReply, Scan, reply_of
+from inference.toolcalls.calls import ParsedReply, Scan, Tools, reply_of
 from inference.toolcalls.deepseek import deepseek_calling, deepseek_extract
 from inference.toolcalls.gemma import gemma4_calling, gemma4_extract
 from inference.toolcalls.harmony import harmony_calling, harmony_extract
@@ -33,7 +32,6 @@ from inference.toolcalls.tagged import (
     qwen3_coder_extract,
 )
 
-Tools = Sequence[dict[str, Any]] | None
 _THINK = ("<think>", "</think>")
 
 
@@ -151,7 +149,8 @@ def parse_reply(
     text: str, tool_format: str, thinking: bool = False, tools: Tools = None
 ) -> ParsedReply:
     """Read a finished reply. `thinking`: the generation prompt opened the reasoning block, so
-    the reply starts inside it. `tools`: the OpenAI-style tool schemas the model was given, which
+    the reply starts inside it (formats without such a block, Llama's and harmony's, ignore
+    it). `tools`: the OpenAI-style tool schemas the model was given, which
     type the values of the formats that write them as text (Qwen3-Coder, GLM); without them such
     values stay strings (GLM: read as JSON where they are JSON).
 
@@ -197,6 +196,11 @@ def _without_ends(text: str, ends: tuple[str, ...]) -> str:
 
 
 def _split(text: str, markers: tuple[tuple[str, str], ...], thinking: bool) -> tuple[str, str]:
+    # A closing marker with no opening one before it: the prompt opened the block after all
+    # (R1-style templates do, and a caller may not know).
+    thinking = thinking or any(
+        end in text and start not in text[: text.find(end)] for start, end in markers
+    )
     if not thinking and not any(start in text for start, _ in markers):
         return "", text  # no reasoning: skip the splitter's walk over every character
     transitions = {

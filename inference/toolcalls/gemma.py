@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
 from typing import Any
 
-from inference.toolcalls.calls import Block, Found, Scan, found, last_started, scan_blocks
+from inference.toolcalls.calls import Block, Found, Scan, Tools, found, last_started, scan_blocks
 
 _OPEN, _CLOSE = "<|tool_call>", "<tool_call|>"
 _QUOTE = '<|"|>'
@@ -134,7 +133,7 @@ def _call(body: str) -> list[Found]:
     return [found(head.group(1), values)]
 
 
-def gemma4_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def gemma4_extract(answer: str, scan: Scan, tools: Tools) -> None:
     scan_blocks(answer, (Block(_OPEN, _CLOSE, _call),), scan)
 
 

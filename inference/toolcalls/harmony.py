@@ -17,10 +17,9 @@ drops the headers that carry the recipient.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from typing import Any
+from collections.abc import Iterator
 
-from inference.toolcalls.calls import Found, Scan, found
+from inference.toolcalls.calls import Found, Scan, Tools, found
 
 _START, _CHANNEL, _MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
 _ENDS = ("<|end|>", "<|call|>", "<|return|>", _START)
@@ -29,12 +28,17 @@ _CHANNEL_NAME = re.compile(r"<\|channel\|>\s*([^\s<]+)")
 _FUNCTIONS = "functions."
 
 
-def harmony_extract(text: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def harmony_extract(text: str, scan: Scan, tools: Tools) -> None:
     if _MESSAGE not in text and _CHANNEL not in text:
         scan.text(text)
         return
     for header, body, raw in _messages(text):
-        prefix, _, header = header.rpartition(_START)
+        prefix, start, header = header.rpartition(_START)
+        cut = header.find(_CHANNEL)
+        if not start and cut > 0 and "to=" not in header[:cut]:
+            # Text before the first header is answer text; a bare role there is markup.
+            prefix, header = header[:cut], header[cut:]
+            prefix = "" if prefix.strip() == "assistant" else prefix
         scan.text(prefix)
         recipient = _RECIPIENT.search(header)
         channel = _CHANNEL_NAME.search(header)

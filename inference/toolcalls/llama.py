@@ -2,14 +2,16 @@
 
 Their templates ask for a bare JSON object, `{"name": "f", "parameters": {…}}`, as the whole
 reply; Llama 3.1 may put `<|python_tag|>` before it (the same tag its built-in tools use, as
-`brave_search.call(query="…")`), Llama 4's template writes calls after `<|python_start|>…
-<|python_end|>`, and several objects may follow one another (separated by `;`, `,` or blanks).
+`brave_search.call(query="…")`), Llama 4's template writes a message's text inside
+`<|python_start|>…<|python_end|>` and its calls after that (calls inside the block are read too),
+and several objects may follow one another (separated by `;`, `,` or blanks).
 Llama 3.2 and Llama 4 were also taught the "pythonic" list, `[get_weather(city="SF"),
 get_time()]`, read here with `ast` (literals only, never evaluated): mlx-lm's pythonic parser
 falls back to a regular expression that drops positional arguments instead of refusing the call.
 
 A reply counts as a call only when it starts like one (a tag, `{"name"`, or `[name(`): Llama has no
-closing marker, so JSON in the middle of prose stays prose. After a tag, everything must be calls.
+closing marker, so JSON in the middle of prose stays prose. After `<|python_tag|>`, everything
+must be calls.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ import ast
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
 
-from inference.toolcalls.calls import Found, Scan, found, found_in_json, json_prefix
+from inference.toolcalls.calls import Found, Scan, Tools, found, found_in_json, json_prefix
 
 _TAGS = ("<|python_tag|>", "<|python_start|>")
 _PYTHON_END = "<|python_end|>"
@@ -31,19 +32,37 @@ _SEPARATORS = " \t\r\n;,"
 _JSON_LITERALS = {"true": True, "false": False, "null": None}
 
 
-def llama3_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def llama3_extract(answer: str, scan: Scan, tools: Tools) -> None:
     tags = [(i, t) for t in _TAGS if (i := answer.find(t)) >= 0]
-    if tags:
-        at, tag = min(tags)
-        scan.text(answer[:at])
-        body = answer[at + len(tag) :].replace(_PYTHON_END, "")
-        scan.read(answer[at:], _tagged, body)
-    elif _JSON_CALL.match(answer):
-        _json_calls(answer, scan)
-    elif _PYTHONIC_CALL.match(answer):
-        scan.read(answer, _pythonic_list, answer)
+    if not tags:
+        _untagged(answer, scan)
+        return
+    at, tag = min(tags)
+    scan.text(answer[:at])
+    rest = answer[at + len(tag) :]
+    inside, closed, after = rest.partition(_PYTHON_END)
+    if closed and _starts_call(after):
+        # Llama 4's template writes a message's text in the python block and its calls after it.
+        scan.text(inside)
+        _untagged(after, scan)
+    elif closed:
+        scan.read(tag + inside + closed, _tagged, inside)
+        scan.text(after)
     else:
-        scan.text(answer)
+        scan.read(answer[at:], _tagged, rest)
+
+
+def _starts_call(text: str) -> bool:
+    return bool(_JSON_CALL.match(text) or _PYTHONIC_CALL.match(text))
+
+
+def _untagged(text: str, scan: Scan) -> None:
+    if _JSON_CALL.match(text):
+        _json_calls(text, scan)
+    elif _PYTHONIC_CALL.match(text):
+        scan.read(text, _pythonic_list, text)
+    else:
+        scan.text(text)
 
 
 def _tagged(body: str) -> list[Found]:
@@ -129,10 +148,20 @@ _STARTED_NAME = re.compile(r'\s*(?:\{\s*"name"\s*:\s*"([^"\\]+)"|\[?\s*([A-Za-z_
 
 
 def llama3_calling(answer: str) -> str | None:
-    tag = max((answer.rfind(t) + len(t) for t in _TAGS if t in answer), default=-1)
-    if tag < 0 and not (_JSON_CALL.match(answer) or _PYTHONIC_CALL.match(answer)):
-        return None
-    match = _STARTED_NAME.match(answer, max(tag, 0))
-    if match is None:
-        return ""
-    return (match.group(1) or match.group(2) or "").removesuffix(".call")
+    tags = [(i, t) for t in _TAGS if (i := answer.find(t)) >= 0]
+    if not tags:
+        return _started(answer) if _starts_call(answer) else None
+    at, tag = min(tags)
+    inside, closed, after = answer[at + len(tag) :].partition(_PYTHON_END)
+    if closed:
+        if _starts_call(after):
+            return _started(after)
+        return _started(inside) if _starts_call(inside) or _BUILTIN_CALL.match(inside) else None
+    if tag == _TAGS[0] or _starts_call(inside) or not inside.strip():
+        return _started(inside)  # <|python_tag|> always opens a call
+    return None  # Llama 4's python block holding the message's text, so far
+
+
+def _started(text: str) -> str:
+    match = _STARTED_NAME.match(text)
+    return (match.group(1) or match.group(2) or "").removesuffix(".call") if match else ""

@@ -16,10 +16,8 @@ what follows the calls in the answer.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
 
-from inference.toolcalls.calls import Found, Scan, found, found_in_json, json_prefix
+from inference.toolcalls.calls import Found, Scan, Tools, found, found_in_json, json_prefix
 
 MARKER = "[TOOL_CALLS]"
 # Mistral's templates refuse to render an id that is not 9 letters and digits; others get new ids.
@@ -27,7 +25,7 @@ _ID = re.compile(r"[A-Za-z0-9]{9}")
 _HEADER = re.compile(r"\s*([^\s\[\]{}<>\"]+?)\s*(?:\[CALL_ID\]\s*([^\s\[\]]+)\s*)?\[ARGS\]")
 
 
-def mistral_extract(answer: str, scan: Scan, tools: Sequence[dict[str, Any]] | None) -> None:
+def mistral_extract(answer: str, scan: Scan, tools: Tools) -> None:
     before, *regions = answer.split(MARKER)
     scan.text(before)
     for region in regions:

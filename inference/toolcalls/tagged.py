@@ -17,8 +17,7 @@ call's shape, which mlx-lm does not (see each reader for what it gets wrong).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from functools import partial
 
 from mlx_lm.tool_parsers import glm47, json_tools, kimi_k2, qwen3_coder
 
@@ -26,13 +25,12 @@ from inference.toolcalls.calls import (
     Block,
     Found,
     Scan,
+    Tools,
     found,
     found_in_json,
     last_started,
     scan_blocks,
 )
-
-Tools = Sequence[dict[str, Any]] | None
 
 _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
 
@@ -40,16 +38,16 @@ _CALL_OPEN, _CALL_CLOSE = "<tool_call>", "</tool_call>"
 # --- hermes -------------------------------------------------------------------------------------
 
 
-def _hermes(body: str) -> list[Found]:
+def _hermes(body: str, tools: Tools = None) -> list[Found]:
     if body.lstrip().startswith("<function="):  # Qwen3-Coder's XML from a Qwen JSON template
-        return _qwen3_coder(None)(body)
+        return _qwen3_coder(body, tools)
     # mlx-lm's json_tools returns whatever JSON it reads; a call needs a name and an object.
     data = json_tools.parse_tool_call(body)
     return [found_in_json(item) for item in (data if isinstance(data, list) else [data])]
 
 
 def hermes_extract(answer: str, scan: Scan, tools: Tools) -> None:
-    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, _hermes),), scan)
+    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, partial(_hermes, tools=tools)),), scan)
 
 
 _HERMES_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"')
@@ -64,28 +62,26 @@ def hermes_calling(answer: str) -> str | None:
 _FUNCTION = re.compile(r"<function=.*?</function>", re.DOTALL)
 
 
-def _qwen3_coder(tools: Tools):
-    def read(body: str) -> list[Found]:
-        if body.lstrip().startswith("{"):  # Qwen JSON from a Qwen3-Coder template
-            return _hermes(body)
-        # mlx-lm reads only one function per block (a second one is merged into the first and
-        # lost), and skips a parameter left open; so each function is cut out and checked here.
-        functions = _FUNCTION.findall(body)
-        if not functions or _FUNCTION.sub("", body).strip():
-            raise ValueError("stray or unclosed text in the call")
-        calls = []
-        for function in functions:
-            if function.count("<parameter=") != function.count("</parameter>"):
-                raise ValueError("a parameter was left open")
-            parsed = qwen3_coder.parse_tool_call(function, tools)
-            calls.append(found(parsed["name"], parsed["arguments"]))
-        return calls
-
-    return read
+def _qwen3_coder(body: str, tools: Tools = None) -> list[Found]:
+    if body.lstrip().startswith("{"):  # Qwen JSON from a Qwen3-Coder template
+        return _hermes(body, tools)
+    # mlx-lm reads only one function per block (a second one is merged into the first and
+    # lost), and skips a parameter left open; so each function is cut out and checked here.
+    functions = _FUNCTION.findall(body)
+    if not functions or _FUNCTION.sub("", body).strip():
+        raise ValueError("stray or unclosed text in the call")
+    calls = []
+    for function in functions:
+        if function.count("<parameter=") != function.count("</parameter>"):
+            raise ValueError("a parameter was left open")
+        parsed = qwen3_coder.parse_tool_call(function, tools)
+        calls.append(found(parsed["name"], parsed["arguments"]))
+    return calls
 
 
 def qwen3_coder_extract(answer: str, scan: Scan, tools: Tools) -> None:
-    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, _qwen3_coder(tools)),), scan)
+    reader = partial(_qwen3_coder, tools=tools)
+    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, reader),), scan)
 
 
 _FUNCTION_NAME = re.compile(r"\s*<function=([^>\n<]+)>")
@@ -100,25 +96,22 @@ def qwen3_coder_calling(answer: str) -> str | None:
 _GLM_PAIR = re.compile(r"<arg_key>.*?</arg_key>\s*<arg_value>.*?</arg_value>", re.DOTALL)
 
 
-def _glm(tools: Tools):
-    def read(body: str) -> list[Found]:
-        if body.strip().startswith("{"):  # some GLM replies write Hermes JSON in the block
-            return _hermes(body)
-        # mlx-lm turns any text into a call (a bad block becomes a call named "unknown" or named
-        # after its first word), so the shape is checked first: a name, then whole pairs only.
-        name, marker, rest = body.partition("<arg_key>")
-        if _GLM_PAIR.sub("", marker + rest).strip():
-            raise ValueError("stray or unclosed text in the call")
-        parsed = glm47.parse_tool_call(body, tools)
-        if parsed["name"] != name.strip():
-            raise ValueError("not a GLM call")
-        return [found(name, parsed["arguments"])]
-
-    return read
+def _glm(body: str, tools: Tools = None) -> list[Found]:
+    if body.strip().startswith("{"):  # some GLM replies write Hermes JSON in the block
+        return _hermes(body, tools)
+    # mlx-lm turns any text into a call (a bad block becomes a call named "unknown" or named
+    # after its first word), so the shape is checked first: a name, then whole pairs only.
+    name, marker, rest = body.partition("<arg_key>")
+    if _GLM_PAIR.sub("", marker + rest).strip():
+        raise ValueError("stray or unclosed text in the call")
+    parsed = glm47.parse_tool_call(body, tools)
+    if parsed["name"] != name.strip():
+        raise ValueError("not a GLM call")
+    return [found(name, parsed["arguments"])]
 
 
 def glm47_extract(answer: str, scan: Scan, tools: Tools) -> None:
-    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, _glm(tools)),), scan)
+    scan_blocks(answer, (Block(_CALL_OPEN, _CALL_CLOSE, partial(_glm, tools=tools)),), scan)
 
 
 _GLM_NAME = re.compile(r"\s*([^\s<>{]+?)\s*(?:<arg_key>|</tool_call>|\n)")

@@ -157,3 +157,8 @@ def test_deepseek_malformed_and_truncated_calls() -> None:
     )
     reply = parse_reply(cut_dsml, "deepseek")
     assert reply.tool_calls == [] and len(reply.malformed) == 1
+
+
+def test_harmony_text_before_the_first_header_is_kept() -> None:
+    text = "Sure." + ANALYSIS + "<|start|>assistant<|channel|>final<|message|>Done.<|return|>"
+    assert parse_reply(text, "harmony").content == "Sure.\n\nDone."

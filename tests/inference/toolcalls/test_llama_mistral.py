@@ -160,3 +160,15 @@ def test_mistral_ids_its_templates_would_refuse_are_replaced() -> None:
     ids = [c.id for c in parse_reply(text, "mistral").tool_calls]
     assert len(ids) == 2 and all(i.isalnum() and len(i) == 9 for i in ids)
     assert "call_1" not in ids
+
+
+def test_llama4_text_in_the_python_block_and_calls_after_it() -> None:
+    text = (
+        "<|python_start|>I'll look both up.<|python_end|>"
+        '{"name": "get_weather", "parameters": {"city": "SF"}}<|eot|>'
+    )
+    reply = parse_reply(text, "llama3_json")
+    assert reply.content == "I'll look both up."
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("get_weather", {"city": "SF"})]
+    inside = '<|python_start|>[get_weather(city="SF")]<|python_end|>'
+    assert calls(inside, "llama3_json") == [("get_weather", {"city": "SF"})]

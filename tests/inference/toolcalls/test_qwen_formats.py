@@ -84,8 +84,8 @@ def test_thinking_opened_by_the_prompt_keeps_the_first_part_as_reasoning() -> No
     reply = parse_reply(text, "hermes", thinking=True)
     assert reply.reasoning == "The city is Paris."
     assert [c.name for c in reply.tool_calls] == ["get_weather"]
-    # Without the flag the same text is no reasoning, and the call still counts.
-    assert parse_reply(text, "hermes").reasoning is None
+    # Without the flag, a closing marker with no opening one still says the prompt opened it.
+    assert parse_reply(text, "hermes") == reply
 
 
 def test_reasoning_cut_short_holds_no_call() -> None:
@@ -205,3 +205,21 @@ def test_either_qwen_body_is_read_whichever_template_named_the_format() -> None:
         for fmt in ("hermes", "qwen3_coder"):
             reply = parse_reply(text, fmt)
             assert [(c.name, c.arguments) for c in reply.tool_calls] == [("get_weather", arguments)]
+
+
+def test_a_call_cut_short_by_the_next_one_does_not_swallow_it() -> None:
+    cut = '<tool_call>\n{"name": "get_weather", "arguments": {"ci'
+    whole = '<tool_call>\n{"name": "get_time", "arguments": {}}\n</tool_call>'
+    reply = parse_reply(cut + "\n" + whole, "hermes")
+    assert [c.name for c in reply.tool_calls] == ["get_time"]
+    assert reply.malformed == [cut]
+
+
+def test_a_call_before_a_lone_closing_marker_was_reasoning() -> None:
+    # The caller did not say the prompt opened the block; the lone </think> says so.
+    text = (
+        '<tool_call>\n{"name": "rm", "arguments": {"path": "/"}}\n</tool_call> is unsafe.\n'
+        "</think>\n\nI won't do that."
+    )
+    reply = parse_reply(text, "hermes")
+    assert reply.tool_calls == [] and reply.content == "I won't do that."

@@ -78,3 +78,30 @@ def test_an_unknown_format_is_a_clear_error() -> None:
         parse_reply("hi", "qwen")
     with pytest.raises(ValueError, match="hermes"):
         call_in_progress("hi", "qwen")
+
+
+@pytest.mark.parametrize(
+    ("fmt", "text", "expected"),
+    [
+        ("llama3_json", "<|python_start|>I'll che", None),
+        ("llama3_json", "<|python_start|>I'll check.<|python_end|>", None),
+        (
+            "llama3_json",
+            '<|python_start|>Ok.<|python_end|>{"name": "get_weather", "p',
+            "get_weather",
+        ),
+        ("llama3_json", "<|python_tag|>", ""),
+        ("llama3_json", '{"name": "get_time"', "get_time"),
+        ("llama3_json", "[get_time(", "get_time"),
+        ("mistral", '[TOOL_CALLS] [{"name": "get_weather", "argu', "get_weather"),
+        ("kimi_k2", "Sure.<|tool_calls_section_begin|>", ""),
+        ("deepseek", '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="get_weather">', "get_weather"),
+        (
+            "deepseek",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>get_time\n",
+            "get_time",
+        ),
+    ],
+)
+def test_partial_replies_of_other_shapes(fmt: str, text: str, expected: str | None) -> None:
+    assert call_in_progress(text, fmt) == expected
