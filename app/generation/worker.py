@@ -70,8 +70,8 @@ class InferenceWorker(QObject):
     # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool}
     tokensReady = Signal(object)
     # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
-    #  "dropped_messages"}; the stats hold "reasoning_tokens" and "reasoning_s" when the reply
-    #  reasoned
+    #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}]}; the stats hold
+    #  "reasoning_tokens" and "reasoning_s" when the reply reasoned
     generationFinished = Signal(object)
     # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop"),
     #  "invalid_request": the request itself was at fault}

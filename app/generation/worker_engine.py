@@ -49,6 +49,7 @@ def default_engine_factory(
     from inference import Engine, load_model
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
+    from inference.toolcalls.detect import tool_format_for
 
     progress("Loading weights", 0, 1)
     model = load_model(path)
@@ -62,5 +63,7 @@ def default_engine_factory(
         "weights_bytes": model.weights_bytes,
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
+        # The format its replies write tool calls in; None: its template takes no tools.
+        "tool_format": tool_format_for(model.tokenizer.chat_template),
     }
     return engine, info

@@ -79,6 +79,7 @@ def run_generation(
                 template_kwargs=request.template_kwargs,
                 continue_reply=request.continue_reply,
                 **fit_options(request.params),
+                **({"tools": request.tools} if request.tools else {}),
                 **listeners,
             )
         else:
@@ -105,10 +106,13 @@ def run_generation(
             stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
         )
         stats["reasoning_s"] = splitter.reasoning_s
+    calls = list(getattr(result, "tool_calls", ()))
     signals.generationFinished.emit(
         {
             "request_id": rid,
-            "text": splitter.answer,
+            # A reply that called tools: its answer without the calls' markup.
+            "text": result.content if calls else splitter.answer,
+            "tool_calls": calls,
             "reasoning": splitter.reasoning,
             "finish_reason": result.finish_reason,
             "stats": stats,

@@ -42,6 +42,9 @@ class GenerationRequest:
     continue_reply: bool = False  # go on writing the last message, a partial reply
     # The folder of a model that guesses ahead for the main one (params' speculation "draft").
     draft_model: Path | None = None
+    # OpenAI-style tool schemas offered to the model (None: none); its calls come back in the
+    # finished payload's "tool_calls".
+    tools: list[dict] | None = None
 
 
 @dataclass
