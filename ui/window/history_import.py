@@ -15,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
@@ -42,6 +42,8 @@ class ImportHost(ConversationList, Protocol):
 
 
 class HistoryImport(QObject):
+    undoFinished = Signal(int)  # the batch taken out (or that could not be)
+
     def __init__(self, window: ImportHost) -> None:
         super().__init__(window)
         self._window = window
@@ -135,7 +137,8 @@ class HistoryImport(QObject):
         task = ImportTask(self._window.store.path, self)
         task.undone.connect(lambda result: self._on_undone(batch_id, result),
                             Qt.ConnectionType.QueuedConnection)
-        task.failed.connect(self._on_undo_failed, Qt.ConnectionType.QueuedConnection)
+        task.failed.connect(lambda message: self._on_undo_failed(batch_id, message),
+                            Qt.ConnectionType.QueuedConnection)
         self._undoing = task
         self._window.menu_actions.undo_import.setEnabled(False)
         task.undo(batch_id)
@@ -151,11 +154,12 @@ class HistoryImport(QObject):
         self._window.statusBar().showMessage(
             f"Import undone: {result['removed_conversations']:,} conversations taken out.", 5000
         )
+        self.undoFinished.emit(batch_id)
 
-    @Slot(str)
-    def _on_undo_failed(self, message: str) -> None:
+    def _on_undo_failed(self, batch_id: int, message: str) -> None:
         self._update_undo_action()
         self._window.show_notice(f"The import could not be undone: {message}")
+        self.undoFinished.emit(batch_id)
 
     def _update_undo_action(self) -> None:
         action = self._window.menu_actions.undo_import
