@@ -22,6 +22,7 @@ from PySide6.QtWidgets import QFileDialog
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
 from ui.dialogs.import_chats import ImportChatsDialog
+from ui.dialogs.import_report import report_sentence
 from ui.dialogs.import_task import EXPORT_SUFFIXES, DropSorter, ImportTask
 from ui.window.window_host import ConversationList
 
@@ -119,10 +120,13 @@ class HistoryImport(QObject):
             self.batches.append(report["batch_id"])
         self._update_undo_action()
         self._show_store_again()
-        counts = report["counts"]
-        self._window.statusBar().showMessage(
-            f"Imported {counts['imported']:,} conversations, updated {counts['updated']:,}.", 5000
-        )
+        window = self._window
+        new = [o["conversation_id"] for item in report["inputs"] for o in item["outcomes"]
+               if o["status"] == "imported" and o["conversation_id"] is not None]
+        cid = window.current_conversation_id
+        if new and (cid is None or window.is_empty(cid)):
+            window.open_conversation(new[0])  # rather than the empty chat the app opened with
+        window.statusBar().showMessage(report_sentence(report), 5000)
 
     @Slot()
     def undo_last(self) -> None:
