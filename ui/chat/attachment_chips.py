@@ -26,7 +26,6 @@ from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import AttachmentView
 
-
 NOT_IN_EXPORT = "not in the export"
 
 

@@ -1,7 +1,8 @@
 """A chat-history import off the GUI thread: the preview, the import itself and its undo each run
 in a thread of their own with their own store connection (a `Store` belongs to the thread that
-opened it), and report through Qt signals carrying plain values (dicts, lists, ints, str), so
-the window stays responsive however big the export is.
+opened it; `Store.open_another` leaves the replies the app is streaming alone), and report
+through Qt signals carrying plain values (dicts, lists, ints, str), so the window stays
+responsive however big the export is.
 
 Cancel stops between conversations: what was written is whole conversations only.
 """
@@ -79,7 +80,7 @@ class ImportTask(QObject):
         self.cancel_event.clear()
 
         def job() -> None:
-            with Store.open(self._database) as store:
+            with Store.open_another(self._database) as store:
                 report = run.import_paths(
                     paths, store, only=only, cancel=self.cancel_event,
                     progress=lambda o: _emit(self.progressed, dataclasses.asdict(o)),
@@ -90,7 +91,7 @@ class ImportTask(QObject):
 
     def undo(self, batch_id: int) -> None:
         def job() -> None:
-            with Store.open(self._database) as store:
+            with Store.open_another(self._database) as store:
                 result = writer.undo_batch(store, batch_id)
             _emit(self.undone, dataclasses.asdict(result))
 

@@ -4,6 +4,7 @@ conversations only, and refusals shown with their reason."""
 
 from __future__ import annotations
 
+import json
 import threading
 import zipfile
 from pathlib import Path
@@ -11,8 +12,12 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 
 from app.store.conversations import Store
-from tests.ui.dialogs.chat_exports import TITLES, chatgpt_export
+from tests.app.importers.samples import gpt_message, gpt_node
+from tests.ui.dialogs.chat_exports import TITLES, chatgpt_export, conversation
 from ui.dialogs.import_chats import ImportChatsDialog
+
+
+_AFTER = 1_772_500_000.0  # after every message of the first export
 
 
 def _dialog(qtbot, paths: list[Path], database: Path) -> ImportChatsDialog:
@@ -110,3 +115,44 @@ def test_a_refused_file_says_why_and_offers_no_import(qtbot, tmp_path: Path) -> 
     assert not dialog.import_button.isEnabled()
     dialog.start_import()  # even if asked: nothing starts
     assert dialog.step == "preview"
+
+
+def test_a_longer_export_updates_with_only_the_new_messages(qtbot, tmp_path: Path) -> None:
+    database = tmp_path / "branchwise.sqlite3"
+    export = chatgpt_export(tmp_path / "export.zip")
+    first = _dialog(qtbot, [export], database)
+    _wait_step(qtbot, first, "preview")
+    with qtbot.waitSignal(first.imported, timeout=20000):
+        first.start_import()
+    longer = tmp_path / "later-export.zip"
+    chats = [conversation(i, title) for i, title in enumerate(TITLES)]
+    chats[0]["mapping"]["a2"]["children"] = ["u3"]
+    chats[0]["mapping"]["u3"] = gpt_node("u3", "a2", [], gpt_message(
+        "u3", "user", parts=["One more thing"], t=_AFTER))
+    chats[0]["current_node"] = "u3"
+    with zipfile.ZipFile(longer, "w") as archive:
+        archive.writestr("conversations.json", json.dumps(chats))
+    second = _dialog(qtbot, [longer], database)
+    _wait_step(qtbot, second, "preview")
+    with qtbot.waitSignal(second.imported, timeout=20000):
+        second.start_import()
+    assert second.report.statuses() == [
+        ("Updated", "Greetings", "1 new message"),
+        ("Unchanged", "Trip to Vienna", "Already here: nothing new."),
+        ("Unchanged", "Sourdough starter", "Already here: nothing new."),
+    ]
+    assert second.report.sentence.text() == (
+        "0 imported, 1 updated with 1 new message in all, 2 unchanged.")
+    assert _titles(database)["Greetings"] == 8
+
+
+def test_a_store_that_cannot_be_written_is_said_in_words(qtbot, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder", encoding="utf-8")
+    dialog = _dialog(qtbot, [chatgpt_export(tmp_path / "export.zip")],
+                     blocker / "branchwise.sqlite3")
+    _wait_step(qtbot, dialog, "preview")
+    dialog.start_import()
+    _wait_step(qtbot, dialog, "report")
+    assert dialog.heading.text().startswith("The import could not go on: Could not create")
+    assert dialog.close_button.isVisible() and not dialog.undo_button.isVisible()

@@ -128,3 +128,42 @@ def test_an_imported_chat_shows_its_labels_and_continues_with_the_local_model(
         assert "gone.jpg" not in sent and "cat.png" not in sent  # nothing to read in them
         reply = window.store.active_path(greetings.id)[-1]
         assert (reply.content, reply.model_id) == ("Gern geschehen.", "scripted")
+
+
+def test_an_import_leaves_the_reply_being_written_alone(qtbot, tmp_path: Path) -> None:
+    export = chatgpt_export(tmp_path / "export.zip")
+    engine = ScriptedEngine(["word " * 2000], chars_per_step=5, step_s=0.01)
+    with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
+        window = app.window
+        cid = window.current_conversation_id
+        window.composer.edit.setPlainText("Write a lot.")
+        window.composer.send()
+        qtbot.waitUntil(lambda: bool(window.store.active_path(cid)[-1].content), timeout=20000)
+        dialog = _import_all(qtbot, window, export)  # the window stays usable meanwhile
+        assert window.current_conversation_id == cid  # a chat in use is not switched away
+        assert app.controller.is_busy()
+        assert window.store.active_path(cid)[-1].status == "streaming"
+        assert dialog.report.sentence.text() == "3 imported, 1 refused."
+        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
+                              check_params_cb=lambda busy: not busy):
+            window.stream.request_stop()
+        reply = window.store.active_path(cid)[-1]
+        assert reply.status == "stopped" and reply.content.startswith("word word")
+
+
+def test_undo_import_in_the_report(qtbot, tmp_path: Path) -> None:
+    export = chatgpt_export(tmp_path / "export.zip")
+    engine = ScriptedEngine([])
+    with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
+        window = app.window
+        dialog = _import_all(qtbot, window, export)
+        assert window.store.get_conversation(window.current_conversation_id).title == "Greetings"
+        with qtbot.waitSignal(window.history_import.undoFinished, timeout=20000):
+            dialog.undo_button.click()
+        assert dialog.heading.text() == (
+            "Import undone: 3 conversations and 21 messages taken out.")
+        assert not dialog.undo_button.isVisible()
+        assert not window.menu_actions.undo_import.isEnabled()
+        titles = [c.title for c in window.store.list_conversations()]
+        assert not set(titles) & set(TITLES)
+        assert window.current_conversation_id in [c.id for c in window.store.list_conversations()]
