@@ -134,6 +134,7 @@ class ImportChatsDialog(QDialog):
             return
         chosen = self.preview.chosen()
         self._total, self._done = len(chosen), 0
+        chosen |= self.preview.empty()  # taken too, so the report lists them as skipped
         self.progress.setRange(0, self._total)
         self.progress.setValue(0)
         self.preview.setEnabled(False)

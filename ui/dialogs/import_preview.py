@@ -174,3 +174,9 @@ class ImportPreview(QWidget):
             tuple(row.data(0, _KEY)) for row in self.rows()
             if row.checkState(0) == Qt.CheckState.Checked
         }
+
+    def empty(self) -> set[tuple[str, str]]:
+        """The conversations without messages (no box to tick: the report lists them as
+        skipped)."""
+        return {tuple(row.data(0, _KEY)) for row in self.rows()
+                if not row.flags() & Qt.ItemFlag.ItemIsEnabled}

@@ -87,8 +87,10 @@ class HistoryImport(QObject):
         return dialog
 
     def _forget(self, dialog: ImportChatsDialog) -> None:
+        """A closed dialog goes (with its lists; a running preview stops reporting)."""
         if self.dialog is dialog:
             self.dialog = None
+        dialog.deleteLater()
 
     # -- drops ------------------------------------------------------------------------------
 
@@ -152,9 +154,9 @@ class HistoryImport(QObject):
             self.batches.remove(batch_id)
         self._update_undo_action()
         self._show_store_again()
-        dialog = self.dialog
-        if dialog is not None and dialog.batch_id == batch_id:
-            dialog.show_undone(result)
+        for dialog in self._window.findChildren(ImportChatsDialog):
+            if dialog.batch_id == batch_id:
+                dialog.show_undone(result)
         self._window.statusBar().showMessage(
             f"Import undone: {result['removed_conversations']:,} conversations taken out.", 5000
         )

@@ -16,7 +16,6 @@ from tests.app.importers.samples import gpt_message, gpt_node
 from tests.ui.dialogs.chat_exports import TITLES, chatgpt_export, conversation
 from ui.dialogs.import_chats import ImportChatsDialog
 
-
 _AFTER = 1_772_500_000.0  # after every message of the first export
 
 
@@ -156,3 +155,25 @@ def test_a_store_that_cannot_be_written_is_said_in_words(qtbot, tmp_path: Path) 
     _wait_step(qtbot, dialog, "report")
     assert dialog.heading.text().startswith("The import could not go on: Could not create")
     assert dialog.close_button.isVisible() and not dialog.undo_button.isVisible()
+
+
+def test_an_empty_conversation_cannot_be_ticked_and_is_reported_skipped(
+    qtbot, tmp_path: Path
+) -> None:
+    empty = {"title": "Nothing said", "id": "conv-empty", "conversation_id": "conv-empty",
+             "mapping": {"root": gpt_node("root", None, [], None)}, "current_node": "root"}
+    export = tmp_path / "conversations.json"
+    export.write_text(json.dumps([conversation(0, "Greetings"), empty]), encoding="utf-8")
+    database = tmp_path / "branchwise.sqlite3"
+    dialog = _dialog(qtbot, [export], database)
+    _wait_step(qtbot, dialog, "preview")
+    greetings, nothing = dialog.preview.rows()
+    assert greetings.checkState(0) == Qt.CheckState.Checked
+    assert nothing.text(0) == "Nothing said (empty: skipped)"
+    assert nothing.checkState(0) == Qt.CheckState.Unchecked and nothing.isDisabled()
+    assert dialog.import_button.text() == "Import 1 Conversation"
+    with qtbot.waitSignal(dialog.imported, timeout=20000):
+        dialog.start_import()
+    assert dialog.report.statuses() == [("Imported", "Greetings", "7 messages"),
+                                        ("Skipped", "Nothing said", "It has no messages.")]
+    assert _titles(database) == {"Greetings": 7}
