@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 from ui.dialogs.import_preview import ImportPreview
 from ui.dialogs.import_report import ImportReport
 from ui.dialogs.import_task import ImportTask
-from ui.widgets.theme import em
+from ui.widgets.theme import em, scale_font
 from ui.widgets.visibility import set_shown
 
 Step = str  # "reading", "preview", "importing", "report"
@@ -61,6 +61,7 @@ class ImportChatsDialog(QDialog):
         self.heading.setObjectName("ImportHeading")
         self.heading.setTextFormat(Qt.TextFormat.PlainText)
         self.heading.setWordWrap(True)
+        scale_font(self.heading, 1.05, bold=True)
         self.progress = QProgressBar()
         self.progress.setAccessibleName("Import progress")
         self.pages = QStackedWidget()
@@ -84,6 +85,7 @@ class ImportChatsDialog(QDialog):
         self.close_button.clicked.connect(self.close)
         self.undo_button.clicked.connect(self._ask_undo)
         layout = QVBoxLayout(self)
+        layout.setSpacing(em(self, 0.6))
         layout.addWidget(self.heading)
         layout.addWidget(self.progress)
         layout.addWidget(self.pages, 1)

@@ -54,10 +54,6 @@ class HistoryImport(QObject):
         self._sorter = DropSorter(self)
         self._sorter.sorted.connect(self._on_sorted, Qt.ConnectionType.QueuedConnection)
 
-    def connect_menu(self) -> None:
-        """Call once the menu actions exist."""
-        self._update_undo_action()
-
     # -- asking for files -------------------------------------------------------------------
 
     @Slot()
@@ -120,7 +116,7 @@ class HistoryImport(QObject):
     def _on_imported(self, report: dict[str, Any]) -> None:
         if report["batch_id"] is not None:
             self.batches.append(report["batch_id"])
-        self._update_undo_action()
+        self.update_undo_action()
         self._show_store_again()
         window = self._window
         new = [o["conversation_id"] for item in report["inputs"] for o in item["outcomes"]
@@ -152,7 +148,7 @@ class HistoryImport(QObject):
     def _on_undone(self, batch_id: int, result: dict[str, Any]) -> None:
         if batch_id in self.batches:
             self.batches.remove(batch_id)
-        self._update_undo_action()
+        self.update_undo_action()
         self._show_store_again()
         for dialog in self._window.findChildren(ImportChatsDialog):
             if dialog.batch_id == batch_id:
@@ -163,11 +159,12 @@ class HistoryImport(QObject):
         self.undoFinished.emit(batch_id)
 
     def _on_undo_failed(self, batch_id: int, message: str) -> None:
-        self._update_undo_action()
+        self.update_undo_action()
         self._window.show_notice(f"The import could not be undone: {message}")
         self.undoFinished.emit(batch_id)
 
-    def _update_undo_action(self) -> None:
+    def update_undo_action(self) -> None:
+        """Edit › Undo Import: on while this session has an import to take out."""
         action = self._window.menu_actions.undo_import
         action.setEnabled(bool(self.batches))
         action.setText(f"Undo &Import ({len(self.batches)})" if len(self.batches) > 1

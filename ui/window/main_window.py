@@ -123,7 +123,7 @@ class MainWindow(QMainWindow):
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
-        self.history_import.connect_menu()
+        self.history_import.update_undo_action()
         self.menu_actions.themes[preferences.theme].setChecked(True)
         self.menu_actions.toggle_sidebar.setCheckable(True)
         self.menu_actions.toggle_sidebar.setChecked(True)
