@@ -204,8 +204,11 @@ class ImportChatsDialog(QDialog):
 
     def reject(self) -> None:
         # Esc or the window's close box while importing cancels instead of leaving the import
-        # running unseen; the dialog stays to show the report.
+        # running unseen; the dialog stays to show the report. Closed while reading, the
+        # preview stops.
         if self.step == "importing":
             self.cancel()
             return
+        if self.step == "reading":
+            self.task.cancel()
         super().reject()

@@ -73,7 +73,8 @@ class ImportTask(QObject):
         self.cancel_event.set()
 
     def preview(self, paths: list[Path]) -> None:
-        self._start("preview", lambda: _emit(self.previewed, run.preview(paths)))
+        self._start("preview",
+                    lambda: _emit(self.previewed, run.preview(paths, self.cancel_event)))
 
     def start(self, paths: list[Path], only: set[tuple[str, str]] | None = None) -> None:
         """Import `paths`, only the (format, source id) pairs in `only` when given."""
