@@ -13,7 +13,9 @@ of ratios; the sections (bench/sections/):
 * lookup: prompt-lookup speculation against plain decoding on a rewrite and an open question,
   tokens identical;
 * draft: draft-model speculation with the tiny llamas, tokens identical, share accepted;
-* passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass.
+* passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass;
+* tools: continuing after a tool result against a plain follow-up (prompt tokens computed,
+  time to first token).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.default_model import default_model
-from bench.sections import caching, draft, lookup, passes, prefill
+from bench.sections import caching, draft, lookup, passes, prefill, tools
 from bench.table import table
 from inference import LoadedModel, load_model
 
@@ -38,6 +40,7 @@ SECTIONS: dict[str, Section] = {
     "lookup": lookup.rows,
     "draft": draft.rows,
     "passes": passes.rows,
+    "tools": tools.rows,
 }
 
 
@@ -68,6 +71,8 @@ def parser() -> argparse.ArgumentParser:
                        help="lookup: open question's reply length")
     parse.add_argument("--draft-tokens", type=int, default=48, help="draft: reply length")
     parse.add_argument("--pass-repeats", type=int, default=5, help="passes: best of this many")
+    parse.add_argument("--tool-history-tokens", type=int, default=600,
+                       help="tools: the chat's length before the tool call")
     return parse
 
 

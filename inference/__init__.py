@@ -80,7 +80,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from inference.decoding.sampling import SamplingParams
     from inference.engine.engine import Engine
-    from inference.engine.engine.engine_caches import default_cache_budget
+    from inference.engine.engine_caches import default_cache_budget
     from inference.engine.result import GenerationResult, GenerationStats
     from inference.errors import InferenceError, ModelLoadError, PromptError, SamplingError
     from inference.importing.dhara import import_dhara
@@ -94,7 +94,7 @@ _HOMES = {
     "Engine": "inference.engine.engine",
     "GenerationResult": "inference.engine.result",
     "GenerationStats": "inference.engine.result",
-    "default_cache_budget": "inference.engine.engine.engine_caches",
+    "default_cache_budget": "inference.engine.engine_caches",
     "InferenceError": "inference.errors",
     "ModelLoadError": "inference.errors",
     "PromptError": "inference.errors",

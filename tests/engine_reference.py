@@ -8,7 +8,10 @@ NEAR_TIE (the logsumexp shift does not change the margin between two logits).
 
 from __future__ import annotations
 
+import copy
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import mlx.core as mx
 import mlx_lm
@@ -80,3 +83,18 @@ def check_tokens(
     if complete:
         assert len(got) == len(ref.tokens), f"{label}: got {got}, reference {ref.tokens}"
     stats.exact += 1
+
+
+def template_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Messages as HF chat templates take them: a call's arguments decoded from the JSON string
+    OpenAI's shape holds, and a reply that only calls given empty text (written here, not
+    taken from the engine, so the reference does not share the code it checks)."""
+    plain = copy.deepcopy(messages)
+    for message in plain:
+        for call in message.get("tool_calls") or []:
+            arguments = call["function"]["arguments"]
+            if isinstance(arguments, str):
+                call["function"]["arguments"] = json.loads(arguments)
+        if message.get("content") is None:
+            message["content"] = ""
+    return plain

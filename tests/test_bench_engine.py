@@ -3,6 +3,7 @@ replies identical to plain decoding's; an unknown section is refused by name."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -47,3 +48,17 @@ def test_an_unknown_section_is_refused_with_the_choices(
         engine.main(["--only", "lookup,speed"])
     error = capsys.readouterr().err
     assert "unknown section speed" in error and "caching, prefill, lookup, draft, passes" in error
+
+
+def test_the_tools_section_computes_only_the_tool_turn_after_a_result(
+    llama_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine.main(["--model", str(llama_path), "--only", "tools", "--runs", "2",
+                 "--tool-history-tokens", "120"])
+    computed, ttft, cold = _table_rows(capsys.readouterr().out, "tools")
+    prompt, turn = map(int, re.findall(r"\d+", computed[0]))
+    # Only the result's turn is computed, with the ends around it (which this tiny vocabulary
+    # spells in more tokens than a real one: the target of 8 is for real tokenizers).
+    assert turn < int(computed[1]) <= turn + 12 < prompt // 4
+    assert float(ttft[1]) > 0 and float(ttft[2]) > 0
+    assert float(cold[1]) > 0

@@ -39,6 +39,27 @@ CHATML_TEMPLATE = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 
+# Qwen2.5-Instruct's chat template (tools in the system turn, calls as <tool_call>{json}
+# </tool_call>, consecutive tool results grouped in one user turn as <tool_response>s): the
+# tools-capable template of the tool-use tests (`with_template`). Its tool-call format is
+# "hermes".
+QWEN_TOOLS_TEMPLATE = (Path(__file__).parent / "templates" / "qwen2.5-tools.jinja").read_text(
+    encoding="utf-8"
+)
+# A tool the tool-use tests offer, in OpenAI's shape.
+WEATHER_TOOL: dict[str, Any] = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "description": "The weather in a city",
+        "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}},
+            "required": ["city"],
+        },
+    },
+}
+
 # A small English corpus so the byte-level BPE learns real merges and prompts tokenize to a
 # realistic number of tokens (a few characters per token), not one token per byte.
 _CORPUS = """
@@ -281,6 +302,36 @@ def add_token(folder: Path, content: str = "<|tool|>") -> Path:
     data["added_tokens"].append(extra)
     tokenizer_file.write_text(json.dumps(data))
     return folder
+
+
+def with_template(source: Path, folder: Path, template: str) -> Path:
+    """A copy of the model in `source` at `folder` whose chat template is `template`."""
+    shutil.copytree(source, folder)
+    config_file = folder / "tokenizer_config.json"
+    config = json.loads(config_file.read_text())
+    config["chat_template"] = template
+    config_file.write_text(json.dumps(config, indent=2))
+    return folder
+
+
+# A reply the tool-use tests force (one token, by logit bias): a Hermes call, then a stop string
+# so the reply ends by itself ("stop") rather than at max_tokens. No spaces or newlines: the
+# byte-level decoder maps those to other characters.
+FORCED_CALL = '<tool_call>{"name":"get_weather","arguments":{"city":"Paris"}}</tool_call>'
+FORCED_STOP = "DONE"
+
+
+def with_call_token(folder: Path, text: str = FORCED_CALL + FORCED_STOP) -> int:
+    """Make one token of the model in `folder` decode to `text` (the byte 0x01's token, which
+    no merge uses and no test prompt holds), so a logit bias on it forces that reply; returns
+    its id."""
+    tokenizer_file = folder / "tokenizer.json"
+    data = json.loads(tokenizer_file.read_text())
+    vocab = data["model"]["vocab"]
+    token_id = vocab.pop("\u0101")  # byte 0x01 in the byte-level alphabet
+    vocab[text] = token_id
+    tokenizer_file.write_text(json.dumps(data))
+    return int(token_id)
 
 
 def build_all(root: Path) -> dict[str, Path]:

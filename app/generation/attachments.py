@@ -129,10 +129,13 @@ def wrap_file(name: str, text: str) -> str:
 
 
 def with_attachments(content: str, attachments: tuple[dict[str, Any], ...] | list) -> str:
-    """A message's text for the model: its attached files first, then what the person wrote."""
-    if not attachments:
-        return content
-    files = [wrap_file(item["name"], item["text"]) for item in attachments]
-    return "\n\n".join([*files, content])
+    """A message's text for the model: its attached files first, then what the person wrote.
+    An imported file with no text (not in the export, or an image) has nothing to read: left
+    out."""
+    files = [
+        wrap_file(item["name"], item["text"]) for item in attachments
+        if item["text"] or not (item.get("missing") or item.get("file"))
+    ]
+    return "\n\n".join([*files, content]) if files else content
 
 

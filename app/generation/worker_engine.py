@@ -63,7 +63,7 @@ def default_engine_factory(
         "weights_bytes": model.weights_bytes,
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
-        # How the model writes tool calls; None: its template takes no tools.
+        # The format its replies write tool calls in; None: its template takes no tools.
         "tool_format": tool_format_for(model.tokenizer.chat_template),
     }
     return engine, info

@@ -83,8 +83,8 @@ def run_generation(
                 params,
                 template_kwargs=request.template_kwargs,
                 continue_reply=request.continue_reply,
-                **({"tools": request.tools} if request.tools else {}),
                 **fit_options(request.params),
+                **({"tools": request.tools} if request.tools else {}),
                 **listeners,
             )
         else:

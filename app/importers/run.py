@@ -122,16 +122,19 @@ def _entries(path: Path, item: InputReport) -> Iterator[Entry]:
             item.outcomes.append(writer.Outcome("refused", path.name, reason=str(exc)))
 
 
-def preview(paths: Iterable[Path]) -> dict[str, Any]:
+def preview(paths: Iterable[Path], cancel: threading.Event | None = None) -> dict[str, Any]:
     """What an import of `paths` would bring, without writing: per input and format, the
     conversations (with their source ids, for choosing), messages, branches, date range,
-    attachments found and missing, and problems."""
+    attachments found and missing, and problems. `cancel` stops it between conversations (the
+    person closed the preview)."""
     inputs = []
     for path in paths:
         item = InputReport(str(path))
         formats: dict[str, dict[str, Any]] = {}
         problems: list[str] = []
         for entry in _entries(path, item):
+            if cancel is not None and cancel.is_set():
+                break
             if isinstance(entry, RefusedEntry):
                 said = entry.reason.startswith(entry.where)
                 problems.append(entry.reason if said else f"{entry.where}: {entry.reason}")

@@ -41,7 +41,8 @@ class RemoteBackend(QObject):
     # first token
     prefillProgress = Signal(object)
     tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
-    generationFinished = Signal(object)  # {"request_id", "text", "finish_reason", "stats"}
+    # {"request_id", "text", "finish_reason", "stats", "tool_calls"}
+    generationFinished = Signal(object)
     # {"request_id", "message", "status": "error"|"interrupted"}
     generationFailed = Signal(object)
 
@@ -104,7 +105,7 @@ class RemoteBackend(QObject):
             return
         coalescer.flush()
         self.generationFinished.emit(
-            _finished(rid, result.text, result.finish_reason, result.stats)
+            _finished(rid, result.text, result.finish_reason, result.stats, result.tool_calls)
         )
 
     async def _stream(
@@ -131,8 +132,12 @@ class RemoteBackend(QObject):
             request.messages,
             request.params,
             on_text,
+            request.tools,
         )
 
 
-def _finished(rid: int, text: str, reason: str, stats: dict[str, Any]) -> dict[str, Any]:
-    return {"request_id": rid, "text": text, "finish_reason": reason, "stats": stats}
+def _finished(
+    rid: int, text: str, reason: str, stats: dict[str, Any], calls: tuple[dict, ...] = ()
+) -> dict[str, Any]:
+    return {"request_id": rid, "text": text, "finish_reason": reason, "stats": stats,
+            "tool_calls": list(calls)}

@@ -8,6 +8,7 @@ person is watching, so a failure is reported at once, in words, instead.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,8 +40,10 @@ _EXTRA_OFF = {"top_k": 0, "min_p": 0.0, "repetition_penalty": 1.0}
 @dataclass(frozen=True)
 class ChatResult:
     text: str
-    finish_reason: str  # "stop" or "length", as the server said
+    finish_reason: str  # "stop", "length" or "tool_calls", as the server said
     stats: dict[str, float]
+    # The calls the reply made, as the local engine gives them: {"id", "name", "arguments"}.
+    tool_calls: tuple[dict[str, Any], ...] = ()
 
 
 def client(base_url: str, api_key: str | None, timeout: openai.Timeout = TIMEOUT) -> Any:
@@ -82,25 +85,31 @@ async def stream_chat(
     messages: Sequence[dict],
     params: dict[str, Any],
     on_text: Callable[[str], None],
+    tools: Sequence[dict] | None = None,
 ) -> ChatResult:
     """Stream a chat completion, handing each piece of text to `on_text` as it arrives.
 
-    `messages` go out exactly as given (the stored text, byte for byte), so a server with a
-    prefix cache finds the shared history. Cancelling the task closes the connection, which
-    stops the generation on servers that notice (vLLM, llama.cpp, mlx_lm.server, Branchwise).
+    `messages` go out exactly as given (the stored text, byte for byte; a call's arguments held
+    as an object are sent as the JSON text OpenAI's shape wants), so a server with a prefix
+    cache finds the shared history. `tools` (OpenAI-style schemas) are offered to the model,
+    and the calls it streams back (`delta.tool_calls`, in pieces) come whole in the result.
+    Cancelling the task closes the connection, which stops the generation on servers that
+    notice (vLLM, llama.cpp, mlx_lm.server, Branchwise).
     Raises RemoteError."""
     started = time.perf_counter()
     first_token_at: float | None = None
     parts: list[str] = []
     finish_reason: str | None = None
     usage: Any = None
+    calls = StreamedCalls()
     try:
         async with client(base_url, api_key) as api:
             stream = await api.chat.completions.create(
                 model=model,
-                messages=list(messages),  # type: ignore[arg-type]
+                messages=[_outgoing(m) for m in messages],  # type: ignore[misc]
                 stream=True,
                 stream_options={"include_usage": True},
+                **({"tools": list(tools)} if tools else {}),
                 **request_params(params),
             )
             async with stream:
@@ -114,6 +123,8 @@ async def stream_chat(
                                 first_token_at = time.perf_counter()
                             parts.append(text)
                             on_text(text)
+                        if choice.delta and choice.delta.tool_calls:
+                            calls.add(choice.delta.tool_calls)
                         if choice.finish_reason:
                             finish_reason = choice.finish_reason
     except Exception as exc:  # any failure: see the note at the top
@@ -123,9 +134,62 @@ async def stream_chat(
             f"The server at {base_url} closed the connection before the reply was finished.",
             interrupted=bool(parts),
         )
+    made, unreadable = calls.whole()
     return ChatResult(
-        "".join(parts), finish_reason, _stats(usage, started, first_token_at, len(parts))
+        "".join(parts) + unreadable,
+        finish_reason,
+        _stats(usage, started, first_token_at, len(parts)),
+        made,
     )
+
+
+class StreamedCalls:
+    """Calls streamed as `delta.tool_calls` pieces (by index: the id and name first, then the
+    arguments' text in parts), put together when the reply ends."""
+
+    def __init__(self) -> None:
+        self._calls: dict[int, dict[str, str]] = {}
+
+    def add(self, pieces: Sequence[Any]) -> None:
+        for piece in pieces:
+            call = self._calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] = piece.id or call["id"]
+            function = piece.function
+            if function is not None:
+                call["name"] = function.name or call["name"]
+                call["arguments"] += function.arguments or ""
+
+    def whole(self) -> tuple[tuple[dict[str, Any], ...], str]:
+        """The calls in order, and the text of those whose arguments are not a JSON object
+        (kept as reply text, never dropped)."""
+        made, unreadable = [], ""
+        for index in sorted(self._calls):
+            call = self._calls[index]
+            try:
+                arguments = json.loads(call["arguments"] or "{}")
+            except ValueError:
+                arguments = None
+            if not isinstance(arguments, dict) or not call["name"]:
+                unreadable += f"\n{call['name']}({call['arguments']})"
+                continue
+            made.append({"id": call["id"] or f"call_{index}", "name": call["name"],
+                         "arguments": arguments})
+        return tuple(made), unreadable
+
+
+def _outgoing(message: dict) -> dict:
+    """A stored message in OpenAI's shape: call arguments as JSON text."""
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    shaped = []
+    for call in calls:
+        function = call.get("function") or {}
+        arguments = function.get("arguments")
+        if not isinstance(arguments, str):
+            function = {**function, "arguments": json.dumps(arguments or {}, ensure_ascii=False)}
+        shaped.append({**call, "type": call.get("type", "function"), "function": function})
+    return {**message, "tool_calls": shaped}
 
 
 def request_params(params: dict[str, Any]) -> dict[str, Any]:

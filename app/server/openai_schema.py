@@ -13,13 +13,25 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.server.guard import ApiError
+from app.server.openai_tools import (
+    assistant_calls,
+    call_names,
+    choice_instruction,
+    openai_calls,
+    parse_tools,
+    tool_message,
+    with_instruction,
+)
 from app.store.message_checks import MessageFieldError, check_choice, text_content
 
 # OpenAI's defaults where the body says nothing.
 DEFAULT_TEMPERATURE = 1.0
 DEFAULT_TOP_P = 1.0
-_FINISH = {"stop": "stop", "length": "length", "context": "length"}
-_ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant"}
+_FINISH = {"stop": "stop", "length": "length", "context": "length", "tool_calls": "tool_calls"}
+_ROLES = {
+    "system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+    "tool": "tool",
+}
 _SAMPLING_FIELDS = ("top_k", "min_p", "repetition_penalty", "seed", "logit_bias")
 
 
@@ -29,8 +41,9 @@ class ParsedRequest:
     params: dict[str, Any]
     stream: bool
     include_usage: bool
-    messages: list[dict[str, str]] | None = None
+    messages: list[dict[str, Any]] | None = None
     prompt: str | list[int] | None = None
+    tools: list[dict[str, Any]] | None = None  # offered to the model (see openai_tools)
 
 
 def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
@@ -39,7 +52,14 @@ def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
     if not isinstance(messages, list) or not messages:
         raise _bad("'messages' must be a non-empty list of messages.", "messages")
     parsed = _common(body, default_max_tokens)
-    parsed.messages = [_message(m, i) for i, m in enumerate(messages)]
+    names: dict[str, str] = {}
+    parsed.messages = []
+    for index, message in enumerate(messages):
+        clean = _message(message, index, names)
+        names.update(call_names(clean.get("tool_calls")))
+        parsed.messages.append(clean)
+    parsed.tools = parse_tools(body)
+    parsed.messages = with_instruction(parsed.messages, choice_instruction(body))
     return parsed
 
 
@@ -107,20 +127,26 @@ def _stops(value: object) -> list[str]:
     return stops
 
 
-def _message(message: object, index: int) -> dict[str, str]:
+def _message(message: object, index: int, names: dict[str, str]) -> dict[str, Any]:
+    """One history message; `names` maps earlier calls' ids to their function names."""
     param = f"messages[{index}]"
     if not isinstance(message, dict):
         raise _bad(f"{param} must be an object with a role and content.", param)
     try:
-        role = check_choice(message.get("role"), _ROLES, "role")
+        role = _ROLES[check_choice(message.get("role"), _ROLES, "role")]
     except MessageFieldError as exc:
-        hint = f"{param}: {exc} (this server takes no tool messages)"
-        raise _bad(hint, f"{param}.role") from None
+        raise _bad(f"{param}: {exc}", f"{param}.role") from None
     try:
         content = text_content(message.get("content"), f"{param}.content")
     except MessageFieldError as exc:
         raise _bad(str(exc), f"{param}.content") from None
-    return {"role": _ROLES[role], "content": content}
+    if role == "tool":
+        return tool_message(message, content, names, param)
+    clean: dict[str, Any] = {"role": role, "content": content}
+    calls = assistant_calls(message, param) if role == "assistant" else None
+    if calls is not None:
+        clean["tool_calls"] = calls
+    return clean
 
 
 def _prompt(prompt: object) -> str | list[int]:
@@ -181,9 +207,14 @@ class Shaper:
             "choices": choices,
         }
 
-    def complete(self, text: str, reason: str, stats: dict[str, Any]) -> dict[str, Any]:
+    def complete(
+        self, text: str, reason: str, stats: dict[str, Any], tool_calls: list | None = None
+    ) -> dict[str, Any]:
         if self.chat:
-            choice = {"index": 0, "message": {"role": "assistant", "content": text}}
+            message: dict[str, Any] = {"role": "assistant", "content": text}
+            if tool_calls:
+                message.update(content=text or None, tool_calls=openai_calls(tool_calls))
+            choice = {"index": 0, "message": message}
             body = self._envelope("chat.completion", [choice])
         else:
             body = self._envelope("text_completion", [{"index": 0, "text": text}])
@@ -192,13 +223,20 @@ class Shaper:
         return body
 
     def chunk(
-        self, text: str | None, reason: str | None = None, first: bool = False
+        self,
+        text: str | None,
+        reason: str | None = None,
+        first: bool = False,
+        tool_calls: list | None = None,
     ) -> dict[str, Any]:
-        """A streamed piece: new text, or (with `reason`) the last piece, which carries none."""
+        """A streamed piece: new text or the reply's calls, or (with `reason`) the last piece,
+        which carries none."""
         if self.chat:
             delta: dict[str, Any] = {"role": "assistant"} if first else {}
             if text is not None:
                 delta["content"] = text
+            if tool_calls:
+                delta["tool_calls"] = openai_calls(tool_calls, streamed=True)
             choice: dict[str, Any] = {"index": 0, "delta": delta}
             obj = "chat.completion.chunk"
         else:

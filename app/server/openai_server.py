@@ -17,6 +17,7 @@ from aiohttp import web
 from app.server.config import ServerConfig
 from app.server.guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewares
 from app.server.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
+from app.server.openai_tools import ContentStream
 from app.server.served_requests import Event, QueueFullError, ServedGenerations, ServedRequest
 
 _GENERATIONS = web.AppKey("generations", ServedGenerations)
@@ -128,7 +129,7 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
             "model",
         )
     try:
-        served = generations.submit(parsed.messages, parsed.params, parsed.prompt)
+        served = generations.submit(parsed.messages, parsed.params, parsed.prompt, parsed.tools)
     except QueueFullError as exc:
         raise ApiError(
             503, str(exc), "server_busy", headers={"x-should-retry": "false"}
@@ -136,7 +137,9 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
     shaper = Shaper(model["model_id"], chat)
     try:
         if parsed.stream:
-            return await _stream(request, served, parsed, shaper)
+            # The model's tool-call format, to hold call markup back while streaming.
+            tool_format = model.get("tool_format") if parsed.tools else None
+            return await _stream(request, served, parsed, shaper, tool_format)
         return await _whole(served, shaper)
     finally:
         # A client that went away cancels this handler (and so reaches here) mid-reply.
@@ -150,17 +153,26 @@ async def _whole(served: ServedRequest, shaper: Shaper) -> web.Response:
             raise error
         if event.kind == "finished":
             payload = event.payload
-            body = shaper.complete(payload["text"], payload["finish_reason"], payload["stats"])
+            body = shaper.complete(
+                payload["text"], payload["finish_reason"], payload["stats"],
+                payload.get("tool_calls"),
+            )
             return web.json_response(body)
     raise AssertionError("the events end with finished or failed")
 
 
 async def _stream(
-    request: web.Request, served: ServedRequest, parsed: ParsedRequest, shaper: Shaper
+    request: web.Request,
+    served: ServedRequest,
+    parsed: ParsedRequest,
+    shaper: Shaper,
+    tool_format: str | None,
 ) -> web.StreamResponse:
     """Headers go out with the first event, so a request refused by the engine (a prompt too
     long, bad sampling settings) still gets a proper status and JSON body; a failure after
-    that is sent as a last `data: {"error": ...}` event."""
+    that is sent as a last `data: {"error": ...}` event. With tools offered, call markup is held
+    back (see app.server.openai_tools) and the calls go out whole at the end."""
+    content = ContentStream(tool_format)
     response: web.StreamResponse | None = None
     async for event in served.events():
         error = _error_of(event)
@@ -173,9 +185,15 @@ async def _stream(
         if error is not None:
             await _send(response, error.body(), parsed)
         elif event.kind == "tokens":
-            await _send(response, shaper.chunk(event.payload["text"]), parsed)
+            text = content.feed(event.payload["text"])
+            if text:
+                await _send(response, shaper.chunk(text), parsed)
         else:
             payload = event.payload
+            rest = content.finish(payload["text"])
+            if rest or payload.get("tool_calls"):
+                chunk = shaper.chunk(rest or None, tool_calls=payload.get("tool_calls"))
+                await _send(response, chunk, parsed)
             await _send(response, shaper.chunk(None, payload["finish_reason"]), parsed)
             if parsed.include_usage:
                 await _send(response, shaper.usage_chunk(payload["stats"]), parsed)

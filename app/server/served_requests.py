@@ -34,7 +34,7 @@ class QueueFullError(Exception):
 @dataclass(frozen=True)
 class Event:
     """What the worker said about one request: "tokens" (payload["text"] is the new text),
-    "finished" ({"text", "finish_reason", "stats"}) or "failed" ({"message",
+    "finished" ({"text", "finish_reason", "stats", "tool_calls"}) or "failed" ({"message",
     "invalid_request"})."""
 
     kind: str
@@ -108,9 +108,11 @@ class ServedGenerations:
         messages: list[dict] | None,
         params: dict[str, Any],
         prompt: str | list[int] | None = None,
+        tools: list[dict] | None = None,
     ) -> ServedRequest:
-        """Queue a chat (`messages`) or a raw completion (`prompt`) on the worker. Call on the
-        loop that will read its events. Raises QueueFullError when `max_pending` are in flight."""
+        """Queue a chat (`messages`, offering `tools`) or a raw completion (`prompt`) on the
+        worker. Call on the loop that will read its events. Raises QueueFullError when
+        `max_pending` are in flight."""
         loop = asyncio.get_running_loop()
         request = GenerationRequest(
             self.worker.next_request_id(),
@@ -118,6 +120,7 @@ class ServedGenerations:
             params,
             conversation_id=SERVER_CONVERSATION,
             prompt=prompt,
+            tools=tools,
         )
         served = ServedRequest(request, loop)
         with self._lock:

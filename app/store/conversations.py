@@ -119,6 +119,15 @@ class Store(StreamingReplies):
             raise
         return store
 
+    @classmethod
+    def open_another(cls, path: str | Path) -> Store:
+        """One more connection to a database this process has open, for another thread (a
+        Store belongs to the thread that opened it). It skips what only the app's own open
+        may do: replies streaming now are this process's, not orphans to mark interrupted."""
+        path = Path(path)
+        conn, recovered_from = open_database(path)
+        return cls(conn, path, recovered_from)
+
     def close(self) -> None:
         """Finish any reply still being written as "interrupted" (or with the status its failed
         final write was given), then close the file. A reply the database still refuses (a full

@@ -13,8 +13,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from inference.prompt.chat_prompt import validate_messages
-
 if TYPE_CHECKING:
     from inference.cache.branch_cache import BranchCache
     from inference.engine.request_builder import RequestBuilder
@@ -30,7 +28,7 @@ def cache_state(
     the deepest reusable token lies."""
     states = []
     for messages in paths:
-        ids = builder.render(validate_messages(messages), None)
+        ids = builder.prompt_ids(messages)
         usable, path, _ = cache.reusable(ids[:-1])
         memory = disk = disk_bytes = 0
         for node in path:

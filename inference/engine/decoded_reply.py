@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from inference.decoding.sampling import StopMatcher
 from inference.engine.request import Request, rate
 from inference.engine.result import FinishReason, GenerationResult
+from inference.engine.tool_reply import read_reply
 
 if TYPE_CHECKING:
     from inference.cache.stack import CacheStack
@@ -85,6 +86,8 @@ class DecodedReply:
             rate(len(self.generated) - 1, self.last_at - self.first_at),
             speculative,
         )
+        text = "".join(self.pieces)
+        calls, content, finish = read_reply(request, text, finish)
         return GenerationResult(
-            "".join(self.pieces), tuple(self.generated), finish, stats, request.dropped
+            text, tuple(self.generated), finish, stats, request.dropped, calls, content
         )

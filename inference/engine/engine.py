@@ -162,9 +162,11 @@ class Engine:
         self,
         messages: Sequence[Mapping[str, Any]],
         template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> int:
-        """Tokens the rendered prompt for `messages` takes, generation prompt included."""
-        return self._builder.count_prompt_tokens(messages, template_kwargs)
+        """Tokens the rendered prompt for `messages` takes, generation prompt included (and the
+        `tools` offered, as `generate` renders them)."""
+        return self._builder.count_prompt_tokens(messages, template_kwargs, tools)
 
     def generate(
         self,
@@ -178,6 +180,7 @@ class Engine:
         template_kwargs: Mapping[str, Any] | None = None,
         continue_reply: bool = False,
         context_limit: int | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> GenerationResult:
         """Generate the reply that follows `messages` (the path from the root to the new turn).
 
@@ -193,10 +196,16 @@ class Engine:
         InferenceError) for bad messages or a prompt that cannot fit; the engine stays usable
         after any error. `template_kwargs` go to the chat template (e.g. `enable_thinking`,
         `reasoning_effort`). Worker thread only.
+
+        `tools` are OpenAI-style schemas rendered through the chat template (PromptError when
+        its template takes none); the messages may then hold assistant `tool_calls` and `tool`
+        results (see inference.prompt.tool_messages), and the result carries the calls the
+        reply made (`tool_calls`, `content`, finish_reason "tool_calls"; see
+        inference.engine.tool_reply).
         """
         request = self._builder.chat_request(
             messages, params, conversation_id, overflow, template_kwargs, continue_reply,
-            context_limit,
+            context_limit, tools,
         )
         request.listen(on_token, on_progress, cancel)
         return self._runner.run(request)

@@ -41,7 +41,7 @@ class Request:
     started: float
     # The rendered chat and its messages; None and empty for a raw prompt.
     prompt: RenderedPrompt | None = None
-    messages: list[dict[str, str]] = field(default_factory=list)
+    messages: list[dict[str, Any]] = field(default_factory=list)
     template_kwargs: dict[str, Any] = field(default_factory=dict)
     dropped: tuple[int, ...] = ()
     on_token: Callable[[str], None] = _no_text
@@ -49,6 +49,11 @@ class Request:
     cancel: threading.Event = field(default_factory=threading.Event)
     cached: int = 0
     disk_tokens: int = 0
+    # With tools offered: the tool-call format the reply is read in, the schemas (which type
+    # some formats' values), and whether the prompt left a reasoning block open.
+    tool_format: str | None = None
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    starts_thinking: bool = False
 
     @property
     def prefill_tokens(self) -> int:

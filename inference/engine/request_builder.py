@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from inference.decoding.sampling import SamplingParams
 from inference.engine.raw_prompt import check_room, prompt_ids
 from inference.engine.request import Request
+from inference.engine.tool_reply import offered_tools, opens_thinking
 from inference.errors import PromptError, SamplingError
 from inference.prompt.chat_prompt import (
     generation_suffix,
@@ -22,6 +23,7 @@ from inference.prompt.chat_prompt import (
     validate_messages,
 )
 from inference.prompt.context_fit import Overflow, chat_context, fit_messages, reply_room
+from inference.prompt.tool_messages import for_template
 
 if TYPE_CHECKING:
     from inference.loading.load import LoadedModel
@@ -45,9 +47,21 @@ class RequestBuilder:
         self,
         messages: Sequence[Mapping[str, Any]],
         template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> int:
         """Tokens the rendered prompt for `messages` takes, generation prompt included."""
-        return len(self.render(validate_messages(messages), template_kwargs))
+        return len(self.prompt_ids(messages, template_kwargs, tools))
+
+    def prompt_ids(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[int]:
+        """The rendered prompt for `messages` (checked, with the `tools` offered), generation
+        prompt included, without fitting it to the context."""
+        clean, switches, _ = self._with_tools(messages, template_kwargs, tools)
+        return self.render(clean, switches)
 
     def chat_request(
         self,
@@ -58,10 +72,13 @@ class RequestBuilder:
         template_kwargs: Mapping[str, Any] | None = None,
         continue_reply: bool = False,
         context_limit: int | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> Request:
         """A request for the reply after `messages`, fitted to the context (the chat's
         `context_limit` when smaller than the model's) and rendered (with `continue_reply`, the
-        last message is a partial reply the model goes on writing)."""
+        last message is a partial reply the model goes on writing). `tools` (OpenAI-style
+        schemas) go to the template with its switches, so every render of the request sees
+        them, and the reply is read for calls."""
         started = time.perf_counter()
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
@@ -69,7 +86,7 @@ class RequestBuilder:
         whose = "this model's context" if context == self.context_length else (
             "this chat's context length"
         )
-        clean = validate_messages(messages)
+        clean, template_kwargs, tool_format = self._with_tools(messages, template_kwargs, tools)
         if continue_reply and clean[-1]["role"] != "assistant":
             raise PromptError("Only a reply can be continued: the last message is not one.")
         kept, dropped = self._fit(
@@ -89,6 +106,10 @@ class RequestBuilder:
             messages=kept,
             template_kwargs=dict(template_kwargs or {}),
             dropped=tuple(dropped),
+            tool_format=tool_format,
+            tools=list(template_kwargs.get("tools") or []),
+            starts_thinking=tool_format is not None
+            and opens_thinking(self._loaded.tokenizer, prompt),
         )
 
     def raw_request(
@@ -109,7 +130,7 @@ class RequestBuilder:
 
     def render(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         template_kwargs: Mapping[str, Any] | None,
         continue_reply: bool = False,
     ) -> list[int]:
@@ -120,6 +141,22 @@ class RequestBuilder:
             continue_final=continue_reply,
             **(template_kwargs or {}),
         )
+
+    def _with_tools(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None,
+        tools: Sequence[Mapping[str, Any]] | None,
+    ) -> tuple[list[dict[str, Any]], dict[str, Any], str | None]:
+        """The checked messages in the form the template renders, the template's switches with
+        the tools among them, and the model's tool-call format (None: no tools offered)."""
+        tokenizer = self._loaded.tokenizer
+        clean = for_template(validate_messages(messages), tokenizer.chat_template)
+        schemas, tool_format = offered_tools(tokenizer, tools)
+        switches = dict(template_kwargs or {})
+        if schemas:
+            switches["tools"] = schemas
+        return clean, switches, tool_format
 
     def generation_suffix(self, template_kwargs: Mapping[str, Any]) -> str | None:
         key = tuple(sorted((k, repr(v)) for k, v in template_kwargs.items()))
@@ -142,20 +179,20 @@ class RequestBuilder:
 
     def _fit(
         self,
-        messages: list[dict[str, str]],
+        messages: list[dict[str, Any]],
         params: SamplingParams,
         overflow: Overflow,
         template_kwargs: Mapping[str, Any] | None,
         continue_reply: bool,
         limit: int | None,
         whose: str,
-    ) -> tuple[list[dict[str, str]], list[int]]:
+    ) -> tuple[list[dict[str, Any]], list[int]]:
         """The messages that fit `limit` tokens with room for a reply, and those left out."""
         if limit is None:
             return messages, []
         room = reply_room(limit, params.max_tokens)
 
-        def count(kept: list[dict[str, str]]) -> int:
+        def count(kept: list[dict[str, Any]]) -> int:
             return len(self.render(kept, template_kwargs, continue_reply))
 
         return fit_messages(messages, count, limit, room, overflow, whose)

@@ -4,10 +4,11 @@ and speeds, in plain Python values (never MLX arrays), safe to hand to any threa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
-# "context": the reply filled the model's context before it ended (never a silent "length").
-FinishReason = Literal["stop", "length", "cancelled", "context"]
+# "context": the reply filled the model's context before it ended (never a silent "length");
+# "tool_calls": the reply ended having called tools (only when the request offered some).
+FinishReason = Literal["stop", "length", "cancelled", "context", "tool_calls"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,12 @@ class GenerationResult:
     the reply; `text` is their decoded text without it, cut before a stop string.
     `dropped_messages` are the indexes (into the messages given) of those the overflow policy
     left out of the prompt.
+
+    When the request offered tools, the reply is read in the model's tool-call format:
+    `tool_calls` are the calls it made, in order, as `{"id", "name", "arguments": dict}`, and
+    `content` is its answer without the calls' markup and without its reasoning ("" when
+    nothing else is left; a call that could not be read stays in it as text). Without tools,
+    `tool_calls` is empty and `content` None: `text` is the reply.
     """
 
     text: str
@@ -50,3 +57,5 @@ class GenerationResult:
     finish_reason: FinishReason
     stats: GenerationStats
     dropped_messages: tuple[int, ...] = ()
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    content: str | None = None

@@ -7,20 +7,23 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from inference.errors import PromptError
+from inference.prompt.tool_messages import clean_tool_calls, clean_tool_message
 
 if TYPE_CHECKING:
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
-ROLES = ("system", "user", "assistant")
+ROLES = ("system", "user", "assistant", "tool")
 
 
-def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
-    """Plain `{"role", "content"}` dicts, or PromptError naming the first bad message."""
+def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Plain `{"role", "content"}` dicts, or PromptError naming the first bad message. An
+    assistant message may hold `tool_calls` (its content may then be empty or None), and a
+    `tool` message answers one (`tool_call_id`, `name`); see inference.prompt.tool_messages."""
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise PromptError("Messages must be a list of {'role', 'content'} entries.")
     if not messages:
         raise PromptError("There is nothing to answer: the message list is empty.")
-    clean = []
+    clean: list[dict[str, Any]] = []
     for index, message in enumerate(messages, start=1):
         if not isinstance(message, Mapping):
             raise PromptError(f"Message {index} is not a {{'role', 'content'}} entry.")
@@ -30,15 +33,26 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, s
                 f"Message {index} has the unknown role {role!r}; "
                 f"the roles are {', '.join(ROLES)}."
             )
+        if role == "tool":
+            clean.append(clean_tool_message(message, index))
+            continue
+        calls = message.get("tool_calls")
+        if calls is not None and role != "assistant":
+            raise PromptError(f"Message {index} ({role}) has tool calls; only replies make them.")
+        if calls is not None and content is None:
+            content = ""
         if not isinstance(content, str):
             raise PromptError(f"Message {index} ({role}) has no text content.")
-        clean.append({"role": role, "content": content})
+        entry: dict[str, Any] = {"role": role, "content": content}
+        if calls is not None:
+            entry["tool_calls"] = clean_tool_calls(calls, index)
+        clean.append(entry)
     return clean
 
 
 def render_ids(
     tokenizer: TokenizerWrapper,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     add_generation_prompt: bool,
     continue_final: bool = False,
     **template_kwargs: Any,
@@ -69,7 +83,7 @@ class RenderedPrompt:
 
 def render_prompt(
     tokenizer: TokenizerWrapper,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     template_kwargs: Mapping[str, Any] | None = None,
     continue_final: bool = False,
 ) -> RenderedPrompt:
@@ -112,7 +126,7 @@ RECENT_BOUNDARIES = 3
 
 def message_boundaries(
     tokenizer: TokenizerWrapper,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     prompt: RenderedPrompt,
     after: int,
     suffix: str | None = None,
@@ -151,10 +165,10 @@ def message_boundaries(
 
 def _token_locator(
     tokenizer: TokenizerWrapper, prompt: RenderedPrompt, switches: dict[str, Any]
-) -> Callable[[list[dict[str, str]], int], int | None]:
+) -> Callable[[list[dict[str, Any]], int], int | None]:
     """Boundaries by tokenizing each prefix: for tokenizers without character spans."""
 
-    def locate(messages: list[dict[str, str]], end: int) -> int | None:
+    def locate(messages: list[dict[str, Any]], end: int) -> int | None:
         try:
             prefix = render_ids(tokenizer, messages[:end], False, False, **switches)
         except PromptError:
@@ -169,13 +183,13 @@ def _span_locator(
     prompt: RenderedPrompt,
     suffix: str | None,
     switches: dict[str, Any],
-) -> Callable[[list[dict[str, str]], int], int | None] | None:
+) -> Callable[[list[dict[str, Any]], int], int | None] | None:
     text, offsets = prompt.text, prompt.offsets
     if text is None or offsets is None:
         return None
     token_ends = {stop: index + 1 for index, (_, stop) in enumerate(offsets)}
 
-    def locate(messages: list[dict[str, str]], end: int) -> int | None:
+    def locate(messages: list[dict[str, Any]], end: int) -> int | None:
         if end == len(messages) and suffix is not None and text.endswith(suffix):
             chars = len(text) - len(suffix)
         else:

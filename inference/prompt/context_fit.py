@@ -20,7 +20,7 @@ reused exactly on the next turn.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from inference.errors import ContextOverflowError, PromptError
 
@@ -54,13 +54,13 @@ def reply_room(context: int, max_tokens: int) -> int:
 
 
 def fit_messages(
-    messages: list[dict[str, str]],
-    count: Callable[[list[dict[str, str]]], int],
+    messages: list[dict[str, Any]],
+    count: Callable[[list[dict[str, Any]]], int],
     context: int,
     room: int,
     policy: Overflow,
     whose: str = "this model's context",
-) -> tuple[list[dict[str, str]], list[int]]:
+) -> tuple[list[dict[str, Any]], list[int]]:
     """The messages to send and the indexes of those left out, so that the kept ones count at
     most `context - room` tokens.
 
@@ -85,7 +85,7 @@ def fit_messages(
     keep_first = 1 if policy == "truncate_middle" else 0
     droppable = turns[keep_first : len(turns) - 1]
 
-    def without(k: int) -> tuple[list[dict[str, str]], list[int]]:
+    def without(k: int) -> tuple[list[dict[str, Any]], list[int]]:
         dropped = sorted(i for turn in droppable[:k] for i in turn)
         gone = set(dropped)
         return [m for i, m in enumerate(messages) if i not in gone], dropped
@@ -115,7 +115,7 @@ def _too_long(tokens: int, context: int, room: int, whose: str) -> str:
     )
 
 
-def _turns(messages: list[dict[str, str]]) -> list[list[int]]:
+def _turns(messages: list[dict[str, Any]]) -> list[list[int]]:
     """Message indexes grouped into turns; a leading system prompt belongs to none."""
     turns: list[list[int]] = []
     for index, message in enumerate(messages):

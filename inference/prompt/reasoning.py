@@ -177,7 +177,7 @@ class ReplySplitter:
 
 def reply_splitter(
     tokenizer: TokenizerWrapper | None,
-    messages: list[dict[str, str]],
+    messages: list[dict[str, Any]],
     template_kwargs: Mapping[str, Any] | None = None,
 ) -> ReplySplitter:
     """A splitter for the reply to `messages`, starting inside the reasoning when the rendered

@@ -26,8 +26,12 @@ from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import AttachmentView
 
+NOT_IN_EXPORT = "not in the export"
+
 
 def chip_details(attachment: AttachmentView) -> str:
+    if attachment.missing:
+        return NOT_IN_EXPORT
     tokens = attachment.tokens
     return f"{format_size(attachment.size)} · {tokens:,} token{'s' if tokens != 1 else ''}"
 
@@ -40,7 +44,10 @@ class AttachmentPreview(QDialog):
         self.setObjectName("AttachmentPreview")
         self.setWindowTitle(attachment.name)
         self.setAccessibleName(f"Text of {attachment.name}")
-        caption = QLabel(f"{chip_details(attachment)} · the text the model reads")
+        caption = QLabel(
+            "Not in the export: only its name was imported" if attachment.missing
+            else f"{chip_details(attachment)} · the text the model reads"
+        )
         caption.setObjectName("EmptyHint")
         self.text = QPlainTextEdit(attachment.text)
         self.text.setReadOnly(True)
@@ -65,7 +72,11 @@ class AttachmentChip(QFrame):
         self.setObjectName("AttachmentChip")
         self.attachment = attachment
         self.setAccessibleName(f"Attached file {attachment.name}")
-        self.setToolTip(f"{attachment.name}: click to see the text the model reads")
+        self.setToolTip(
+            f"{attachment.name} was named in the imported chat, but its contents were not in the"
+            " export" if attachment.missing
+            else f"{attachment.name}: click to see the text the model reads"
+        )
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)
         self.setCursor(Qt.CursorShape.PointingHandCursor)
         icon = QLabel()
@@ -73,6 +84,7 @@ class AttachmentChip(QFrame):
         icon.setPixmap(themed_icon("file-text").pixmap(QSize(size, size)))
         self.name_label = QLabel(attachment.name)
         self.name_label.setObjectName("AttachmentName")
+        self.name_label.setTextFormat(Qt.TextFormat.PlainText)  # names come from files, exports
         scale_font(self.name_label, 0.9, bold=True)
         self.details_label = QLabel(chip_details(attachment))
         self.details_label.setObjectName("AttachmentDetails")

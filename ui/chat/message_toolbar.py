@@ -54,6 +54,7 @@ class MessageToolbar(QWidget):
             self.stats_label = QLabel()
             self.stats_label.setObjectName("StatsLabel")
             self.stats_label.setWordWrap(True)
+            self.stats_label.setTextFormat(Qt.TextFormat.PlainText)  # an imported model label
             scale_font(self.stats_label, 0.85)
             self.stats_label.setAccessibleName("Reply statistics")
             self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -91,8 +92,13 @@ class MessageToolbar(QWidget):
             set_shown(self.continue_button, can_continue(view))
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
+            tip = stats_details(view.stats)
+            if not stats_text and view.model_label:
+                stats_text = view.model_label
+                tip = (f"Written by {view.model_label} in the app it was imported from; "
+                       "continuing uses your chosen local model")
             self.stats_label.setText(stats_text)
-            self.stats_label.setToolTip(stats_details(view.stats))
+            self.stats_label.setToolTip(tip)
             set_shown(self.stats_label, bool(stats_text))
 
 

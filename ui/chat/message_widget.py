@@ -29,6 +29,7 @@ from ui.chat.message_toolbar import MessageToolbar, can_continue
 from ui.chat.sibling_nav import SiblingNav
 from ui.chat.thinking_section import ThinkingSection
 from ui.chat.tool_result import ToolResultView, calls_label, calls_summary
+from ui.chat.trace_section import TraceSection
 from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
 from ui.widgets.theme import em, is_dark, scale_font
@@ -70,6 +71,7 @@ class MessageWidget(QFrame):
         self._editor: InlineEditor | None = None
         self._badge: QLabel | None = None
         self._thinking: ThinkingSection | None = None
+        self.trace_section: TraceSection | None = None  # an imported turn's tool calls
         self.chips: AttachmentChips | None = None
         self._calls: QLabel | None = None  # the calls a reply made, under its text
         self._note = ""  # set by the window while the reply is being written
@@ -222,6 +224,13 @@ class MessageWidget(QFrame):
 
     def _apply(self, view: MessageView, render: bool) -> None:
         self._update_thinking()
+        if view.trace and self.trace_section is None:
+            self.trace_section = TraceSection(self._bubble)
+            layout = self._bubble.layout()
+            layout.insertWidget(layout.indexOf(self.body), self.trace_section)
+        if self.trace_section is not None:
+            self.trace_section.set_trace(view.trace)
+            set_shown(self.trace_section, bool(view.trace))
         self._update_calls()
         if render:
             self._render_body(view.status == "streaming")

@@ -20,12 +20,14 @@ _NO_STATS: Mapping[str, float] = MappingProxyType({})
 
 @dataclass(frozen=True)
 class AttachmentView:
-    """A file attached to a message: its name, size in bytes, tokens and extracted text."""
+    """A file attached to a message: its name, size in bytes, tokens and extracted text;
+    `missing` for an imported file the export named but did not hold."""
 
     name: str
     size: int
     tokens: int
     text: str
+    missing: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,10 @@ class MessageView:
     reasoning: str = ""
     thinking: bool = False
     attachments: tuple[AttachmentView, ...] = ()
+    # An imported turn's tool code and output (shown folded, never sent to a model), and the
+    # model label of an imported reply (e.g. "gpt-4o"), shown where a local reply's stats go.
+    trace: str = ""
+    model_label: str = ""
     # A reply's tool calls; for a `tool` message, the tool's name (its stats hold "server",
     # "tool", "duration_s", "chars", "cut", "failure", "edited").
     tool_calls: tuple[ToolCallView, ...] = ()

@@ -30,9 +30,12 @@ class WindowActions:
     download: QAction
     export: QAction
     import_conversation: QAction
+    import_chats: QAction
+    import_chats_folder: QAction
     close: QAction
     quit: QAction
     undo: QAction
+    undo_import: QAction
     copy: QAction
     find: QAction
     preferences: QAction
@@ -104,10 +107,19 @@ def build_actions(window: QMainWindow, slots: dict[str, Callable[[], object]]) -
         import_conversation=_action(window, "&Import Conversation…",
                                     slots["import_conversation"], std.Open,
                                     "Open a conversation exported as JSON"),
+        import_chats=_action(window, "Import C&hats…", slots["import_chats"], "Ctrl+Shift+I",
+                             "Bring conversations from ChatGPT, Claude, Open WebUI, LM Studio and"
+                             " other apps, with every branch"),
+        import_chats_folder=_action(window, "Import Chats from a F&older…",
+                                    slots["import_chats_folder"],
+                                    tip="Import the chats of an unpacked export or an app's "
+                                    "data folder"),
         close=_action(window, "&Close Window", slots["close"], std.Close, "Close the window"),
         quit=_action(window, "&Quit", slots["quit"], std.Quit, "Quit Branchwise", role.QuitRole,
                      fallback="Ctrl+Q"),
         undo=_action(window, "&Undo", slots["undo"], std.Undo, "Undo the last deletion"),
+        undo_import=_action(window, "Undo &Import", slots["undo_import"],
+                            tip="Take the last import of chats back out"),
         copy=_action(window, "&Copy", slots["copy"], std.Copy,
                      "Copy the selection, or else the last reply"),
         find=_action(window, "&Find in Chats", slots["find"], std.Find,
@@ -142,10 +154,11 @@ def build_actions(window: QMainWindow, slots: dict[str, Callable[[], object]]) -
 def build_menus(bar: QMenuBar, a: WindowActions) -> None:
     file = bar.addMenu("&File")
     for item in (a.new_chat, None, a.library, a.import_gguf, a.import_folder, a.download, None,
-                 a.export, a.import_conversation, None, a.close, a.quit):
+                 a.export, a.import_conversation, a.import_chats, a.import_chats_folder, None,
+                 a.close, a.quit):
         _add(file, item)
     edit = bar.addMenu("&Edit")
-    for item in (a.undo, None, a.copy, None, a.find, None, a.preferences):
+    for item in (a.undo, a.undo_import, None, a.copy, None, a.find, None, a.preferences):
         _add(edit, item)
     view = bar.addMenu("&View")
     theme = view.addMenu("&Theme")

@@ -1,10 +1,10 @@
 """What the composer holds besides text: the files attached to the draft and the chat's Think
 switch, kept in step with the controller.
 
-Files asked for (paperclip, paste, or a drop anywhere on the window) are read and counted on the
-worker; each comes back through `attachmentReady` as a chip, or as a notice saying why it was
-refused. The Think controls show only for a model whose template reads such a switch and write
-the person's choice into the open chat's params.
+Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read
+and counted on the worker; each comes back through `attachmentReady` as a chip, or as a notice
+saying why it was refused. The Think controls show only for a model whose template reads such
+a switch and write the person's choice into the open chat's params.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Slot
-from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtGui import QDragEnterEvent
 
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
@@ -63,12 +63,6 @@ class ComposerExtras(QObject):
     def drag_enter(self, event: QDragEnterEvent) -> None:
         if local_files(event.mimeData()):
             event.acceptProposedAction()
-
-    def drop(self, event: QDropEvent) -> None:
-        files = local_files(event.mimeData())
-        if files:
-            event.acceptProposedAction()
-            self.attach(files)
 
     # -- the Think switch -------------------------------------------------------------------
 

@@ -47,7 +47,9 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 error=message.error,
                 left_out=message.id in left_out,
                 reasoning=message.reasoning,
-                attachments=tuple(AttachmentView(**item) for item in message.attachments),
+                attachments=tuple(_attachment(item) for item in message.attachments),
+                trace=message.trace,
+                model_label=_model_label(message),
                 tool_calls=tuple(
                     ToolCallView(call["id"], call["name"],
                                  json.dumps(call["arguments"], ensure_ascii=False))
@@ -57,6 +59,22 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
             )
         )
     return views
+
+
+def _model_label(message: Message) -> str:
+    """A finished reply without statistics was not written here (an import): its model is a
+    label only (e.g. "gpt-4o"), shown where the statistics line goes."""
+    if message.role == "assistant" and message.status == "complete" and not message.stats:
+        return message.model_id or ""
+    return ""
+
+
+def _attachment(item: dict) -> AttachmentView:
+    """An attachment entry as the store keeps it; an imported one may carry more keys (its
+    mime type, its saved file), which the chips do not show."""
+    return AttachmentView(name=str(item.get("name", "file")), size=int(item.get("size", 0)),
+                          tokens=int(item.get("tokens", 0)), text=str(item.get("text", "")),
+                          missing=bool(item.get("missing", False)))
 
 
 def _left_out(path: Sequence[Message]) -> set[int]:

@@ -35,6 +35,7 @@ from ui.window.compare_features import CompareFeatures
 from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
 from ui.window.conversation_views import message_views
+from ui.window.history_import import HistoryImport
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
@@ -116,12 +117,14 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.splitter)
         self.branches = BranchCommands(self)
         self.files = ConversationFiles(self)
+        self.history_import = HistoryImport(self)
         self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
         self.settings_commands = SettingsCommands(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
+        self.history_import.update_undo_action()
         self.menu_actions.themes[preferences.theme].setChecked(True)
         self.menu_actions.toggle_sidebar.setCheckable(True)
         self.menu_actions.toggle_sidebar.setChecked(True)
@@ -148,6 +151,9 @@ class MainWindow(QMainWindow):
             "download": lambda: self.open_library().ask_download(),
             "export": self.files.ask_export,
             "import_conversation": self.files.ask_import,
+            "import_chats": self.history_import.ask_files,
+            "import_chats_folder": self.history_import.ask_folder,
+            "undo_import": self.history_import.undo_last,
             "close": self.close,
             "quit": self._quit,
             "undo": self.sidebar_commands.undo_delete,
@@ -213,7 +219,7 @@ class MainWindow(QMainWindow):
         self.composer_extras.drag_enter(event)
 
     def dropEvent(self, event: QDropEvent) -> None:
-        self.composer_extras.drop(event)
+        self.history_import.drop(event)  # chat exports are imported, other files attached
 
     def closeEvent(self, event: QCloseEvent) -> None:
         if not self._closed:

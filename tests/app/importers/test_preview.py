@@ -4,6 +4,7 @@ nothing written."""
 from __future__ import annotations
 
 import json
+import threading
 import zipfile
 from pathlib import Path
 
@@ -43,3 +44,12 @@ def test_preview_counts_per_format_without_writing(tmp_path: Path) -> None:
     assert any("not in the export" in w for w in claude_summary["warnings"])
     assert missing["readable"] is False and missing["formats"] == {}
     assert not (tmp_path / "data").exists()
+
+
+def test_a_cancelled_preview_stops_between_conversations(tmp_path: Path) -> None:
+    export = write_json(tmp_path / "claude.json", [claude_conversation()] * 3)
+    cancel = threading.Event()
+    cancel.set()
+    (item,) = run.preview([export], cancel)["inputs"]
+    assert item["formats"] == {}  # not one conversation read after the cancel
+    assert len(run.preview([export])["inputs"][0]["formats"]["claude"]["conversations"]) == 3

@@ -3,9 +3,11 @@
 Hypothesis draws sequences of user actions (send, regenerate, edit an earlier message, go back
 to an earlier branch and continue it, cancel mid-prefill or mid-decode and continue, alternate
 between two conversations, shrink the cache budget, restart — a new engine on the same cache
-folder, finding the saved caches there — and overflow the context under each policy) and runs
-them through one engine per cache kind, which keeps its stored caches from one sequence to the
-next. Every reply is compared, token
+folder, finding the saved caches there —, overflow the context under each policy, and a tool
+turn: the reply calls one or two tools and the conversation continues after their results) and
+runs them through one engine per cache kind, which keeps its stored caches from one sequence to
+the next. The models wear Qwen2.5's tools-capable template; conversation "a" offers a tool on
+every turn, "b" none. Every reply is compared, token
 for token, with `mlx_lm.stream_generate` on the same rendered prompt from an empty cache, greedy
 or at temperature 0.8 with a seed (with or without a logit bias banning end-of-sequence), with
 speculative decoding (prompt lookup) or without.
@@ -34,8 +36,21 @@ from inference import (
     load_model,
 )
 from inference.prompt.context_fit import OVERFLOW_POLICIES
-from tests.engine_reference import Comparison, Reference, check_tokens, reference
-from tests.tiny_models import CHATML_TEMPLATE, KINDS, NO_EOS
+from tests.engine_reference import (
+    Comparison,
+    Reference,
+    check_tokens,
+    reference,
+    template_messages,
+)
+from tests.tiny_models import (
+    CHATML_TEMPLATE,
+    KINDS,
+    NO_EOS,
+    QWEN_TOOLS_TEMPLATE,
+    WEATHER_TOOL,
+    with_template,
+)
 
 pytestmark = pytest.mark.usefixtures("free_drafts")
 
@@ -43,7 +58,10 @@ MAX_TOKENS = 4
 CHUNK = 16  # small, so prompts span several chunks and checkpoints land inside them
 BUDGET = 1_000_000  # a handful of tiny stacks, so eviction happens along the way
 DISK_BUDGET = 3_000_000  # saved caches are evicted along the way too
-CONTEXT = 320  # small, so an "overflow" action needs no huge prompt
+# Small, so an "overflow" action needs no huge prompt, yet room for the tool definitions
+# (Qwen's tool instructions take about 500 tokens of this tiny vocabulary).
+CONTEXT = 1024
+CITIES = ["Paris", "Rome", "Oslo"]
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "told", "me", "story", "about", "Paris", "code"]
 
 text = st.lists(st.sampled_from(WORDS), min_size=1, max_size=5).map(" ".join)
@@ -78,6 +96,7 @@ actions = st.lists(
         st.tuples(st.just("budget"), st.sampled_from([0, 30_000, 200_000])),
         st.tuples(st.just("restart")),
         st.tuples(st.just("overflow"), conversation, st.sampled_from(OVERFLOW_POLICIES), sampling),
+        st.tuples(st.just("tool_turn"), conversation, text, st.integers(1, 2), sampling),
     ),
     min_size=2,
     max_size=6,
@@ -86,8 +105,29 @@ actions = st.lists(
 
 @dataclass
 class Chat:
-    path: list[dict[str, str]]
-    branches: list[list[dict[str, str]]] = field(default_factory=list)
+    path: list[dict]
+    branches: list[list[dict]] = field(default_factory=list)
+    tools: list[dict] | None = None
+
+
+def tool_turn(question: str, calls: int) -> list[dict]:
+    """A question, the reply that calls `calls` tools (as the app stores it: OpenAI's shape,
+    arguments as JSON text) and one result per call."""
+    made = [
+        {
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": json.dumps({"city": CITIES[i]})},
+        }
+        for i in range(calls)
+    ]
+    results = [
+        {"role": "tool", "tool_call_id": f"call_{i}", "name": "get_weather",
+         "content": f"{CITIES[i]}: sunny, {20 + i} C"}
+        for i in range(calls)
+    ]
+    return [{"role": "user", "content": question},
+            {"role": "assistant", "content": None, "tool_calls": made}, *results]
 
 
 def filler(turns: int) -> list[dict[str, str]]:
@@ -112,6 +152,7 @@ class Harness:
     sequences: int = 0
     restarts: int = 0
     overflows: int = 0
+    tool_turns: int = 0
 
     def __post_init__(self) -> None:
         self.engine = self.new_engine()
@@ -156,7 +197,8 @@ class Harness:
                 cancel.set()
 
         result = self.engine.generate(
-            messages, params, cid, on_progress=on_progress, cancel=cancel, overflow=overflow
+            messages, params, cid, on_progress=on_progress, cancel=cancel, overflow=overflow,
+            tools=chat.tools,
         )
         self.generations += 1
         self.engine.save_pending(0.05)  # what the worker does while it waits for the next turn
@@ -166,7 +208,9 @@ class Harness:
         assert self.engine.cache_bytes() <= self.engine.cache_budget_bytes
         # The reference is mlx-lm on the prompt the engine really sent: the kept messages.
         kept = [m for i, m in enumerate(messages) if i not in result.dropped_messages]
-        ids = self.loaded.tokenizer.apply_chat_template(kept, add_generation_prompt=True)
+        ids = self.loaded.tokenizer.apply_chat_template(
+            template_messages(kept), tools=chat.tools, add_generation_prompt=True
+        )
         assert stats.prompt_tokens == len(ids)
         label = f"{self.loaded.model_type} {cid} {cancel_at or ''}"
         complete = result.finish_reason != "cancelled"
@@ -181,15 +225,19 @@ class Harness:
 
 
 @pytest.fixture(scope="module")
-def harnesses(tiny_models_dir: Path) -> Iterator[dict[str, Harness]]:
+def harnesses(
+    tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[str, Harness]]:
     made = {}
+    root = tmp_path_factory.mktemp("transparency")
     for kind in KINDS:
-        loaded = dataclasses.replace(load_model(tiny_models_dir / kind), context_length=CONTEXT)
-        made[kind] = Harness(loaded, tiny_models_dir.parent / f"caches-{kind}")
+        folder = with_template(tiny_models_dir / kind, root / kind, QWEN_TOOLS_TEMPLATE)
+        loaded = dataclasses.replace(load_model(folder), context_length=CONTEXT)
+        made[kind] = Harness(loaded, root / f"caches-{kind}")
     yield made
     lines = [
         f"{kind}: {h.sequences} sequences, {h.generations} generations "
-        f"({h.restarts} restarts, {h.overflows} overflows), "
+        f"({h.restarts} restarts, {h.overflows} overflows, {h.tool_turns} tool turns), "
         f"{h.comparison.exact} exact, {len(h.comparison.near_ties)} near-tie divergences "
         f"{h.comparison.near_ties}"
         for kind, h in made.items()
@@ -201,7 +249,9 @@ def play(harness: Harness, steps: list[tuple]) -> None:
     harness.sequences += 1
     harness.engine.cache_budget_bytes = BUDGET
     chats = {
-        "a": Chat([{"role": "system", "content": "You are a helpful assistant."}]),
+        "a": Chat(
+            [{"role": "system", "content": "You are a helpful assistant."}], tools=[WEATHER_TOOL]
+        ),
         "b": Chat([]),
     }
     for step in steps:
@@ -228,8 +278,8 @@ def play(harness: Harness, steps: list[tuple]) -> None:
                 harness.run(chat, edited, params, cid)
         elif kind == "overflow":
             policy = step[2]
-            messages = [*chat.path, *filler(10), {"role": "user", "content": "How does it end?"}]
-            assert harness.engine.count_prompt_tokens(messages) > CONTEXT
+            messages = [*chat.path, *filler(24), {"role": "user", "content": "How does it end?"}]
+            assert harness.engine.count_prompt_tokens(messages, tools=chat.tools) > CONTEXT
             harness.overflows += 1
             if policy == "stop":
                 with pytest.raises(PromptError, match="too many for this model's context"):
@@ -237,6 +287,9 @@ def play(harness: Harness, steps: list[tuple]) -> None:
             else:
                 result = harness.run(chat, messages, params, cid, overflow=policy)
                 assert result.dropped_messages
+        elif kind == "tool_turn":
+            harness.tool_turns += 1
+            harness.run(chat, [*chat.path, *tool_turn(step[2], step[3])], params, cid)
         elif kind == "switch":
             if chat.branches:
                 chat.path = chat.branches[step[2] % len(chat.branches)]
@@ -270,7 +323,7 @@ def test_every_action_sequence_matches_from_scratch_generation(
 
     check()
     assert harness.sequences >= 50
-    assert harness.restarts and harness.overflows  # both new actions were drawn
+    assert harness.restarts and harness.overflows and harness.tool_turns  # all were drawn
     # Near-ties must stay rare; each one is listed in the module's printed summary.
     assert len(harness.comparison.near_ties) <= harness.generations // 20
 

@@ -1,0 +1,214 @@
+"""*File › Import Chats…*: one dialog that walks an import through its steps, never blocking the
+window: reading the files (the preview, written nowhere), choosing the conversations, importing
+them with progress and Cancel, and the report, with Undo Import.
+
+The work runs in an `ImportTask` (its own threads and store connections); this dialog only shows
+what the task reports. `imported(report)` tells the window what was written (so it lists the new
+conversations); `undoRequested(batch_id)` asks the window to take an import back out, which
+answers with `show_undone`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtWidgets import (
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from ui.dialogs.import_preview import ImportPreview
+from ui.dialogs.import_report import ImportReport
+from ui.dialogs.import_task import ImportTask
+from ui.widgets.theme import em, scale_font
+from ui.widgets.visibility import set_shown
+
+Step = str  # "reading", "preview", "importing", "report"
+
+
+class ImportChatsDialog(QDialog):
+    imported = Signal(object)  # report_data's dict, once an import has ended (cancelled too)
+    undoRequested = Signal(int)  # the batch to take back out
+    stepChanged = Signal(str)
+
+    def __init__(self, paths: list[Path], database: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("ImportChatsDialog")
+        self.setWindowTitle("Import Chats")
+        self.setAccessibleName("Import chats")
+        self.paths = paths
+        self.step: Step = "reading"
+        self.preview: ImportPreview | None = None
+        self.report: ImportReport | None = None
+        self.batch_id: int | None = None
+        self._total = 0
+        self._done = 0
+        self.task = ImportTask(database, self)
+        self.task.previewed.connect(self._on_previewed, Qt.ConnectionType.QueuedConnection)
+        self.task.progressed.connect(self._on_progress, Qt.ConnectionType.QueuedConnection)
+        self.task.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
+        self.task.failed.connect(self._on_failed, Qt.ConnectionType.QueuedConnection)
+
+        self.heading = QLabel()
+        self.heading.setObjectName("ImportHeading")
+        self.heading.setTextFormat(Qt.TextFormat.PlainText)
+        self.heading.setWordWrap(True)
+        scale_font(self.heading, 1.05, bold=True)
+        self.progress = QProgressBar()
+        self.progress.setAccessibleName("Import progress")
+        self.pages = QStackedWidget()
+        self.buttons = QDialogButtonBox()
+        self.import_button = QPushButton("Import")
+        self.import_button.setDefault(True)
+        self.import_button.setToolTip("Import the ticked conversations")
+        self.undo_button = QPushButton("Undo Import")
+        self.undo_button.setToolTip("Take every conversation and message of this import out")
+        self.cancel_button = QPushButton("Cancel")
+        self.close_button = QPushButton("Close")
+        for button, role in (
+            (self.undo_button, QDialogButtonBox.ButtonRole.ResetRole),
+            (self.import_button, QDialogButtonBox.ButtonRole.AcceptRole),
+            (self.cancel_button, QDialogButtonBox.ButtonRole.RejectRole),
+            (self.close_button, QDialogButtonBox.ButtonRole.RejectRole),
+        ):
+            self.buttons.addButton(button, role)
+        self.import_button.clicked.connect(self.start_import)
+        self.cancel_button.clicked.connect(self.cancel)
+        self.close_button.clicked.connect(self.close)
+        self.undo_button.clicked.connect(self._ask_undo)
+        layout = QVBoxLayout(self)
+        layout.setSpacing(em(self, 0.6))
+        layout.addWidget(self.heading)
+        layout.addWidget(self.progress)
+        layout.addWidget(self.pages, 1)
+        layout.addWidget(self.buttons)
+        self.resize(em(self, 46), em(self, 32))
+        names = ", ".join(p.name for p in paths)
+        self._show_step("reading", f"Reading {names}… Nothing is written yet.")
+        self.progress.setRange(0, 0)  # busy: the number of conversations is not known yet
+        self.task.preview(paths)
+
+    # -- steps ------------------------------------------------------------------------------
+
+    def _show_step(self, step: Step, heading: str) -> None:
+        self.step = step
+        self.heading.setText(heading)
+        set_shown(self.progress, step in ("reading", "importing"))
+        set_shown(self.import_button, step == "preview")
+        set_shown(self.cancel_button, step in ("reading", "preview", "importing"))
+        set_shown(self.close_button, step == "report")
+        set_shown(self.undo_button, step == "report" and self.batch_id is not None)
+        self.stepChanged.emit(step)
+
+    @Slot(object)
+    def _on_previewed(self, preview: dict[str, Any]) -> None:
+        if self.step != "reading":
+            return
+        self.preview = ImportPreview(preview)
+        self.preview.tree.itemChanged.connect(self._update_import_button)
+        self.pages.addWidget(self.preview)
+        self.pages.setCurrentWidget(self.preview)
+        found = bool(self.preview.rows())
+        self._show_step("preview", "Untick the conversations to leave out, then Import."
+                        if found else "Nothing in these files can be imported.")
+        self._update_import_button()
+        self.import_button.setFocus()
+
+    @Slot()
+    def _update_import_button(self) -> None:
+        count = len(self.preview.chosen()) if self.preview is not None else 0
+        self.import_button.setEnabled(count > 0)
+        self.import_button.setText(
+            f"Import {count:,} Conversation{'' if count == 1 else 's'}" if count else "Import"
+        )
+
+    @Slot()
+    def start_import(self) -> None:
+        if self.step != "preview" or self.preview is None or not self.preview.chosen():
+            return
+        chosen = self.preview.chosen()
+        self._total, self._done = len(chosen), 0
+        chosen |= self.preview.empty()  # taken too, so the report lists them as skipped
+        self.progress.setRange(0, self._total)
+        self.progress.setValue(0)
+        self.preview.setEnabled(False)
+        self._show_step("importing", "Importing… Cancel keeps the conversations already done, "
+                        "each whole.")
+        self.cancel_button.setEnabled(True)
+        self.task.start(self.paths, chosen)
+
+    @Slot(object)
+    def _on_progress(self, outcome: dict[str, Any]) -> None:
+        if outcome["status"] != "refused":
+            self._done += 1
+            self.progress.setValue(min(self._done, self._total))
+        if self.task.cancel_event.is_set():
+            return
+        title = outcome["title"] or outcome["where"]
+        self.heading.setText(f"Importing… {self._done:,} of {self._total:,} done (“{title}”).")
+
+    @Slot(object)
+    def _on_finished(self, report: dict[str, Any]) -> None:
+        self.batch_id = report["batch_id"]
+        self.report = ImportReport(report)
+        self.pages.addWidget(self.report)
+        self.pages.setCurrentWidget(self.report)
+        self._show_step("report", "Import cancelled." if report["cancelled"] else
+                        "Import finished.")
+        self.close_button.setDefault(True)
+        self.imported.emit(report)
+
+    @Slot(str)
+    def _on_failed(self, message: str) -> None:
+        """A failure the task could not put into a report: said in words, nothing half-done
+        (each conversation is one transaction)."""
+        self._show_step("report", f"The import could not go on: {message}")
+
+    # -- cancel and undo --------------------------------------------------------------------
+
+    @Slot()
+    def cancel(self) -> None:
+        """While importing: stop after the conversation being written. Before: close."""
+        if self.step == "importing":
+            self.task.cancel()
+            self.cancel_button.setEnabled(False)
+            self.heading.setText("Cancelling after the conversation being written…")
+            return
+        self.close()
+
+    @Slot()
+    def _ask_undo(self) -> None:
+        if self.batch_id is not None:
+            self.undo_button.setEnabled(False)
+            self.heading.setText("Undoing the import…")
+            self.undoRequested.emit(self.batch_id)
+
+    def show_undone(self, result: dict[str, Any]) -> None:
+        """The window took this import back out."""
+        self.batch_id = None
+        conversations, messages = result["removed_conversations"], result["removed_messages"]
+        text = (f"Import undone: {conversations:,} conversation{'' if conversations == 1 else 's'}"
+                f" and {messages:,} message{'' if messages == 1 else 's'} taken out.")
+        if result["kept_messages"]:
+            text += (f" {result['kept_messages']:,} imported messages stay: you continued from "
+                     "them.")
+        self._show_step("report", text)
+
+    def reject(self) -> None:
+        # Esc or the window's close box while importing cancels instead of leaving the import
+        # running unseen; the dialog stays to show the report. Closed while reading, the
+        # preview stops.
+        if self.step == "importing":
+            self.cancel()
+            return
+        if self.step == "reading":
+            self.task.cancel()
+        super().reject()
