@@ -43,10 +43,18 @@ class App:
     def wait(self, signal: SignalInstance, action: Callable[[], Any] = lambda: None,
              check: Callable[..., bool] = lambda *a: True) -> Any:
         """Do `action` and run the app until `signal` carries what `check` accepts."""
-        return self.loop.run_until_complete(self.signal(signal, action, check))
+        found = self.expect(signal, check)  # before the loop runs: it may deliver at once
+        action()
+        return self.loop.run_until_complete(asyncio.wait_for(found, LIMIT_S))
 
     async def signal(self, signal: SignalInstance, action: Callable[[], Any],
                      check: Callable[..., bool] = lambda *a: True) -> Any:
+        found = self.expect(signal, check)
+        action()
+        return await asyncio.wait_for(found, LIMIT_S)
+
+    def expect(self, signal: SignalInstance, check: Callable[..., bool]) -> asyncio.Future[Any]:
+        """A future for `signal`'s next emission that `check` accepts."""
         found: asyncio.Future[Any] = self.loop.create_future()
 
         def hit(*args: Any) -> None:
@@ -54,11 +62,8 @@ class App:
                 found.set_result(args)
 
         signal.connect(hit)
-        try:
-            action()
-            return await asyncio.wait_for(found, LIMIT_S)
-        finally:
-            signal.disconnect(hit)
+        found.add_done_callback(lambda _f: signal.disconnect(hit))
+        return found
 
     def idle(self, action: Callable[[], Any]) -> None:
         self.wait(self.controller.busyChanged, action, lambda busy: not busy)
