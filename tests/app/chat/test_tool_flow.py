@@ -315,3 +315,25 @@ def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: 
     results = chat.store.children(reply.id)
     assert [m.content for m in results] == ["2", "2", "3"]
     assert len(chat.continued) == 3
+
+
+def test_a_call_past_its_servers_timeout_is_an_error_result(tmp_path: Path, qt_asyncio_loop,
+                                                            run) -> None:
+    chat = Chat(tmp_path, qt_asyncio_loop, timeout=1)
+
+    async def scenario() -> None:
+        chat.servers.start_enabled()
+        await chat.servers.wait_started(LIMIT_S)
+        reply = chat.reply_with_calls(None, ("fx__sleep", {"seconds": 30}))
+        await chat.after(chat.flow.approvalNeeded,
+                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.continuation(lambda: chat.flow.approve(chat.cid))
+        await chat.servers.close()
+
+    try:
+        run(scenario())
+        result = chat.store.active_path(chat.cid)[-1]
+    finally:
+        chat.store.close()
+    assert result.status == "error" and result.stats["failure"] == "timeout"
+    assert "did not answer within 1 s" in result.content
