@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
@@ -43,6 +44,8 @@ class ToolCard(QFrame):
         super().__init__(parent)
         self.setObjectName("ToolCard")
         self.setAccessibleName("Tool call")
+        # As tall as its content, like the messages above it (the chat's spare room is not its).
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
         self.state = ""
         self._call_id: str | None = None
         self.title = plain_label()
