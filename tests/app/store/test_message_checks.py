@@ -29,7 +29,7 @@ def test_the_store_import_refuses_a_role_or_status_of_the_wrong_type(value: obje
         store_export.from_json(_export(status=value))
 
 
-@pytest.mark.parametrize("value", [*WRONG, "tool"])
+@pytest.mark.parametrize("value", [*WRONG, "robot"])
 def test_a_chat_request_with_a_bad_role_is_a_400_naming_the_field(value: object) -> None:
     body = {"model": "m", "messages": [{"role": value, "content": "hi"}]}
     with pytest.raises(ApiError) as caught:
@@ -58,3 +58,11 @@ def test_good_messages_still_parse() -> None:
     parsed = openai_schema.parse_chat(body, 16)
     assert parsed.messages == [{"role": "system", "content": "be brief"},
                                {"role": "user", "content": "ab"}]
+
+
+def test_a_tool_message_without_its_call_id_is_a_400_naming_the_field() -> None:
+    body = {"model": "m", "messages": [{"role": "tool", "content": "21"}]}
+    with pytest.raises(ApiError) as caught:
+        openai_schema.parse_chat(body, 16)
+    assert caught.value.status == 400
+    assert caught.value.param == "messages[0].tool_call_id"
