@@ -110,7 +110,11 @@ class ToolFlow(QObject):
 
     def reply_finished(self, conversation_id: int, reply_id: int) -> None:
         """A reply ended by calling tools: answer its calls."""
-        path = self.store.active_path(conversation_id)
+        try:
+            path = self.store.active_path(conversation_id)
+        except StoreError as exc:
+            self.notice.emit(str(exc))
+            return
         if not path or path[-1].id != reply_id or not path[-1].tool_calls:
             return
         self._begin(path, reply_id, reply_id, list(path[-1].tool_calls))
@@ -168,20 +172,25 @@ class ToolFlow(QObject):
     def rerun(self, tool_message_id: int) -> None:
         """Run a stored call again: its new result is a sibling of the old one; the reply's
         later calls keep the results they had, and the model goes on below."""
-        message = self.store.get_message(tool_message_id)
-        if message.role != "tool" or message.parent_id is None:
-            return
-        self._branch_from_result(message, rerun=True)
+        try:
+            message = self.store.get_message(tool_message_id)
+            if message.role == "tool" and message.parent_id is not None:
+                self._branch_from_result(message, rerun=True)
+        except StoreError as exc:
+            self.notice.emit(str(exc))
 
     def edit_result(self, tool_message_id: int, text: str) -> None:
         """A sibling result with the person's text; the model goes on below it."""
-        original = self.store.get_message(tool_message_id)
-        if original.role != "tool":
-            return
-        later = self._later_results(original)
-        edited = self.store.edit_message(tool_message_id, text)
-        self.conversationChanged.emit(edited.conversation_id)
-        self._branch_from_result(edited, rerun=False, later=later)
+        try:
+            original = self.store.get_message(tool_message_id)
+            if original.role != "tool":
+                return
+            later = self._later_results(original)
+            edited = self.store.edit_message(tool_message_id, text)
+            self.conversationChanged.emit(edited.conversation_id)
+            self._branch_from_result(edited, rerun=False, later=later)
+        except StoreError as exc:
+            self.notice.emit(str(exc))
 
     # --- inside --------------------------------------------------------------------------------
 
@@ -250,8 +259,8 @@ class ToolFlow(QObject):
                 return
             turn.call, turn.tool = call, self._tool_for(turn.conversation_id, call["name"])
             if turn.tool is None:
-                self._store_result(turn, ToolResult(self._unknown(call["name"]),
-                                                    ToolFailure.BAD_ARGUMENTS))
+                unknown = f"There is no tool named {call['name']} in this chat; it did not run."
+                self._store_result(turn, ToolResult(unknown, ToolFailure.BAD_ARGUMENTS))
                 return
             if call["id"] in turn.approved or self.approvals.is_approved(
                 turn.tool, turn.conversation_id
@@ -367,9 +376,6 @@ class ToolFlow(QObject):
         """The tools this chat may use now (its allowed servers, ready)."""
         params = self.store.get_conversation(conversation_id).params
         return chat_tools(self.runner.available(), params, self._default_servers())
-
-    def _unknown(self, name: str) -> str:
-        return f"There is no tool named {name} in this chat; it did not run."
 
     def _call_payload(self, turn: _Turn) -> dict[str, Any]:
         call, tool = turn.call or {}, turn.tool
