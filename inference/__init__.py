@@ -66,6 +66,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from inference.cpu.fast_blas import preload as _preload_blas
+
+# Before anything under `inference` can import MLX (see inference.cpu.fast_blas).
+_preload_blas()
+
 if TYPE_CHECKING:
     from inference.dhara_import import import_dhara
     from inference.engine import Engine, default_cache_budget
