@@ -13,7 +13,10 @@ of ratios; the sections (bench/sections/):
 * lookup: prompt-lookup speculation against plain decoding on a rewrite and an open question,
   tokens identical;
 * draft: draft-model speculation with the tiny llamas, tokens identical, share accepted;
-* passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass.
+* passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass;
+* cpu: today's form (weights as stored, MLX's bundled BLAS) against float32 weights on OpenBLAS,
+  each side in its own child process (the BLAS is chosen before MLX loads): prompt and decode
+  tokens/s, time to first token after an attachment, peak memory.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.default_model import default_model
-from bench.sections import caching, draft, lookup, passes, prefill
+from bench.sections import caching, cpu, draft, lookup, passes, prefill
 from bench.table import table
 from inference import LoadedModel, load_model
 
@@ -38,6 +41,7 @@ SECTIONS: dict[str, Section] = {
     "lookup": lookup.rows,
     "draft": draft.rows,
     "passes": passes.rows,
+    "cpu": cpu.rows,
 }
 
 
@@ -68,6 +72,11 @@ def parser() -> argparse.ArgumentParser:
                        help="lookup: open question's reply length")
     parse.add_argument("--draft-tokens", type=int, default=48, help="draft: reply length")
     parse.add_argument("--pass-repeats", type=int, default=5, help="passes: best of this many")
+    parse.add_argument("--attachment-tokens", type=int, default=2000,
+                       help="cpu: the attachment read before the first token")
+    parse.add_argument("--cpu-decode-tokens", type=int, default=48, help="cpu: reply length")
+    parse.add_argument("--cpu-every-form", action="store_true",
+                       help="cpu: also float32 on the bundled BLAS and stored weights on OpenBLAS")
     return parse
 
 

@@ -12,7 +12,12 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# First: importing `inference` loads the fast BLAS, which must precede MLX (tests.tiny_models
+# imports it). See inference/cpu/fast_blas.py.
+from inference.cpu.fast_blas import preload
 from tests.tiny_models import KINDS, build_model
+
+preload()
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -30,8 +30,10 @@ NEVER_IMPORTS = {
 }
 # The model library in app/ reads what a model folder holds from inference.model_files (file
 # names, context-length keys; no MLX: the package imports its heavy modules lazily), so app and
-# ui load that much of inference: nothing more, and no MLX.
-MLX_FREE_INFERENCE = {"inference", "inference.model_files"}
+# ui load that much of inference (and the fast-BLAS preload `inference` runs): no MLX.
+MLX_FREE_INFERENCE = {
+    "inference", "inference.model_files", "inference.cpu", "inference.cpu.fast_blas",
+}
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
     "inference": NEVER_IMPORTS["inference"],
