@@ -13,6 +13,11 @@ private name. Both are linked into a private folder as `libopenblas.so.0` and
 `libgfortran.so.5`: OpenBLAS's RPATH (`$ORIGIN`) finds the latter there before any system copy.
 A PyInstaller bundle carries both files in `fast_blas/`.
 
+OpenBLAS gets half the CPUs this process may use (one on a two-core machine) unless
+OPENBLAS_NUM_THREADS or OMP_NUM_THREADS says otherwise: its worker threads wait for each other
+at every product, so when the cores are busy (MLX's own thread, the window, other programs) a
+thread per core made prompts 16x and replies 4x slower here than one thread did.
+
 `BRANCHWISE_BLAS=bundled` keeps MLX's bundled BLAS (the bench measures today's speed so).
 Never on macOS, where MLX uses Accelerate and Metal. `preload()` never raises: the outcome,
 loaded or why not, is recorded for the log and *About*.
@@ -127,19 +132,27 @@ def _preload() -> BlasOutcome:
     ctypes.CDLL(str(gfortran))
     global _library
     _library = ctypes.CDLL(str(folder / "libopenblas.so.0"), mode=ctypes.RTLD_GLOBAL)
+    if not any(os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")):
+        _library.openblas_set_num_threads(threads())
     return BlasOutcome(True, _name(_library), path=str(openblas))
 
 
+def threads() -> int:
+    """OpenBLAS's threads: half the CPUs this process may run on, at least one."""
+    return max(1, len(os.sched_getaffinity(0)) // 2)
+
+
 def _name(library: ctypes.CDLL) -> str:
-    """"OpenBLAS 0.3.33 (Haswell kernels)", from the library itself."""
+    """"OpenBLAS 0.3.33 (Haswell kernels, 1 thread)", from the library itself."""
     try:
         library.openblas_get_config.restype = ctypes.c_char_p
         library.openblas_get_corename.restype = ctypes.c_char_p
         words = library.openblas_get_config().decode().split()
         core = library.openblas_get_corename().decode()
+        count = int(library.openblas_get_num_threads())
     except (AttributeError, UnicodeDecodeError):
         return "OpenBLAS"
-    return f"{' '.join(words[:2])} ({core} kernels)"
+    return f"{' '.join(words[:2])} ({core} kernels, {count} thread{'s' * (count != 1)})"
 
 
 def _find(pattern: str, folders: list[Path]) -> Path | None:

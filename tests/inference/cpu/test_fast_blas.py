@@ -61,6 +61,14 @@ def test_the_wheel_s_own_libgfortran_is_the_one_loaded() -> None:
 
 
 @needs_linux_x86
+def test_openblas_takes_half_the_cpus_unless_told_otherwise() -> None:
+    assert f"{fast_blas.threads()} thread" in fast_blas.outcome().name
+    assert fast_blas.threads() == max(1, len(os.sched_getaffinity(0)) // 2)
+    told = child(MATMUL, OPENBLAS_NUM_THREADS="3")
+    assert told["in_use"] and ", 3 threads)" in told["describe"]
+
+
+@needs_linux_x86
 def test_bundled_blas_on_request_says_why() -> None:
     result = child(MATMUL, BRANCHWISE_BLAS="bundled")
     assert not result["in_use"]
