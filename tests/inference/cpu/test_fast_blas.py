@@ -64,8 +64,9 @@ def test_the_wheel_s_own_libgfortran_is_the_one_loaded() -> None:
 def test_openblas_takes_half_the_cpus_unless_told_otherwise() -> None:
     assert f"{fast_blas.threads()} thread" in fast_blas.outcome().name
     assert fast_blas.threads() == max(1, len(os.sched_getaffinity(0)) // 2)
-    told = child(MATMUL, OPENBLAS_NUM_THREADS="3")
-    assert told["in_use"] and ", 3 threads)" in told["describe"]
+    other = 2 if fast_blas.threads() == 1 else 1  # OpenBLAS caps a count at the cores there
+    told = child(MATMUL, OPENBLAS_NUM_THREADS=str(other))
+    assert told["in_use"] and f", {other} thread" in told["describe"]
 
 
 @needs_linux_x86
