@@ -5,6 +5,7 @@ outcome says why."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import subprocess
@@ -122,3 +123,26 @@ def test_a_float32_product_is_faster_than_on_the_bundled_blas() -> None:
         return fast["seconds"] / bundled["seconds"]
 
     assert best_of(share, limit=0.5) < 0.5  # at least twice as fast
+
+
+@needs_linux_x86
+def test_the_log_says_once_which_blas_and_warns_when_it_is_the_slow_one(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    log = logging.getLogger("branchwise.test-blas")
+    monkeypatch.setattr(fast_blas, "_reported", False)
+    with caplog.at_level(logging.INFO, logger=log.name):
+        fast_blas.report_once(log)
+        fast_blas.report_once(log)
+    assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+        (logging.INFO, f"BLAS: {fast_blas.outcome().describe()}")
+    ]
+    caplog.clear()
+    missing = fast_blas.BlasOutcome(False, fast_blas.BUNDLED, reason="the package is missing")
+    monkeypatch.setattr(fast_blas, "_outcome", missing)
+    monkeypatch.setattr(fast_blas, "_reported", False)
+    with caplog.at_level(logging.INFO, logger=log.name):
+        fast_blas.report_once(log)
+    assert caplog.records[0].levelno == logging.WARNING
+    assert "bundled reference BLAS (the package is missing)" in caplog.text
+    assert "slower" in caplog.text
