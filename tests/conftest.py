@@ -44,6 +44,14 @@ def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """<dir>/<kind>/: every tiny model, 4-bit (for the float32 form on the CPU)."""
+    from tests.stored_forms import quantized_models  # mlx-lm: only for the tests that use it
+
+    return quantized_models(tiny_models_dir, tmp_path_factory.mktemp("tiny-4bit"))
+
+
 @pytest.fixture(scope="session", params=KINDS)
 def tiny_model_path(request: pytest.FixtureRequest, tiny_models_dir: Path) -> Path:
     """Parametrised over every cache kind."""

@@ -403,6 +403,7 @@ class MainWindow(QMainWindow):
             ),
             disk_bytes=int(memory.get("disk_bytes") or 0),
             overflow=self.preferences.overflow_policy,
+            cpu_float32=self.preferences.cpu_float32,
             server_enabled=self.preferences.server_enabled,
             server=self.preferences.server_config,
             new_chats=ChatDefaults.of(self.preferences),
@@ -423,6 +424,7 @@ class MainWindow(QMainWindow):
         if disk_budget is not None:
             self.controller.set_disk_budget(disk_budget)
         self.preferences.overflow_policy = dialog.overflow_policy()
+        self.preferences.cpu_float32 = dialog.cpu_float32_policy()
         dialog.new_chats().save_to(self.preferences)
         for model_id, draft_id in dialog.draft_defaults().items():
             self.preferences.set_draft_model_for(model_id, draft_id)

@@ -17,7 +17,7 @@ from inference import Engine, ModelLoadError, SamplingParams, load_model
 from inference.cache_key import cache_key
 from inference.cpu.float32_weights import float32_bytes, should_convert
 from tests.engine_reference import Comparison, check_tokens, reference
-from tests.inference.cpu.conftest import stored_copy
+from tests.stored_forms import stored_copy
 from tests.tiny_models import NO_EOS
 
 GREEDY = SamplingParams(max_tokens=6, logit_bias=NO_EOS)

@@ -1,4 +1,5 @@
-"""Quantized (4-bit) and bfloat16 copies of the tiny models, for the float32 conversion."""
+"""Quantized (4-bit) and bfloat16 copies of the tiny models, for the float32 conversion on the
+CPU (inference/cpu/float32_weights.py); the fixture is in tests/conftest.py."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import shutil
 from pathlib import Path
 
 import mlx.core as mx
-import pytest
 from mlx.utils import tree_flatten
 from mlx_lm.utils import load_model, quantize_model
 
@@ -34,10 +34,8 @@ def stored_copy(source: Path, folder: Path, form: str) -> Path:
     return folder
 
 
-@pytest.fixture(scope="session")
-def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """<dir>/<kind>/: every tiny model, 4-bit."""
-    root = tmp_path_factory.mktemp("tiny-4bit")
+def quantized_models(tiny_models_dir: Path, root: Path) -> Path:
+    """<root>/<kind>/: every tiny model, 4-bit."""
     for kind in KINDS:
         stored_copy(tiny_models_dir / kind, root / kind, "4-bit")
     return root
