@@ -146,3 +146,14 @@ def test_the_log_says_once_which_blas_and_warns_when_it_is_the_slow_one(
     assert caplog.records[0].levelno == logging.WARNING
     assert "bundled reference BLAS (the package is missing)" in caplog.text
     assert "slower" in caplog.text
+
+
+def test_a_frozen_bundle_s_own_copy_comes_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    carried = tmp_path / fast_blas.BUNDLE_FOLDER
+    carried.mkdir()
+    (carried / "libopenblasp-r0.3.33.so").write_bytes(b"x")
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    folders = [*fast_blas._bundle_folders(), *fast_blas._package_folders()]
+    assert fast_blas._find(fast_blas.OPENBLAS_GLOB, folders) == carried / "libopenblasp-r0.3.33.so"
