@@ -157,3 +157,18 @@ def test_a_frozen_bundle_s_own_copy_comes_first(
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
     folders = [*fast_blas._bundle_folders(), *fast_blas._package_folders()]
     assert fast_blas._find(fast_blas.OPENBLAS_GLOB, folders) == carried / "libopenblasp-r0.3.33.so"
+
+
+@needs_linux_x86
+def test_a_module_run_through_run_module_gets_the_fast_blas(tmp_path: Path) -> None:
+    """How the tests start `mlx_lm.server`: any module's `__main__`, preloaded first."""
+    (tmp_path / "probe.py").write_text(
+        "import sys, mlx.core\nimport inference.cpu.fast_blas as fast_blas\n"
+        "if __name__ == '__main__':\n    print(fast_blas.in_use(), sys.argv[1:])\n"
+    )
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    done = subprocess.run(
+        [sys.executable, "-m", "inference.cpu.run_module", "probe", "--port", "1"],
+        capture_output=True, text=True, cwd=tmp_path, env=environ, check=True,
+    )
+    assert done.stdout.strip() == "True ['--port', '1']"
