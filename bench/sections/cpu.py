@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.conversation import STORY, SYSTEM
+from bench.sections.prefill import SENTENCE, prompt
 from inference import Engine, LoadedModel, SamplingParams, load_model
 from inference.cpu.fast_blas import ENV, outcome
 
 REPO = Path(__file__).resolve().parents[2]
-SENTENCE = "The lighthouse keeper wrote down the weather, the ships and the gulls each hour. "
 HEADER = ("side", "prompt tok/s", "decode tok/s", "TTFT, attachment", "peak memory", "weights")
 # (row label, load policy, BLAS): the first is today's form, the last the fast one.
 TODAY = ("today: as stored, bundled BLAS", "never", "bundled")
@@ -36,17 +36,11 @@ FAST = ("float32, OpenBLAS", "always", "fast")
 MIXED = [("as stored, OpenBLAS", "never", "fast"), ("float32, bundled BLAS", "always", "bundled")]
 
 
-def attachment(loaded: LoadedModel, tokens: int) -> list[dict[str, str]]:
-    """A question about an attached text of about `tokens` tokens."""
-    text = SENTENCE * max(1, tokens // len(loaded.tokenizer.encode(SENTENCE)))
-    return [SYSTEM, {"role": "user", "content": f"{text}\n\nSummarise the log above."}]
-
-
 def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> dict:
     """One side's figures, in this process (whose BLAS was chosen when it started)."""
     loaded = load_model(path, cpu_float32=policy)
     engine = Engine(loaded)
-    first = engine.generate(attachment(loaded, attachment_tokens), SamplingParams(max_tokens=1))
+    first = engine.generate(prompt(loaded, attachment_tokens), SamplingParams(max_tokens=1))
     eos = loaded.tokenizer.eos_token_ids
     params = SamplingParams(max_tokens=decode_tokens, logit_bias={i: -1e9 for i in eos})
     engine.generate([SYSTEM, STORY], SamplingParams(max_tokens=2))  # warm the decode path
