@@ -23,6 +23,9 @@ DEFAULT_OVERFLOW = "truncate_middle"
 # The shortest context length a chat may set (`inference.context_fit.MIN_CONTEXT_LIMIT`).
 MIN_CONTEXT_LENGTH = 256
 DEFAULT_MAX_TOOL_CALLS = 8
+# "On the CPU, trade memory for speed": when weights become float32 on MLX's CPU backend
+# (`inference.cpu.float32_weights.POLICIES`).
+CPU_FLOAT32_POLICIES = ("auto", "always", "never")
 
 
 def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
@@ -83,6 +86,20 @@ class Preferences:
                 f"Unknown overflow policy {value!r}; choose one of {', '.join(OVERFLOW_POLICIES)}."
             )
         self._qs.setValue("chat/overflow", value)
+
+    @property
+    def cpu_float32(self) -> str:
+        """When a model runs as float32 on the CPU: "auto" (when it fits), "always", "never"."""
+        value = str(self._qs.value("cpu/float32_weights", "auto"))
+        return value if value in CPU_FLOAT32_POLICIES else "auto"
+
+    @cpu_float32.setter
+    def cpu_float32(self, value: str) -> None:
+        if value not in CPU_FLOAT32_POLICIES:
+            raise ValueError(
+                f"Unknown choice {value!r}; choose one of {', '.join(CPU_FLOAT32_POLICIES)}."
+            )
+        self._qs.setValue("cpu/float32_weights", value)
 
     @property
     def theme(self) -> str:

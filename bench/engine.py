@@ -16,6 +16,9 @@ of ratios; the sections (bench/sections/):
 * passes: a forward pass over 1, 2, 4, 8 and 16 tokens against a one-token pass;
 * tools: continuing after a tool result against a plain follow-up (prompt tokens computed,
   time to first token).
+* cpu: today's form (weights as stored, MLX's bundled BLAS) against float32 weights on OpenBLAS,
+  each side in its own child process (the BLAS is chosen before MLX loads): prompt and decode
+  tokens/s, time to first token after an attachment, peak memory.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.default_model import default_model
-from bench.sections import caching, draft, lookup, passes, prefill, tools
+from bench.sections import caching, cpu, draft, lookup, passes, prefill, tools
 from bench.table import table
 from inference import LoadedModel, load_model
 
@@ -41,6 +44,7 @@ SECTIONS: dict[str, Section] = {
     "draft": draft.rows,
     "passes": passes.rows,
     "tools": tools.rows,
+    "cpu": cpu.rows,
 }
 
 
@@ -73,6 +77,11 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--pass-repeats", type=int, default=5, help="passes: best of this many")
     parse.add_argument("--tool-history-tokens", type=int, default=600,
                        help="tools: the chat's length before the tool call")
+    parse.add_argument("--attachment-tokens", type=int, default=2000,
+                       help="cpu: the attachment read before the first token")
+    parse.add_argument("--cpu-decode-tokens", type=int, default=48, help="cpu: reply length")
+    parse.add_argument("--cpu-every-form", action="store_true",
+                       help="cpu: also float32 on the bundled BLAS and stored weights on OpenBLAS")
     return parse
 
 

@@ -21,8 +21,10 @@ results hold plain Python values only)::
         context_limit=None,           # the chat's own context length (>= 256), else the model's
     )
 
-`load_model(path) -> LoadedModel` with `.model`, `.tokenizer`, `.config`, `.path`, `.model_id`
-(the folder name), `.model_type`, `.context_length` (int or None) and `.weights_bytes`. It reads
+`load_model(path, cpu_float32="auto") -> LoadedModel` with `.model`, `.tokenizer`, `.config`,
+`.path`, `.model_id` (the folder name), `.model_type`, `.context_length` (int or None),
+`.weights_bytes` and `.weights_form` ("float32 (from 4-bit)", "4-bit", "bfloat16"...: on MLX's
+CPU backend the weights become float32 where they fit, see `inference.cpu`). It reads
 only safetensors and never runs code from the folder (models needing trust_remote_code are
 refused). A missing folder or file, corrupt weights or an unsupported model type raise
 `ModelLoadError`.
@@ -69,13 +71,19 @@ reply has begun.
 
 `inference.loading.model_files` (the files a model folder holds, its context length) and
 `inference.errors` need no MLX, so the app layer may import them at any time: the heavy modules
-below load only when one of their names is first used (PEP 562).
+below load only when one of their names is first used (PEP 562). Importing this package first
+loads the fast BLAS on Linux (`inference.cpu.fast_blas`), which must precede MLX in a process.
 """
 
 from __future__ import annotations
 
 import importlib
 from typing import TYPE_CHECKING, Any
+
+from inference.cpu.fast_blas import preload as _preload_blas
+
+# Before anything under `inference` can import MLX (see inference.cpu.fast_blas).
+_preload_blas()
 
 if TYPE_CHECKING:
     from inference.decoding.sampling import SamplingParams

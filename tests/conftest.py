@@ -12,7 +12,12 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
+# First: importing `inference` loads the fast BLAS, which must precede MLX (tests.tiny_models
+# imports it). See inference/cpu/fast_blas.py.
+from inference.cpu.fast_blas import preload
 from tests.tiny_models import KINDS, build_model
+
+preload()
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -37,6 +42,14 @@ def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for kind in KINDS:
         build_model(kind, root / kind)
     return root
+
+
+@pytest.fixture(scope="session")
+def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """<dir>/<kind>/: every tiny model, 4-bit (for the float32 form on the CPU)."""
+    from tests.stored_forms import quantized_models  # mlx-lm: only for the tests that use it
+
+    return quantized_models(tiny_models_dir, tmp_path_factory.mktemp("tiny-4bit"))
 
 
 @pytest.fixture(scope="session", params=KINDS)

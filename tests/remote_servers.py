@@ -29,6 +29,7 @@ from pathlib import Path
 from aiohttp import ClientSession, web
 
 BIN = Path(sys.executable).parent
+ROOT = Path(__file__).resolve().parent.parent
 # A server left over by a killed test run ends itself after this long.
 SERVER_LIFETIME_S = 600
 READY_TIMEOUT_S = 120
@@ -56,7 +57,9 @@ def free_port() -> int:
 
 def _offline_env(cache: Path) -> dict[str, str]:
     cache.mkdir(parents=True, exist_ok=True)
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache)}
+    # The repository on the path: the server runs from `cache`'s folder, not the checkout.
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache),
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
 
 
 def _start(command: list[str], model: Path, port: int, workdir: Path) -> Served:
@@ -96,7 +99,9 @@ def _server_args(model: Path, port: int) -> list[str]:
 @contextlib.contextmanager
 def served_by_mlx_lm(model: Path, workdir: Path) -> Iterator[Served]:
     port = free_port()
-    command = [sys.executable, "-m", "mlx_lm", "server", *_server_args(model, port)]
+    # Through inference.cpu.run_module: the fast BLAS loads before mlx-lm imports MLX.
+    command = [sys.executable, "-m", "inference.cpu.run_module", "mlx_lm", "server",
+               *_server_args(model, port)]
     served = _start(command, model, port, workdir)
     try:
         yield served

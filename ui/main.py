@@ -180,7 +180,12 @@ def launch(
         )
         return None
     worker = worker or InferenceWorker(
-        partial(default_engine_factory, cache_dir=paths.caches_dir)
+        partial(
+            default_engine_factory,
+            cache_dir=paths.caches_dir,
+            # Read at each load, on the worker thread: its own QSettings object (reentrant).
+            cpu_float32=lambda: Preferences(paths.settings_file).cpu_float32,
+        )
     )
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     controller = ChatController(

@@ -4,7 +4,9 @@ It walks the real path once: the inference worker loads a model on its thread, s
 greedy reply, the reply is rendered as the chat pane renders it and painted offscreen, and on
 macOS the mlx.metallib must sit beside the libmlx the process actually loaded (MLX looks for it
 there, and a bundle with a stray second libmlx fails with "Failed to load the default
-metallib"). It prints one summary line and returns 0, or prints the reason and returns 1.
+metallib"). On Linux MLX must use the fast BLAS (inference/cpu/fast_blas.py), which the bundle
+carries, unless BRANCHWISE_BLAS=bundled asks for MLX's own. It prints one summary line and
+returns 0, or prints the reason and returns 1.
 """
 
 from __future__ import annotations
@@ -101,7 +103,17 @@ def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
         "render": f"{image.width()}x{image.height()}",
         "libmlx": libmlx,
         "metallib": _check_metallib(libmlx),
+        "blas": _check_blas(info),
+        "weights": info.get("weights_form", "unknown"),
     }
+
+
+def _check_blas(info: dict[str, Any]) -> str:
+    blas = str(info.get("blas") or "unknown")
+    wanted = sys.platform.startswith("linux") and os.environ.get("BRANCHWISE_BLAS") != "bundled"
+    if wanted and not info.get("blas_in_use"):
+        raise SelfTestError(f"MLX does not use the fast BLAS: {blas}")
+    return blas
 
 
 class _Outcome(QObject):

@@ -117,6 +117,8 @@ class ModelSession(QObject):
             model_id=info.get("model_id"),
             message=f"{info.get('model_id')} is ready",
             context_length=info.get("context_length"),
+            weights_form=info.get("weights_form"),
+            blas=info.get("blas"),
         )
 
     @Slot(str)

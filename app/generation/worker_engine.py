@@ -7,6 +7,7 @@ load MLX.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,6 +15,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+
+_log = logging.getLogger(__name__)
 
 class EngineLike(Protocol):
     """What the worker needs of an engine; `inference.Engine` is the real one."""
@@ -42,18 +45,24 @@ EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLi
 
 
 def default_engine_factory(
-    path: Path, progress: Callable[[str, int, int], None], cache_dir: Path | None = None
+    path: Path,
+    progress: Callable[[str, int, int], None],
+    cache_dir: Path | None = None,
+    cpu_float32: Callable[[], str] | None = None,
 ) -> tuple[EngineLike, dict]:
     """Load an MLX model folder and build an Engine (runs on the worker thread); with
-    `cache_dir`, its caches are saved there and found again after a restart."""
+    `cache_dir`, its caches are saved there and found again after a restart. `cpu_float32`
+    reads the preference for float32 weights on the CPU at each load ("auto" without it)."""
     from inference import Engine, load_model
+    from inference.cpu.fast_blas import in_use, outcome, report_once
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
     from inference.toolcalls.detect import tool_format_for
 
     progress("Loading weights", 0, 1)
-    model = load_model(path)
+    model = load_model(path, cpu_float32() if cpu_float32 else "auto")
     progress("Loading weights", 1, 1)
+    report_once(_log)
     engine = Engine(model, cache_dir=cache_dir)
     info = {
         "model_id": model.model_id,
@@ -61,6 +70,9 @@ def default_engine_factory(
         "path": str(path),
         "context_length": engine.context_length,
         "weights_bytes": model.weights_bytes,
+        "weights_form": model.weights_form,
+        "blas": outcome().describe(),
+        "blas_in_use": in_use(),
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
         # The format its replies write tool calls in; None: its template takes no tools.

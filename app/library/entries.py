@@ -16,6 +16,7 @@ from typing import Any
 
 import psutil
 
+from app.library.cpu_weights import running_weights_bytes
 from app.library.entry_metadata import read_metadata, write_metadata
 from app.library.model_check import LibraryError, validate_folder
 from app.library.model_facts import parameter_count, quantization_label, size_on_disk
@@ -112,13 +113,17 @@ def delete_model(models_dir: str | Path, model_id: str) -> None:
         shutil.rmtree(folder)
 
 
-def memory_check(info: ModelInfo, reclaimable_bytes: int = 0) -> None:
+def memory_check(info: ModelInfo, reclaimable_bytes: int = 0, cpu_float32: str = "never") -> None:
     """Refuse a model whose weights exceed the memory available now (plus whatever unloading
-    the current model, `reclaimable_bytes`, would free), saying how much is needed."""
+    the current model, `reclaimable_bytes`, would free), saying how much is needed; counted as
+    float32 where the `cpu_float32` preference will run them so (app.library.cpu_weights)."""
     available = psutil.virtual_memory().available + reclaimable_bytes
-    if info.weights_bytes > available:
+    needed = running_weights_bytes(
+        info.weights_bytes, info.parameters, cpu_float32, available=available
+    )
+    if needed > available:
         raise LibraryError(
-            f"{info.name} needs {info.weights_bytes / 1e9:.1f} GB of memory for its weights, but "
+            f"{info.name} needs {needed / 1e9:.1f} GB of memory for its weights, but "
             f"only {available / 1e9:.1f} GB is available. Close other apps or choose a smaller "
             "model."
         )

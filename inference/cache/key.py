@@ -47,6 +47,8 @@ def cache_key(loaded: LoadedModel) -> dict[str, Any]:
         "weights": [_fingerprint(p) for p in sorted(folder.glob(WEIGHTS_PATTERN))],
         "mlx_lm": version("mlx-lm"),
         "kv_dtype": _kv_dtype(loaded, stack),
+        # float32 from 4-bit computes other numbers than the 4-bit weights (inference.cpu).
+        "weights_form": loaded.weights_form,
         "classes": class_names(stack.caches),
     }
 

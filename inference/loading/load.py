@@ -18,6 +18,7 @@ from mlx.utils import tree_flatten
 from mlx_lm.utils import load_model as load_mlx_model
 from mlx_lm.utils import load_tokenizer
 
+from inference.cpu.float32_weights import DEFAULT_POLICY, POLICIES, apply_policy
 from inference.errors import ModelLoadError
 from inference.loading.folder_check import check_before_load
 from inference.loading.model_files import (
@@ -46,6 +47,8 @@ class LoadedModel:
     model_type: str
     context_length: int | None
     weights_bytes: int
+    # How the weights run: "float32 (from 4-bit)", "4-bit", "bfloat16"... (inference.cpu).
+    weights_form: str = ""
 
     @property
     def model_id(self) -> str:
@@ -58,12 +61,17 @@ def unsupported_message(model_type: str) -> str:
     return f"The model type '{model_type}' is not supported by mlx-lm {metadata.version('mlx-lm')}."
 
 
-def load_model(path: str | Path) -> LoadedModel:
+def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedModel:
     """Load the MLX model folder at `path` (config.json, safetensors, tokenizer).
+
+    `cpu_float32` ("auto", "always", "never") says when the weights become float32 on MLX's
+    CPU backend (inference.cpu.float32_weights).
 
     Raises ModelLoadError with a message for the person using the app when the folder is
     missing, incomplete, corrupt, of a type mlx-lm does not know, or needs remote code.
     """
+    if cpu_float32 not in POLICIES:
+        raise ValueError(f"Unknown weights policy {cpu_float32!r}; choose one of {POLICIES}.")
     folder = Path(path).expanduser()
     config = _read_json(folder / "config.json", folder)
     if config is None:
@@ -87,6 +95,7 @@ def load_model(path: str | Path) -> LoadedModel:
     try:
         check_before_load(folder)
         model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
+        form = apply_policy(model, config, cpu_float32)
         tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
@@ -99,6 +108,7 @@ def load_model(path: str | Path) -> LoadedModel:
         model_type=model_type,
         context_length=context_length(config),
         weights_bytes=sum(a.nbytes for _, a in tree_flatten(model.parameters())),
+        weights_form=form,
     )
 
 

@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.library.cpu_weights import cpu_backend
 from app.server.config import ServerConfig, ServerConfigError
 from app.sizes import format_bytes
 from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
@@ -58,6 +59,7 @@ class PreferencesDialog(QDialog):
         disk_budget_bytes: int = 0,
         disk_bytes: int = 0,
         overflow: str = "truncate_middle",
+        cpu_float32: str = "auto",
         server_enabled: bool = False,
         server: ServerConfig | None = None,
         new_chats: ChatDefaults | None = None,
@@ -133,6 +135,9 @@ class PreferencesDialog(QDialog):
         form.addRow("", disk_row)
         form.addRow("When a chat outgrows the context", self.overflow)
         form.addRow("Theme", self.theme)
+        self.cpu_float32 = _cpu_float32_box(cpu_float32)
+        if cpu_backend():  # MLX computes on the CPU here: no GPU to run the weights on
+            form.addRow("On the CPU, trade memory for speed", self.cpu_float32)
         self.drafts = DraftDefaults(models, current_model, draft_for)
         self.server_group = self._server_group(server_enabled, server or ServerConfig())
         self.server_error = QLabel()
@@ -236,6 +241,9 @@ class PreferencesDialog(QDialog):
     def overflow_policy(self) -> str:
         return self.overflow.currentData()
 
+    def cpu_float32_policy(self) -> str:
+        return self.cpu_float32.currentData()
+
     def new_chats(self) -> ChatDefaults:
         return self.new_chats_page.defaults()
 
@@ -262,3 +270,21 @@ class PreferencesDialog(QDialog):
         )
         if answer == QMessageBox.StandardButton.Yes:
             self.clearSavedRequested.emit()
+
+
+_CPU_FLOAT32_LABELS = {"auto": "Auto", "always": "Always", "never": "Never"}
+
+
+def _cpu_float32_box(policy: str) -> QComboBox:
+    box = QComboBox()
+    box.setAccessibleName("On the CPU, trade memory for speed")
+    box.setToolTip(
+        "Run models as float32 on this computer's CPU: prompts are read more than 10x faster "
+        "and replies come up to 2x faster, for 2x the memory of a 16-bit model (about 5x a "
+        "4-bit one). Auto does it when the model then fits a quarter of the memory. Takes "
+        "effect when a model is next loaded."
+    )
+    for value, label in _CPU_FLOAT32_LABELS.items():
+        box.addItem(label, value)
+    box.setCurrentIndex(max(0, box.findData(policy)))
+    return box

@@ -380,4 +380,4 @@ class MainWindow(QMainWindow):
         self.banner.show_notice(text, kind="warning")
 
     def _about(self) -> None:
-        show_about(self)
+        show_about(self, self.controller.model_info)

@@ -68,7 +68,8 @@ class WindowModels(QObject):
 
         loaded = self._controller.model_info or {}
         try:
-            memory_check(info, reclaimable_bytes=int(loaded.get("weights_bytes") or 0))
+            memory_check(info, int(loaded.get("weights_bytes") or 0),
+                         self._controller.preferences.cpu_float32)
         except LibraryError as exc:
             self._notice(str(exc))
             return False

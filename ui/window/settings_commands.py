@@ -92,6 +92,7 @@ class SettingsCommands(QObject):
             ),
             disk_bytes=int(memory.get("disk_bytes") or 0),
             overflow=preferences.overflow_policy,
+            cpu_float32=preferences.cpu_float32,
             server_enabled=preferences.server_enabled,
             server=preferences.server_config,
             new_chats=ChatDefaults.of(preferences),
@@ -113,6 +114,7 @@ class SettingsCommands(QObject):
         if disk_budget is not None:
             self._controller.set_disk_budget(disk_budget)
         self._preferences.overflow_policy = dialog.overflow_policy()
+        self._preferences.cpu_float32 = dialog.cpu_float32_policy()
         dialog.new_chats().save_to(self._preferences)
         for model_id, draft_id in dialog.draft_defaults().items():
             self._preferences.set_draft_model_for(model_id, draft_id)

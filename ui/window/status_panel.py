@@ -54,6 +54,7 @@ class StatusPanel(QWidget):
         self._loading = False
         # The worker's last memory report ({"cache_bytes", "disk_bytes", ...}).
         self.last_memory: dict[str, Any] = {}
+        self._weights_form = ""  # how the loaded model's weights run, e.g. "float32 (from 4-bit)"
 
     def set_model_status(self, status: dict[str, Any]) -> None:
         state = status.get("state")
@@ -62,9 +63,13 @@ class StatusPanel(QWidget):
         if state == "ready":
             context = status.get("context_length")
             self.model_label.setText(str(status.get("model_id") or "Model ready"))
-            self.model_label.setToolTip(
-                f"Loaded model; context window {context:,} tokens" if context else "Loaded model"
-            )
+            self._weights_form = str(status.get("weights_form") or "")
+            runs = [f"{k}: {status[v]}" for k, v in (("Weights", "weights_form"), ("BLAS", "blas"))
+                    if status.get(v)]
+            self.model_label.setToolTip("\n".join([
+                f"Loaded model; context window {context:,} tokens" if context else "Loaded model",
+                *runs,
+            ]))
             self.progress.hide()
         elif state == "loading":
             self.model_label.setText(message or "Loading the model…")
@@ -83,8 +88,9 @@ class StatusPanel(QWidget):
         weights = int(memory.get("weights_bytes") or 0)
         caches = int(memory.get("cache_bytes") or 0)
         disk = int(memory.get("disk_bytes") or 0)
+        form = f" ({self._weights_form})" if self._weights_form else ""
         self.memory_label.setText(
-            f"Weights {format_bytes(weights)} · Caches {format_bytes(caches)} in memory, "
+            f"Weights {format_bytes(weights)}{form} · Caches {format_bytes(caches)} in memory, "
             f"{format_bytes(disk)} on disk"
         )
         self.memory_label.setVisible(bool(weights or caches or disk))

@@ -1,0 +1,139 @@
+"""CPU figures (issue 27): the model as it ran before (weights as stored, MLX's bundled
+reference BLAS) against the fast form (float32 weights, OpenBLAS loaded before MLX).
+
+The BLAS is chosen once per process, before MLX loads, so each side runs in a child process
+(`BRANCHWISE_BLAS=bundled` keeps the bundled BLAS, see inference/cpu/fast_blas.py) that loads
+the model, reads an attachment of about `--attachment-tokens` tokens (time to first token, prompt
+tokens/s) and decodes `--cpu-decode-tokens` greedy tokens after a short question (decode
+tokens/s), then reports its peak resident memory. Sides alternate run by run and the best run
+of each is compared. `--cpu-every-form` adds the two mixed rows (each change alone); a
+llama.cpp row on the same GGUF appears where `llama_cpp` happens to be importable.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.conversation import STORY, SYSTEM
+from bench.sections.prefill import SENTENCE, prompt
+from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference.cpu.fast_blas import ENV, outcome
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER = ("side", "prompt tok/s", "decode tok/s", "TTFT, attachment", "peak memory", "weights")
+# (row label, load policy, BLAS): the first is today's form, the last the fast one.
+TODAY = ("today: as stored, bundled BLAS", "never", "bundled")
+FAST = ("float32, OpenBLAS", "always", "fast")
+MIXED = [("as stored, OpenBLAS", "never", "fast"), ("float32, bundled BLAS", "always", "bundled")]
+
+
+def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> dict:
+    """One side's figures, in this process (whose BLAS was chosen when it started)."""
+    loaded = load_model(path, cpu_float32=policy)
+    engine = Engine(loaded)
+    first = engine.generate(prompt(loaded, attachment_tokens), SamplingParams(max_tokens=1))
+    eos = loaded.tokenizer.eos_token_ids
+    params = SamplingParams(max_tokens=decode_tokens, logit_bias={i: -1e9 for i in eos})
+    engine.generate([SYSTEM, STORY], SamplingParams(max_tokens=2))  # warm the decode path
+    engine.clear_cache()
+    reply = engine.generate([SYSTEM, STORY], params)
+    return {
+        "prompt_tokens": first.stats.prompt_tokens,
+        "prompt_tps": first.stats.prefill_tps,
+        "ttft_s": first.stats.ttft_s,
+        "decode_tps": reply.stats.decode_tps,
+        "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        "weights": f"{loaded.weights_form}, {loaded.weights_bytes / 1e6:.0f} MB",
+        "blas": outcome().describe(),
+    }
+
+
+def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> dict:
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if blas == "bundled":
+        env[ENV] = "bundled"
+    else:
+        env.pop(ENV, None)
+    code = (
+        "import json, sys; from bench.sections.cpu import measure; "
+        "print(json.dumps(measure(*sys.argv[1:3], *map(int, sys.argv[3:]))))"
+    )
+    command = [sys.executable, "-c", code, str(path), policy, str(args.attachment_tokens),
+               str(args.cpu_decode_tokens)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the {policy}/{blas} side failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
+    sides = [TODAY, *(MIXED if args.cpu_every_form else []), FAST]
+    best: dict[str, dict] = {}
+    for _ in range(args.runs):
+        for label, policy, blas in sides:
+            figures = run_side(loaded.path, policy, blas, args)
+            kept = best.setdefault(label, figures)
+            for key, better in (("prompt_tps", max), ("decode_tps", max), ("ttft_s", min)):
+                kept[key] = better(kept[key], figures[key])
+    table = [HEADER, *(_row(label, best[label]) for label, _, _ in sides)]
+    today, fast = best[TODAY[0]], best[FAST[0]]
+    table.append((
+        "fast over today (goal: ≥10x prompt, ≥2x decode)",
+        f"{fast['prompt_tps'] / today['prompt_tps']:.1f}x",
+        f"{fast['decode_tps'] / today['decode_tps']:.1f}x",
+        f"{today['ttft_s'] / fast['ttft_s']:.1f}x sooner",
+        f"{fast['peak_bytes'] / today['peak_bytes']:.1f}x",
+        "",
+    ))
+    reference = _llama_cpp_row(args)
+    if reference is not None:
+        table.append(reference)
+    return table
+
+
+def _row(label: str, figures: dict) -> tuple[str, ...]:
+    return (
+        label,
+        f"{figures['prompt_tps']:.0f} ({figures['prompt_tokens']} tokens)",
+        f"{figures['decode_tps']:.1f}",
+        f"{figures['ttft_s']:.1f} s",
+        f"{figures['peak_bytes'] / 2**20:.0f} MiB",
+        figures["weights"],
+    )
+
+
+def _llama_cpp_row(args: argparse.Namespace) -> tuple[str, ...] | None:
+    """llama.cpp on the embedded GGUF, as a reference (not a dependency: only when installed)."""
+    if importlib.util.find_spec("llama_cpp") is None:
+        return None
+    from app.library.embedded_model import embedded_gguf_path
+
+    gguf = embedded_gguf_path()
+    if gguf is None:
+        return None
+    from llama_cpp import Llama
+
+    llm: Any = Llama(str(gguf), n_ctx=args.attachment_tokens + 512, verbose=False)
+    text = SENTENCE * max(1, args.attachment_tokens // len(llm.tokenize(SENTENCE.encode())))
+    prompt = llm.tokenize(text.encode())
+    start = time.perf_counter()
+    llm.eval(prompt)
+    ttft = time.perf_counter() - start
+    llm.reset()
+    llm.eval(llm.tokenize(STORY["content"].encode()))
+    start = time.perf_counter()
+    for _ in range(args.cpu_decode_tokens):
+        llm.eval([llm.sample(temp=0.0)])
+    decode = args.cpu_decode_tokens / (time.perf_counter() - start)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return ("llama.cpp on the GGUF (reference)", f"{len(prompt) / ttft:.0f}", f"{decode:.1f}",
+            f"{ttft:.1f} s", f"{peak / 2**20:.0f} MiB (bench process)", gguf.name)

@@ -1,0 +1,26 @@
+"""bench/engine.py's cpu section: today's form and the fast one, each in its own process, side
+by side in one table, on a 4-bit tiny llama."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench import engine
+from tests.test_bench_engine import _table_rows
+
+
+def test_the_cpu_section_compares_the_stored_form_on_the_bundled_blas_with_float32_on_openblas(
+    quantized_models_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    engine.main([
+        "--model", str(quantized_models_dir / "llama"), "--only", "cpu", "--runs", "1",
+        "--attachment-tokens", "200", "--cpu-decode-tokens", "4",
+    ])
+    rows = _table_rows(capsys.readouterr().out, "cpu")
+    assert [row[0] for row in rows[:2]] == ["today: as stored, bundled BLAS", "float32, OpenBLAS"]
+    assert rows[0][-1].startswith("4-bit, ") and rows[1][-1].startswith("float32 (from 4-bit), ")
+    for row in rows[:2]:
+        assert float(row[1].split()[0]) > 0 and float(row[2]) > 0 and row[4].endswith(" MiB")
+    assert rows[2][0].startswith("fast over today") and rows[2][1].endswith("x")
