@@ -58,7 +58,8 @@ class ToolsButton(QToolButton):
             empty = self._menu.addAction("No tools are set up (Preferences › Tools).")
             empty.setEnabled(False)
         tools = sum(len(s.tools) for s in self._servers if s.chosen and s.status == "ready")
-        self.setText(f"Tools · {tools}" if tools else "Tools")
+        # A count only where the model is offered them: a template without tools gets none.
+        self.setText(f"Tools · {tools}" if tools and off_reason is None else "Tools")
         self.setEnabled(off_reason is None)
         if off_reason is not None:
             self.setToolTip(literal(off_reason))
