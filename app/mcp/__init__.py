@@ -2,6 +2,6 @@
 tool approvals, the built-in `search_conversations` tool and the `branchwise tools` command.
 
 Non-GUI. May import the standard library, the `mcp` SDK (only in `connection.py`, whose import costs
-half a second, so the rest stays light), jsonschema, `app.store.conversations` and `app.paths`;
-never Qt widgets, `ui` or `inference`.
+half a second, so the rest stays light), jsonschema, `app.store.conversations`, `app.paths` and
+`app.kept_files`; never Qt widgets, `ui` or `inference`.
 """

@@ -13,7 +13,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from app.mcp.json_file import JsonFileError, read_object, set_aside, write_object
+from app.kept_files import set_aside
+from app.mcp.json_file import JsonFileError, read_object, write_object
 from app.mcp.tool_info import ToolInfo
 
 APPROVALS_NAME = "tool_approvals.json"

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from app.mcp.json_file import JsonFileError, read_object, set_aside, write_object
+from app.kept_files import set_aside
+from app.mcp.json_file import JsonFileError, read_object, write_object
 
 CONFIG_NAME = "mcp.json"
 DEFAULT_TIMEOUT_S = 60.0

@@ -5,10 +5,10 @@ old file whole."""
 from __future__ import annotations
 
 import json
-import os
-import time
 from pathlib import Path
 from typing import Any
+
+from app.kept_files import replace_atomically
 
 
 class JsonFileError(ValueError):
@@ -38,27 +38,10 @@ def read_object(path: Path, what: str) -> dict[str, Any] | None:
     return data
 
 
-def set_aside(path: Path) -> Path:
-    """Rename an unreadable file out of the way (never delete it) and return its new name."""
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    target = path.with_name(f"{path.name}.unreadable-{stamp}")
-    counter = 2
-    while target.exists():
-        target = path.with_name(f"{path.name}.unreadable-{stamp}-{counter}")
-        counter += 1
-    path.rename(target)
-    return target
-
 
 def write_object(path: Path, data: dict[str, Any]) -> None:
-    """Write `data` as indented JSON through a temporary file renamed over `path`."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", "utf-8")
-        os.replace(temporary, path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    """Write `data` as indented JSON, atomically."""
+    replace_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
 def _kind(value: object) -> str:

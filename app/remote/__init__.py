@@ -2,6 +2,6 @@
 mlx_lm.server…): saved connections with their keys, the `openai` client on the asyncio loop, and a
 backend that delivers remote replies as the worker delivers local ones.
 
-May import `app.paths`, `app.async_tasks`, `app.generation` (its result shapes) and QtCore;
-never `ui` or `inference`.
+May import `app.paths`, `app.async_tasks`, `app.kept_files`, `app.generation` (its result
+shapes) and QtCore; never `ui` or `inference`.
 """

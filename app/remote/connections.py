@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
+
+from app.kept_files import replace_atomically
 
 REMOTE_PREFIX = "remote:"
 KEYRING_SERVICE = "Branchwise connections"
@@ -119,7 +120,7 @@ class FileKeys:
             keys[name] = key
         else:
             keys.pop(name, None)
-        _write_private(self.path, json.dumps(keys, indent=2))
+        replace_atomically(self.path, json.dumps(keys, indent=2))
 
     def _read(self) -> dict[str, str]:
         try:
@@ -210,15 +211,5 @@ class Connections:
 
     def _write(self, connections: list[Connection]) -> None:
         data = [{"name": c.name, "base_url": c.base_url} for c in connections]
-        _write_private(self.path, json.dumps(data, indent=2))
+        replace_atomically(self.path, json.dumps(data, indent=2))
 
-
-def _write_private(path: Path, text: str) -> None:
-    """Replace the file atomically, created 0600 from the start (never briefly world-readable)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    staging = path.with_name(path.name + ".tmp")
-    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as file:
-        file.write(text)
-    os.chmod(staging, 0o600)  # an older staging file may have had other bits
-    os.replace(staging, path)

@@ -4,10 +4,10 @@ before each migration, and setting a corrupt file aside so the app still starts.
 from __future__ import annotations
 
 import sqlite3
-import time
 from contextlib import closing
 from pathlib import Path
 
+from app.kept_files import free_name
 from app.store import schema as store_schema
 from app.store.records import NewerDatabaseError, StoreError
 
@@ -114,14 +114,14 @@ def _migrate(conn: sqlite3.Connection) -> None:
 
 
 def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
-    target = _free_name(path, f"v{version}-backup")
+    target = free_name(path, f"v{version}-backup")
     with closing(sqlite3.connect(target)) as copy:
         conn.backup(copy)
     return target
 
 
 def _move_aside(path: Path) -> Path:
-    target = _free_name(path, "corrupt")
+    target = free_name(path, "corrupt")
     try:
         path.rename(target)
         for suffix in _COMPANION_SUFFIXES:
@@ -134,12 +134,3 @@ def _move_aside(path: Path) -> Path:
         ) from exc
     return target
 
-
-def _free_name(path: Path, label: str) -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    candidate = path.with_name(f"{path.name}.{label}-{stamp}")
-    counter = 2
-    while candidate.exists():
-        candidate = path.with_name(f"{path.name}.{label}-{stamp}-{counter}")
-        counter += 1
-    return candidate

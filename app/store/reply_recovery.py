@@ -11,12 +11,11 @@ by its text and time), and a reply with nowhere to go stays in the file and is r
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from app.kept_files import replace_atomically, set_aside
 from app.store.records import FINAL_STATUSES, InvalidInputError, check_status, check_text
 
 
@@ -54,16 +53,7 @@ def write(path: Path, replies: list[UnsavedReply]) -> None:
     data = json.dumps(
         {"version": 1, "replies": [asdict(r) for r in replies]}, ensure_ascii=False, indent=1
     )
-    handle, temporary = tempfile.mkstemp(prefix=path.name, suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_atomically(path, data)
 
 
 def load(path: Path) -> list[UnsavedReply]:
@@ -90,10 +80,5 @@ def _read_existing(path: Path) -> list[UnsavedReply]:
         return load(path)
     except InvalidInputError:
         # Never overwrite what could not be read: it may hold text. Set it aside instead.
-        aside = path.with_name(f"{path.name}.unreadable")
-        counter = 2
-        while aside.exists():
-            aside = path.with_name(f"{path.name}.unreadable-{counter}")
-            counter += 1
-        path.rename(aside)
+        set_aside(path)
         return []
