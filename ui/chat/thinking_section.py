@@ -17,9 +17,10 @@ from collections.abc import Mapping
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QFrame, QPlainTextEdit, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QFrame, QPlainTextEdit, QVBoxLayout, QWidget
 
 from ui.widgets.auto_height import fit_to_text
+from ui.widgets.fold_toggle import fold_toggle, show_fold
 from ui.widgets.theme import em, scale_font
 
 _MAX_LINES = 14
@@ -49,13 +50,7 @@ class ThinkingSection(QFrame):
         self._thinking = False
         self._shown = ""  # the text in the editor (reading it back would copy it every time)
         self._chosen = False  # the person opened or folded it: leave it so
-        self.toggle = QToolButton(self)
-        self.toggle.setObjectName("ThinkingToggle")
-        self.toggle.setCheckable(True)
-        self.toggle.setAutoRaise(True)
-        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setCursor(Qt.CursorShape.PointingHandCursor)
-        scale_font(self.toggle, 0.9)
+        self.toggle = fold_toggle(self, "ThinkingToggle", 0.9)
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("ThinkingText")
         self.text.setReadOnly(True)
@@ -118,7 +113,5 @@ class ThinkingSection(QFrame):
         self.toggled.emit(checked)
 
     def _show_open(self, expanded: bool) -> None:
-        self.toggle.setChecked(expanded)
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
-        self.toggle.setToolTip("Hide the reasoning" if expanded else "Show the reasoning")
+        show_fold(self.toggle, expanded, "the reasoning")
         self.text.setVisible(expanded)

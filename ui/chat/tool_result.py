@@ -18,13 +18,13 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
-    QToolButton,
     QVBoxLayout,
     QWidget,
 )
 
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
+from ui.widgets.fold_toggle import fold_toggle, show_fold
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import ToolCallView
 
@@ -78,13 +78,7 @@ class ToolResultView(QFrame):
         self.setObjectName("ToolResult")
         self.setAccessibleName("Tool result")
         self._text = ""
-        self.toggle = QToolButton(self)
-        self.toggle.setObjectName("ToolResultToggle")
-        self.toggle.setCheckable(True)
-        self.toggle.setAutoRaise(True)
-        self.toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.toggle.setCursor(Qt.CursorShape.PointingHandCursor)
-        scale_font(self.toggle, 0.92)
+        self.toggle = fold_toggle(self, "ToolResultToggle", 0.92)
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("ToolResultText")
         self.text.setReadOnly(True)
@@ -139,9 +133,7 @@ class ToolResultView(QFrame):
         self._show_open(expanded)
 
     def _show_open(self, expanded: bool) -> None:
-        self.toggle.setChecked(expanded)
-        self.toggle.setArrowType(Qt.ArrowType.DownArrow if expanded else Qt.ArrowType.RightArrow)
-        self.toggle.setToolTip("Hide the result" if expanded else "Show the result")
+        show_fold(self.toggle, expanded, "the result")
         self.text.setVisible(expanded)
         self.actions.setVisible(expanded)
 
