@@ -216,6 +216,9 @@ class ChatController(QObject):
     def purge_deleted(self) -> int:
         return self._conversations.purge_deleted()
 
+    def change_params(self, conversation_id: int, change: dict[str, Any]) -> None:
+        self._conversations.change_params(conversation_id, change)
+
     def update_settings(
         self,
         conversation_id: int,

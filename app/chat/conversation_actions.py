@@ -198,6 +198,16 @@ class ConversationActions:
         self._guard(lambda: self._store.update_settings(conversation_id, **changes))
         self._host.conversationChanged.emit(conversation_id)
 
+    def change_params(self, conversation_id: int, change: dict[str, Any]) -> None:
+        """Set some of a chat's parameters (Think, its tools…), keeping the others."""
+
+        def merged() -> dict[str, Any]:
+            return {**self._store.get_conversation(conversation_id).params, **change}
+
+        params = self._guard(merged)
+        if params is not None:
+            self.update_settings(conversation_id, params=params)
+
     def _guard[T](self, action: Callable[[], T]) -> T | None:
         return guarded(self._host.notice, action)
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.chat.tool_choice import CHAT_KEY, server_label
+from app.chat.tool_choice import server_label
 from app.mcp.approvals import APPROVALS_NAME, Approval, ToolApprovals
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, load_config, save_config
 from app.mcp.config_import import available_sources, merge_servers
@@ -201,8 +201,3 @@ def approval_text(approval: Approval, chat_title: Callable[[int], str | None]) -
         title = chat_title(approval.chat_id)
         where = f"in the chat “{title}”" if title else f"in chat {approval.chat_id}"
     return f"{approval.tool} on {server_label(approval.server)}, {where}"
-
-
-def chat_tool_params(params: dict[str, Any], servers: list[str]) -> dict[str, Any]:
-    """A chat's params with the servers it may use set."""
-    return {**params, CHAT_KEY: list(servers)}

@@ -87,10 +87,5 @@ class ComposerExtras(QObject):
         cid = window.current_conversation_id
         if cid is None:
             return
-        try:
-            params = window.store.get_conversation(cid).params
-        except StoreError as exc:
-            window.show_notice(str(exc))
-            return
-        window.controller.update_settings(cid, params={**params, **change})
+        window.controller.change_params(cid, change)
         window.token_counter.schedule()  # the template renders a different prompt

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Slot
 
-from app.chat.tool_choice import chat_servers, server_label, tools_off_reason
-from app.chat.tool_session import approval_text, chat_tool_params
+from app.chat.tool_choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
+from app.chat.tool_session import approval_text
 from app.store.conversations import StoreError
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView
@@ -164,12 +164,7 @@ class ToolFeatures(QObject):
         cid = window.current_conversation_id
         if cid is None:
             return
-        try:
-            params = window.store.get_conversation(cid).params
-        except StoreError as exc:
-            window.show_notice(str(exc))
-            return
-        window.controller.update_settings(cid, params=chat_tool_params(params, names))
+        window.controller.change_params(cid, {CHAT_KEY: list(names)})
         self.refresh_button()
 
     @Slot(object)
