@@ -154,7 +154,7 @@ def undo_batch(store: Store, batch_id: int) -> UndoResult:
         db.execute("UPDATE conversations SET import_batch = NULL WHERE import_batch = ?",
                    (batch_id,))
         for conversation_id in conversations:
-            leaf = Store._latest_leaf_in(db, conversation_id)
+            leaf = Store.latest_leaf_in(db, conversation_id)
             db.execute("UPDATE conversations SET active_leaf_id = ? WHERE id = ? AND"
                        " active_leaf_id IS NULL", (leaf, conversation_id))
         db.execute("DELETE FROM import_batches WHERE id = ?", (batch_id,))
@@ -234,8 +234,8 @@ def _insert_messages(
                                (conversation_id,)).fetchone()
         if new or active is None:
             target = ids.get(leaf) if leaf is not None else None
-            target = target or Store._latest_leaf_in(db, conversation_id)
-            Store._activate(db, conversation_id, target)
+            target = target or Store.latest_leaf_in(db, conversation_id)
+            Store.activate_leaf(db, conversation_id, target)
         db.execute("UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
                    (max(times.values()), conversation_id))
     return added

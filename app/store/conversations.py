@@ -293,7 +293,7 @@ class Store(StreamingReplies):
                 status = "interrupted" if message.status == "streaming" else message.status
                 parent_id = self._insert_copy(db, new_id, parent_id, message, status, visit=0)
             assert parent_id is not None
-            self._activate(db, new_id, parent_id)
+            self.activate_leaf(db, new_id, parent_id)
         return self.get_conversation(new_id)
 
     # --- search, export, import --------------------------------------------------------------
@@ -347,7 +347,7 @@ class Store(StreamingReplies):
             # The file's active leaf, or the leaf last visited below it (a hand-edited file may
             # name an inner message); the visit counts come from the file as they are.
             leaf_id = (
-                self._latest_leaf_in(db, new_id)
+                self.latest_leaf_in(db, new_id)
                 if record.active_leaf_id is None
                 else self._latest_leaf_under(db, new_ids[record.active_leaf_id])
             )

@@ -91,7 +91,7 @@ class MessageTree(StoreRows):
         message = self.get_message(message_id)
         with self._write() as db:
             leaf_id = self._latest_leaf_under(db, message.id)
-            self._activate(db, message.conversation_id, leaf_id)
+            self.activate_leaf(db, message.conversation_id, leaf_id)
         return self.get_message(leaf_id)
 
     def delete_message(self, message_id: int) -> Message | None:
@@ -111,12 +111,12 @@ class MessageTree(StoreRows):
             )
             if active_id in doomed or active_id is None:
                 active_id = (
-                    self._latest_leaf_in(db, conversation_id)
+                    self.latest_leaf_in(db, conversation_id)
                     if message.parent_id is None
                     else self._latest_leaf_under(db, message.parent_id)
                 )
                 if active_id is not None:
-                    self._activate(db, conversation_id, active_id)
+                    self.activate_leaf(db, conversation_id, active_id)
             self._touch(db, conversation_id)
         return None if active_id is None else self.get_message(active_id)
 
@@ -215,7 +215,7 @@ class MessageTree(StoreRows):
                     error,
                 ),
             ).fetchone()
-            self._activate(db, conversation_id, message_id)
+            self.activate_leaf(db, conversation_id, message_id)
             self._touch(db, conversation_id)
         return self.get_message(message_id)
 
@@ -257,7 +257,9 @@ class MessageTree(StoreRows):
         return int(new_id)
 
     @staticmethod
-    def _activate(db: sqlite3.Connection, conversation_id: int, leaf_id: int) -> None:
+    def activate_leaf(db: sqlite3.Connection, conversation_id: int, leaf_id: int) -> None:
+        """Make `leaf_id` the conversation's active leaf, as a visit (inside a transaction; the
+        history importer uses it too)."""
         (visit,) = db.execute(
             "UPDATE conversations SET active_leaf_id = ?, visit_clock = visit_clock + 1"
             " WHERE id = ? RETURNING visit_clock",
@@ -283,7 +285,7 @@ class MessageTree(StoreRows):
         return int(leaf_id)
 
     @staticmethod
-    def _latest_leaf_in(db: sqlite3.Connection, conversation_id: int) -> int | None:
+    def latest_leaf_in(db: sqlite3.Connection, conversation_id: int) -> int | None:
         """The most recently visited leaf of the whole conversation; None when it is empty."""
         row = db.execute(
             "SELECT id FROM messages AS m WHERE conversation_id = ? AND NOT EXISTS"
