@@ -193,8 +193,8 @@ def test_a_failure_while_writing_leaves_nothing_of_that_conversation(
             raise StoreError("The disk is full.")
         return original(db, conversation_id, leaf_id)
 
-    original = Store._activate
-    monkeypatch.setattr(Store, "_activate", staticmethod(failing_activate))
+    original = Store.activate_leaf
+    monkeypatch.setattr(Store, "activate_leaf", staticmethod(failing_activate))
     report = run.import_paths([_two(tmp_path)], store)
     assert [(o.status, o.reason) for o in report.inputs[0].outcomes] == [
         ("refused", "The disk is full."), ("imported", "")]
