@@ -12,6 +12,7 @@ from ui.widgets.theme import scale_font
 def fold_toggle(parent: QWidget, object_name: str, font_scale: float) -> QToolButton:
     toggle = QToolButton(parent)
     toggle.setObjectName(object_name)
+    toggle.setProperty("fold", True)  # one style for every fold heading (theme.qss)
     toggle.setCheckable(True)
     toggle.setAutoRaise(True)
     toggle.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
