@@ -8,6 +8,11 @@ tokens/s) and decodes `--cpu-decode-tokens` greedy tokens after a short question
 tokens/s), then reports its peak resident memory. Sides alternate run by run and the best run
 of each is compared. `--cpu-every-form` adds the two mixed rows (each change alone); a
 llama.cpp row on the same GGUF appears where `llama_cpp` happens to be importable.
+
+Where the environment chooses OpenBLAS's kernels (OPENBLAS_CORETYPE, with OPENBLAS_L2_SIZE: some
+machines set them so that old OpenBLAS builds do not crash), one more row runs the fast form
+with both unset in that child alone, as a person's machine would run it; the table says which
+kernels each OpenBLAS row ran.
 """
 
 from __future__ import annotations
@@ -26,14 +31,17 @@ from typing import Any
 from bench.conversation import STORY, SYSTEM
 from bench.sections.prefill import SENTENCE, prompt
 from inference import Engine, LoadedModel, SamplingParams, load_model
-from inference.cpu.fast_blas import ENV, outcome
+from inference.cpu.fast_blas import ENV, arithmetic
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = ("side", "prompt tok/s", "decode tok/s", "TTFT, attachment", "peak memory", "weights")
+HEADER = ("side", "prompt tok/s", "decode tok/s", "TTFT, attachment", "peak memory", "weights",
+          "BLAS")
 # (row label, load policy, BLAS): the first is today's form, the last the fast one.
 TODAY = ("today: as stored, bundled BLAS", "never", "bundled")
 FAST = ("float32, OpenBLAS", "always", "fast")
 MIXED = [("as stored, OpenBLAS", "never", "fast"), ("float32, bundled BLAS", "always", "bundled")]
+OWN_KERNELS = ("float32, OpenBLAS choosing its kernels", "always", "own kernels")
+KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> dict:
@@ -53,7 +61,7 @@ def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int)
         "decode_tps": reply.stats.decode_tps,
         "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         "weights": f"{loaded.weights_form}, {loaded.weights_bytes / 1e6:.0f} MB",
-        "blas": outcome().describe(),
+        "blas": arithmetic(),
     }
 
 
@@ -63,6 +71,9 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> di
         env[ENV] = "bundled"
     else:
         env.pop(ENV, None)
+    if blas == "own kernels":
+        for name in KERNEL_VARIABLES:
+            env.pop(name, None)
     code = (
         "import json, sys; from bench.sections.cpu import measure; "
         "print(json.dumps(measure(*sys.argv[1:3], *map(int, sys.argv[3:]))))"
@@ -76,7 +87,8 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> di
 
 
 def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
-    sides = [TODAY, *(MIXED if args.cpu_every_form else []), FAST]
+    chosen = any(os.environ.get(name) for name in KERNEL_VARIABLES)
+    sides = [TODAY, *(MIXED if args.cpu_every_form else []), FAST, *([OWN_KERNELS] * chosen)]
     best: dict[str, dict] = {}
     for _ in range(args.runs):
         for label, policy, blas in sides:
@@ -85,19 +97,26 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
             for key, better in (("prompt_tps", max), ("decode_tps", max), ("ttft_s", min)):
                 kept[key] = better(kept[key], figures[key])
     table = [HEADER, *(_row(label, best[label]) for label, _, _ in sides)]
-    today, fast = best[TODAY[0]], best[FAST[0]]
-    table.append((
-        "fast over today (goal: ≥10x prompt, ≥2x decode)",
+    today = best[TODAY[0]]
+    table.append(_ratios("fast over today (goal: ≥10x prompt, ≥2x decode)", best[FAST[0]], today))
+    if chosen:
+        table.append(_ratios("its own kernels over today", best[OWN_KERNELS[0]], today))
+    reference = _llama_cpp_row(args)
+    if reference is not None:
+        table.append(reference)
+    return table
+
+
+def _ratios(label: str, fast: dict, today: dict) -> tuple[str, ...]:
+    return (
+        label,
         f"{fast['prompt_tps'] / today['prompt_tps']:.1f}x",
         f"{fast['decode_tps'] / today['decode_tps']:.1f}x",
         f"{today['ttft_s'] / fast['ttft_s']:.1f}x sooner",
         f"{fast['peak_bytes'] / today['peak_bytes']:.1f}x",
         "",
-    ))
-    reference = _llama_cpp_row(args)
-    if reference is not None:
-        table.append(reference)
-    return table
+        "",
+    )
 
 
 def _row(label: str, figures: dict) -> tuple[str, ...]:
@@ -108,6 +127,7 @@ def _row(label: str, figures: dict) -> tuple[str, ...]:
         f"{figures['ttft_s']:.1f} s",
         f"{figures['peak_bytes'] / 2**20:.0f} MiB",
         figures["weights"],
+        figures["blas"],
     )
 
 
@@ -136,4 +156,4 @@ def _llama_cpp_row(args: argparse.Namespace) -> tuple[str, ...] | None:
     decode = args.cpu_decode_tokens / (time.perf_counter() - start)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     return ("llama.cpp on the GGUF (reference)", f"{len(prompt) / ttft:.0f}", f"{decode:.1f}",
-            f"{ttft:.1f} s", f"{peak / 2**20:.0f} MiB (bench process)", gguf.name)
+            f"{ttft:.1f} s", f"{peak / 2**20:.0f} MiB (bench process)", gguf.name, "ggml's own")

@@ -20,6 +20,8 @@ import mlx.core as mx
 from inference.cache.files import FORMAT
 from inference.cache.layers import class_names, leaves, state_arrays
 from inference.cache.stack import CacheStack
+from inference.cpu.fast_blas import arithmetic
+from inference.cpu.weight_layout import layout
 from inference.loading.model_files import WEIGHTS_PATTERN, is_model_file
 
 if TYPE_CHECKING:
@@ -49,6 +51,8 @@ def cache_key(loaded: LoadedModel) -> dict[str, Any]:
         "kv_dtype": _kv_dtype(loaded, stack),
         # float32 from 4-bit computes other numbers than the 4-bit weights (inference.cpu).
         "weights_form": loaded.weights_form,
+        # Other BLAS kernels or matrix strides sum in another order: other rounding.
+        "arithmetic": [arithmetic(), layout(loaded.model)],
         "classes": class_names(stack.caches),
     }
 

@@ -142,17 +142,35 @@ def threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) // 2)
 
 
+def arithmetic() -> str:
+    """What computes MLX's float32 products, without the thread count (which changes no
+    result): "OpenBLAS 0.3.33, Cooperlake kernels", or the bundled BLAS. Other kernels round
+    differently, so saved caches are keyed by it (`inference.cache.key`)."""
+    if _library is None or not outcome().loaded:
+        return BUNDLED
+    return _kernels(_library)
+
+
 def _name(library: ctypes.CDLL) -> str:
     """"OpenBLAS 0.3.33 (Haswell kernels, 1 thread)", from the library itself."""
+    try:
+        count = int(library.openblas_get_num_threads())
+    except AttributeError:
+        return "OpenBLAS"
+    version, _, core = _kernels(library).partition(", ")
+    return f"{version} ({core or 'unknown kernels'}, {count} thread{'s' * (count != 1)})"
+
+
+def _kernels(library: ctypes.CDLL) -> str:
+    """"OpenBLAS 0.3.33, Haswell kernels", from the library itself."""
     try:
         library.openblas_get_config.restype = ctypes.c_char_p
         library.openblas_get_corename.restype = ctypes.c_char_p
         words = library.openblas_get_config().decode().split()
         core = library.openblas_get_corename().decode()
-        count = int(library.openblas_get_num_threads())
     except (AttributeError, UnicodeDecodeError):
         return "OpenBLAS"
-    return f"{' '.join(words[:2])} ({core} kernels, {count} thread{'s' * (count != 1)})"
+    return f"{' '.join(words[:2])}, {core} kernels"
 
 
 def _find(pattern: str, folders: list[Path]) -> Path | None:

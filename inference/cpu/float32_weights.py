@@ -27,6 +27,8 @@ from mlx.utils import tree_flatten
 from mlx_lm.models.switch_layers import QuantizedSwitchLinear
 from mlx_lm.utils import dequantize_model
 
+from inference.cpu.weight_layout import transpose_for_blas
+
 POLICIES = ("auto", "always", "never")
 DEFAULT_POLICY = "auto"
 DEFAULT_SHARE = 0.25
@@ -102,10 +104,13 @@ def to_float32(model: nn.Module, config: dict[str, Any]) -> str:
 
 
 def apply_policy(model: nn.Module, config: dict[str, Any], policy: str) -> str:
-    """The weights' form after `policy`: converted where it says so, else as stored."""
-    if should_convert(policy, model):
-        return to_float32(model, config)
-    return stored_form(model, config)
+    """The weights' form after `policy`: converted where it says so, else as stored. On the
+    CPU, float32 matrices are then laid out for BLAS (`weight_layout`)."""
+    convert = should_convert(policy, model)
+    form = to_float32(model, config) if convert else stored_form(model, config)
+    if on_cpu():
+        transpose_for_blas(model)
+    return form
 
 
 def _dtype_name(dtype: mx.Dtype) -> str:

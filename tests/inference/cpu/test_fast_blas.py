@@ -71,6 +71,16 @@ def test_openblas_takes_half_the_cpus_unless_told_otherwise() -> None:
 
 
 @needs_linux_x86
+def test_the_arithmetic_key_names_the_kernels_and_not_the_thread_count() -> None:
+    """Saved caches are keyed by it: other kernels round differently, more threads do not."""
+    here = fast_blas.arithmetic()
+    assert here.startswith("OpenBLAS 0.3") and here.endswith(" kernels") and "thread" not in here
+    code = "import json, inference.cpu.fast_blas as f\nprint(json.dumps(f.arithmetic()))"
+    assert child(code, OPENBLAS_NUM_THREADS="2") == here
+    assert child(code, BRANCHWISE_BLAS="bundled") == fast_blas.BUNDLED
+
+
+@needs_linux_x86
 def test_bundled_blas_on_request_says_why() -> None:
     result = child(MATMUL, BRANCHWISE_BLAS="bundled")
     assert not result["in_use"]
