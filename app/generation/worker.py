@@ -219,6 +219,7 @@ class InferenceWorker(QObject):
         self._model_id = str(info.get("model_id") or path.name)
         self._tool_format = info.get("tool_format")
         self._weights_bytes = int(info.get("weights_bytes", 0))
+        self._drafts.follow(str(info.get("cpu_float32") or "auto"))
         self.modelLoaded.emit(info)
         self._emit_memory()
 

@@ -4,7 +4,8 @@ A request naming a draft model's folder gets it loaded once and set on the engin
 that it shares the main model's tokenizer; later requests naming the same folder reuse it, one
 naming another replaces it. A draft that cannot be loaded or is refused is not tried again for
 this main model: the reply guesses from the conversation instead, and the person is told why
-once. A new main model starts afresh (a draft must be checked against it again).
+once. A new main model starts afresh (a draft must be checked against it again). A draft
+loads under the same float32 policy as its main model ("never" keeps both as stored).
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ _log = logging.getLogger(__name__)
 
 
 class WorkerDrafts:
-    """`load(path)` loads a model folder (the worker thread's `inference.load_model`)."""
+    """`load(path, cpu_float32)` loads a model folder (the worker thread's
+    `inference.load_model`)."""
 
-    def __init__(self, load: Callable[[Path], Any] | None = None) -> None:
+    def __init__(self, load: Callable[[Path, str], Any] | None = None) -> None:
         self._load = load
+        self._policy = "auto"  # the main model's float32 policy (inference.cpu)
         self._path: Path | None = None
         self._weights_bytes = 0
         self._refused: set[Path] = set()
@@ -37,6 +40,10 @@ class WorkerDrafts:
         self._release()
         self._refused.clear()
 
+    def follow(self, cpu_float32: str) -> None:
+        """Load drafts under the float32 policy the main model was loaded with."""
+        self._policy = cpu_float32
+
     def prepare(self, engine: Any, main_id: str, path: Path | None) -> tuple[bool, str | None]:
         """Make `engine` draft with the model at `path` (None: no draft model). Returns whether
         it does, and a message for the person the first time the draft cannot be used."""
@@ -48,7 +55,7 @@ class WorkerDrafts:
             engine.set_draft_model(None)
             self._release()
         try:
-            loaded = self._loader()(path)
+            loaded = self._loader()(path, self._policy)
         except Exception as exc:
             return False, self._refuse(
                 path,
@@ -70,7 +77,7 @@ class WorkerDrafts:
         _log.warning("The draft model at %s is not used: %s", path, why)
         return f"{why} This chat's replies guess ahead from the conversation instead."
 
-    def _loader(self) -> Callable[[Path], Any]:
+    def _loader(self) -> Callable[[Path, str], Any]:
         if self._load is None:
             from inference import load_model  # on the worker thread: it loads MLX
 

@@ -60,7 +60,8 @@ def default_engine_factory(
     from inference.toolcalls.detect import tool_format_for
 
     progress("Loading weights", 0, 1)
-    model = load_model(path, cpu_float32() if cpu_float32 else "auto")
+    policy = cpu_float32() if cpu_float32 else "auto"
+    model = load_model(path, policy)
     progress("Loading weights", 1, 1)
     report_once(_log)
     engine = Engine(model, cache_dir=cache_dir)
@@ -71,6 +72,7 @@ def default_engine_factory(
         "context_length": engine.context_length,
         "weights_bytes": model.weights_bytes,
         "weights_form": model.weights_form,
+        "cpu_float32": policy,  # the policy it loaded under: a draft model follows it
         "blas": outcome().describe(),
         "blas_in_use": in_use(),
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
