@@ -4,7 +4,11 @@
 `import` prints one line per conversation (imported, updated with N new messages, unchanged,
 skipped, refused with the reason), or the whole report as JSON, and exits 1 only when an input
 cannot be read at all or every conversation in one is refused (an unchanged re-import is a
-success). `--dry-run` reads everything and writes nothing.
+success). `--dry-run` reads everything and writes nothing: it plans against a snapshot copy
+of the store, so even an older store is left unmigrated.
+
+Both may run while the app is open on the same data folder: they open the store beside it,
+never taking the reply it is writing for an orphan of a crash (see `Store.open_another`).
 """
 
 from __future__ import annotations
@@ -13,6 +17,9 @@ import argparse
 import dataclasses
 import json
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +27,7 @@ from app.importers import run
 from app.importers.archive import write_archive
 from app.paths import AppPaths
 from app.store.conversations import Store
+from app.store.database_file import snapshot
 from app.store.records import StoreError
 
 _DONE = {
@@ -49,18 +57,11 @@ def _import(argv: list[str]) -> int:
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
-    paths = AppPaths.resolve(args.data_dir)
-    store = None
+    database = AppPaths.resolve(args.data_dir).database
     try:
-        if not args.dry_run or paths.database.exists():
-            store = Store.open(paths.database)
-        progress = None if args.json else _print_outcome
-        try:
+        with _store_for(database, args.dry_run) as store:
             report = run.import_paths(args.paths, store, dry_run=args.dry_run,
-                                      progress=progress)
-        finally:
-            if store is not None:
-                store.close()
+                                      progress=None if args.json else _print_outcome)
     except StoreError as exc:
         print(f"branchwise import: {exc}", file=sys.stderr)
         return 2
@@ -69,6 +70,23 @@ def _import(argv: list[str]) -> int:
     else:
         _print_summary(report)
     return 1 if any(item.failed for item in report.inputs) else 0
+
+
+@contextmanager
+def _store_for(database: Path, dry_run: bool) -> Iterator[Store | None]:
+    """The store to import into, opened beside a running app; for a dry run a snapshot copy
+    of it (None where there is no store yet), removed afterwards."""
+    if not dry_run:
+        with Store.open_another(database) as store:
+            yield store
+    elif not database.exists():
+        yield None
+    else:
+        with tempfile.TemporaryDirectory(prefix="branchwise-dry-run-") as folder:
+            copy = Path(folder) / database.name
+            snapshot(database, copy)
+            with Store.open_another(copy) as store:
+                yield store
 
 
 def _print_outcome(outcome: Any) -> None:
@@ -117,7 +135,7 @@ def _export(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, required=True, help="the archive file to write")
     args = parser.parse_args(argv)
     try:
-        with Store.open(AppPaths.resolve(args.data_dir).database) as store:
+        with Store.open_another(AppPaths.resolve(args.data_dir).database) as store:
             count = write_archive(store, args.out)
     except (StoreError, OSError) as exc:
         print(f"branchwise export: {exc}", file=sys.stderr)

@@ -199,7 +199,7 @@ def _call_builtin(data_dir: Path, tool: str, arguments: dict) -> ToolResult:
     database = AppPaths(data_dir).database
     if not database.is_file():
         return ToolResult("No conversation mentions anything yet: there are no chats.")
-    with Store.open(database) as store:
+    with Store.open_another(database) as store:  # the app may be writing a reply
         return search_conversations(store, arguments)
 
 

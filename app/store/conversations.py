@@ -121,9 +121,11 @@ class Store(StreamingReplies):
 
     @classmethod
     def open_another(cls, path: str | Path) -> Store:
-        """One more connection to a database this process has open, for another thread (a
-        Store belongs to the thread that opened it). It skips what only the app's own open
-        may do: replies streaming now are this process's, not orphans to mark interrupted."""
+        """One more connection to a database the app may have open: for another thread (a
+        Store belongs to the thread that opened it) or a command beside a running app
+        (`branchwise import`, `export`, `tools call`). It skips what only the app's own open
+        may do: replies streaming now are the app's, not orphans to mark interrupted, and the
+        recovery file is the app's to put back."""
         path = Path(path)
         conn, recovered_from = open_database(path)
         return cls(conn, path, recovered_from)

@@ -1,5 +1,6 @@
 """Opening the conversation database file: connection settings, refusing a newer file, a backup
-before each migration, and setting a corrupt file aside so the app still starts."""
+before each migration, and setting a corrupt file aside so the app still starts; and a snapshot
+copy of a live file, for work that must not change it (a dry-run import)."""
 
 from __future__ import annotations
 
@@ -134,3 +135,16 @@ def _move_aside(path: Path) -> Path:
         ) from exc
     return target
 
+
+
+def snapshot(path: Path, target: Path) -> None:
+    """Copy the existing database at `path` to `target` as one consistent state, even while
+    the app writes to it. `path` is only read: neither migrated nor set aside. (Not opened
+    with mode=ro: a read-only reader of a WAL file leaves its -wal and -shm files behind.)"""
+    try:
+        with closing(sqlite3.connect(path)) as source:
+            source.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            with closing(sqlite3.connect(target)) as copy:
+                source.backup(copy)
+    except sqlite3.Error as exc:
+        raise StoreError(f"Could not read the conversation database {path}: {exc}.") from exc

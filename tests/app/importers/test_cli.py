@@ -1,14 +1,19 @@
 """`branchwise import` and `branchwise export` as a script uses them: the report, the exit
-code, JSON output, a dry run, and a backup that restores every conversation whole."""
+code, JSON output, a dry run that changes nothing, a backup that restores every conversation
+whole, and no harm to the reply a running app is writing meanwhile."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from app.importers.cli import main
+from app.mcp.cli import main as tools_main
+from app.store import schema as store_schema
 from app.store.conversations import Store
 from tests.app.importers.helpers import write_json
 from tests.app.importers.samples import chatgpt_conversation, claude_conversation
@@ -93,3 +98,45 @@ def _snapshot(store: Store) -> list:
                 for m in store.all_messages(c.id)]
         result.append((c.title, c.system_prompt, c.pinned, c.created_at, path, tree))
     return result
+
+
+def test_a_dry_run_on_an_existing_store_plans_against_it_and_changes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = tmp_path / "data"
+    assert main(["import", str(_export(tmp_path)), "--data-dir", str(data)]) == 0
+    capsys.readouterr()
+    database = data / "conversations.sqlite3"
+    with closing(sqlite3.connect(database)) as conn:  # settle the WAL into the file
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
+    # A newer Branchwise with one more schema step: a real open would migrate (and back up).
+    monkeypatch.setattr(store_schema, "MIGRATIONS",
+                        (*store_schema.MIGRATIONS, "ALTER TABLE conversations ADD COLUMN x;"))
+    assert main(["import", str(_export(tmp_path)), "--data-dir", str(data), "--dry-run"]) == 0
+    assert capsys.readouterr().out.startswith("unchanged  Greetings")  # planned against it
+    assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize("command", ["import", "export", "tools"])
+def test_a_command_beside_the_running_app_leaves_the_reply_it_is_writing_alone(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    app = Store.open(data / "conversations.sqlite3")  # the app, streaming a reply
+    chat = app.create_conversation("Live")
+    question = app.append_message(chat.id, None, "user", "Tell me about cats")
+    writer = app.reply_writer(app.begin_reply(chat.id, question.id, "m").id, interval_s=0)
+    writer.append("Cats are ")
+    if command == "import":
+        assert main(["import", str(_export(tmp_path)), "--data-dir", str(data)]) == 0
+    elif command == "export":
+        assert main(["export", "--data-dir", str(data), "--out", str(tmp_path / "a.json")]) == 0
+    else:
+        assert tools_main(["call", "branchwise", "search_conversations",
+                           "--args", json.dumps({"query": "cats"}), "--data-dir", str(data)]) == 0
+    writer.append("small carnivores.")  # the app writes on: the reply is still its own
+    writer.finish("complete")
+    reply = app.get_message(writer.message_id)
+    assert (reply.content, reply.status) == ("Cats are small carnivores.", "complete")
+    app.close()
