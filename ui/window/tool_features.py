@@ -1,7 +1,8 @@
 """Tool use in the window: the tools button by the composer (which servers this chat may use,
-disabled with the reason for a model whose template takes none), the card under the last
-message that asks before a call, shows it running or stops at the call limit, and the folded
-results' Run again / Edit, all kept in step with the controller's tool loop.
+disabled with the reason for a model whose template takes none or a chat with a remote model),
+the card under the last message that asks before a call, shows it running or stops at the call
+limit, and the folded results' Run again / Edit, all kept in step with the controller's tool
+loop.
 
 The card belongs to the open chat: switching chats shows what that chat waits for (an approval
 asked while the person was elsewhere is still there when they come back).
@@ -80,7 +81,8 @@ class ToolFeatures(QObject):
     def refresh_button(self) -> None:
         window = self._window
         cid = window.current_conversation_id
-        reason = tools_off_reason(window.controller.model_info)
+        remote = None if cid is None else window.controller.remote_model(cid)
+        reason = tools_off_reason(window.controller.model_info, remote)
         params: dict[str, Any] = {}
         if cid is not None:
             try:
