@@ -262,7 +262,8 @@ def run(launched: Launched) -> int:
     """Run the event loop (Qt's, which is also the asyncio loop) until the window closes, then
     leave.
 
-    Closing stops generation, saves and closes the store and waits 2 s for the worker. A worker
+    Closing stops generation, saves and closes the store and waits 2 s for the worker; then the
+    tool servers are stopped (the asyncio loop runs once more for that). A worker
     still busy after that is inside a step nothing can interrupt (importing MLX, importing a
     model); letting the interpreter tear MLX's threads down under it aborts the process
     ("terminate called without an active exception"), so exit at once: every word is already
@@ -271,6 +272,7 @@ def run(launched: Launched) -> int:
     # Runs in the event loop's first round, after the window's first paint.
     QTimer.singleShot(0, lambda: start_async_services(launched, already_running=True))
     code = launched.app.exec()
+    launched.controller.tool_session.close_at_quit()
     if launched.instance is not None:
         launched.instance.release()
     if launched.controller.worker.is_alive():

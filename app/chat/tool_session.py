@@ -10,6 +10,7 @@ with the app, in the background, never blocking the window.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,11 @@ from app.mcp.server_state import ServerState, ServerStatus
 if TYPE_CHECKING:
     from app.mcp.servers import ToolServers
 
+_log = logging.getLogger(__name__)
 _LOOP_WAIT_MS = 50
+# At quit, how long the servers get to close side by side (the window is gone by then). The
+# SDK ends a stdio server by closing its input, then SIGTERM, then SIGKILL, about 6 s at worst.
+QUIT_CLOSE_S = 6.0
 
 
 @dataclass(frozen=True)
@@ -85,6 +90,19 @@ class ToolSession(QObject):
     def running_servers(self) -> ToolServers | None:
         """The connections, if any server was ever started."""
         return self._servers
+
+    def close_at_quit(self, timeout_s: float = QUIT_CLOSE_S) -> None:
+        """Stop every running server's connection once Qt's loop has ended, running the asyncio
+        loop for it: a stdio server that ignores the end of its input must not outlive the app,
+        and an HTTP server's session is ended rather than left to expire."""
+        loop = self._loop()
+        if self._servers is None or loop is None or loop.is_closed() or loop.is_running():
+            return
+        try:
+            loop.run_until_complete(asyncio.wait_for(self._servers.close(), timeout_s))
+        except TimeoutError:
+            _log.warning("Tool servers still closing after %.0f s were left to the system.",
+                         timeout_s)
 
     def start(self) -> None:
         """Start the enabled servers the person has started before, in the background, once

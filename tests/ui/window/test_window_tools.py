@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel, QPushButton, QWidget
@@ -250,3 +251,19 @@ def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
     fx.setChecked(False)
     assert store.get_conversation(cid).params["tool_servers"] == ["branchwise"]
     assert button.text() == "Tools · 1"
+
+
+def test_quitting_stops_the_tool_servers(app) -> None:
+    shown = app(["Plain answer."])
+    session = shown.controller.tool_session
+
+    def fixture_servers() -> list[psutil.Process]:
+        return [p for p in psutil.Process().children(recursive=True)
+                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                and str(FIXTURE) in " ".join(p.cmdline())]
+
+    assert fixture_servers()  # the control: the window's server runs
+    shown.window.close()
+    session.close_at_quit()  # what ui.main.run does once Qt's loop has ended
+    assert [i.status for i in session.server_infos()] == ["stopped"]
+    assert fixture_servers() == []
