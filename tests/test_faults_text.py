@@ -33,6 +33,7 @@ from tests.ui.window_harness import (
 )
 
 DISK_FULL = "The conversation database could not be used: database or disk is full."
+CALL = {"id": "call_1", "name": "fx__add", "arguments": {"a": 19, "b": 23}}
 
 
 def _reply(store: Store) -> Message:
@@ -123,12 +124,12 @@ def _close_with_the_disk_full(path: Path, monkeypatch: pytest.MonkeyPatch) -> Me
     """A reply streamed (half of it flushed), its final write and every retry refused."""
     store = Store.open(path)
     writer = store.reply_writer(_reply(store).id, interval_s=3600)
-    writer.append("flushed half, ")
+    writer.append("flushed half, ", reasoning="First I think, ")
     writer.flush()
-    writer.append("and the unsaved tail")
+    writer.append("and the unsaved tail", reasoning="then I call.")
     refused = _refuse_final_writes(monkeypatch, store)
     with pytest.raises(StoreError):
-        writer.finish("complete", stats={"generated_tokens": 5})
+        writer.finish("complete", stats={"generated_tokens": 5}, tool_calls=[CALL])
     store.close()
     monkeypatch.undo()
     assert refused == [writer.message_id, writer.message_id], "retried once at close"
@@ -150,6 +151,8 @@ def test_a_reply_refused_until_close_comes_back_at_the_next_start(
         reply = store.get_message(begun.id)
         assert (reply.content, reply.status) == ("flushed half, and the unsaved tail", "complete")
         assert reply.stats == {"generated_tokens": 5}
+        # The whole reply: its reasoning and the call it ended with came back too.
+        assert (reply.reasoning, reply.tool_calls) == ("First I think, then I call.", (CALL,))
         assert store.active_path(begun.conversation_id)[-1].id == begun.id
         assert store.recovery_report and "put back" in store.recovery_report
         assert [h.message_id for h in store.search("unsaved tail")] == [begun.id]
@@ -175,8 +178,9 @@ def test_putting_back_is_idempotent_and_recreates_a_deleted_row(
     for _ in range(2):  # the second time as if deleting the file had failed
         with Store.open(path) as store:
             replies = store.children(begun.parent_id)
-            assert [(m.content, m.status) for m in replies] == [
-                ("flushed half, and the unsaved tail", "complete")
+            assert [(m.content, m.status, m.reasoning, m.tool_calls) for m in replies] == [
+                ("flushed half, and the unsaved tail", "complete", "First I think, then I call.",
+                 (CALL,))
             ]
             assert store.active_path(begun.conversation_id)[-1].id == replies[0].id
         recovery.write_bytes(saved_file)

@@ -207,6 +207,8 @@ def _unsaved(writer: ReplyWriter) -> UnsavedReply:
         params=message.params,
         stats=stats or {},
         error=error,
+        reasoning=writer.reasoning,
+        tool_calls=writer.tool_calls,
     )
 
 
@@ -214,6 +216,7 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
     """Write `reply` into its row, or re-create it under its parent; False when neither exists.
     Running it twice changes nothing more."""
     stats = json.dumps(reply.stats, ensure_ascii=False, sort_keys=True)
+    calls = dump_tool_calls(reply.tool_calls)
     row = db.execute(
         "SELECT status FROM messages WHERE id = ? AND conversation_id = ? AND role = 'assistant'",
         (reply.message_id, reply.conversation_id),
@@ -222,8 +225,10 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         # A row already finished holds this very text (put back before): leave it alone.
         if row[0] in ("streaming", "interrupted"):
             db.execute(
-                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ? WHERE id = ?",
-                (reply.content, reply.status, stats, reply.error, reply.message_id),
+                "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
+                " tool_calls = ? WHERE id = ?",
+                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls,
+                 reply.message_id),
             )
         return True
     parent = db.execute(
@@ -241,8 +246,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         return True
     (new_id,) = db.execute(
         "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-        " model_id, params, stats, error) VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?)"
-        " RETURNING id",
+        " model_id, params, stats, error, reasoning, tool_calls)"
+        " VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             reply.conversation_id,
             reply.parent_id,
@@ -253,6 +258,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
             json.dumps(reply.params, ensure_ascii=False, sort_keys=True),
             stats,
             reply.error,
+            reply.reasoning,
+            calls,
         ),
     ).fetchone()
     # The parent was the active leaf: keep the active leaf a leaf, showing the reply.

@@ -1,8 +1,9 @@
 """Replies the database would not take at close, kept in a file beside it until the next start.
 
 When a reply's final write still fails as the store closes (a full disk, a locked file), its
-whole text goes to `<database stem>-unsaved-replies.json` in the data folder, written to a
-temporary file and renamed over, so a crash mid-write leaves either the old file or the new one.
+whole text, reasoning and tool calls go to `<database stem>-unsaved-replies.json` in the data
+folder, written to a temporary file and renamed over, so a crash mid-write leaves either the old
+file or the new one.
 The next `Store.open` puts each reply back: into its own row if that still exists, else as a new
 reply under the message it answered. Applying is idempotent (a reply already back is recognised
 by its text and time), and a reply with nowhere to go stays in the file and is reported.
@@ -11,12 +12,18 @@ by its text and time), and a reply with nowhere to go stays in the file and is r
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from app.kept_files import replace_atomically, set_aside
-from app.store.records import FINAL_STATUSES, InvalidInputError, check_status, check_text
+from app.store.records import (
+    FINAL_STATUSES,
+    InvalidInputError,
+    check_status,
+    check_text,
+    dump_tool_calls,
+)
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,9 @@ class UnsavedReply:
     params: dict[str, Any]
     stats: dict[str, Any]
     error: str | None
+    # Absent from files written before they were kept (version 1 without them still loads).
+    reasoning: str = ""
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def recovery_path(database: Path) -> Path:
@@ -69,6 +79,8 @@ def load(path: Path) -> list[UnsavedReply]:
         replies = [UnsavedReply(**item) for item in raw["replies"]]
         for reply in replies:
             check_text(reply.content, "An unsaved reply", allow_empty=True)
+            check_text(reply.reasoning, "An unsaved reply's reasoning", allow_empty=True)
+            dump_tool_calls(reply.tool_calls, "An unsaved reply's tool calls")
             check_status(reply.status, FINAL_STATUSES)
     except (KeyError, TypeError, InvalidInputError) as exc:
         raise InvalidInputError(f"The unsaved replies in {path} are malformed: {exc}.") from exc

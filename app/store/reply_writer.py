@@ -73,6 +73,11 @@ class ReplyWriter:
         return self._reasoning_parts[0]
 
     @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        """The calls given to `finish` (none before it)."""
+        return list(self._tool_calls or [])
+
+    @property
     def done(self) -> bool:
         return self._done
 
