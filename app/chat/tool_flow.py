@@ -10,7 +10,9 @@ a crashed server is an error result the model reads. Switching branches runs not
 whose calls are answered already holds their results.
 
 One reply's calls are limited (Preferences, 8 by default): past the limit the loop waits for the
-person's Continue.
+person's Continue. A call that repeats one already answered since the person's last message (the
+same tool, the same arguments) is asked about even under "always": a model going round in
+circles stops at the second time, not at the limit.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class _Turn:
 
 class ToolFlow(QObject):
     # {"conversation_id", "reply_id", "call_id", "server", "tool", "model_name", "arguments",
-    #  "description", "changed_from" (the description approved before, or None)}
+    #  "description", "changed_from" (the description approved before, or None), "repeated"}
     approvalNeeded = Signal(object)
     callRunning = Signal(object)  # {"conversation_id", "call_id", "server", "tool"}
     # The card for this conversation's call is done with: {"conversation_id", "call_id"}
@@ -211,20 +213,8 @@ class ToolFlow(QObject):
         self._advance(turn)
 
     def _later_results(self, message: Message) -> dict[str, Message]:
-        """The results of the calls after `message`'s on the branch shown (or the branch
-        through it), by call id: they are copied to a new branch, never run again."""
-        path = self.store.active_path(message.conversation_id)
-        if message.id not in {m.id for m in path}:
-            path = self.store.path_to(message.id)
-        reply = tool_turns.calling_reply(self.store.path_to(message.id))
-        if reply is None:
-            return {}
-        results = tool_turns.answered(path, reply)
-        ids = [c["id"] for c in reply.tool_calls]
-        if message.tool_call_id not in ids:
-            return {}
-        later = ids[ids.index(message.tool_call_id) + 1:]
-        return {i: results[i] for i in later if i in results}
+        return tool_turns.later_results(self.store.active_path(message.conversation_id),
+                                        self.store.path_to(message.id), message)
 
     def _branch_from_result(self, message: Message, rerun: bool,
                             later: dict[str, Message] | None = None) -> None:
@@ -262,8 +252,9 @@ class ToolFlow(QObject):
                 unknown = f"There is no tool named {call['name']} in this chat; it did not run."
                 self._store_result(turn, ToolResult(unknown, ToolFailure.BAD_ARGUMENTS))
                 return
-            if call["id"] in turn.approved or self.approvals.is_approved(
-                turn.tool, turn.conversation_id
+            if call["id"] in turn.approved or (
+                self.approvals.is_approved(turn.tool, turn.conversation_id)
+                and not self._repeated(turn)
             ):
                 self._run(turn)
                 return
@@ -377,6 +368,11 @@ class ToolFlow(QObject):
         params = self.store.get_conversation(conversation_id).params
         return chat_tools(self.runner.available(), params, self._default_servers())
 
+    def _repeated(self, turn: _Turn) -> bool:
+        """The call asked about repeats one answered since the person's last message."""
+        return turn.call is not None and tool_turns.repeats_answered_call(
+            self.store.path_to(turn.leaf_id), turn.call)
+
     def _call_payload(self, turn: _Turn) -> dict[str, Any]:
         call, tool = turn.call or {}, turn.tool
         changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
@@ -390,6 +386,7 @@ class ToolFlow(QObject):
             "arguments": call.get("arguments", {}),
             "description": tool.description if tool else "",
             "changed_from": changed.description if changed else None,
+            "repeated": self._repeated(turn),
         }
 
     def _limit_payload(self, turn: _Turn) -> dict[str, Any]:

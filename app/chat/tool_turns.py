@@ -1,6 +1,7 @@
 """Where a chat stands in a tool loop, read from the tree alone: the reply whose calls are being
-answered, which of its calls have results on a branch, and how many calls the current reply has
-made since the person last wrote (the limit counts them)."""
+answered, which of its calls have results on a branch, how many calls the current reply has
+made since the person last wrote (the limit counts them), and whether a call repeats one
+already answered since then (a model going round in circles)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,24 @@ def answered(path: list[Message], reply: Message) -> dict[str, Message]:
     return results
 
 
+def later_results(
+    shown: list[Message], through: list[Message], message: Message
+) -> dict[str, Message]:
+    """The results of the calls after `message`'s (a tool result) on the branch `shown`, or on
+    `through` (the path down to `message`) when it is not there, by call id: a new branch from
+    `message` copies them, never runs them again."""
+    path = shown if message.id in {m.id for m in shown} else through
+    reply = calling_reply(through)
+    if reply is None:
+        return {}
+    results = answered(path, reply)
+    ids = [c["id"] for c in reply.tool_calls]
+    if message.tool_call_id not in ids:
+        return {}
+    later = ids[ids.index(message.tool_call_id) + 1:]
+    return {i: results[i] for i in later if i in results}
+
+
 def unanswered(path: list[Message]) -> list[dict[str, Any]]:
     """The calls of the reply at the end of `path` that have no result on it yet, in order."""
     reply = calling_reply(path)
@@ -50,3 +69,20 @@ def calls_since_person(path: list[Message]) -> int:
             break
         count += message.role == "tool"
     return count
+
+
+def repeats_answered_call(path: list[Message], call: dict[str, Any]) -> bool:
+    """Whether a reply on `path` since the person's last message already made this very call
+    (the same tool, the same arguments) and got its result."""
+    results: set[str] = set()
+    for message in reversed(path):  # a call's result comes after it: seen first
+        if message.role == "user":
+            return False
+        if message.role == "tool" and message.tool_call_id is not None:
+            results.add(message.tool_call_id)
+        for earlier in message.tool_calls:
+            if (earlier["id"] != call["id"] and earlier["id"] in results
+                    and earlier["name"] == call["name"]
+                    and earlier["arguments"] == call["arguments"]):
+                return True
+    return False

@@ -113,12 +113,15 @@ class ToolCard(QFrame):
         self._show_call("approval", call, f"Run {call['tool']} from {_server(call['server'])}?")
         self.arguments.setReadOnly(False)
         self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
-        before = call.get("changed_from")
-        self.changed.setText(
-            "This tool's description changed since you allowed it; it used to say: " + before
-            if before else ""
-        )
-        self.changed.setVisible(bool(before))
+        notes = []
+        if call.get("repeated"):
+            notes.append("The model already made this same call, with these arguments, since "
+                         "your last message; its result is above.")
+        if before := call.get("changed_from"):
+            notes.append("This tool's description changed since you allowed it; it used to "
+                         "say: " + before)
+        self.changed.setText("\n".join(notes))
+        self.changed.setVisible(bool(notes))
         self.run_button.setDefault(True)
         self.run_button.setFocus()
 

@@ -206,6 +206,34 @@ def test_switching_branches_runs_nothing_again(chat: Chat, run) -> None:
     assert [m.id for m in chat.store.children(reply.id)] == [result.id]
 
 
+def test_a_call_repeated_with_the_same_arguments_is_asked_about_even_under_always(
+    chat: Chat, run
+) -> None:
+    async def scenario() -> None:
+        chat.approvals.approve(chat.servers.find("fx__add"), None)
+        asked: list[Any] = []
+        chat.flow.approvalNeeded.connect(asked.append)
+        first = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 2}))
+        await chat.continuation(lambda: chat.flow.reply_finished(chat.cid, first))
+        assert asked == []  # "always": it ran without asking
+        # The model asks for the very same call again: going round in circles, so it asks.
+        again = chat.reply_with_calls(chat.continued[-1][1], ("fx__add", {"a": 1, "b": 2}))
+        await chat.after(chat.flow.approvalNeeded,
+                         lambda: chat.flow.reply_finished(chat.cid, again))
+        assert asked[-1]["repeated"] is True and chat.flow.pending(chat.cid)["repeated"]
+        await chat.continuation(lambda: chat.flow.approve(chat.cid))
+        # Other arguments are a new call: "always" runs it.
+        other = chat.reply_with_calls(chat.continued[-1][1], ("fx__add", {"a": 5, "b": 5}))
+        await chat.continuation(lambda: chat.flow.reply_finished(chat.cid, other))
+        # After the person writes again, the first call is new again.
+        fresh = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 2}))
+        await chat.continuation(lambda: chat.flow.reply_finished(chat.cid, fresh))
+        assert len(asked) == 1
+
+    run(scenario())
+    assert chat.path()[-1] == ("tool", "3")
+
+
 def test_the_call_limit_waits_for_continue(tmp_path: Path, qt_asyncio_loop, run) -> None:
     chat = Chat(tmp_path, qt_asyncio_loop, max_calls=2)
 

@@ -64,6 +64,15 @@ def test_a_changed_description_is_pointed_out(qtbot: QtBot) -> None:
     card = _card(qtbot)
     card.ask({**CALL, "changed_from": "Says hello."})
     assert card.changed.isVisible() and card.changed.text().endswith("Says hello.")
+    card.ask(CALL)
+    assert not card.changed.isVisible()
+
+
+def test_a_repeated_call_is_pointed_out(qtbot: QtBot) -> None:
+    card = _card(qtbot)
+    card.ask({**CALL, "repeated": True})
+    assert card.changed.isVisible()
+    assert card.changed.text().startswith("The model already made this same call")
 
 
 def test_running_shows_cancel_and_the_limit_shows_continue(qtbot: QtBot) -> None:
