@@ -24,7 +24,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat import tool_turns
+from app.chat import tool_payloads, tool_turns
 from app.chat.tool_choice import chat_tools
 from app.chat.tool_runs import ToolRun, ToolRunner
 from app.mcp.approvals import ToolApprovals
@@ -51,14 +51,13 @@ class _Turn:
     run: ToolRun | None = None
     started: float = 0.0
     waiting: str = ""  # "approval", "running", "limit" or ""
+    ask_always: bool = False  # ask before each call even under "always" (a resumed turn)
     reused: dict[str, Message] = field(default_factory=dict)  # results to copy, by call id
     approved: set[str] = field(default_factory=set)  # calls the person already said to run
 
 
 class ToolFlow(QObject):
-    # {"conversation_id", "reply_id", "call_id", "server", "tool", "model_name", "arguments",
-    #  "description", "changed_from" (the description approved before, or None), "repeated"}
-    approvalNeeded = Signal(object)
+    approvalNeeded = Signal(object)  # app.chat.tool_payloads.call_payload
     callRunning = Signal(object)  # {"conversation_id", "call_id", "server", "tool"}
     # The card for this conversation's call is done with: {"conversation_id", "call_id"}
     settled = Signal(object)
@@ -120,6 +119,21 @@ class ToolFlow(QObject):
         if not path or path[-1].id != reply_id or not path[-1].tool_calls:
             return
         self._begin(path, reply_id, reply_id, list(path[-1].tool_calls))
+
+    def resume(self, conversation_id: int) -> None:
+        """A chat opened whose last reply has calls without results (the app quit while asking,
+        or the loop was stopped): ask about them again. Nothing runs by itself here, not even
+        under "always": the person left these calls unanswered."""
+        if conversation_id in self._turns:
+            return
+        try:
+            path = self.store.active_path(conversation_id)
+        except StoreError as exc:
+            self.notice.emit(str(exc))
+            return
+        reply, calls = tool_turns.calling_reply(path), tool_turns.unanswered(path)
+        if reply is not None and calls and reply.status == "complete":
+            self._begin(path, reply.id, path[-1].id, calls, ask_always=True)
 
     def approve(
         self,
@@ -198,7 +212,7 @@ class ToolFlow(QObject):
 
     def _begin(self, before: list[Message], reply_id: int, leaf_id: int,
                calls: list[dict[str, Any]], reused: dict[str, Message] | None = None,
-               approved: set[str] | None = None) -> None:
+               approved: set[str] | None = None, ask_always: bool = False) -> None:
         """Answer `calls` below `leaf_id`; `before` is the path down to `leaf_id`."""
         conversation_id = before[-1].conversation_id
         old = self._turns.get(conversation_id)
@@ -208,7 +222,7 @@ class ToolFlow(QObject):
         limit = self._max_calls() + self._extra.get((conversation_id, user_id), 0)
         count = tool_turns.calls_since_person(before)
         turn = _Turn(conversation_id, reply_id, leaf_id, calls, count, limit, user_id,
-                     reused=reused or {}, approved=approved or set())
+                     reused=reused or {}, approved=approved or set(), ask_always=ask_always)
         self._turns[conversation_id] = turn
         self._advance(turn)
 
@@ -253,7 +267,8 @@ class ToolFlow(QObject):
                 self._store_result(turn, ToolResult(unknown, ToolFailure.BAD_ARGUMENTS))
                 return
             if call["id"] in turn.approved or (
-                self.approvals.is_approved(turn.tool, turn.conversation_id)
+                not turn.ask_always
+                and self.approvals.is_approved(turn.tool, turn.conversation_id)
                 and not self._repeated(turn)
             ):
                 self._run(turn)
@@ -292,42 +307,36 @@ class ToolFlow(QObject):
         }
         if result.failure is not None:
             stats["failure"] = "denied" if denied else result.failure.value
-        try:
-            message = self.store.add_tool_result(
-                turn.leaf_id, call["id"], call["name"], shown,
-                status="error" if result.is_error else "complete", stats=stats,
-            )
-        except StoreError as exc:
-            self._fail(turn, f"The tool result could not be saved: {exc}")
+        status = "error" if result.is_error else "complete"
+        if self._saved(turn, call["id"], call["name"], shown, status, stats) is None:
             return
-        self._next(turn, message)
+        turn.call = turn.tool = None
+        turn.waiting = ""
+        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": call["id"]})
+        self.conversationChanged.emit(turn.conversation_id)
+        self._advance(turn)
 
     def _copy_result(self, turn: _Turn, old: Message) -> None:
         """A result given before to the same call, put on the new branch as it was."""
+        status = "error" if old.status == "error" else "complete"
+        message = self._saved(turn, old.tool_call_id or "", old.tool_name or "", old.content,
+                              status, {**old.stats, "reused_from": old.id})
+        if message is not None:
+            self.conversationChanged.emit(turn.conversation_id)
+
+    def _saved(self, turn: _Turn, call_id: str, name: str, text: str, status: str,
+               stats: dict[str, Any]) -> Message | None:
+        """The result stored below the turn's leaf, which it becomes; None if it failed."""
         try:
-            message = self.store.add_tool_result(
-                turn.leaf_id, old.tool_call_id or "", old.tool_name or "", old.content,
-                status="error" if old.status == "error" else "complete",
-                stats={**old.stats, "reused_from": old.id},
-            )
+            message = self.store.add_tool_result(turn.leaf_id, call_id, name, text,
+                                                 status=status, stats=stats)
         except StoreError as exc:
             self._fail(turn, f"The tool result could not be saved: {exc}")
-            return
+            return None
         turn.remaining.pop(0)
         turn.leaf_id = message.id
         turn.count += 1
-        self.conversationChanged.emit(turn.conversation_id)
-
-    def _next(self, turn: _Turn, message: Message) -> None:
-        call_id = turn.call["id"] if turn.call else None
-        turn.remaining.pop(0)
-        turn.leaf_id = message.id
-        turn.count += 1
-        turn.call = turn.tool = None
-        turn.waiting = ""
-        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": call_id})
-        self.conversationChanged.emit(turn.conversation_id)
-        self._advance(turn)
+        return message
 
     def _edit_arguments(self, turn: _Turn, arguments: dict[str, Any]) -> None:
         """The reply again as a sibling with these arguments for the call asked about; results
@@ -374,20 +383,11 @@ class ToolFlow(QObject):
             self.store.path_to(turn.leaf_id), turn.call)
 
     def _call_payload(self, turn: _Turn) -> dict[str, Any]:
-        call, tool = turn.call or {}, turn.tool
+        tool = turn.tool
         changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
-        return {
-            "conversation_id": turn.conversation_id,
-            "reply_id": turn.reply_id,
-            "call_id": call.get("id"),
-            "server": tool.server if tool else "",
-            "tool": tool.name if tool else call.get("name", ""),
-            "model_name": call.get("name", ""),
-            "arguments": call.get("arguments", {}),
-            "description": tool.description if tool else "",
-            "changed_from": changed.description if changed else None,
-            "repeated": self._repeated(turn),
-        }
+        return tool_payloads.call_payload(
+            turn.conversation_id, turn.reply_id, turn.call or {}, tool,
+            changed.description if changed else None, self._repeated(turn))
 
     def _limit_payload(self, turn: _Turn) -> dict[str, Any]:
         count = tool_turns.calls_since_person(self.store.active_path(turn.conversation_id))

@@ -59,7 +59,11 @@ class ToolFeatures(QObject):
     # -- the open chat ------------------------------------------------------------------------
 
     def conversation_shown(self) -> None:
-        """The window opened another chat: its card and its tools."""
+        """The window opened another chat: its card (asking again about calls left without
+        results) and its tools."""
+        cid = self._window.current_conversation_id
+        if cid is not None:
+            self.flow.resume(cid)
         self.show_pending()
         self.refresh_button()
 

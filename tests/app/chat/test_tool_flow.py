@@ -365,3 +365,23 @@ def test_a_call_past_its_servers_timeout_is_an_error_result(tmp_path: Path, qt_a
         chat.store.close()
     assert result.status == "error" and result.stats["failure"] == "timeout"
     assert "did not answer within 1 s" in result.content
+
+
+def test_calls_left_without_results_are_asked_about_again_when_the_chat_opens(
+    chat: Chat, run
+) -> None:
+    """The app quit while asking (or the person stopped the loop): opening the chat asks again,
+    even for a tool allowed "always", and nothing runs until the person says so."""
+    async def scenario() -> None:
+        chat.approvals.approve(chat.servers.find("fx__add"), None)
+        reply = chat.reply_with_calls(None, ("fx__add", {"a": 2, "b": 5}))
+        asked = await chat.after(chat.flow.approvalNeeded, lambda: chat.flow.resume(chat.cid))
+        assert asked["reply_id"] == reply and chat.continued == []
+        chat.flow.resume(chat.cid)  # opened again while asking: still one question
+        assert chat.flow.pending(chat.cid)["waiting"] == "approval"
+        await chat.continuation(lambda: chat.flow.approve(chat.cid))
+        chat.flow.resume(chat.cid)  # every call has its result now: nothing to ask
+        assert chat.flow.pending(chat.cid) is None
+
+    run(scenario())
+    assert chat.path()[-1] == ("tool", "7")
