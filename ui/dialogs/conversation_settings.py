@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from app.chat.controller import DEFAULT_PARAMS
 from app.library.draft_choice import DRAFT_MODEL_KEY
+from app.remote.connections import is_remote
 from app.settings import DEFAULT_OVERFLOW
 from ui.forms.context_length_field import ContextLengthField
 from ui.forms.draft_model_choice import DraftModelBox
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from app.store.conversations import Conversation
 
 _SEED_LIMIT = 2**31 - 1
+_REMOTE_DECODING = "A model on a remote server decodes as that server does: no drafting here"
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,8 @@ class ConversationSettingsDialog(QDialog):
         )
         self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
         self.speculation.setChecked(params["speculation"] != "off")
+        self._tips = {self.speculation: self.speculation.toolTip(),
+                      self.draft_model: self.draft_model.toolTip()}
         self.draft_model.setEnabled(self.speculation.isChecked())
         self.speculation.toggled.connect(self.draft_model.setEnabled)
 
@@ -243,8 +247,14 @@ class ConversationSettingsDialog(QDialog):
 
     def _show_drafts(self) -> None:
         """Offer every library model but the chat's as its draft, with the chat's own choice,
-        else its model's default, selected."""
+        else its model's default, selected. A model on a remote server decodes as that server
+        does: both choices are off there, saying so."""
         main = self.model_box.currentData()
+        remote = is_remote(main)
+        self.speculation.setEnabled(not remote)
+        self.draft_model.setEnabled(not remote and self.speculation.isChecked())
+        for field in (self.speculation, self.draft_model):
+            field.setToolTip(_REMOTE_DECODING if remote else self._tips[field])
         if self._own_draft:
             chosen = self.draft_model.chosen() if self.draft_model.count() else (
                 self._other_params.get(DRAFT_MODEL_KEY)

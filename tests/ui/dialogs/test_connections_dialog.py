@@ -75,14 +75,19 @@ def test_remote_models_are_offered_beside_local_ones(qtbot: QtBot, tmp_path: Pat
     remote = RemoteModel("Studio", "/models/Qwen3-8B").model_id
     dialog = ConversationSettingsDialog(conversation, [], None)
     qtbot.addWidget(dialog)
+    assert dialog.speculation.isEnabled()  # no model chosen: drafting is this app's to do
     dialog.add_remote_models([remote])
     assert dialog.model_box.itemText(0) == "/models/Qwen3-8B · on Studio"
     dialog.model_box.setCurrentIndex(0)
     assert dialog.settings().model_folder_name == remote
+    # The remote server decodes as it does: no drafting or draft model to choose here.
+    assert not dialog.speculation.isEnabled() and not dialog.draft_model.isEnabled()
+    assert dialog.draft_model.toolTip().startswith("A model on a remote server decodes")
 
     reopened = ConversationSettingsDialog(conversation, [], remote)  # chosen before
     qtbot.addWidget(reopened)
     assert reopened.model_box.currentText() == "/models/Qwen3-8B · on Studio"
+    assert not reopened.speculation.isEnabled()
     store.close()
 
 
