@@ -149,6 +149,22 @@ def test_approve_run_and_the_result_folded(app) -> None:
     shown.shots("tools-result-open")
 
 
+def test_a_repeated_call_asks_again_under_always_with_a_note(app) -> None:
+    again = "Let me check once more.\n" + call_markup("fx__add", a=19, b=23)
+    shown = app([WEATHER, again, "Still 42."])
+    card = shown.window.tools.card
+    shown.send("What is 19 + 23?")
+    assert card.changed.isHidden()
+    shown.wait(shown.controller.tool_flow.approvalNeeded, card.always_tool.click)
+    assert card.state == "approval" and card.changed.isVisible()
+    assert card.changed.text().startswith("The model already made this same call")
+    shown.shots("tools-repeated")
+    shown.idle(card.deny_button.click)
+    roles = [m.role for m in shown.controller.store.active_path(
+        shown.window.current_conversation_id)]
+    assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
+
+
 def test_deny_and_edited_arguments(app) -> None:
     shown = app([WEATHER, "You said no.", WEATHER, "Now 40."])
     card, store = shown.window.tools.card, shown.controller.store
