@@ -120,8 +120,6 @@ class ConversationSettingsDialog(QDialog):
         )
         self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
         self.speculation.setChecked(params["speculation"] != "off")
-        self._tips = {self.speculation: self.speculation.toolTip(),
-                      self.draft_model: self.draft_model.toolTip()}
         self.draft_model.setEnabled(self.speculation.isChecked())
         self.speculation.toggled.connect(self.draft_model.setEnabled)
 
@@ -132,8 +130,11 @@ class ConversationSettingsDialog(QDialog):
         add_hinted_row(form, "Seed", self.seed)
         self._context_row = add_hinted_row(form, "Context length", self.context_length)
         add_hinted_row(form, "When it outgrows the context", self.overflow)
-        add_hinted_row(form, "Speculative decoding", self.speculation)
-        add_hinted_row(form, "Draft model", self.draft_model)
+        self._drafting_rows = {
+            self.speculation: add_hinted_row(form, "Speculative decoding", self.speculation),
+            self.draft_model: add_hinted_row(form, "Draft model", self.draft_model),
+        }
+        self._drafting_tips = {field: field.toolTip() for field in self._drafting_rows}
         self.set_models(models, current_model)
         self.model_box.currentIndexChanged.connect(self._show_context_hint)
         self.model_box.currentIndexChanged.connect(self._show_drafts)
@@ -253,8 +254,10 @@ class ConversationSettingsDialog(QDialog):
         remote = is_remote(main)
         self.speculation.setEnabled(not remote)
         self.draft_model.setEnabled(not remote and self.speculation.isChecked())
-        for field in (self.speculation, self.draft_model):
-            field.setToolTip(_REMOTE_DECODING if remote else self._tips[field])
+        for field, row in self._drafting_rows.items():
+            tip = _REMOTE_DECODING if remote else self._drafting_tips[field]
+            field.setToolTip(tip)
+            row.hint.setText("" if remote and field is self.draft_model else tip)  # said once
         if self._own_draft:
             chosen = self.draft_model.chosen() if self.draft_model.count() else (
                 self._other_params.get(DRAFT_MODEL_KEY)
