@@ -5,9 +5,10 @@ The SDK's client holds anyio cancel scopes, which must be entered and left in th
 each connection lives in one long-lived owner task: it opens the client, lists the tools, then
 serves requests from a queue (each call in a task of its own, so calls run side by side) and, on
 stop, leaves the client in that same task. Every wait has a bound: the start (the server's
-timeout), each call (its timeout, then a grace period), the stop. A crash, a hang or a broken
-protocol becomes a FAILED status with the last lines the server wrote to stderr, or an error
-result for the call, never an exception that escapes or a wait that does not end.
+timeout, at least MIN_START_S), each call (its timeout, then a grace period), the stop. A crash,
+a hang or a broken protocol becomes a FAILED status with the last lines the server wrote to
+stderr, or an error result for the call, never an exception that escapes or a wait that does not
+end.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ from app.mcp.stderr_log import open_log, tail
 from app.mcp.tool_info import ToolInfo
 
 STOP_TIMEOUT_S = 10.0  # the SDK's own stdio shutdown takes up to about 6 s
+# A server gets at least this long to start, whatever its calls' timeout: spawning it (npx or uvx
+# resolving packages, a busy machine) often takes longer than a quick call may.
+MIN_START_S = 10.0
 HEALTH_CHECK_S = 15.0  # how often an idle stdio server is checked (and its tools listed again)
 _MAX_PAGES = 100
 _CLIENT_INFO = Implementation(name="Branchwise", version="1")
@@ -89,11 +93,14 @@ class ServerConnection:
             self._own(self._inbox), name=f"mcp server {self.spec.name}"
         )
 
+    def _start_bound(self) -> float:
+        return max(self.spec.timeout_s, MIN_START_S)
+
     async def wait_started(self, timeout_s: float | None = None) -> ServerState:
         """The state once the start has succeeded or failed (or `timeout_s` has passed)."""
         run = self._inbox
         if run is not None and self._state.status is ServerStatus.STARTING:
-            limit = timeout_s if timeout_s is not None else self.spec.timeout_s + STOP_TIMEOUT_S
+            limit = timeout_s if timeout_s is not None else self._start_bound() + STOP_TIMEOUT_S
             with contextlib.suppress(TimeoutError):
                 async with asyncio.timeout(limit):
                     await run.settled.wait()
@@ -190,14 +197,13 @@ class ServerConnection:
     async def _connected(self, run: Inbox) -> None:
         path = await asyncio.to_thread(search_path) if self.spec.command else ""
         async with AsyncExitStack() as stack:
+            bound = self._start_bound()
             try:
-                async with asyncio.timeout(self.spec.timeout_s):
+                async with asyncio.timeout(bound):
                     client = await self._open_client(stack, path)
                     tools = await _list_tools(client, self.spec.name)
             except TimeoutError as exc:
-                raise TimeoutError(
-                    f"The server did not start within {self.spec.timeout_s:g} s."
-                ) from exc
+                raise TimeoutError(f"The server did not start within {bound:g} s.") from exc
             self._set(ServerStatus.READY, tools=tools)
             run.settled.set()
             try:

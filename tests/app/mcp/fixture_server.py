@@ -1,5 +1,5 @@
 """An MCP server for the tests, written with the SDK: run as
-`python fixture_server.py [--http PORT] [--crash | --hang] [--lifetime S]`.
+`python fixture_server.py [--http PORT] [--crash | --hang] [--slow-start S] [--lifetime S]`.
 
 Over stdio by default, or Streamable HTTP on 127.0.0.1:PORT. Its tools add, sleep, fail, return
 a huge result or an image, give the process id, and change another tool's description.
@@ -104,6 +104,7 @@ def main() -> None:
     parser.add_argument("--http", type=int, help="serve Streamable HTTP on 127.0.0.1:PORT")
     parser.add_argument("--crash", action="store_true")
     parser.add_argument("--hang", action="store_true")
+    parser.add_argument("--slow-start", type=float, default=0.0, help="seconds before serving")
     parser.add_argument("--lifetime", type=float, default=60.0)
     args = parser.parse_args()
     _end_after(args.lifetime)
@@ -113,6 +114,7 @@ def main() -> None:
         sys.exit(3)
     if args.hang:
         time.sleep(args.lifetime)
+    time.sleep(args.slow_start)
     print("fixture: ready", file=sys.stderr, flush=True)
     if args.http:
         server.run("streamable-http", host="127.0.0.1", port=args.http)

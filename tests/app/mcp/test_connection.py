@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from app.mcp import connection as connection_module
 from app.mcp import launch
 from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
@@ -123,7 +124,10 @@ def test_a_server_that_crashes_at_start_fails_with_its_last_output(tmp_path: Pat
     assert "failed: The server closed the connection" in result.text
 
 
-def test_a_server_that_hangs_at_start_never_blocks_the_caller() -> None:
+def test_a_server_that_hangs_at_start_never_blocks_the_caller(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(connection_module, "MIN_START_S", 1.0)  # not the usual 10 s floor
     connection = ServerConnection(fixture_spec("hang", "--hang", timeout=1))
 
     async def run() -> tuple[float, float, ServerState]:
@@ -142,6 +146,21 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller() -> None:
     assert state.status is ServerStatus.FAILED and state.error == (
         "The server did not start within 1 s.")
     assert failed_after < 8  # the timeout, then the SDK's bounded shutdown of the process
+
+
+def test_a_server_whose_calls_time_out_quickly_still_gets_time_to_start() -> None:
+    connection = ServerConnection(fixture_spec("slow", "--slow-start", "2", timeout=1))
+
+    async def run() -> tuple[ServerState, str]:
+        connection.start()
+        state = await connection.wait_started()
+        slow = await connection.call("sleep", {"seconds": 30})
+        await connection.stop()
+        return state, slow.text
+
+    state, slow = asyncio.run(run())
+    assert state.status is ServerStatus.READY, state.error  # 2 s to start, 1 s per call
+    assert "did not answer within 1 s" in slow
 
 
 def test_a_server_still_starting_can_be_stopped() -> None:
