@@ -108,9 +108,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if config.getoption("--run-package"):
-        # The bundle's build (over a minute) goes first, so on two workers it overlaps the
-        # other tests instead of running alone at the end.
-        items.sort(key=lambda item: item.get_closest_marker("package") is None)
         return
     skip = pytest.mark.skip(reason="builds the PyInstaller bundle: run with --run-package "
                             "(make package-test)")
