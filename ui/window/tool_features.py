@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Slot
 
 from app.chat.tool_choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
 from app.chat.tool_session import approval_text
+from app.remote.connections import is_remote
 from app.store.conversations import StoreError
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView
@@ -85,14 +86,17 @@ class ToolFeatures(QObject):
     def refresh_button(self) -> None:
         window = self._window
         cid = window.current_conversation_id
-        remote = None if cid is None else window.controller.remote_model(cid)
-        reason = tools_off_reason(window.controller.model_info, remote)
         params: dict[str, Any] = {}
+        remote = None
         if cid is not None:
             try:
-                params = window.store.get_conversation(cid).params
+                conversation = window.store.get_conversation(cid)  # read once for both
             except StoreError:
-                params = {}
+                pass
+            else:
+                params = conversation.params
+                remote = conversation.model_id if is_remote(conversation.model_id) else None
+        reason = tools_off_reason(window.controller.model_info, remote)
         allowed = chat_servers(params, window.controller.preferences.default_tool_servers)
         infos = [self.session.builtin_info(), *self.session.server_infos()]
         choices = [
