@@ -24,6 +24,7 @@ from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig
 from app.mcp.servers import ToolServers
 from app.store.conversations import Store
+from app.store.records import Message
 from tests.app.mcp.fixture_launch import fixture_spec
 
 LIMIT_S = 30
@@ -89,6 +90,26 @@ class Chat:
         self._handed_over = self.loop.create_future()
         action()
         await asyncio.wait_for(self._handed_over, LIMIT_S)
+
+
+def _one_approved_call(chat: Chat, run: Callable[..., Any], tool: str,
+                       arguments: dict[str, Any]) -> Message:
+    """On a chat of the test's own making: start its server, let the model call `tool`, approve
+    it; the chat's last message (the result) once the model is handed the turn again."""
+    async def scenario() -> None:
+        chat.servers.start_enabled()
+        await chat.servers.wait_started(LIMIT_S)
+        reply = chat.reply_with_calls(None, (tool, arguments))
+        await chat.after(chat.flow.approvalNeeded,
+                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.continuation(lambda: chat.flow.approve(chat.cid))
+        await chat.servers.close()
+
+    try:
+        run(scenario())
+        return chat.store.active_path(chat.cid)[-1]
+    finally:
+        chat.store.close()
 
 
 @pytest.fixture
@@ -293,21 +314,7 @@ def test_a_crashing_server_gives_an_error_result(chat: Chat, run) -> None:
 def test_a_huge_result_is_capped_with_a_marker(tmp_path: Path, qt_asyncio_loop, run) -> None:
     chat = Chat(tmp_path, qt_asyncio_loop)
     chat.flow._context_tokens = lambda cid: 1000  # a quarter: 1,000 characters
-
-    async def scenario() -> None:
-        chat.servers.start_enabled()
-        await chat.servers.wait_started(LIMIT_S)
-        reply = chat.reply_with_calls(None, ("fx__huge", {"chars": 50_000}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
-        await chat.continuation(lambda: chat.flow.approve(chat.cid))
-        await chat.servers.close()
-
-    try:
-        run(scenario())
-        result = chat.store.active_path(chat.cid)[-1]
-    finally:
-        chat.store.close()
+    result = _one_approved_call(chat, run, "fx__huge", {"chars": 50_000})
     assert len(result.content) <= 1000
     assert result.content.startswith("HEAD") and result.content.endswith("TAIL")
     assert "characters cut" in result.content
@@ -348,21 +355,7 @@ def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: 
 def test_a_call_past_its_servers_timeout_is_an_error_result(tmp_path: Path, qt_asyncio_loop,
                                                             run) -> None:
     chat = Chat(tmp_path, qt_asyncio_loop, timeout=1)
-
-    async def scenario() -> None:
-        chat.servers.start_enabled()
-        await chat.servers.wait_started(LIMIT_S)
-        reply = chat.reply_with_calls(None, ("fx__sleep", {"seconds": 30}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
-        await chat.continuation(lambda: chat.flow.approve(chat.cid))
-        await chat.servers.close()
-
-    try:
-        run(scenario())
-        result = chat.store.active_path(chat.cid)[-1]
-    finally:
-        chat.store.close()
+    result = _one_approved_call(chat, run, "fx__sleep", {"seconds": 30})
     assert result.status == "error" and result.stats["failure"] == "timeout"
     assert "did not answer within 1 s" in result.content
 
