@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from inference import SamplingParams, load_model
+from inference import SamplingParams
 from tests.inference.engine.test_engine_transparency import (
-    CONTEXT,
     MAX_TOKENS,
     Harness,
     play,
     play_drawn,
+    tools_harness,
 )
-from tests.tiny_models import KINDS, NO_EOS, QWEN_TOOLS_TEMPLATE, with_template
+from tests.tiny_models import KINDS, NO_EOS
 
 pytestmark = pytest.mark.usefixtures("free_drafts")
 
@@ -46,14 +46,12 @@ def harnesses(
     quantized_models_dir: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[dict[str, Harness]]:
     made = {}
-    # The tools-capable template, as the transparency harness offers a tool in one chat.
     root = tmp_path_factory.mktemp("float32-tools")
     for kind in KINDS:
-        folder = with_template(quantized_models_dir / kind, root / kind, QWEN_TOOLS_TEMPLATE)
-        loaded = load_model(folder, cpu_float32="always")
-        assert loaded.weights_form.startswith("float32 (from ")
-        loaded = dataclasses.replace(loaded, context_length=CONTEXT)
-        made[kind] = Harness(loaded, quantized_models_dir.parent / f"float32-caches-{kind}")
+        made[kind] = tools_harness(quantized_models_dir / kind, root / kind,
+                                   quantized_models_dir.parent / f"float32-caches-{kind}",
+                                   cpu_float32="always")
+        assert made[kind].loaded.weights_form.startswith("float32 (from ")
     yield made
 
 

@@ -224,6 +224,14 @@ class Harness:
         return result
 
 
+def tools_harness(source: Path, work: Path, caches: Path, cpu_float32: str = "auto") -> Harness:
+    """A harness on a copy of the model at `source` wearing a tools-capable template (the
+    harness offers a tool in one chat), its context capped at CONTEXT."""
+    folder = with_template(source, work, QWEN_TOOLS_TEMPLATE)
+    loaded = load_model(folder, cpu_float32=cpu_float32)
+    return Harness(dataclasses.replace(loaded, context_length=CONTEXT), caches)
+
+
 @pytest.fixture(scope="module")
 def harnesses(
     tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory
@@ -231,9 +239,7 @@ def harnesses(
     made = {}
     root = tmp_path_factory.mktemp("transparency")
     for kind in KINDS:
-        folder = with_template(tiny_models_dir / kind, root / kind, QWEN_TOOLS_TEMPLATE)
-        loaded = dataclasses.replace(load_model(folder), context_length=CONTEXT)
-        made[kind] = Harness(loaded, root / f"caches-{kind}")
+        made[kind] = tools_harness(tiny_models_dir / kind, root / kind, root / f"caches-{kind}")
     yield made
     lines = [
         f"{kind}: {h.sequences} sequences, {h.generations} generations "
