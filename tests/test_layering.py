@@ -168,7 +168,7 @@ GRAPH = _import_graph_tool()
 # after it (the cache does not know the engine; prompt rendering does not know the cache). The
 # package's own `__init__` is the public facade above them all.
 INFERENCE_ORDER = (
-    "errors", "models", "prompt", "toolcalls", "cpu", "loading", "importing", "cache",
+    "errors", "models", "prompt", "toolcalls", "cpu", "vision", "loading", "importing", "cache",
     "decoding", "engine",
 )
 

@@ -43,7 +43,7 @@ class DecodedReply:
         self.last_at = now
         if not self.generated:
             # The first step fed the last prompt token.
-            self.stack.tokens.append(request.ids[-1])
+            self.stack.tokens.append(request.key[-1])
             self.first_at = now
             request.on_progress(request.prefill_tokens, request.prefill_tokens)
         # Decoders feed each token into the cache before yielding it, so the ledger grows in

@@ -65,7 +65,9 @@ class Engine:
         self._loaded = model
         self._builder = RequestBuilder(model)
         self._caches = EngineCaches(model, cache_budget_bytes, cache_dir, disk_budget_bytes)
-        self._runner = RequestRunner(model, self._caches.main, self._builder, prefill_chunk_tokens)
+        self._runner = RequestRunner(
+            model, self._caches.main, self._builder, prefill_chunk_tokens, self._caches.features
+        )
 
     @property
     def model(self) -> LoadedModel:

@@ -17,10 +17,14 @@ from inference.cache.branch_cache import BranchCache
 from inference.cache.files import CacheFolder, default_disk_budget, folder_bytes
 from inference.cache.key import cache_key, model_slug
 from inference.decoding.draft_model import DraftCaches
+from inference.vision.features import FeatureCache
 
 if TYPE_CHECKING:
     from inference.loading.load import LoadedModel
 
+# A vision model's encoder outputs may take this fraction (1/8) of the cache budget: one
+# image's are a few MB, so a chat's images stay encoded while its prefixes take the rest.
+FEATURE_SHARE = 8
 # Stored caches may use this share of the machine's memory unless the app sets a budget.
 DEFAULT_BUDGET_FRACTION = 0.2
 
@@ -54,6 +58,12 @@ class EngineCaches:
         self._folder = folder
         self.main = BranchCache(model.model, budget, folder)
         self.draft: DraftCaches | None = None
+        vision = model.vision
+        # A vision model's encoder outputs, by image digest, within the same budget.
+        self.features = (
+            FeatureCache(vision.model, vision.image_token_id, 0) if vision is not None else None
+        )
+        self.cache_budget_bytes = budget
         self._other_disk_bytes = self._count_other_disk_bytes()
         if self._cache_dir is not None:
             self.disk_budget_bytes = (
@@ -89,10 +99,14 @@ class EngineCaches:
     @property
     def cache_budget_bytes(self) -> int:
         draft = self.draft.cache.budget_bytes if self.draft is not None else 0
-        return self.main.budget_bytes + draft
+        features = self.features.budget_bytes if self.features is not None else 0
+        return self.main.budget_bytes + draft + features
 
     @cache_budget_bytes.setter
     def cache_budget_bytes(self, value: int) -> None:
+        if self.features is not None:
+            self.features.budget_bytes = value // FEATURE_SHARE
+            value -= self.features.budget_bytes
         if self.draft is None:
             self.main.budget_bytes = value
         else:
@@ -119,12 +133,15 @@ class EngineCaches:
         return self.main.disk_error or draft
 
     def nbytes(self) -> int:
-        return sum(cache.nbytes() for cache in self.all())
+        features = self.features.nbytes() if self.features is not None else 0
+        return features + sum(cache.nbytes() for cache in self.all())
 
     def disk_bytes(self) -> int:
         return self._other_disk_bytes + sum(cache.disk_bytes() for cache in self.all())
 
     def clear(self) -> None:
+        if self.features is not None:
+            self.features.clear()
         for cache in self.all():
             cache.clear()
 

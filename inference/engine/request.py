@@ -19,6 +19,7 @@ from inference.engine.result import GenerationResult, GenerationStats
 if TYPE_CHECKING:
     from inference.decoding.speculative import SpeculativeDecoder
     from inference.prompt.chat_prompt import RenderedPrompt
+    from inference.vision.prompt import VisionPrompt
 
 
 def _no_text(text: str) -> None:
@@ -54,6 +55,14 @@ class Request:
     tool_format: str | None = None
     tools: list[dict[str, Any]] = field(default_factory=list)
     starts_thinking: bool = False
+    # With images: where each image's tokens lie, and the key the branch cache stores the
+    # prompt under (image spans replaced by ids from each image's digest).
+    vision: VisionPrompt | None = None
+
+    @property
+    def key(self) -> list[int]:
+        """The ids the branch cache looks the prompt up by: the ids themselves without images."""
+        return self.vision.key if self.vision is not None else self.ids
 
     @property
     def prefill_tokens(self) -> int:

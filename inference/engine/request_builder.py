@@ -17,6 +17,7 @@ from inference.engine.request import Request
 from inference.engine.tool_reply import offered_tools, opens_thinking
 from inference.errors import PromptError, SamplingError
 from inference.prompt.chat_prompt import (
+    RenderedPrompt,
     generation_suffix,
     render_ids,
     render_prompt,
@@ -24,6 +25,14 @@ from inference.prompt.chat_prompt import (
 )
 from inference.prompt.context_fit import Overflow, chat_context, fit_messages, reply_room
 from inference.prompt.tool_messages import for_template
+from inference.vision.prompt import (
+    VisionPrompt,
+    as_parts,
+    expand,
+    image_sources,
+    split_images,
+    text_only,
+)
 
 if TYPE_CHECKING:
     from inference.loading.load import LoadedModel
@@ -93,6 +102,10 @@ class RequestBuilder:
             clean, params, overflow, template_kwargs, continue_reply, context, whose
         )
         prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
+        vision = self._with_images(prompt.ids, kept)
+        if vision is not None:
+            # Character spans no longer match the ids once images are spliced in.
+            prompt = RenderedPrompt(vision.ids)
         ids = prompt.ids
         max_tokens, capped = reply_limit(context, len(ids), params.max_tokens)
         return Request(
@@ -110,6 +123,7 @@ class RequestBuilder:
             tools=list(template_kwargs.get("tools") or []),
             starts_thinking=tool_format is not None
             and opens_thinking(self._loaded.tokenizer, prompt),
+            vision=vision,
         )
 
     def raw_request(
@@ -134,13 +148,25 @@ class RequestBuilder:
         template_kwargs: Mapping[str, Any] | None,
         continue_reply: bool = False,
     ) -> list[int]:
-        return render_ids(
+        """The prompt's ids, each image's tokens included."""
+        ids = render_ids(
             self._loaded.tokenizer,
             messages,
             not continue_reply,
             continue_final=continue_reply,
             **(template_kwargs or {}),
         )
+        vision = self._with_images(ids, messages)
+        return vision.ids if vision is not None else ids
+
+    def _with_images(self, ids: list[int], messages: list[dict[str, Any]]) -> VisionPrompt | None:
+        """The rendered `ids` with the images of `messages` spliced in (None: no images)."""
+        sources = image_sources(messages)
+        vision = self._loaded.vision
+        if not sources or vision is None:
+            return None
+        images = [vision.processing.prepare(source, source.detail) for source in sources]
+        return expand(ids, vision.placeholder_id, images)
 
     def _with_tools(
         self,
@@ -151,12 +177,24 @@ class RequestBuilder:
         """The checked messages in the form the template renders, the template's switches with
         the tools among them, and the model's tool-call format (None: no tools offered)."""
         tokenizer = self._loaded.tokenizer
-        clean = for_template(validate_messages(messages), tokenizer.chat_template)
+        opened = split_images(messages)
+        if self._loaded.vision is None:
+            if image_sources(opened):
+                raise PromptError(self._no_vision_message())
+            opened = text_only(opened)
+        clean = for_template(validate_messages(opened), tokenizer.chat_template)
+        if self._loaded.vision is not None:
+            clean = as_parts(clean)
         schemas, tool_format = offered_tools(tokenizer, tools)
         switches = dict(template_kwargs or {})
         if schemas:
             switches["tools"] = schemas
         return clean, switches, tool_format
+
+    def _no_vision_message(self) -> str:
+        loaded = self._loaded
+        why = f" {loaded.text_only_reason}" if loaded.text_only_reason else ""
+        return f"{loaded.model_id} cannot see images: it is a text-only model.{why}"
 
     def generation_suffix(self, template_kwargs: Mapping[str, Any]) -> str | None:
         key = tuple(sorted((k, repr(v)) for k, v in template_kwargs.items()))

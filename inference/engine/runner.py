@@ -17,6 +17,7 @@ from inference.decoding.draft_length import DraftLength, PassTimes
 from inference.decoding.sampling import LogitsProcessor, Sampler
 from inference.decoding.speculative import Drafter, PromptLookupDrafter, SpeculativeDecoder
 from inference.engine.decoded_reply import DecodedReply
+from inference.engine.image_inputs import ImageInputs
 from inference.engine.prefill_pacer import PrefillPacer
 from inference.engine.result import GenerationResult
 from inference.prompt.chat_prompt import message_boundaries
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from inference.engine.request import Request
     from inference.engine.request_builder import RequestBuilder
     from inference.loading.load import LoadedModel
+    from inference.vision.features import FeatureCache
 
 
 class _Cancelled(Exception):
@@ -43,6 +45,7 @@ class RequestRunner:
         cache: BranchCache,
         builder: RequestBuilder,
         prefill_chunk_tokens: int,
+        features: FeatureCache | None = None,
     ) -> None:
         self.loaded = loaded
         self.cache = cache
@@ -51,6 +54,7 @@ class RequestRunner:
         # What a verification pass costs here, learnt across replies (a property of the machine).
         self.lookup_times = PassTimes()
         self.draft: DraftCaches | None = None
+        self.images = ImageInputs(loaded, features)
 
     def run(self, request: Request) -> GenerationResult:
         """Prefill the request's prompt from the branch cache, decode, and store the stack."""
@@ -69,10 +73,11 @@ class RequestRunner:
         """A stack from the branch cache holding every prompt token but the last; or, when the
         request is cancelled during prefill, its result (the stack goes back as far as it got,
         so a retry resumes there)."""
-        taken = self.cache.take(request.ids, request.conversation_id)
+        taken = self.cache.take(request.key, request.conversation_id)
         request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
         stack = taken.stack
         try:
+            self.images.begin(request)
             self._prefill(stack, request)
         except _Cancelled:
             self.cache.give_back(stack, request.conversation_id)
@@ -119,7 +124,7 @@ class RequestRunner:
         Chunks end on message boundaries when the stack cannot rewind, and a checkpoint is
         stored at each, so later branches resume there.
         """
-        ids = request.ids
+        ids, key = request.ids, request.key
         start, end = len(stack.tokens), len(ids) - 1
         checkpoints: set[int] = set()
         # A raw prompt has no message boundaries: its one checkpoint is its end, stored when
@@ -143,10 +148,15 @@ class RequestRunner:
             stop = min([position + size, end, *(b for b in checkpoints if b > position)])
             chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
-                self.loaded.model(mx.array(ids[position:stop])[None], cache=stack.caches)
+                embeddings = self.images.embeddings(request, position, stop)
+                self.loaded.model(
+                    mx.array(ids[position:stop])[None],
+                    cache=stack.caches,
+                    **({} if embeddings is None else {"input_embeddings": embeddings}),
+                )
                 stack.evaluate()
             self.pacer.record(stop - position, time.perf_counter() - chunk_started)
-            stack.tokens.extend(ids[position:stop])
+            stack.tokens.extend(key[position:stop])
             position = stop
             mx.clear_cache()
             request.on_progress(position - start, request.prefill_tokens)

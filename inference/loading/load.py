@@ -30,6 +30,12 @@ from inference.loading.model_files import (
 )
 from inference.models.registry import get_model_classes
 from inference.prompt.template_check import check_template
+from inference.vision.loading import (
+    VisionSupport,
+    is_vision_config,
+    load_vision,
+    text_only_reason,
+)
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -49,6 +55,10 @@ class LoadedModel:
     weights_bytes: int
     # How the weights run: "float32 (from 4-bit)", "4-bit", "bfloat16"... (inference.cpu).
     weights_form: str = ""
+    # The vision parts when the model reads images (inference.vision), else None; a vision
+    # model loaded as text only says why in `text_only_reason`.
+    vision: VisionSupport | None = field(default=None, repr=False)
+    text_only_reason: str = ""
 
     @property
     def model_id(self) -> str:
@@ -84,19 +94,28 @@ def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedMod
             f"The model type '{model_type}' needs Python code shipped in the model folder "
             "(trust_remote_code); Branchwise never runs such code."
         )
-    try:
-        get_model_classes(config)
-    except ValueError as error:
-        raise ModelLoadError(unsupported_message(model_type)) from error
+    reason = text_only_reason(folder, config) if is_vision_config(config) else None
+    sees = is_vision_config(config) and reason is None
+    if not sees:
+        try:
+            get_model_classes(config)
+        except ValueError as error:
+            message = unsupported_message(model_type)
+            raise ModelLoadError(f"{message} {reason}" if reason else message) from error
     if not list(folder.glob(WEIGHTS_PATTERN)):
         raise ModelLoadError(f"{folder} has no {WEIGHTS_PATTERN} weight files.")
     if not has_tokenizer(folder):
         raise ModelLoadError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
+    vision = None
     try:
         check_before_load(folder)
-        model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
-        form = apply_policy(model, config, cpu_float32)
         tokenizer = load_tokenizer(folder, eos_token_ids=config.get("eos_token_id"))
+        if sees:
+            model, vision = load_vision(folder, config, tokenizer)
+            _adopt_processor_template(tokenizer, folder)
+        else:
+            model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
+        form = apply_policy(model, config, cpu_float32)
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
     check_template(tokenizer, f"The chat template of {folder.name}")
@@ -109,7 +128,21 @@ def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedMod
         context_length=context_length(config),
         weights_bytes=sum(a.nbytes for _, a in tree_flatten(model.parameters())),
         weights_form=form,
+        vision=vision,
+        text_only_reason=reason or "",
     )
+
+
+def _adopt_processor_template(tokenizer: TokenizerWrapper, folder: Path) -> None:
+    """A vision model's chat template is the processor's (chat_template.json or .jinja) when
+    the folder has one, as mlx-vlm reads it: that is the template that places images."""
+    stored = read_json_object(folder / "chat_template.json") or {}
+    template = stored.get("chat_template")
+    jinja = folder / "chat_template.jinja"
+    if not isinstance(template, str) and jinja.is_file():
+        template = jinja.read_text(encoding="utf-8")
+    if isinstance(template, str):
+        tokenizer._tokenizer.chat_template = template
 
 
 def _read_json(file: Path, folder: Path) -> dict[str, Any] | None:

@@ -41,7 +41,8 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
             raise PromptError(f"Message {index} ({role}) has tool calls; only replies make them.")
         if calls is not None and content is None:
             content = ""
-        if not isinstance(content, str):
+        # A list is parts already checked by inference.vision.prompt.split_images.
+        if not isinstance(content, str | list):
             raise PromptError(f"Message {index} ({role}) has no text content.")
         entry: dict[str, Any] = {"role": role, "content": content}
         if calls is not None:

@@ -1,0 +1,68 @@
+"""A request's images as prefill feeds them: the embeddings of each chunk (text embedded as the
+model embeds it, each image's rows from the feature memo) and, for M-RoPE families, the
+prompt's positions, computed for this request alone.
+
+Images that the cached prefix already covers are never encoded: their rows are asked for only
+when a chunk holds their tokens.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import mlx.core as mx
+import numpy as np
+
+if TYPE_CHECKING:
+    from inference.engine.request import Request
+    from inference.loading.load import LoadedModel
+    from inference.vision.features import FeatureCache
+
+
+class ImageInputs:
+    """Chunk embeddings and positions for one model's requests."""
+
+    def __init__(self, loaded: LoadedModel, features: FeatureCache | None) -> None:
+        self._loaded = loaded
+        self._features = features
+
+    def begin(self, request: Request) -> None:
+        """Set the positions `request` runs at on the model (plain ones without images), so
+        nothing carries over from the request before it."""
+        vision = self._loaded.vision
+        if vision is None:
+            return
+        view = self._loaded.model
+        prompt = request.vision
+        if not vision.family.mrope or prompt is None:
+            view.use_positions(None, 0)
+            return
+        grids = [span.image.grid for span in prompt.spans]
+        positions, deltas = vision.model.language_model.get_rope_index(
+            mx.array(prompt.ids)[None], image_grid_thw=mx.array(grids)
+        )
+        view.use_positions(positions, int(deltas.reshape(-1)[0].item()))
+
+    def embeddings(self, request: Request, start: int, stop: int) -> mx.array | None:
+        """The input embeddings of prompt positions [start, stop), or None when no image lies
+        there (the model then embeds the ids itself, to the same values)."""
+        prompt, vision = request.vision, self._loaded.vision
+        if prompt is None or vision is None or self._features is None:
+            return None
+        spans = [s for s in prompt.spans if s.start < stop and s.end > start]
+        if not spans:
+            return None
+        ids = prompt.ids
+        embedded = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None])
+        chunk = embedded.inputs_embeds
+        for span in spans:
+            rows = self._features.rows(span.image)
+            tokens = np.array(span.image.token_ids)
+            where = np.flatnonzero(tokens == vision.image_token_id) + span.start
+            inside = (where >= start) & (where < stop)
+            first = int(np.argmax(inside)) if inside.any() else 0
+            count = int(inside.sum())
+            if count:
+                local = mx.array(where[inside] - start)
+                chunk[0, local] = rows[first : first + count].astype(chunk.dtype)
+        return chunk

@@ -1,0 +1,52 @@
+"""What differs between vision model families, in one place: which text stands for an image,
+which token its features replace, how positions are counted, and whether image tokens attend
+both ways.
+
+Everything else goes through mlx-vlm's model API, the same for every family:
+`get_input_embeddings(ids)` gives the text embeddings, and with an image's pixel inputs the
+embeddings of its expanded token run, from which the rows at image-token positions are exactly
+what the model's own merge would put there (a copy, cast as the merge casts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Family:
+    """One family of vision models, as Branchwise runs it exactly."""
+
+    name: str
+    model_types: tuple[str, ...]
+    # The text the processor expands into one image's tokens (what the template writes for it).
+    placeholder: str
+    # Positions as Qwen's M-RoPE counts them (an image spans a (t, h, w) grid, and text after
+    # it continues from the grid's largest position), passed to the model on every call.
+    mrope: bool = False
+    # Image tokens attend to each other both ways: no cache cut or prefill chunk end may fall
+    # inside an image, since its first tokens see its last.
+    atomic_images: bool = False
+
+    def image_token_id(self, config: dict[str, Any]) -> int:
+        for name in ("image_token_id", "image_token_index"):
+            value = config.get(name)
+            if isinstance(value, int):
+                return value
+        raise KeyError("image_token_id")
+
+
+FAMILIES = (
+    Family("SmolVLM / Idefics3", ("smolvlm", "idefics3"), "<image>"),
+    Family("Qwen2-VL / Qwen2.5-VL", ("qwen2_vl", "qwen2_5_vl"), "<|image_pad|>", mrope=True),
+)
+
+
+def family_for(model_type: str) -> Family | None:
+    """The family Branchwise runs `model_type` as, or None when it has no exact path for it."""
+    return next((f for f in FAMILIES if model_type in f.model_types), None)
+
+
+def supported_names() -> str:
+    return ", ".join(f.name for f in FAMILIES)

@@ -1,0 +1,65 @@
+"""The vision encoder's output per image, kept by the image's digest so one image in five
+branches, or in every turn after the one that sent it, is encoded once.
+
+Entries are least recently used first out, within a byte budget that is part of the engine's
+cache budget. Worker thread only: it holds MLX arrays.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Any
+
+import mlx.core as mx
+import numpy as np
+
+if TYPE_CHECKING:
+    from inference.vision.processing import PreparedImage
+
+
+class FeatureCache:
+    """Image-token embeddings by image digest: exact copies of what the model's merge places."""
+
+    def __init__(self, model: Any, image_token_id: int, budget_bytes: int) -> None:
+        self._model = model
+        self._image_token = image_token_id
+        self.budget_bytes = budget_bytes
+        self._entries: OrderedDict[str, mx.array] = OrderedDict()
+        # Encoder runs, for the figures and the tests that count them.
+        self.encoded = 0
+
+    def nbytes(self) -> int:
+        return sum(rows.nbytes for rows in self._entries.values())
+
+    def clear(self) -> None:
+        self._entries.clear()
+
+    def rows(self, image: PreparedImage) -> mx.array:
+        """The image's embeddings at its image-token positions, in order, (n, hidden)."""
+        rows = self._entries.get(image.digest)
+        if rows is None:
+            rows = self._encode(image)
+            self._entries[image.digest] = rows
+            self._trim(keep=image.digest)
+        else:
+            self._entries.move_to_end(image.digest)
+        return rows
+
+    def _encode(self, image: PreparedImage) -> mx.array:
+        ids = mx.array(image.token_ids)[None]
+        inputs = {name: mx.array(value) for name, value in image.inputs.items()}
+        embedded = self._model.get_input_embeddings(ids, **inputs).inputs_embeds[0]
+        positions = np.flatnonzero(np.array(image.token_ids) == self._image_token)
+        rows = embedded[mx.array(positions)]
+        mx.eval(rows)
+        self.encoded += 1
+        return rows
+
+    def _trim(self, keep: str) -> None:
+        """Evict the least recently used until within budget (the entry in use stays)."""
+        while self.nbytes() > self.budget_bytes and len(self._entries) > 1:
+            oldest = next(iter(self._entries))
+            if oldest == keep:
+                self._entries.move_to_end(oldest)
+                continue
+            del self._entries[oldest]

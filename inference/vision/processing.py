@@ -1,0 +1,123 @@
+"""Each image through the model's own processor, once: the tokens it expands to, the pixel
+inputs the encoder reads, and a digest of exactly that, which names the image everywhere else
+(the cache key, the feature memo, saved caches).
+
+The digest covers what the model sees: the processor's settings, the detail limit, the expanded
+token ids and every pixel array (shape, dtype and bytes). Two images of one size therefore never
+share a digest, and neither do one image at two detail limits.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from inference.errors import PromptError
+from inference.vision.images import ImageSource, open_rgb
+
+if TYPE_CHECKING:
+    from PIL.Image import Image
+
+    from inference.vision.families import Family
+
+# Prepared images kept: the pixel arrays are the processor's output, a few MB each at most; the
+# encoder's output is kept separately (inference.vision.features), within the cache budget.
+_MEMO_SIZE = 16
+
+
+@dataclass(frozen=True, eq=False)
+class PreparedImage:
+    """One image as the model takes it."""
+
+    digest: str
+    name: str
+    token_ids: tuple[int, ...]  # the image's run in the prompt, markers included
+    inputs: dict[str, np.ndarray] = field(repr=False)  # pixel_values and its companions
+    width: int  # the picture's size before the processor (after any detail limit)
+    height: int
+
+    @property
+    def grid(self) -> tuple[int, ...] | None:
+        """Qwen's (t, h, w) patch grid, None for processors that have none."""
+        grid = self.inputs.get("image_grid_thw")
+        return tuple(int(v) for v in grid.reshape(-1)) if grid is not None else None
+
+
+class ImageProcessing:
+    """A model's processor, run once per image (by the bytes' digest and the detail limit)."""
+
+    def __init__(self, processor: Any, family: Family) -> None:
+        self._processor = processor
+        self._family = family
+        self._fingerprint = _settings(processor)
+        self._memo: OrderedDict[tuple[str, int | None], PreparedImage] = OrderedDict()
+
+    def prepare(self, source: ImageSource, detail: int | None = None) -> PreparedImage:
+        """The image as the model takes it; `detail` caps the longest edge in pixels (None: the
+        processor's own sizing). PromptError names an image that cannot be read."""
+        key = (source.sha256, detail)
+        cached = self._memo.get(key)
+        if cached is not None:
+            self._memo.move_to_end(key)
+            return cached
+        picture = _limited(open_rgb(source), detail)
+        try:
+            out = self._processor(
+                text=[self._family.placeholder], images=[picture], return_tensors="np"
+            )
+        except (ValueError, TypeError, RuntimeError) as error:
+            raise PromptError(f"The image {source.name} could not be processed: {error}") from error
+        ids = tuple(int(i) for i in np.asarray(out["input_ids"]).reshape(-1))
+        inputs = {
+            name: np.asarray(value)
+            for name, value in out.items()
+            if name not in ("input_ids", "attention_mask", "mm_token_type_ids")
+            and value is not None
+        }
+        digest = hashlib.sha256(self._fingerprint)
+        digest.update(json.dumps([detail, ids]).encode())
+        for name in sorted(inputs):
+            array = np.ascontiguousarray(inputs[name])
+            digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
+            digest.update(array.tobytes())
+        prepared = PreparedImage(
+            digest.hexdigest(), source.name, ids, inputs, picture.width, picture.height
+        )
+        self._memo[key] = prepared
+        if len(self._memo) > _MEMO_SIZE:
+            self._memo.popitem(last=False)
+        return prepared
+
+
+def _limited(picture: Image, detail: int | None) -> Image:
+    """The picture with its longest edge at most `detail` pixels (aspect kept)."""
+    if detail is None or max(picture.size) <= detail:
+        return picture
+    scale = detail / max(picture.size)
+    size = (max(1, round(picture.width * scale)), max(1, round(picture.height * scale)))
+    from PIL import Image
+
+    return picture.resize(size, Image.Resampling.LANCZOS)
+
+
+def _settings(processor: Any) -> bytes:
+    """The processor's settings as bytes: a change of any of them changes every digest."""
+    image_processor = getattr(processor, "image_processor", processor)
+    try:
+        settings = image_processor.to_dict()
+    except (AttributeError, TypeError, ValueError):
+        settings = {}
+    settings = {k: v for k, v in settings.items() if not k.startswith("_")}
+    extra = {
+        name: getattr(processor, name)
+        for name in ("image_seq_len", "num_image_tokens", "image_token")
+        if isinstance(getattr(processor, name, None), int | str)
+    }
+    text = json.dumps([type(image_processor).__name__, settings, extra], sort_keys=True,
+                      default=str)
+    return text.encode()

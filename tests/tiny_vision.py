@@ -1,0 +1,171 @@
+"""Tiny random-weight vision models, built from mlx-vlm's own classes and saved as ordinary
+model folders (config.json with `vision_config`, model.safetensors, a tokenizer with the
+family's image tokens, the image processor's settings and the family's chat template), so
+`load_model` reads them through the real loading path: no download, a fraction of a second each.
+
+- `smolvlm`: Idefics3's layout (image tiles of 32 px, 4 tokens each plus a global tile), 1-D RoPE.
+- `qwen2_5_vl`: M-RoPE over (t, h, w) grids, 14 px patches merged 2×2, at most 64 tokens.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+from mlx.utils import tree_flatten
+from tokenizers import AddedToken
+
+from tests.tiny_models import _OUTPUT_SCALE, _write_tokenizer, build_tokenizer
+
+VISION_KINDS = ("smolvlm", "qwen2_5_vl")
+
+_SMOLVLM_TOKENS = [
+    "<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>",
+    *(f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)),
+]
+_QWEN_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+SMOLVLM_TEMPLATE = (
+    "<|im_start|>{% for message in messages %}{{ message['role'] | capitalize }}"
+    "{% if message['content'][0]['type'] == 'image' %}{{ ':' }}{% else %}{{ ': ' }}{% endif %}"
+    "{% for line in message['content'] %}{% if line['type'] == 'text' %}{{ line['text'] }}"
+    "{% elif line['type'] == 'image' %}{{ '<image>' }}{% endif %}{% endfor %}"
+    "<end_of_utterance>\n{% endfor %}{% if add_generation_prompt %}{{ 'Assistant:' }}{% endif %}"
+)
+# Qwen2.5-VL's template without its tool branch: ChatML, an image as
+# <|vision_start|><|image_pad|><|vision_end|> where it was sent.
+QWEN_VL_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}"
+    "{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'text' %}{{ content['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _tokenizer(extra: list[str]) -> Any:
+    tokenizer = build_tokenizer()
+    tokenizer.add_special_tokens([AddedToken(t, special=True, normalized=False) for t in extra])
+    return tokenizer
+
+
+def _model(config: dict[str, Any]) -> Any:
+    """The model mlx-vlm's loader would build from `config`, through its public helpers."""
+    from mlx_vlm.utils import get_model_and_args, update_module_configs
+
+    config = json.loads(json.dumps(config))
+    config.setdefault("text_config", {})
+    model_class, _ = get_model_and_args(config=config)
+    model_config = model_class.ModelConfig.from_dict(config)
+    model_config = update_module_configs(model_config, model_class, config, ["text", "vision"])
+    return model_class.Model(model_config)
+
+
+def _save(folder: Path, config: dict[str, Any], tokenizer: Any, seed: int) -> None:
+    model = _model(config)
+    mx.random.seed(seed)
+    weights = {
+        name: (mx.random.normal(value.shape) * 0.2).astype(mx.float32)
+        for name, value in tree_flatten(model.parameters())
+    }
+    for name in weights:
+        # As the text models' (tests.tiny_models): spread logits so greedy choices are clear.
+        if name.endswith("lm_head.weight"):
+            weights[name] = weights[name] * _OUTPUT_SCALE
+    mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
+    (folder / "config.json").write_text(json.dumps(config, indent=2))
+    _write_tokenizer(folder, tokenizer)
+
+
+def _smolvlm(folder: Path, seed: int) -> None:
+    tokenizer = _tokenizer(_SMOLVLM_TOKENS)
+    vocab = tokenizer.get_vocab_size()
+    text = {
+        "model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": vocab,
+        "num_hidden_layers": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+    }
+    vision = {
+        "model_type": "idefics3_vision", "hidden_size": 32, "num_attention_heads": 2,
+        "patch_size": 8, "num_hidden_layers": 1, "intermediate_size": 64, "image_size": 32,
+    }
+    config = {
+        "model_type": "smolvlm", "text_config": text, "vision_config": vision,
+        "vocab_size": vocab, "scale_factor": 2,
+        "image_token_id": tokenizer.token_to_id("<image>"),
+        "eos_token_id": tokenizer.token_to_id("<end_of_utterance>"),
+    }
+    _save(folder, config, tokenizer, seed)
+    processor = {
+        "image_processor_type": "SmolVLMImageProcessor", "processor_class": "SmolVLMProcessor",
+        "do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True,
+        "do_pad": True, "do_rescale": True, "do_resize": True,
+        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+        "max_image_size": {"longest_edge": 32}, "resample": 1, "rescale_factor": 1 / 255,
+        "size": {"longest_edge": 96},
+    }
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
+    (folder / "processor_config.json").write_text(
+        json.dumps({"processor_class": "SmolVLMProcessor", "image_seq_len": 4})
+    )
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": SMOLVLM_TEMPLATE}))
+
+
+def _qwen2_5_vl(folder: Path, seed: int) -> None:
+    tokenizer = _tokenizer(_QWEN_TOKENS)
+    vocab = tokenizer.get_vocab_size()
+    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
+    vision = {
+        "model_type": "qwen2_5_vl", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
+        "out_hidden_size": 64, "num_heads": 2, "patch_size": 14, "spatial_patch_size": 14,
+        "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
+        "fullatt_block_indexes": [1], "in_channels": 3,
+    }
+    config = {
+        "model_type": "qwen2_5_vl", "hidden_size": 64, "num_hidden_layers": 2,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-6, "vocab_size": vocab, "rope_theta": 10000.0,
+        "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
+        "tie_word_embeddings": False, "max_position_embeddings": 4096,
+        "vision_config": vision,
+        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"],
+        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
+    }
+    _save(folder, config, tokenizer, seed)
+    processor = {
+        "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen2_5_VLProcessor",
+        "do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
+        "image_mean": [0.48145466, 0.4578275, 0.40821073],
+        "image_std": [0.26862954, 0.26130258, 0.27577711],
+        "min_pixels": 56 * 56, "max_pixels": 28 * 28 * 64, "merge_size": 2, "patch_size": 14,
+        "temporal_patch_size": 2, "resample": 3, "rescale_factor": 1 / 255,
+    }
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
+
+
+def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
+    """Write the tiny `kind` vision model into `folder` (created) and return it."""
+    folder.mkdir(parents=True, exist_ok=True)
+    {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl}[kind](folder, seed)
+    return folder
+
+
+def png_bytes(width: int, height: int, seed: int, mode: str = "RGB") -> bytes:
+    """A PNG of random pixels: the image pool's A and B share a size and differ in content."""
+    from PIL import Image
+
+    channels = {"RGB": 3, "RGBA": 4, "L": 1}[mode]
+    pixels = np.random.default_rng(seed).integers(0, 256, (height, width, channels), np.uint8)
+    picture = Image.fromarray(pixels.squeeze(-1) if channels == 1 else pixels, mode)
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue()
