@@ -45,6 +45,17 @@ def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with one tiny vision model per family: <dir>/<kind>/ (tests.tiny_vision)."""
+    from tests.tiny_vision import VISION_KINDS, build_vision_model
+
+    root = tmp_path_factory.mktemp("tiny-vision")
+    for kind in VISION_KINDS:
+        build_vision_model(kind, root / kind)
+    return root
+
+
+@pytest.fixture(scope="session")
 def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """<dir>/<kind>/: every tiny model, 4-bit (for the float32 form on the CPU)."""
     from tests.stored_forms import quantized_models  # mlx-lm: only for the tests that use it

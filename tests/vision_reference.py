@@ -15,6 +15,7 @@ from typing import Any
 import mlx.core as mx
 
 from inference.loading.load import LoadedModel
+from tests.engine_reference import Reference
 
 
 def _pictures(messages: Sequence[dict[str, Any]]) -> list[Any]:
@@ -48,10 +49,11 @@ def template_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def mlx_vlm_tokens(
+def mlx_vlm_reference(
     loaded: LoadedModel, messages: Sequence[dict[str, Any]], max_tokens: int
-) -> list[int]:
-    """Greedy tokens from mlx-vlm's `generate_step` for `messages` (images as PNG bytes)."""
+) -> Reference:
+    """Greedy tokens from mlx-vlm's `generate_step` for `messages` (images as PNG bytes), with
+    the top-2 margin each was chosen by (tests.engine_reference.check_tokens reads them)."""
     from mlx_vlm.generate.ar import generate_step
     from mlx_vlm.utils import prepare_inputs
 
@@ -72,12 +74,30 @@ def mlx_vlm_tokens(
     model.language_model._position_ids = None
     eos = set(loaded.tokenizer.eos_token_ids)
     tokens: list[int] = []
-    for token, _ in generate_step(
+    margins: list[float] = []
+    for token, logprobs in generate_step(
         inputs["input_ids"], model, inputs.get("pixel_values"), inputs.get("attention_mask"),
         max_tokens=max_tokens, temperature=0.0, **extra,
     ):
         value = int(token.item() if isinstance(token, mx.array) else token)
+        top2 = mx.sort(logprobs.reshape(-1))[-2:]
         tokens.append(value)
+        margins.append((top2[1] - top2[0]).item())
         if value in eos:
             break
-    return tokens
+    return Reference(tuple(tokens), tuple(margins))
+
+
+def mlx_vlm_prompt_length(loaded: LoadedModel, messages: Sequence[dict[str, Any]]) -> int:
+    """How many tokens mlx-vlm's processor makes of the prompt, images expanded."""
+    from mlx_vlm.utils import prepare_inputs
+
+    assert loaded.vision is not None
+    text = loaded.tokenizer.apply_chat_template(
+        template_messages(messages), add_generation_prompt=True, tokenize=False
+    )
+    pictures = _pictures(messages)
+    inputs = prepare_inputs(
+        loaded.vision.processing._processor, images=pictures or None, prompts=text
+    )
+    return int(inputs["input_ids"].shape[-1])

@@ -23,10 +23,20 @@ class FeatureCache:
     def __init__(self, model: Any, image_token_id: int, budget_bytes: int) -> None:
         self._model = model
         self._image_token = image_token_id
-        self.budget_bytes = budget_bytes
         self._entries: OrderedDict[str, mx.array] = OrderedDict()
+        self._budget = budget_bytes
         # Encoder runs, for the figures and the tests that count them.
         self.encoded = 0
+
+    @property
+    def budget_bytes(self) -> int:
+        return self._budget
+
+    @budget_bytes.setter
+    def budget_bytes(self, value: int) -> None:
+        """A new budget; entries beyond it go at once."""
+        self._budget = value
+        self._trim(keep=None)
 
     def nbytes(self) -> int:
         return sum(rows.nbytes for rows in self._entries.values())
@@ -55,11 +65,11 @@ class FeatureCache:
         self.encoded += 1
         return rows
 
-    def _trim(self, keep: str) -> None:
-        """Evict the least recently used until within budget (the entry in use stays)."""
-        while self.nbytes() > self.budget_bytes and len(self._entries) > 1:
-            oldest = next(iter(self._entries))
-            if oldest == keep:
-                self._entries.move_to_end(oldest)
-                continue
-            del self._entries[oldest]
+    def _trim(self, keep: str | None) -> None:
+        """Evict the least recently used until within budget; `keep`, the entry a request is
+        using, stays even when it alone is larger (it is dropped by the next trim)."""
+        for digest in list(self._entries):
+            if self.nbytes() <= self._budget:
+                return
+            if digest != keep:
+                del self._entries[digest]
