@@ -138,6 +138,7 @@ def _qwen2_5_vl(folder: Path, seed: int) -> None:
         "vision_start_token_id": ids["<|vision_start|>"],
         "vision_end_token_id": ids["<|vision_end|>"],
         "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
+        "bos_token_id": tokenizer.token_to_id("<|endoftext|>"),
     }
     _save(folder, config, tokenizer, seed)
     processor = {

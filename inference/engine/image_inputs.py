@@ -25,11 +25,15 @@ class ImageInputs:
     def __init__(self, loaded: LoadedModel, features: FeatureCache | None) -> None:
         self._loaded = loaded
         self._features = features
+        # The request's own rows, so an image spread over several chunks is looked up (or, past
+        # a tiny budget, encoded) once per request.
+        self._rows: dict[str, mx.array] = {}
 
     def begin(self, request: Request) -> None:
         """Set the positions `request` runs at on the model (plain ones without images), so
         nothing carries over from the request before it."""
         vision = self._loaded.vision
+        self._rows = {}
         if vision is None:
             return
         view = self._loaded.model
@@ -56,7 +60,10 @@ class ImageInputs:
         embedded = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None])
         chunk = embedded.inputs_embeds
         for span in spans:
-            rows = self._features.rows(span.image)
+            digest = span.image.digest
+            if digest not in self._rows:
+                self._rows[digest] = self._features.rows(span.image)
+            rows = self._rows[digest]
             tokens = np.array(span.image.token_ids)
             where = np.flatnonzero(tokens == vision.image_token_id) + span.start
             inside = (where >= start) & (where < stop)

@@ -49,8 +49,10 @@ class FeatureCache:
         rows = self._entries.get(image.digest)
         if rows is None:
             rows = self._encode(image)
-            self._entries[image.digest] = rows
-            self._trim(keep=image.digest)
+            # One larger than the whole budget is used, not kept, rather than wiping the rest.
+            if rows.nbytes <= self._budget:
+                self._entries[image.digest] = rows
+                self._trim(keep=image.digest)
         else:
             self._entries.move_to_end(image.digest)
         return rows
@@ -66,8 +68,8 @@ class FeatureCache:
         return rows
 
     def _trim(self, keep: str | None) -> None:
-        """Evict the least recently used until within budget; `keep`, the entry a request is
-        using, stays even when it alone is larger (it is dropped by the next trim)."""
+        """Evict the least recently used until within budget, except `keep` (just stored, and
+        never larger than the budget)."""
         for digest in list(self._entries):
             if self.nbytes() <= self._budget:
                 return
