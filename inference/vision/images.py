@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,23 +71,32 @@ def open_rgb(source: ImageSource) -> Image:
     """The picture as the model is shown it, or PromptError naming the image and the fault."""
     from PIL import Image, ImageOps, UnidentifiedImageError
 
+    bomb = PromptError(
+        f"The image {source.name} has more than {MAX_PIXELS // 1_000_000} megapixels; it is "
+        "refused as a possible decompression bomb."
+    )
     try:
-        with Image.open(io.BytesIO(source.data)) as opened:
+        with warnings.catch_warnings():
+            # Pillow warns past its own limit before a single pixel is decoded: refuse there.
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(source.data))
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as error:
+        raise bomb from error
+    except UnidentifiedImageError as error:
+        raise PromptError(f"{source.name} is not an image this app can read.") from error
+    except (OSError, ValueError, SyntaxError) as error:
+        raise PromptError(f"The image {source.name} is damaged or truncated: {error}") from error
+    try:
+        with opened:
             width, height = opened.size
             if width * height > MAX_PIXELS:
-                raise PromptError(
-                    f"The image {source.name} is {width}×{height} pixels, more than "
-                    f"{MAX_PIXELS // 1_000_000} megapixels; it is refused as a possible "
-                    "decompression bomb."
-                )
+                raise bomb
             opened.seek(0)  # the first frame of an animation
             opened.load()
             picture = ImageOps.exif_transpose(opened)
             return _flattened(picture)
     except PromptError:
         raise
-    except UnidentifiedImageError as error:
-        raise PromptError(f"{source.name} is not an image this app can read.") from error
     except (OSError, ValueError, SyntaxError, Image.DecompressionBombError) as error:
         raise PromptError(f"The image {source.name} is damaged or truncated: {error}") from error
 
