@@ -5,6 +5,7 @@ family's image tokens, the image processor's settings and the family's chat temp
 
 - `smolvlm`: Idefics3's layout (image tiles of 32 px, 4 tokens each plus a global tile), 1-D RoPE.
 - `qwen2_5_vl`: M-RoPE over (t, h, w) grids, 14 px patches merged 2×2, at most 64 tokens.
+- `qwen3_vl`: M-RoPE, 16 px patches, and deepstack features added into the first two layers.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tokenizers import AddedToken
 
 from tests.tiny_models import _OUTPUT_SCALE, _write_tokenizer, build_tokenizer
 
-VISION_KINDS = ("smolvlm", "qwen2_5_vl")
+VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl")
 
 _SMOLVLM_TOKENS = [
     "<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>",
@@ -153,10 +154,48 @@ def _qwen2_5_vl(folder: Path, seed: int) -> None:
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
 
 
+def _qwen3_vl(folder: Path, seed: int) -> None:
+    tokenizer = _tokenizer(_QWEN_TOKENS)
+    vocab = tokenizer.get_vocab_size()
+    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
+    text = {
+        "model_type": "qwen3_vl", "hidden_size": 64, "num_hidden_layers": 3,
+        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "head_dim": 16, "rms_norm_eps": 1e-6, "vocab_size": vocab, "rope_theta": 10000.0,
+        "max_position_embeddings": 4096, "tie_word_embeddings": False,
+        "rope_scaling": {"rope_type": "default", "mrope_section": [2, 3, 3],
+                         "mrope_interleaved": True},
+    }
+    vision = {
+        "model_type": "qwen3_vl", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
+        "out_hidden_size": 64, "num_heads": 2, "patch_size": 16, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
+        "deepstack_visual_indexes": [0, 1],
+    }
+    config = {
+        "model_type": "qwen3_vl", "text_config": text, "vision_config": vision,
+        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": vocab,
+        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
+        "bos_token_id": tokenizer.token_to_id("<|endoftext|>"),
+    }
+    _save(folder, config, tokenizer, seed)
+    processor = {
+        "image_processor_type": "Qwen3VLImageProcessor", "processor_class": "Qwen3VLProcessor",
+        "do_convert_rgb": True, "do_normalize": True, "do_rescale": True,
+        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
+        "min_pixels": 64 * 64, "max_pixels": 32 * 32 * 64, "merge_size": 2, "patch_size": 16,
+        "temporal_patch_size": 2, "rescale_factor": 1 / 255,
+    }
+    (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
+
+
 def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """Write the tiny `kind` vision model into `folder` (created) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
-    {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl}[kind](folder, seed)
+    {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl}[kind](folder, seed)
     return folder
 
 

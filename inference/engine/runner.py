@@ -148,11 +148,10 @@ class RequestRunner:
             stop = min([position + size, end, *(b for b in checkpoints if b > position)])
             chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
-                embeddings = self.images.embeddings(request, position, stop)
                 self.loaded.model(
                     mx.array(ids[position:stop])[None],
                     cache=stack.caches,
-                    **({} if embeddings is None else {"input_embeddings": embeddings}),
+                    **self.images.chunk(request, position, stop),
                 )
                 stack.evaluate()
             self.pacer.record(stop - position, time.perf_counter() - chunk_started)

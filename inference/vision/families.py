@@ -40,6 +40,8 @@ class Family:
 FAMILIES = (
     Family("SmolVLM / Idefics3", ("smolvlm", "idefics3"), "<image>"),
     Family("Qwen2-VL / Qwen2.5-VL", ("qwen2_vl", "qwen2_5_vl"), "<|image_pad|>", mrope=True),
+    # Deepstack (features added into the first decoder layers) travels with each image's rows.
+    Family("Qwen3-VL", ("qwen3_vl", "qwen3_vl_moe"), "<|image_pad|>", mrope=True),
 )
 
 

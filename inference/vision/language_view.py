@@ -42,8 +42,9 @@ class LanguageView(nn.Module):
         inputs: mx.array,
         cache: list[Any] | None = None,
         input_embeddings: mx.array | None = None,
+        **extra: Any,
     ) -> mx.array:
-        extra: dict[str, Any] = {}
+        """Logits; `extra` is what a chunk with images adds (inference.engine.image_inputs)."""
         if self._family.mrope:
             extra["position_ids"] = self._position_ids(inputs.shape[1], cache)
         out = self.vlm.language_model(
