@@ -6,6 +6,8 @@ family's image tokens, the image processor's settings and the family's chat temp
 - `smolvlm`: Idefics3's layout (image tiles of 32 px, 4 tokens each plus a global tile), 1-D RoPE.
 - `qwen2_5_vl`: M-RoPE over (t, h, w) grids, 14 px patches merged 2×2, at most 64 tokens.
 - `qwen3_vl`: M-RoPE, 16 px patches, and deepstack features added into the first two layers.
+- `qwen3_5`: Qwen3-VL's vision with a hybrid language model (Gated DeltaNet recurrent layers
+  between attention layers), whose caches cannot rewind: checkpoints at message boundaries.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from tokenizers import AddedToken
 
 from tests.tiny_models import _OUTPUT_SCALE, _write_tokenizer, build_tokenizer
 
-VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl")
+VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl", "qwen3_5")
 
 _SMOLVLM_TOKENS = [
     "<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>",
@@ -181,6 +183,10 @@ def _qwen3_vl(folder: Path, seed: int) -> None:
         "bos_token_id": tokenizer.token_to_id("<|endoftext|>"),
     }
     _save(folder, config, tokenizer, seed)
+    _qwen3_processor(folder)
+
+
+def _qwen3_processor(folder: Path) -> None:
     processor = {
         "image_processor_type": "Qwen3VLImageProcessor", "processor_class": "Qwen3VLProcessor",
         "do_convert_rgb": True, "do_normalize": True, "do_rescale": True,
@@ -192,10 +198,42 @@ def _qwen3_vl(folder: Path, seed: int) -> None:
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
 
 
+def _qwen3_5(folder: Path, seed: int) -> None:
+    tokenizer = _tokenizer(_QWEN_TOKENS)
+    vocab = tokenizer.get_vocab_size()
+    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
+    text = {
+        "model_type": "qwen3_5_text", "hidden_size": 64, "intermediate_size": 128,
+        "linear_num_value_heads": 2, "linear_num_key_heads": 2, "linear_key_head_dim": 16,
+        "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4, "num_hidden_layers": 4,
+        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
+        "rms_norm_eps": 1e-6, "vocab_size": vocab, "max_position_embeddings": 4096,
+        "full_attention_interval": 2, "tie_word_embeddings": False,
+        "rope_parameters": {"type": "default", "mrope_section": [2, 1, 1],
+                            "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+    }
+    vision = {
+        "model_type": "qwen3_5", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
+        "out_hidden_size": 64, "num_heads": 2, "patch_size": 16, "spatial_merge_size": 2,
+        "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
+    }
+    config = {
+        "model_type": "qwen3_5", "text_config": text, "vision_config": vision,
+        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": vocab,
+        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
+    }
+    _save(folder, config, tokenizer, seed)
+    _qwen3_processor(folder)
+
+
 def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """Write the tiny `kind` vision model into `folder` (created) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
-    {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl}[kind](folder, seed)
+    builders = {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
+                "qwen3_5": _qwen3_5}
+    builders[kind](folder, seed)
     return folder
 
 

@@ -17,7 +17,6 @@ from inference.engine.request import Request
 from inference.engine.tool_reply import offered_tools, opens_thinking
 from inference.errors import PromptError, SamplingError
 from inference.prompt.chat_prompt import (
-    RenderedPrompt,
     generation_suffix,
     render_ids,
     render_prompt,
@@ -102,11 +101,10 @@ class RequestBuilder:
             clean, params, overflow, template_kwargs, continue_reply, context, whose
         )
         prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
+        # `prompt` stays as rendered (its text and spans place the message boundaries, which
+        # the images' runs then shift); `ids` is what the model reads.
         vision = self._with_images(prompt.ids, kept)
-        if vision is not None:
-            # Character spans no longer match the ids once images are spliced in.
-            prompt = RenderedPrompt(vision.ids)
-        ids = prompt.ids
+        ids = vision.ids if vision is not None else prompt.ids
         max_tokens, capped = reply_limit(context, len(ids), params.max_tokens)
         return Request(
             ids=ids,

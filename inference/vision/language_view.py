@@ -33,6 +33,18 @@ class LanguageView(nn.Module):
     def layers(self) -> list[nn.Module]:
         return self.vlm.language_model.layers
 
+    def make_cache(self) -> list[Any]:
+        """The language model's caches, with every plain KV cache as mlx-lm's own `KVCache`,
+        which the branch cache cuts into per-token segments (mlx-vlm's copy of the class it
+        would treat as a whole-state snapshot). Other kinds (recurrent state) stay mlx-vlm's:
+        their layers call methods only that copy has, and they are snapshots either way."""
+        from mlx_lm.models.cache import KVCache
+
+        own = getattr(self.vlm.language_model, "make_cache", None)
+        if own is None:
+            return [KVCache() for _ in self.layers]
+        return [KVCache() if type(c).__name__ == "KVCache" else c for c in own()]
+
     def use_positions(self, positions: mx.array | None, delta: int) -> None:
         """The positions of the request about to run (None and 0: plain positions)."""
         self._positions, self._delta = positions, delta
@@ -53,7 +65,8 @@ class LanguageView(nn.Module):
         return out.logits
 
     def _position_ids(self, length: int, cache: list[Any] | None) -> mx.array:
-        offset = cache[0].offset if cache else 0
+        # Recurrent layers keep no count of tokens; the first attention layer does.
+        offset = next((c.offset for c in cache or () if hasattr(c, "offset")), 0)
         if isinstance(offset, int) and self._positions is not None and (
             offset + length <= self._positions.shape[-1]
         ):

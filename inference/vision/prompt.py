@@ -27,6 +27,7 @@ class ImageSpan:
     start: int
     end: int
     image: PreparedImage
+    placeholder: int  # where the template's placeholder stood in the rendered ids
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,13 @@ class VisionPrompt:
     def inside_image(self, position: int) -> ImageSpan | None:
         """The image whose run holds tokens on both sides of a cut at `position`."""
         return next((s for s in self.spans if s.start < position < s.end), None)
+
+    def expanded(self, rendered: int) -> int:
+        """Where position `rendered` of the template's ids (one placeholder per image) lies
+        once each image's run is in."""
+        return rendered + sum(
+            len(span.image.token_ids) - 1 for span in self.spans if span.placeholder < rendered
+        )
 
 
 def image_key(digest: str, length: int) -> list[int]:
@@ -121,7 +129,7 @@ def expand(
     key: list[int] = []
     spans: list[ImageSpan] = []
     images_left = iter(images)
-    for token in ids:
+    for index, token in enumerate(ids):
         if token != placeholder_id:
             out.append(token)
             key.append(token)
@@ -130,5 +138,5 @@ def expand(
         start = len(out)
         out.extend(image.token_ids)
         key.extend(image_key(image.digest, len(image.token_ids)))
-        spans.append(ImageSpan(start, len(out), image))
+        spans.append(ImageSpan(start, len(out), image, index))
     return VisionPrompt(out, key, tuple(spans))
