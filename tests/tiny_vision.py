@@ -120,19 +120,23 @@ def _smolvlm(folder: Path, seed: int) -> None:
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": SMOLVLM_TEMPLATE}))
 
 
-def _qwen2_5_vl(folder: Path, seed: int) -> None:
+def _qwen2_5_vl(folder: Path, seed: int, large: bool = False) -> None:
+    """`large`: a model big enough for benchmark ratios to mean something on a CPU (hidden 256,
+    6 layers, images of up to 1,024 tokens), still random and built in seconds."""
     tokenizer = _tokenizer(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
     ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
+    width, layers, image_tokens = (256, 6, 1024) if large else (64, 2, 64)
     vision = {
-        "model_type": "qwen2_5_vl", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
-        "out_hidden_size": 64, "num_heads": 2, "patch_size": 14, "spatial_patch_size": 14,
+        "model_type": "qwen2_5_vl", "depth": 4 if large else 2, "hidden_size": width // 2,
+        "intermediate_size": width, "out_hidden_size": width, "num_heads": 2,
+        "patch_size": 14, "spatial_patch_size": 14,
         "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
         "fullatt_block_indexes": [1], "in_channels": 3,
     }
     config = {
-        "model_type": "qwen2_5_vl", "hidden_size": 64, "num_hidden_layers": 2,
-        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+        "model_type": "qwen2_5_vl", "hidden_size": width, "num_hidden_layers": layers,
+        "intermediate_size": 2 * width, "num_attention_heads": 4, "num_key_value_heads": 2,
         "rms_norm_eps": 1e-6, "vocab_size": vocab, "rope_theta": 10000.0,
         "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
         "tie_word_embeddings": False, "max_position_embeddings": 4096,
@@ -149,7 +153,8 @@ def _qwen2_5_vl(folder: Path, seed: int) -> None:
         "do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
         "image_mean": [0.48145466, 0.4578275, 0.40821073],
         "image_std": [0.26862954, 0.26130258, 0.27577711],
-        "min_pixels": 56 * 56, "max_pixels": 28 * 28 * 64, "merge_size": 2, "patch_size": 14,
+        "min_pixels": 56 * 56, "max_pixels": 28 * 28 * image_tokens, "merge_size": 2,
+        "patch_size": 14,
         "temporal_patch_size": 2, "resample": 3, "rescale_factor": 1 / 255,
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
@@ -226,6 +231,13 @@ def _qwen3_5(folder: Path, seed: int) -> None:
     }
     _save(folder, config, tokenizer, seed)
     _qwen3_processor(folder)
+
+
+def build_bench_vision_model(folder: Path) -> Path:
+    """A larger random Qwen2.5-VL for bench/ (see `_qwen2_5_vl`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    _qwen2_5_vl(folder, 0, large=True)
+    return folder
 
 
 def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
