@@ -79,5 +79,8 @@ def default_engine_factory(
         **template_switches(model.tokenizer.chat_template).as_info(),
         # The format its replies write tool calls in; None: its template takes no tools.
         "tool_format": tool_format_for(model.tokenizer.chat_template),
+        # Whether it reads images, and if a vision model reads none here, why.
+        "vision": model.vision is not None,
+        "text_only_reason": model.text_only_reason,
     }
     return engine, info
