@@ -67,8 +67,7 @@ class ImageInputs:
             if digest not in self._rows:
                 self._rows[digest] = self._features.rows(span.image)
             rows = self._rows[digest]
-            tokens = np.array(span.image.token_ids)
-            where = np.flatnonzero(tokens == vision.image_token_id) + span.start
+            where = np.array(span.positions)
             inside = (where >= start) & (where < stop)
             if not inside.any():
                 continue

@@ -141,7 +141,8 @@ class RequestRunner:
             )
             if vision is not None:
                 # Each image's start too: the same text with another picture resumes there.
-                boundaries = [vision.expanded(b) for b in boundaries]
+                moved = (vision.expanded(b, request.prompt) for b in boundaries)
+                boundaries = [b for b in moved if b is not None]
                 boundaries += [span.start for span in vision.spans]
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)

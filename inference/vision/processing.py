@@ -37,7 +37,8 @@ class PreparedImage:
 
     digest: str
     name: str
-    token_ids: tuple[int, ...]  # the image's run in the prompt, markers included
+    token_ids: tuple[int, ...]  # the image's run alone, markers included
+    text: str  # the same as text: what stands for the image in the prompt's text
     inputs: dict[str, np.ndarray] = field(repr=False)  # pixel_values and its companions
     width: int  # the picture's size before the processor (after any detail limit)
     height: int
@@ -88,8 +89,14 @@ class ImageProcessing:
             array = np.ascontiguousarray(inputs[name])
             digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
             digest.update(array.tobytes())
+        # Special tokens and the newlines between them decode to exactly the text the processor
+        # wrote; checked, since the prompt is tokenized from this text.
+        tokenizer = getattr(processor, "tokenizer", None)
+        text = tokenizer.decode(list(ids), skip_special_tokens=False) if tokenizer else ""
+        if not text or list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids):
+            raise PromptError(f"The image {source.name} has no text form this tokenizer keeps.")
         prepared = PreparedImage(
-            digest.hexdigest(), source.name, ids, inputs, picture.width, picture.height
+            digest.hexdigest(), source.name, ids, text, inputs, picture.width, picture.height
         )
         self._memo[key] = prepared
         if len(self._memo) > _MEMO_SIZE:
