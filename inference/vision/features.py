@@ -75,7 +75,8 @@ class FeatureCache:
     def _encode(self, image: PreparedImage) -> ImageRows:
         ids = mx.array(image.token_ids)[None]
         inputs = {name: mx.array(value) for name, value in image.inputs.items()}
-        embedded = self._model.get_input_embeddings(ids, **inputs)
+        # An all-ones attention mask: nothing is padding (Gemma's merge requires one).
+        embedded = self._model.get_input_embeddings(ids, mask=mx.ones_like(ids), **inputs)
         positions = np.flatnonzero(np.array(image.token_ids) == self._image_token)
         deepstack = embedded.deepstack_visual_embeds
         rows = ImageRows(

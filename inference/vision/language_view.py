@@ -34,16 +34,26 @@ class LanguageView(nn.Module):
         return self.vlm.language_model.layers
 
     def make_cache(self) -> list[Any]:
-        """The language model's caches, with every plain KV cache as mlx-lm's own `KVCache`,
-        which the branch cache cuts into per-token segments (mlx-vlm's copy of the class it
-        would treat as a whole-state snapshot). Other kinds (recurrent state) stay mlx-vlm's:
-        their layers call methods only that copy has, and they are snapshots either way."""
-        from mlx_lm.models.cache import KVCache
+        """The language model's caches, with mlx-lm's own classes where mlx-vlm has copies of
+        them: the branch cache cuts mlx-lm's `KVCache` into per-token segments, and
+        checkpoints a `RotatingKVCache` by its `state` (mlx-vlm's keeps its offsets apart, in
+        `meta_state`). Recurrent state stays mlx-vlm's: its layers call methods only that copy
+        has, and its `state` is the whole of it."""
+        from mlx_lm.models.cache import KVCache, RotatingKVCache
 
         own = getattr(self.vlm.language_model, "make_cache", None)
         if own is None:
             return [KVCache() for _ in self.layers]
-        return [KVCache() if type(c).__name__ == "KVCache" else c for c in own()]
+        made = []
+        for cache in own():
+            kind = type(cache).__name__
+            if kind == "KVCache":
+                made.append(KVCache())
+            elif kind == "RotatingKVCache":
+                made.append(RotatingKVCache(max_size=cache.max_size, keep=cache.keep))
+            else:
+                made.append(cache)
+        return made
 
     def use_positions(self, positions: mx.array | None, delta: int) -> None:
         """The positions of the request about to run (None and 0: plain positions)."""
