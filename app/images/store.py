@@ -22,8 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
-
 from app.kept_files import write_atomically
 
 MAX_IMAGE_BYTES = 64 * 1024 * 1024
@@ -169,6 +167,9 @@ class ImageStore:
 
 def inspect(data: bytes, name: str) -> tuple[int, int, str]:
     """(width, height as shown, format) of an image's bytes, or ImageError saying why not."""
+    # Imported here: the store opens (and the window shows) without loading Pillow.
+    from PIL import Image, UnidentifiedImageError
+
     if not data:
         raise ImageError(f"{name} is empty.")
     if len(data) > MAX_IMAGE_BYTES:

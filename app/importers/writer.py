@@ -158,6 +158,7 @@ def undo_batch(store: Store, batch_id: int) -> UndoResult:
             db.execute("UPDATE conversations SET active_leaf_id = ? WHERE id = ? AND"
                        " active_leaf_id IS NULL", (leaf, conversation_id))
         db.execute("DELETE FROM import_batches WHERE id = ?", (batch_id,))
+    store.collect_images()
     return UndoResult(removed, len(doomed), len(keep))
 
 

@@ -16,12 +16,13 @@ transaction; any failure raises `StoreError` with a message written for the pers
     save_draft(id, text) / draft(id) -> str    # the composer's unsent text ("" = none)
     delete_conversation(id)           # undoable: restore_conversation(id) -> Conversation
     deleted_conversation_ids() -> list[int]    # deleted, still undoable
-    purge_deleted(older_than_s=0.0) -> int     # makes deletions final
+    purge_deleted(older_than_s=0.0) -> int     # makes deletions final; unnamed images go
     fork_conversation(message_id) -> Conversation  # root..message copied into a new one
 
     append_message(conversation_id, parent_id, role, content, status="complete",
                    model_id=None, params=None) -> Message       # becomes the active leaf
-    edit_message(message_id, new_content) -> Message  # new sibling, original kept
+    edit_message(message_id, new_content, attachments=None) -> Message  # new sibling,
+                                      # original kept; same attachments unless given
     begin_reply(conversation_id, parent_id, model_id=None, params=None) -> Message
                                       # "streaming", empty; regenerate = same parent again
     reply_writer(message_id) -> ReplyWriter    # .append(text), .flush(),
@@ -267,9 +268,11 @@ class Store(StreamingReplies):
         """Remove for good the conversations deleted at least `older_than_s` seconds ago;
         returns how many."""
         with self._write() as db:
-            return db.execute(
+            purged = db.execute(
                 "DELETE FROM conversations WHERE deleted_at <= ?", (time.time() - older_than_s,)
             ).rowcount
+        self.collect_images()  # also images attached and never sent, once their grace is over
+        return purged
 
     def fork_conversation(self, message_id: int) -> Conversation:
         """A new conversation holding copies of the path from the root to `message_id`, with

@@ -63,11 +63,17 @@ class MessageTree(StoreRows):
             attachments,
         )
 
-    def edit_message(self, message_id: int, new_content: str) -> Message:
-        """A new sibling of `message_id` with the new text and the same attached files (a
-        reply's tool calls, a tool result's call), made active; the original stays. An edited
-        tool result is marked so in its stats."""
+    def edit_message(
+        self,
+        message_id: int,
+        new_content: str,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> Message:
+        """A new sibling of `message_id` with the new text and the same attached files and
+        images (or `attachments` in their place), the same reply's tool calls or tool result's
+        call, made active; the original stays. An edited tool result is marked so in its stats."""
         original = self.get_message(message_id)
+        kept = list(original.attachments) if attachments is None else attachments
         check_text(new_content, "The message", allow_empty=original.role == "tool")
         return self._add_message(
             original.conversation_id,
@@ -77,7 +83,7 @@ class MessageTree(StoreRows):
             "complete",
             original.model_id,
             original.params,
-            list(original.attachments),
+            kept,
             tool_calls=list(original.tool_calls),
             tool_call_id=original.tool_call_id,
             tool_name=original.tool_name,
@@ -118,6 +124,7 @@ class MessageTree(StoreRows):
                 if active_id is not None:
                     self.activate_leaf(db, conversation_id, active_id)
             self._touch(db, conversation_id)
+        self.collect_images()
         return None if active_id is None else self.get_message(active_id)
 
     def children(self, message_id: int) -> list[Message]:

@@ -14,13 +14,7 @@ import pytest
 from PIL import Image
 
 from app.images.store import MAX_IMAGE_BYTES, ImageError, ImageStore, StoredImage
-
-
-def picture_bytes(size: tuple[int, int] = (40, 30), kind: str = "PNG", **save: object) -> bytes:
-    out = io.BytesIO()
-    mode = "RGB" if kind in ("JPEG", "BMP") else "RGBA"
-    Image.new(mode, size, (200, 30, 40)).save(out, kind, **save)
-    return out.getvalue()
+from tests.pictures import picture_bytes
 
 
 def test_an_image_is_kept_once_by_digest_and_private(tmp_path: Path) -> None:
