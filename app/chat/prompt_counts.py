@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
-from app.generation.attachments import AttachmentError, read_attachment, with_attachments, wrap_file
-from app.generation.prompt_messages import prompt_messages
+from app.generation.attachments import AttachmentError, read_attachment, wrap_file
+from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
 from app.settings import chat_context_length
 from app.store.conversations import StoreError
@@ -66,9 +66,8 @@ class PromptCounts:
         except StoreError:
             return
         if draft.strip() or attachments:
-            messages.append(
-                {"role": "user", "content": with_attachments(draft, attachments or [])}
-            )
+            content = message_content(draft, attachments or [], self._store.images)
+            messages.append({"role": "user", "content": content})
         kwargs = template_kwargs(controller.model_info, conversation.params)
         params = conversation.params
 
