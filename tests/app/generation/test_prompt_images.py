@@ -26,7 +26,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield store
 
 
-def _two_images(store: Store) -> tuple[int, list[dict], list[str]]:
+def _two_images(store: Store) -> tuple[int, list[str]]:
     chat = store.create_conversation("Pets", system_prompt="Be kind.")
     cat = store.images.add_bytes(picture_bytes(colour=1), "cat.png")
     dog = store.images.add_bytes(picture_bytes(colour=2), "dog.png")
@@ -35,11 +35,11 @@ def _two_images(store: Store) -> tuple[int, list[dict], list[str]]:
     reply = store.append_message(chat.id, first.id, "assistant", "Hi")
     store.append_message(chat.id, reply.id, "user", "Which is which?", attachments=records)
     paths = [str(store.images.path(image.sha256)) for image in (dog, cat)]
-    return chat.id, records, paths
+    return chat.id, paths
 
 
 def test_images_come_first_in_their_order_then_one_text_part(store: Store) -> None:
-    cid, records, paths = _two_images(store)
+    cid, paths = _two_images(store)
     messages = prompt_messages(store, cid, store.active_path(cid))
     assert messages[:3] == [
         {"role": "system", "content": "Be kind."},
@@ -58,13 +58,13 @@ def test_images_come_first_in_their_order_then_one_text_part(store: Store) -> No
 
 
 def test_a_detail_setting_reaches_every_image_part(store: Store) -> None:
-    cid, _, _ = _two_images(store)
+    cid, _ = _two_images(store)
     parts = prompt_messages(store, cid, store.active_path(cid), detail=448)[3]["content"]
     assert [p.get("detail") for p in parts] == [448, 448, None]
 
 
 def test_a_missing_image_leaves_the_history_readable_and_names_itself(store: Store) -> None:
-    cid, records, paths = _two_images(store)
+    cid, paths = _two_images(store)
     Path(paths[1]).unlink()
     path = store.active_path(cid)
     assert [m.content for m in path] == ["Plain first", "Hi", "Which is which?"]
@@ -91,7 +91,7 @@ class _Backend(QObject):
 
 
 def test_continuing_a_branch_whose_image_is_gone_fails_with_its_name(qtbot, store: Store) -> None:
-    cid, _, paths = _two_images(store)
+    cid, paths = _two_images(store)
     backend = _Backend()
     ids = iter(range(1, 100))
     generation = ReplyGeneration(store, [backend], lambda: "truncate_middle", lambda: next(ids))
