@@ -17,7 +17,7 @@ from app.generation.worker_engine import default_engine_factory
 from app.generation.worker_generation import sampling_params
 from tests.server_harness import Served, serving, start_worker
 from tests.tiny_models import NO_EOS
-from tests.tiny_vision import build_vision_model, png_bytes
+from tests.tiny_vision import png_bytes
 
 SCENARIO_S = 60
 MAX_TOKENS = 8
@@ -25,8 +25,8 @@ PICTURE = png_bytes(40, 30, 1)
 
 
 @pytest.fixture(scope="module")
-def vision_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_vision_model("smolvlm", tmp_path_factory.mktemp("vision") / "smolvlm")
+def vision_path(tiny_vision_dir: Path) -> Path:
+    return tiny_vision_dir / "smolvlm"
 
 
 @pytest.fixture(scope="module")
