@@ -7,13 +7,15 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.generation.prompt_messages import missing_image
-from app.importers import run
+from app.importers import run, writer
 from app.importers.cli import main
 from app.store.conversations import InvalidInputError, Store
 from tests.app.importers.helpers import write_json, write_jsonl
@@ -182,3 +184,17 @@ def test_chatgpt_image_assets_become_images(tmp_path: Path, store: Store) -> Non
     (image,) = u2.attachments
     assert (image["kind"], image["format"], image["width"]) == ("image", "JPEG", 24)
     assert store.images.path(image["sha256"]).read_bytes() == picture
+
+
+def test_undoing_an_import_removes_the_images_it_brought(tmp_path: Path, store: Store) -> None:
+    export = openwebui_export()
+    files = export[1]["chat"]["history"]["messages"]["u1"]["files"]
+    files[0]["url"] = _data_url(picture_bytes((20, 10), colour=8))
+    report = run.import_paths([write_json(tmp_path / "owui.json", export)], store)
+    digests = store.referenced_images()
+    assert len(digests) == 1 and report.batch_id is not None
+    (kept,) = digests
+    old = time.time() - 86400
+    os.utime(store.images.path(kept), (old, old))
+    writer.undo_batch(store, report.batch_id)
+    assert store.referenced_images() == set() and not store.images.exists(kept)
