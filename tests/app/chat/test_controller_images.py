@@ -97,25 +97,6 @@ def test_a_branch_whose_image_is_gone_fails_naming_it(
     assert ctl.store.get_message(first_reply.id).content == first_reply.content  # still readable
 
 
-def test_versions_side_by_side_on_a_branch_whose_image_is_gone_fail_naming_it(
-    qtbot, make_controller, tiny_vision_dir: Path
-) -> None:
-    ctl = make_controller(tiny_vision_dir / "smolvlm")
-    cid = ctl.new_conversation()
-    ctl.update_settings(cid, params=GREEDY)
-    image = _attach(qtbot, ctl, cid, data=png_bytes(40, 30, 2), name="dog.png")
-    with qtbot.waitSignal(ctl.worker.generationFinished, timeout=30000):
-        assert ctl.send(cid, "What is it?", [image])
-    reply = ctl.store.active_path(cid)[-1]
-    ctl.store.images.path(image["sha256"]).unlink()
-    with qtbot.waitSignal(ctl.notice, timeout=5000) as told:
-        assert ctl.regenerate_variants(reply.id, 2)
-    assert "dog.png is missing" in told.args[0]
-    versions, _ = ctl.store.siblings(reply.id)
-    assert [v.status for v in versions] == ["complete", "error", "error"]
-    assert not ctl.is_busy()
-
-
 def test_a_text_only_model_refuses_an_image_in_its_own_words(
     qtbot, make_controller, tiny_models_dir: Path
 ) -> None:
