@@ -33,14 +33,19 @@ def set_aside(path: Path, label: str = "unreadable") -> Path:
 
 
 def replace_atomically(path: Path, text: str) -> None:
-    """Write `text` to `path` through a temporary file in the same folder, synced and renamed
+    """Write `text` to `path` (UTF-8) as `write_atomically` does."""
+    write_atomically(path, text.encode("utf-8"))
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file in the same folder, synced and renamed
     over it. The file is readable only by its owner (0600), from the first byte: some of these
     files hold API keys or a server's environment."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temporary, path)

@@ -66,7 +66,8 @@ class ChatController(QObject):
     # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
     # policy is "stop"); the window offers `continue_in_new_chat`.
     contextFull = Signal(object)
-    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
+    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read;
+    # or an image record (app.images.store.StoredImage.as_record): an image was kept
     attachmentReady = Signal(object)
 
     def __init__(
@@ -262,8 +263,10 @@ class ChatController(QObject):
     def continue_reply(self, message_id: int) -> bool:
         return self._messages.continue_reply(message_id)
 
-    def edit(self, message_id: int, new_text: str) -> bool:
-        return self._messages.edit(message_id, new_text)
+    def edit(
+        self, message_id: int, new_text: str, attachments: list[dict[str, Any]] | None = None
+    ) -> bool:
+        return self._messages.edit(message_id, new_text, attachments)
 
     def switch_sibling(self, message_id: int, delta: int) -> None:
         self._messages.switch_sibling(message_id, delta)

@@ -145,8 +145,11 @@ class MessageActions:
             return False
         return self._start_reply(message.conversation_id, message.parent_id, message.content)
 
-    def edit(self, message_id: int, new_text: str) -> bool:
-        """A new sibling of a user message with the new text, and a reply to it."""
+    def edit(
+        self, message_id: int, new_text: str, attachments: list[dict[str, Any]] | None = None
+    ) -> bool:
+        """A new sibling of a user message with the new text (and its files and images, or
+        `attachments` in their place), and a reply to it."""
         if not new_text.strip():
             self._host.notice.emit("An edited message cannot be empty.")
             return False
@@ -158,7 +161,9 @@ class MessageActions:
             return False
         if not self._can_generate(original.conversation_id):
             return False
-        edited = self._guard(lambda: self._store.edit_message(message_id, new_text))
+        edited = self._guard(
+            lambda: self._store.edit_message(message_id, new_text, attachments)
+        )
         if edited is None:
             return False
         return self._start_reply(edited.conversation_id, edited.id)

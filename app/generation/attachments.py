@@ -14,6 +14,7 @@ as before and the engine's cache reuses them.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,13 +129,14 @@ def wrap_file(name: str, text: str) -> str:
     return f"Attached file: {name}\n{fence}{language}\n{text}\n{fence}"
 
 
-def with_attachments(content: str, attachments: tuple[dict[str, Any], ...] | list) -> str:
+def with_attachments(content: str, attachments: Sequence[dict[str, Any]]) -> str:
     """A message's text for the model: its attached files first, then what the person wrote.
-    An imported file with no text (not in the export, or an image) has nothing to read: left
-    out."""
+    An imported file with no text (not in the export, or an image) has nothing to read, and an
+    image goes to the model as an image (app.generation.prompt_messages): both left out."""
     files = [
         wrap_file(item["name"], item["text"]) for item in attachments
-        if item["text"] or not (item.get("missing") or item.get("file"))
+        if item.get("kind") != "image"
+        and (item["text"] or not (item.get("missing") or item.get("file")))
     ]
     return "\n\n".join([*files, content]) if files else content
 

@@ -1,13 +1,22 @@
 """A path of the tree as the model's chat messages: the system prompt, each message with its
 attached files wrapped ahead of its text, a reply's tool calls in OpenAI's shape and each tool
 result as a `tool` message, exactly as stored, so every later turn renders the earlier ones
-token for token the same and the cache reuses them."""
+token for token the same and the cache reuses them.
+
+A message with images becomes content parts: each image (its file in the image store, in the
+order attached), then one text part with the wrapped files and the person's text. A message
+without images stays a plain string, so a text-only chat renders exactly as it always has. An
+image whose file is gone leaves the history readable; `missing_image` says which, so a reply
+on that branch fails with that sentence instead of reaching the model.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from app.generation.attachments import with_attachments
+from app.images.store import ImageStore, is_image_record
 from app.store.conversations import Store
 from app.store.records import Message
 
@@ -25,8 +34,9 @@ def call_entries(message: Message) -> list[dict[str, Any]]:
     ]
 
 
-def chat_message(message: Message, content: str) -> dict[str, Any]:
-    """One stored message as a chat message; `content` is its text as the prompt shows it."""
+def chat_message(message: Message, content: str | list[dict[str, Any]]) -> dict[str, Any]:
+    """One stored message as a chat message; `content` is its text (or parts) as the prompt
+    shows it."""
     if message.role == "tool":
         entry: dict[str, Any] = {"role": "tool", "content": content}
         if message.tool_call_id:
@@ -40,11 +50,52 @@ def chat_message(message: Message, content: str) -> dict[str, Any]:
     return entry
 
 
-def prompt_messages(store: Store, conversation_id: int, path: list[Message]) -> list[dict]:
+def message_content(
+    text: str,
+    attachments: Sequence[dict[str, Any]],
+    images: ImageStore,
+    detail: int | None = None,
+) -> str | list[dict[str, Any]]:
+    """What the model is given for a message (or a draft): its text with the wrapped files,
+    preceded by image parts when it has images. `detail` is the longest edge, in pixels, the
+    model is shown each image at (None: what its processor takes)."""
+    wrapped = with_attachments(text, attachments)
+    pictures = [item for item in attachments if is_image_record(item)]
+    if not pictures:
+        return wrapped
+    parts: list[dict[str, Any]] = []
+    for record in pictures:
+        part: dict[str, Any] = {"type": "image", "image": str(images.path(record["sha256"]))}
+        if detail is not None:
+            part["detail"] = detail
+        parts.append(part)
+    return [*parts, {"type": "text", "text": wrapped}]
+
+
+def prompt_messages(
+    store: Store, conversation_id: int, path: list[Message], detail: int | None = None
+) -> list[dict]:
     """The chat messages for the model: the conversation's system prompt, if any, then `path`
-    (a message's attached files wrapped ahead of its text; a reply's answer without its
+    (a message's images and attached files ahead of its text; a reply's answer without its
     reasoning, as reasoning templates drop earlier thoughts themselves)."""
     system = store.get_conversation(conversation_id).system_prompt
     messages = [{"role": "system", "content": system}] if system.strip() else []
-    messages += [chat_message(m, with_attachments(m.content, m.attachments)) for m in path]
+    messages += [
+        chat_message(m, message_content(m.content, m.attachments, store.images, detail))
+        for m in path
+    ]
     return messages
+
+
+def missing_image(store: Store, path: list[Message]) -> str | None:
+    """Why `path` cannot be continued when an image it holds is gone from the data folder (a
+    sentence naming the image), else None."""
+    for message in path:
+        for record in message.attachments:
+            if is_image_record(record) and not store.images.exists(record["sha256"]):
+                return (
+                    f"The image {record['name']} is missing from the data folder, so this "
+                    "branch cannot be continued. Edit the message to attach it again, or "
+                    "continue from another branch."
+                )
+    return None

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
-from app.generation.prompt_messages import prompt_messages
+from app.generation.prompt_messages import missing_image, prompt_messages
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
 from app.store.conversations import NotFoundError, Store, StoreError
@@ -148,6 +148,7 @@ class ReplyGeneration(QObject):
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
         messages = prompt_messages(self.store, conversation_id, path)
+        refused = missing_image(self.store, path)
         writer = self.store.reply_writer(reply.id)
         if continued:
             messages.append({"role": "assistant", "content": continued})
@@ -163,21 +164,17 @@ class ReplyGeneration(QObject):
             prompt_ids=[*system, *(m.id for m in path), *([None] if continued else [])],
             continued=continued,
         )
-        backend.submit(
-            GenerationRequest(
-                request_id,
-                messages,
-                params,
-                conversation_id=conversation_id,
-                model_id=model_id,
-                template_kwargs=dict(template_kwargs or {}),
-                continue_reply=bool(continued),
-                draft_model=draft_model,
-                tools=list(tools or ()),
-            )
-        )
+        if refused is None:
+            backend.submit(GenerationRequest(
+                request_id, messages, params, conversation_id=conversation_id, model_id=model_id,
+                template_kwargs=dict(template_kwargs or {}), continue_reply=bool(continued),
+                draft_model=draft_model, tools=list(tools or ()),
+            ))
         self._flush_timer.start()
         self.busyChanged.emit(True)
+        if refused is not None:
+            # Ended as the engine ends a prompt it refuses: an error reply, and a notice.
+            self._on_failed({"request_id": request_id, "message": refused})
         return reply.id
 
     def stop(self) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
-from app.generation.prompt_messages import prompt_messages
+from app.generation.prompt_messages import missing_image, prompt_messages
 from app.generation.reply_generation import DEFAULT_PARAMS
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker import EngineLike, InferenceWorker
@@ -127,17 +127,20 @@ class VariantGeneration(QObject):
                 for r in results
             ]
 
-        self.worker.call(
-            decode,
-            on_done=lambda results: self._on_done(run, results),
-            on_error=lambda message: self._on_error(run, message),
-        )
+        refused = missing_image(self.store, path)
+        if refused is None:
+            self.worker.call(
+                decode,
+                on_done=lambda results: self._on_done(run, results),
+                on_error=lambda message: self._on_error(run, message),
+            )
         self._flush_timer.start()
         self.busyChanged.emit(True)
-        self.started.emit(
-            {"conversation_id": conversation_id, "message_ids": self.message_ids(), "seeds": seeds}
-        )
-        return self.message_ids()
+        ids = self.message_ids()
+        self.started.emit({"conversation_id": conversation_id, "message_ids": ids, "seeds": seeds})
+        if refused is not None:
+            self._on_error(run, refused)  # as the engine's own refusal of the prompt ends
+        return ids
 
     def stop(self, index: int | None = None) -> None:
         """Stop one variant (or all): its text so far is kept, marked as stopped."""

@@ -1,5 +1,6 @@
 """The conversation store's connection to its SQLite file: transactions, SQLite's own errors as
-`StoreError`, and reading one conversation or message by id. The store's other parts
+`StoreError`, reading one conversation or message by id, and the images the messages name (kept
+beside the database by `app.images`, collected once no message names them). The store's other parts
 (`app.store.tree`, `app.store.replies`, `app.store.conversations`) build on this class."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
+from app.images.store import ImageError, ImageStore
 from app.store.records import Conversation, Message, NotFoundError, StoreError
 
 CONVERSATION_COLUMNS = (
@@ -37,6 +39,18 @@ MESSAGE_FIELDS = (
     "tool_name",
 )
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
+# Every image digest any message names, deleted conversations' included (an undo needs them).
+_IMAGE_DIGESTS_SQL = (
+    "SELECT DISTINCT json_extract(a.value, '$.sha256') FROM messages AS m,"
+    " json_each(m.attachments) AS a"
+    " WHERE m.attachments <> '[]' AND json_extract(a.value, '$.kind') = 'image'"
+)
+# Whether any of the messages whose ids are the JSON list `?` names an image.
+NAMES_IMAGES_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM messages AS m, json_each(m.attachments) AS a"
+    " WHERE m.id IN (SELECT value FROM json_each(?)) AND m.attachments <> '[]'"
+    " AND json_extract(a.value, '$.kind') = 'image')"
+)
 
 
 class StoreRows:
@@ -47,6 +61,20 @@ class StoreRows:
         self.path = path
         # Set when the file at `path` was damaged: where it was moved (kept, for the person).
         self.recovered_from = recovered_from
+        self.images = ImageStore(path.parent)  # the data folder is the database's folder
+
+    def referenced_images(self) -> set[str]:
+        """The digests of every image a message holds."""
+        return {row[0] for row in self._all(_IMAGE_DIGESTS_SQL, ())}
+
+    def collect_images(self) -> int:
+        """Remove the kept images no message names any more (after a delete made final);
+        returns how many. A failure leaves them for the next time: never an error for a
+        delete that has already happened."""
+        try:
+            return self.images.remove_unreferenced(self.referenced_images())
+        except (OSError, ImageError, StoreError):
+            return 0
 
     def get_conversation(self, conversation_id: int) -> Conversation:
         row = self._one(

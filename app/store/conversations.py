@@ -16,12 +16,13 @@ transaction; any failure raises `StoreError` with a message written for the pers
     save_draft(id, text) / draft(id) -> str    # the composer's unsent text ("" = none)
     delete_conversation(id)           # undoable: restore_conversation(id) -> Conversation
     deleted_conversation_ids() -> list[int]    # deleted, still undoable
-    purge_deleted(older_than_s=0.0) -> int     # makes deletions final
+    purge_deleted(older_than_s=0.0) -> int     # makes deletions final; unnamed images go
     fork_conversation(message_id) -> Conversation  # root..message copied into a new one
 
     append_message(conversation_id, parent_id, role, content, status="complete",
                    model_id=None, params=None) -> Message       # becomes the active leaf
-    edit_message(message_id, new_content) -> Message  # new sibling, original kept
+    edit_message(message_id, new_content, attachments=None) -> Message  # new sibling,
+                                      # original kept; same attachments unless given
     begin_reply(conversation_id, parent_id, model_id=None, params=None) -> Message
                                       # "streaming", empty; regenerate = same parent again
     reply_writer(message_id) -> ReplyWriter    # .append(text), .flush(),
@@ -63,6 +64,7 @@ from app.store import export as store_export
 from app.store import search as store_search
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
+from app.store.export_images import image_records, images_json, keep_images
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -267,9 +269,11 @@ class Store(StreamingReplies):
         """Remove for good the conversations deleted at least `older_than_s` seconds ago;
         returns how many."""
         with self._write() as db:
-            return db.execute(
+            purged = db.execute(
                 "DELETE FROM conversations WHERE deleted_at <= ?", (time.time() - older_than_s,)
             ).rowcount
+        self.collect_images()  # also images attached and never sent, once their grace is over
+        return purged
 
     def fork_conversation(self, message_id: int) -> Conversation:
         """A new conversation holding copies of the path from the root to `message_id`, with
@@ -311,7 +315,11 @@ class Store(StreamingReplies):
                 "SELECT id, visit FROM messages WHERE conversation_id = ?", (conversation_id,)
             )
         )
-        return store_export.to_json(conversation, self.all_messages(conversation_id), visits)
+        messages = self.all_messages(conversation_id)
+        record = store_export.to_json(conversation, messages, visits)
+        named = image_records(m.attachments for m in messages)
+        record["images"] = images_json(named, self.images)  # bytes in the file, never in SQLite
+        return record
 
     def export_markdown(
         self, conversation_id: int, model_names: Mapping[str, str] | None = None
@@ -322,9 +330,11 @@ class Store(StreamingReplies):
         )
 
     def import_json(self, data: object) -> Conversation:
-        """A new conversation from `export_json` output (new ids); nothing is written unless
-        all of it is valid."""
+        """A new conversation from `export_json` output (new ids), its images kept in the image
+        store; nothing is written to the database unless all of it is valid."""
         record = store_export.from_json(data)
+        named = image_records(m.attachments for m in record.messages)
+        keep_images(self.images, record.images, named)
         with self._write() as db:
             (new_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"

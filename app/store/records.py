@@ -4,6 +4,7 @@ given. No SQL here: `app.store.connection` turns rows into these."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
@@ -66,7 +67,8 @@ class Message:
     reasoning: str = ""  # a reply's thoughts before its answer, kept apart from `content`
     # Files attached to a user message: {"name", "size", "tokens", "text"} each; an
     # imported one may also say "missing" (not in the export), its "mime_type" and "file" (its
-    # bytes, kept under the data folder's imported-files/).
+    # bytes, kept under the data folder's imported-files/). An image is {"kind": "image",
+    # "name", "size", "sha256", "width", "height", "format", "tokens"} (app.images.store).
     attachments: tuple[dict[str, Any], ...] = ()
     trace: str = ""  # an imported turn's tool code and output: shown folded, never sent
     # An assistant reply's tool calls, {"id", "name", "arguments"} each (arguments: a dict).
@@ -135,31 +137,43 @@ def check_optional_text(value: object, what: str) -> str | None:
 
 _ATTACHMENT_FIELDS = {"name": str, "size": int, "tokens": int, "text": str}
 _OPTIONAL_ATTACHMENT_FIELDS = {"missing": bool, "mime_type": str, "file": str}
+# An image names its bytes by digest (kept in the data folder's images/), never holds them.
+_IMAGE_FIELDS = {
+    "kind": str, "name": str, "size": int, "sha256": str, "width": int, "height": int,
+    "format": str, "tokens": int,
+}
+_DIGEST = re.compile(r"[0-9a-f]{64}")
 
 
 def dump_attachments(value: object, what: str = "The attached files") -> str:
-    """JSON text for a message's attachments; refuses anything but a list of
-    {"name", "size", "tokens", "text"} entries (and the optional fields of imported files)."""
+    """JSON text for a message's attachments; refuses anything but a list of text files
+    {"name", "size", "tokens", "text"} (and the optional fields of imported files) and images
+    {"kind": "image", "name", "size", "sha256", "width", "height", "format", "tokens"}."""
     if value is None:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
     clean = []
     for index, item in enumerate(value, start=1):
+        image = isinstance(item, dict) and item.get("kind") == "image"
+        required = _IMAGE_FIELDS if image else _ATTACHMENT_FIELDS
+        optional = {} if image else _OPTIONAL_ATTACHMENT_FIELDS
         if (
             not isinstance(item, dict)
-            or not set(_ATTACHMENT_FIELDS) <= set(item)
-            or not set(item) <= set(_ATTACHMENT_FIELDS) | set(_OPTIONAL_ATTACHMENT_FIELDS)
+            or not set(required) <= set(item)
+            or not set(item) <= set(required) | set(optional)
         ):
-            raise InvalidInputError(
-                f"{what}: entry {index} must have exactly {sorted(_ATTACHMENT_FIELDS)}."
-            )
-        for key, kind in (*_ATTACHMENT_FIELDS.items(), *_OPTIONAL_ATTACHMENT_FIELDS.items()):
+            raise InvalidInputError(f"{what}: entry {index} must have exactly {sorted(required)}.")
+        for key, kind in (*required.items(), *optional.items()):
             if key in item and (
                 not isinstance(item[key], kind) or (isinstance(item[key], bool) != (kind is bool))
             ):
                 raise InvalidInputError(f"{what}: entry {index} has an invalid {key!r}.")
-        check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
+        check_text(item["name"], f"{what}: entry {index}'s name", allow_empty=True)
+        if image and not _DIGEST.fullmatch(item["sha256"]):
+            raise InvalidInputError(f"{what}: {item['name']} has an invalid 'sha256'.")
+        if not image:
+            check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
         clean.append(dict(item))
     return json.dumps(clean, ensure_ascii=False, sort_keys=True)
 

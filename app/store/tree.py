@@ -11,7 +11,13 @@ import time
 from typing import Any
 
 from app.store import export as store_export
-from app.store.connection import MESSAGE_COLUMNS, MESSAGE_FIELDS, StoreRows, message_from_row
+from app.store.connection import (
+    MESSAGE_COLUMNS,
+    MESSAGE_FIELDS,
+    NAMES_IMAGES_SQL,
+    StoreRows,
+    message_from_row,
+)
 from app.store.records import (
     InvalidInputError,
     Message,
@@ -63,11 +69,17 @@ class MessageTree(StoreRows):
             attachments,
         )
 
-    def edit_message(self, message_id: int, new_content: str) -> Message:
-        """A new sibling of `message_id` with the new text and the same attached files (a
-        reply's tool calls, a tool result's call), made active; the original stays. An edited
-        tool result is marked so in its stats."""
+    def edit_message(
+        self,
+        message_id: int,
+        new_content: str,
+        attachments: list[dict[str, Any]] | None = None,
+    ) -> Message:
+        """A new sibling of `message_id` with the new text and the same attached files and
+        images (or `attachments` in their place), the same reply's tool calls or tool result's
+        call, made active; the original stays. An edited tool result is marked so in its stats."""
         original = self.get_message(message_id)
+        kept = list(original.attachments) if attachments is None else attachments
         check_text(new_content, "The message", allow_empty=original.role == "tool")
         return self._add_message(
             original.conversation_id,
@@ -77,7 +89,7 @@ class MessageTree(StoreRows):
             "complete",
             original.model_id,
             original.params,
-            list(original.attachments),
+            kept,
             tool_calls=list(original.tool_calls),
             tool_call_id=original.tool_call_id,
             tool_name=original.tool_name,
@@ -102,6 +114,8 @@ class MessageTree(StoreRows):
         conversation_id = message.conversation_id
         with self._write() as db:
             doomed = [row[0] for row in db.execute(_SUBTREE_SQL, (message_id,))]
+            # Only then is the image store walked: deleting in a text-only chat costs nothing.
+            (had_images,) = db.execute(NAMES_IMAGES_SQL, (json.dumps(doomed),)).fetchone()
             (active_id,) = db.execute(
                 "SELECT active_leaf_id FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone()
@@ -118,6 +132,8 @@ class MessageTree(StoreRows):
                 if active_id is not None:
                     self.activate_leaf(db, conversation_id, active_id)
             self._touch(db, conversation_id)
+        if had_images:
+            self.collect_images()
         return None if active_id is None else self.get_message(active_id)
 
     def children(self, message_id: int) -> list[Message]:
