@@ -103,7 +103,6 @@ class ImageProcessing:
             self._memo.popitem(last=False)
         return prepared
 
-
     def _capped_at(self, detail: int) -> Any:
         """The processor with its own size limit at `detail`: processors scale every picture
         to their working size (SmolVLM up to its longest edge, Qwen up to its pixel budget), so
