@@ -33,6 +33,7 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     if source_id is None:
         raise ImportRefusedError(f"{where} has no conversationId.")
     warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     nodes = []
     pending = [(item, f"{where}.messages[{i}]") for i, item in enumerate(conv["messages"])]
     pending.reverse()
@@ -44,25 +45,27 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             warnings.append(f"{at} has no messageId and was left out.")
             continue
         parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
-        created = v.utc(message.get("createdAt"), f"{at}.createdAt")
-        nodes.append(forest.Node(message_id, None if parent == ROOT else parent,
-                                 _message(message, message_id, created, at), (created or 0.0,)))
+        created = fallbacks.time(message.get("createdAt"), f"{at}.createdAt")
+        imported = _message(message, message_id, created, at, fallbacks)
+        nodes.append(forest.Node(message_id, None if parent == ROOT else parent, imported,
+                                 (created or 0.0,)))
         children = v.arr(message.get("children"), f"{at}.children")
         pending.extend(reversed([(c, f"{at}.children[{i}]") for i, c in enumerate(children)]))
     tree = forest.build(nodes, warnings)
-    options = v.opt_obj(conv.get("options"), f"{where}.options")
+    options = fallbacks.obj(conv.get("options"), f"{where}.options")
     conversation = ImportedConversation(
-        FORMAT, source_id, v.text(conv.get("title"), f"{where}.title"), tree.messages,
-        created_at=v.utc(conv.get("createdAt"), f"{where}.createdAt"),
-        updated_at=v.utc(conv.get("updatedAt"), f"{where}.updatedAt"),
-        system_prompt=v.text(options.get("promptPrefix"), f"{where}.options.promptPrefix"),
+        FORMAT, source_id, fallbacks.text(conv.get("title"), f"{where}.title"), tree.messages,
+        created_at=fallbacks.time(conv.get("createdAt"), f"{where}.createdAt"),
+        updated_at=fallbacks.time(conv.get("updatedAt"), f"{where}.updatedAt"),
+        system_prompt=fallbacks.text(options.get("promptPrefix"),
+                                     f"{where}.options.promptPrefix"),
         warnings=warnings,
     )
     return forest.finish(conversation, None)
 
 
 def _message(message: dict[str, Any], message_id: str, created: float | None,
-             at: str) -> ImportedMessage:
+             at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
     user = v.flag(message.get("isCreatedByUser"), f"{at}.isCreatedByUser")
     text = v.text(message.get("text"), f"{at}.text")
     parts: list[str] = []
@@ -87,7 +90,7 @@ def _message(message: dict[str, Any], message_id: str, created: float | None,
     return ImportedMessage(
         message_id, None, "user" if user else "assistant", text or "".join(parts),
         created_at=created,
-        model=None if user else v.opt_text(message.get("model"), f"{at}.model"),
+        model=None if user else fallbacks.opt_text(message.get("model"), f"{at}.model"),
         reasoning="\n\n".join(r for r in reasoning if r.strip()),
         attachments=tuple(attachments), trace="\n\n".join(trace),
         status=status,  # type: ignore[arg-type]
