@@ -34,6 +34,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/store.py
+	$(PY) bench/importers.py
 	$(PY) bench/server.py
 
 package: $(STAMP)
