@@ -191,12 +191,12 @@ OPTIONAL_FIELDS: dict[str, list[tuple[tuple[Any, ...], str]]] = {
 _HOLDS_VERSIONS = {("metadata",), ("metadata", "assistant_1", "versions"),
                    ("metadata", "assistant_1", "versions", 1)}
 _SMALL = st.integers(-(2**40), 2**40)
+_FINITE = st.floats(allow_nan=False, allow_infinity=False)  # JSON has no infinity
 # For each kind, values of every other JSON type (None is "missing", not another type).
 _OTHER_TYPES = {
     "time": st.booleans() | st.lists(_SMALL, max_size=2) | st.dictionaries(st.text(max_size=4),
                                                                            _SMALL, max_size=2),
-    "text": st.booleans() | _SMALL | st.floats(allow_nan=False) | st.lists(st.text(max_size=4),
-                                                                          max_size=2)
+    "text": st.booleans() | _SMALL | _FINITE | st.lists(st.text(max_size=4), max_size=2)
     | st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2),
     "object": st.booleans() | _SMALL | st.text(max_size=8) | st.lists(_SMALL, max_size=2),
     "list": st.booleans() | _SMALL | st.text(max_size=8) | st.dictionaries(
@@ -206,17 +206,11 @@ _OTHER_TYPES = {
 
 
 @st.composite
-def retyped(draw: st.DrawFn, name: str) -> tuple[Any, list[tuple[Any, ...]]]:
-    """The sample with one to three of its optional fields given values of another type."""
+def retyped(draw: st.DrawFn, name: str) -> list[tuple[tuple[Any, ...], object]]:
+    """One to three of the sample's optional fields, each with a value of another type."""
     fields = draw(st.lists(st.sampled_from(OPTIONAL_FIELDS[name]), min_size=1, max_size=3,
                            unique=True))
-    data = FORMATS[name][0]()
-    for path, kind in sorted(fields, key=lambda f: -len(f[0])):  # a parent replaced last
-        parent = data
-        for key in path[:-1]:
-            parent = parent[key]
-        parent[path[-1]] = draw(_OTHER_TYPES[kind])
-    return data, [path for path, _ in fields]
+    return [(path, draw(_OTHER_TYPES[kind])) for path, kind in fields]
 
 
 def _imported(name: str, data: Any) -> tuple[list[tuple[str, str]], list[str], int]:
@@ -234,24 +228,49 @@ def _imported(name: str, data: Any) -> tuple[list[tuple[str, str]], list[str], i
             return sorted((m.role, m.content) for m in stored), outcome.warnings, refused
 
 
+# One value of each other type, for each kind: every field is given each of them once before
+# hypothesis draws combinations.
+_EACH_OTHER_TYPE = {
+    "time": [True, [1], {"at": 1}],
+    "text": [True, 7, 1.5, ["a"], {"a": "b"}],
+    "object": [True, 7, "text", [1]],
+    "list": [True, 7, "text", {"a": 1}],
+    "index": [True, "first", [1]],
+}
+
+
+def _retype(name: str, changes: list[tuple[tuple[Any, ...], object]]) -> Any:
+    """The sample with each path given its value; a parent replaced after its children."""
+    data = FORMATS[name][0]()
+    for path, value in sorted(changes, key=lambda change: -len(change[0])):
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+    return data
+
+
 @pytest.mark.parametrize("name", sorted(OPTIONAL_FIELDS))
 def test_a_field_the_tree_does_not_need_never_refuses_a_conversation(name: str) -> None:
     clean, clean_warnings, clean_refused = _imported(name, FORMATS[name][0]())
-    for path, _ in OPTIONAL_FIELDS[name]:  # each path names a field the sample really has
-        parent = FORMATS[name][0]()
-        for key in path:
-            parent = parent[key]
+
+    def check(changes: list[tuple[tuple[Any, ...], object]]) -> None:
+        messages, warnings, refused = _imported(name, _retype(name, changes))
+        changed = {path for path, _ in changes}
+        assert refused == clean_refused
+        assert len(warnings) > len(clean_warnings), f"no warning for {changes}"
+        assert set(messages) <= set(clean)
+        if not _HOLDS_VERSIONS & changed:
+            assert messages == clean
+
+    for path, kind in OPTIONAL_FIELDS[name]:
+        for value in _EACH_OTHER_TYPE[kind]:
+            check([(path, value)])
 
     @settings(max_examples=25, deadline=None, derandomize=True,
               suppress_health_check=[HealthCheck.too_slow])
     @given(retyped(name))
-    def run_case(case: tuple[Any, list[tuple[Any, ...]]]) -> None:
-        data, changed = case
-        messages, warnings, refused = _imported(name, data)
-        assert refused == clean_refused
-        assert len(warnings) > len(clean_warnings), f"no warning for {changed}"
-        assert set(messages) <= set(clean)
-        if not _HOLDS_VERSIONS & set(changed):
-            assert messages == clean
+    def run_case(changes: list[tuple[tuple[Any, ...], object]]) -> None:
+        check(changes)
 
     run_case()
