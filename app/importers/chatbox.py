@@ -60,13 +60,21 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         chain, parent, rank, at = pending.pop()
         for index, item in enumerate(chain):
             place = f"{at}[{index}]"
-            message = v.obj(item, place)
-            message_id = v.ident(message.get("id"), f"{place}.id") or f"{at}#{index}"
-            role = v.text(message.get("role"), f"{place}.role")
-            if role == "system" and parent is None:
-                system.append(_parts(message, place)[0])
+            try:
+                message = v.obj(item, place)
+            except ImportRefusedError as exc:  # one unreadable message, not the conversation
+                fallbacks.message_left_out(place, exc)
                 continue
-            imported = _message(message, message_id, role, place, fallbacks)
+            message_id = v.ident(message.get("id"), f"{place}.id") or f"{at}#{index}"
+            try:
+                role = v.text(message.get("role"), f"{place}.role")
+                if role == "system" and parent is None:
+                    system.append(_parts(message, place)[0])
+                    continue
+                imported = _message(message, message_id, role, place, fallbacks)
+            except ImportRefusedError as exc:
+                fallbacks.message_left_out(place, exc)
+                imported = None  # hidden: what follows it still hangs in its place
             nodes.append(forest.Node(message_id, parent, imported, (rank,)))
             fork = forks.get(message_id)
             if isinstance(fork, dict) and message_id not in seen_forks:

@@ -121,7 +121,7 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
     warnings: list[str] = []
     fallbacks = v.Fallbacks(warnings)
     default_model = fallbacks.text(conv.get("default_model_slug"), f"{where}.default_model_slug")
-    nodes, ranks = _raw_nodes(conv["mapping"], where)
+    nodes, ranks = _raw_nodes(conv["mapping"], where, fallbacks)
     times = {nid: fallbacks.time(message.get("create_time"), f"{where}: node {nid}.create_time")
              for nid, (_, message) in nodes.items() if message is not None}
     for nid in nodes:  # not in any children list: after the listed ones, by time
@@ -155,14 +155,18 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
     return forest.finish(imported, pointer, aliases)
 
 
-def _raw_nodes(mapping: dict[str, Any], where: str) -> tuple[
+def _raw_nodes(mapping: dict[str, Any], where: str, fallbacks: v.Fallbacks) -> tuple[
     dict[str, tuple[str | None, dict[str, Any] | None]], dict[str, tuple[float, ...]]
 ]:
     nodes: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
     ranks: dict[str, tuple[float, ...]] = {}
     for key, raw_node in mapping.items():
         at = f"{where}: node {key}"
-        node = v.obj(raw_node, at)
+        try:
+            node = v.obj(raw_node, at)
+        except ImportRefusedError as exc:  # nothing to place: its children start branches
+            fallbacks.message_left_out(f"Node {key}", exc)
+            continue
         node_id = v.ident(node.get("id"), f"{at}.id") or key
         message = node.get("message")
         nodes[node_id] = (

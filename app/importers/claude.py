@@ -40,8 +40,7 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         try:
             node = _node(v.obj(item, at), index, previous, at, fallbacks)
         except ImportRefusedError as exc:  # one unreadable message, not the conversation
-            reason = str(exc).removesuffix(".")
-            warnings.append(f"Message {index + 1} could not be read ({reason}); it was left out.")
+            fallbacks.message_left_out(f"Message {index + 1}", exc)
             continue
         if node.message is None:
             warnings.append(f"Message {node.id} is not from the person or the model; it was "

@@ -39,18 +39,18 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     pending.reverse()
     while pending:  # nested `children` walked without recursion
         item, at = pending.pop()
-        message = v.obj(item, at)
-        message_id = v.ident(message.get("messageId"), f"{at}.messageId")
-        if message_id is None:
-            warnings.append(f"{at} has no messageId and was left out.")
+        if isinstance(item, dict):  # its replies are read even when it cannot be
+            children = v.arr(item.get("children"), f"{at}.children")
+            pending.extend(reversed([(c, f"{at}.children[{i}]") for i, c in enumerate(children)]))
+        try:
+            node = _node(v.obj(item, at), at, fallbacks)
+        except ImportRefusedError as exc:  # one unreadable message, not the conversation
+            fallbacks.message_left_out(at, exc)
             continue
-        parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
-        created = fallbacks.time(message.get("createdAt"), f"{at}.createdAt")
-        imported = _message(message, message_id, created, at, fallbacks)
-        nodes.append(forest.Node(message_id, None if parent == ROOT else parent, imported,
-                                 (created or 0.0,)))
-        children = v.arr(message.get("children"), f"{at}.children")
-        pending.extend(reversed([(c, f"{at}.children[{i}]") for i, c in enumerate(children)]))
+        if node is None:
+            warnings.append(f"{at} has no messageId and was left out.")
+        else:
+            nodes.append(node)
     tree = forest.build(nodes, warnings)
     options = fallbacks.obj(conv.get("options"), f"{where}.options")
     conversation = ImportedConversation(
@@ -62,6 +62,18 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         warnings=warnings,
     )
     return forest.finish(conversation, None)
+
+
+def _node(message: dict[str, Any], at: str, fallbacks: v.Fallbacks) -> forest.Node | None:
+    """The message as a tree node; None when it has no id to hang replies below."""
+    message_id = v.ident(message.get("messageId"), f"{at}.messageId")
+    if message_id is None:
+        return None
+    parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
+    created = fallbacks.time(message.get("createdAt"), f"{at}.createdAt")
+    imported = _message(message, message_id, created, at, fallbacks)
+    return forest.Node(message_id, None if parent == ROOT else parent, imported,
+                       (created or 0.0,))
 
 
 def _message(message: dict[str, Any], message_id: str, created: float | None,

@@ -60,22 +60,34 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
     slots = []
     for index, item in enumerate(data["messages"]):
         at = f"{where}.messages[{index}]"
-        turn = v.obj(item, at)
-        versions = [
-            _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]", fallbacks)
-            for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
-        ]
-        kept = [m for m in versions if m is not None]
-        selected = v.index(turn.get("currentlySelected"), f"{at}.currentlySelected")
-        if kept:
-            position = sum(1 for m in versions[:selected] if m is not None)
-            slots.append((kept, position))
+        try:
+            slot = _turn(v.obj(item, at), at, fallbacks)
+        except ImportRefusedError as exc:  # one unreadable turn, not the conversation
+            fallbacks.message_left_out(f"Turn {index + 1}", exc)
+            continue
+        if slot is not None:
+            slots.append(slot)
     messages, leaf = forest.versions(slots)
     conversation = ImportedConversation(
         FORMAT, source_id, fallbacks.text(data.get("name"), f"{where}.name"), messages,
         created_at=created, system_prompt=system, warnings=warnings,
     )
     return forest.finish(conversation, leaf)
+
+
+def _turn(turn: dict[str, Any], at: str,
+          fallbacks: v.Fallbacks) -> tuple[list[ImportedMessage], int] | None:
+    """A turn's versions and the selected one's place among them; None when none is a user or
+    assistant message."""
+    versions = [
+        _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]", fallbacks)
+        for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
+    ]
+    kept = [m for m in versions if m is not None]
+    if not kept:
+        return None
+    selected = fallbacks.index(turn.get("currentlySelected"), f"{at}.currentlySelected")
+    return kept, sum(1 for m in versions[:selected] if m is not None)
 
 
 def _version(version: dict[str, Any], at: str,

@@ -66,7 +66,10 @@ def _convert(lines: list[bytes], where: str, member: Member) -> ImportedConversa
         except ImportRefusedError:
             warnings.append(f"Line {number} is cut short or damaged; it was left out.")
             continue
-        slots.append(_slot(v.obj(item, at), at, fallbacks))
+        try:
+            slots.append(_slot(v.obj(item, at), at, fallbacks))
+        except ImportRefusedError as exc:  # one unreadable message, not the conversation
+            fallbacks.message_left_out(f"Line {number}", exc)
     messages, leaf = forest.versions(slots)
     character = fallbacks.text(header.get("character_name"), f"{where}.character_name")
     created = _date_id(header.get("create_date"), f"{where}.create_date", fallbacks)

@@ -57,11 +57,13 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
     slots = []
     for row_index, item in enumerate(data[rows_key]):
         at = f"{where}.{rows_key}[{row_index}]"
-        row = v.arr(item, at)
-        if len(row) != 2:
-            raise ImportRefusedError(f"{at} must hold a user text and a reply.")
+        try:
+            row = _row(item, at)
+        except ImportRefusedError as exc:  # one unreadable turn, not the conversation
+            fallbacks.message_left_out(f"Turn {row_index + 1}", exc)
+            continue
         for side, role in ((0, "user"), (1, "assistant")):
-            text = v.text(row[side], f"{at}[{side}]")
+            text = row[side]
             if side == 0 and (text == _GREETING or not text):
                 continue
             key = f"{role}_{row_index}"
@@ -70,6 +72,13 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
     messages, leaf = forest.versions([s for s in slots if s[0]])
     conversation = ImportedConversation(FORMAT, file_id, "", messages, warnings=warnings)
     return forest.finish(conversation, leaf)
+
+
+def _row(item: object, at: str) -> tuple[str, str]:
+    row = v.arr(item, at)
+    if len(row) != 2:
+        raise ImportRefusedError(f"{at} must hold a user text and a reply.")
+    return v.text(row[0], f"{at}[0]"), v.text(row[1], f"{at}[1]")
 
 
 def _slot(info: dict[str, Any], role: str, text: str, where: str,

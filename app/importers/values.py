@@ -159,6 +159,11 @@ class Fallbacks:
     def index(self, value: object, where: str) -> int:
         return self._read(index, value, where, 0)
 
+    def message_left_out(self, label: str, error: ImportRefusedError) -> None:
+        """One message that cannot be read (a null entry, a field of the wrong type): the rest
+        of the conversation is imported without it."""
+        self._left_out(f"{label} could not be read ({str(error).removesuffix('.')})")
+
     def _read(self, read: Callable[[object, str], _T], value: object, where: str,
               fallback: _T) -> _T:
         try:

@@ -274,3 +274,34 @@ def test_a_field_the_tree_does_not_need_never_refuses_a_conversation(name: str) 
         check(changes)
 
     run_case()
+
+
+def _with_null(data: Any, path: tuple[Any, ...]) -> Any:
+    """`data` with a null entry at `path` (a list index is inserted before, a key added)."""
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if isinstance(parent, list):
+        parent.insert(path[-1], None)
+    else:
+        parent[path[-1]] = None
+    return data
+
+
+# Where each format keeps its messages, and a place there for a null entry.
+NULL_ENTRIES: dict[str, tuple[Any, ...]] = {
+    "chatgpt": (0, "mapping", "junk"), "claude": (0, "chat_messages", 2),
+    "openwebui": (1, "chat", "history", "messages", "junk"), "librechat": ("messages", 0),
+    "lmstudio": ("messages", 2), "sillytavern": (2,), "textgen": ("internal", 2),
+    "jan": (1, 2), "chatbox": ("session:cb-1", "messages", 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NULL_ENTRIES))
+def test_a_null_message_entry_is_left_out_with_a_warning(name: str) -> None:
+    clean, clean_warnings, clean_refused = _imported(name, FORMATS[name][0]())
+    damaged = _with_null(FORMATS[name][0](), NULL_ENTRIES[name])
+    messages, warnings, refused = _imported(name, damaged)
+    assert messages == clean and refused == clean_refused
+    (added,) = [w for w in warnings if w not in clean_warnings]
+    assert "left out" in added, added
