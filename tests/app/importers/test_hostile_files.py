@@ -1,5 +1,6 @@
 """Hostile inputs get a clear refusal and nothing else: zip entries that climb out or are
-links, zip bombs, deep nesting, wrong types, files that are not exports."""
+links, zip bombs, deep nesting, wrong types in a conversation's tree, files that are not
+exports. A wrong type in a field the tree does not need is left out with a warning instead."""
 
 from __future__ import annotations
 
