@@ -38,6 +38,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/store.py
+	$(PY) bench/importers.py
 	$(PY) bench/server.py
 
 package: $(STAMP)

@@ -172,10 +172,10 @@ def main() -> None:
     finally:
         worker.shutdown()
     print(f"decode over HTTP {r['served_tps']:.1f} tok/s, in-process {r['local_tps']:.1f} tok/s: "
-          f"ratio {r['decode_ratio']:.3f} (target >= 0.95)")
+          f"ratio over HTTP / in-process {r['decode_ratio']:.3f} (target >= 0.95)")
     print(f"follow-up TTFT over HTTP ({r['follow_prompt']} prompt tokens, {r['follow_cached']} "
           f"cached): {r['cached_ttft'] * 1000:.0f} ms cached vs {r['scratch_ttft'] * 1000:.0f} ms "
-          f"from scratch: ratio {r['cached_ttft'] / r['scratch_ttft']:.2f}")
+          f"from scratch: ratio cached / from scratch {r['cached_ttft'] / r['scratch_ttft']:.2f}")
     print(f"{CLIENTS} concurrent clients: {r['completed']} completed, {r['correct']} correct")
 
 

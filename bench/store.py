@@ -1,5 +1,6 @@
 """Conversation store at scale (issue 5 item 8): 1,000 conversations and 100,000 messages, then
-the time to read a deep conversation's active path and to search, median of several runs.
+the time to read a deep conversation's active path, to list and to search, median of several
+runs, each beside a bare `sqlite3` baseline measured in the same run.
 
     .venv/bin/python bench/store.py [--conversations N] [--messages N] [--runs N]
 
@@ -7,6 +8,11 @@ the time to read a deep conversation's active path and to search, median of seve
 store's own schema and indexes: a hundred thousand `append_message` calls would measure
 Python, not the reads this benchmark is about. Wall time is what a person waits;
 CPU time is shown beside it because other programs on a busy machine inflate the wall time.
+
+A figure alone cannot tell the store from the machine, so each comes with its baseline on a
+plain connection to the same file: the same rows read by one bare query (active path, list),
+and for a search the naive FTS5 query (every match ranked by bm25, snippets for the best 50).
+The ratio, store over baseline, is what carries from one machine to another.
 """
 
 from __future__ import annotations
@@ -28,6 +34,7 @@ if __package__ in (None, ""):  # run as a script: make `app` importable from the
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from app.store.conversations import Store
+from app.store.search import fts_query
 
 DEEP_MESSAGES = 500
 VOCABULARY = 20_000
@@ -156,18 +163,42 @@ def median_ms(call: Callable[[], object], runs: int) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
-def measure(store: Store, deep_id: int, runs: int) -> dict[str, tuple[float, float]]:
+Figure = tuple[tuple[float, float], tuple[float, float]]  # (wall, cpu) ms: store, baseline
+
+
+def measure(store: Store, bare: sqlite3.Connection, deep_id: int, runs: int) -> dict[str, Figure]:
+    """Each read through `store` and its baseline on `bare`, a plain connection to the same
+    database. The deep conversation is one chain, so its rows in id order are its path."""
     figures = {
-        f"active path ({DEEP_MESSAGES} messages)": median_ms(
-            lambda: store.active_path(deep_id), runs
+        f"active path ({DEEP_MESSAGES} messages)": (
+            median_ms(lambda: store.active_path(deep_id), runs),
+            median_ms(lambda: bare.execute(
+                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (deep_id,)
+            ).fetchall(), runs),
         ),
-        "list conversations": median_ms(store.list_conversations, runs),
+        "list conversations": (
+            median_ms(store.list_conversations, runs),
+            median_ms(lambda: bare.execute(
+                "SELECT * FROM conversations WHERE deleted_at IS NULL AND archived = 0"
+                " ORDER BY pinned DESC, updated_at DESC, id DESC"
+            ).fetchall(), runs),
+        ),
     }
     for label, query in QUERIES.items():
-        figures[f"search {query.strip()!r} ({label})"] = median_ms(
-            lambda query=query: store.search(query), runs
+        figures[f"search {query.strip()!r} ({label})"] = (
+            median_ms(lambda query=query: store.search(query), runs),
+            median_ms(lambda query=query: bare.execute(
+                "SELECT rowid, snippet(message_search, 0, '[', ']', '…', 16) FROM message_search"
+                " WHERE message_search MATCH ? ORDER BY rank LIMIT 50", (fts_query(query),)
+            ).fetchall(), runs),
         )
     return figures
+
+
+def ratio(figure: Figure) -> float:
+    """Store over baseline, in CPU time (what the work costs, whoever else runs)."""
+    (_, store_cpu), (_, bare_cpu) = figure
+    return store_cpu / max(bare_cpu, 1e-3)
 
 
 def main() -> None:
@@ -183,15 +214,18 @@ def main() -> None:
         fill_s = time.perf_counter() - start
         size_mb = path.stat().st_size / 1e6
         open_ms = median_ms(lambda: Store.open(path).close(), 3)[0]
-        with Store.open(path) as store:
-            figures = measure(store, deep_id, args.runs)
+        with Store.open(path) as store, closing(sqlite3.connect(path)) as bare:
+            figures = measure(store, bare, deep_id, args.runs)
     print(
         f"store: {args.conversations:,} conversations, {args.messages:,} messages, "
         f"{size_mb:.0f} MB, filled in {fill_s:.1f} s; open {open_ms:.1f} ms"
     )
-    print(f"  {'median of ' + str(args.runs):<52} {'wall':>8} {'cpu':>8}")
-    for name, (wall, cpu) in figures.items():
-        print(f"  {name:<52} {wall:6.1f} ms {cpu:5.1f} ms")
+    print(f"  {'median of ' + str(args.runs):<52} {'wall':>8} {'cpu':>8}"
+          f" {'bare sqlite3 cpu':>17} {'store / bare':>13}")
+    for name, figure in figures.items():
+        (wall, cpu), (_, bare_cpu) = figure
+        print(f"  {name:<52} {wall:6.1f} ms {cpu:5.1f} ms {bare_cpu:14.1f} ms"
+              f" {ratio(figure):12.2f}x")
 
 
 if __name__ == "__main__":

@@ -90,7 +90,8 @@ def main() -> None:
           f"{args.tokens} tokens; median of {args.runs} runs; variants equal the regenerations: "
           f"{same}")
     print(table([
-        ("measure", "variants (one batch)", "sequential regenerations", "ratio"),
+        ("measure", "variants (one batch)", "sequential regenerations (the baseline)",
+         "ratio batch / sequential"),
         ("wall time (s)", f"{batch_s:.3f}", f"{sequential_s:.3f}",
          f"{batch_s / sequential_s:.3f}"),
         ("prompt tokens computed", str(batch_prompt), str(sequential_prompt), ""),

@@ -48,6 +48,8 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     if source_id is None or not isinstance(session.get("messages"), list):
         raise ImportRefusedError(f"{where} is not a Chatbox session (no id or messages).")
     forks = v.opt_obj(session.get("messageForksHash"), f"{where}.messageForksHash")
+    warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     nodes: list[forest.Node] = []
     system: list[str] = []
     # (messages of one continuation, the message it follows, its place among the siblings)
@@ -58,13 +60,21 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         chain, parent, rank, at = pending.pop()
         for index, item in enumerate(chain):
             place = f"{at}[{index}]"
-            message = v.obj(item, place)
-            message_id = v.ident(message.get("id"), f"{place}.id") or f"{at}#{index}"
-            role = v.text(message.get("role"), f"{place}.role")
-            if role == "system" and parent is None:
-                system.append(_parts(message, place)[0])
+            try:
+                message = v.obj(item, place)
+            except ImportRefusedError as exc:  # one unreadable message, not the conversation
+                fallbacks.message_left_out(place, exc)
                 continue
-            imported = _message(message, message_id, role, place)
+            message_id = v.ident(message.get("id"), f"{place}.id") or f"{at}#{index}"
+            try:
+                role = v.text(message.get("role"), f"{place}.role")
+                if role == "system" and parent is None:
+                    system.append(_parts(message, place)[0])
+                    continue
+                imported = _message(message, message_id, role, place, fallbacks)
+            except ImportRefusedError as exc:
+                fallbacks.message_left_out(place, exc)
+                imported = None  # hidden: what follows it still hangs in its place
             nodes.append(forest.Node(message_id, parent, imported, (rank,)))
             fork = forks.get(message_id)
             if isinstance(fork, dict) and message_id not in seen_forks:
@@ -79,25 +89,27 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             else:
                 next_rank = 0.0
             parent, rank = message_id, next_rank
-    warnings: list[str] = []
     tree = forest.build(nodes, warnings)
     shown_path = [m for m in session["messages"] if isinstance(m, dict)]
     leaf = v.ident(shown_path[-1].get("id"), where) if shown_path else None
     conversation = ImportedConversation(
-        FORMAT, source_id, v.text(session.get("name"), f"{where}.name"), tree.messages,
+        FORMAT, source_id, fallbacks.text(session.get("name"), f"{where}.name"), tree.messages,
         system_prompt="\n\n".join(s for s in system if s), warnings=warnings,
     )
     return forest.finish(conversation, leaf, tree.aliases)
 
 
-def _message(message: dict[str, Any], message_id: str, role: str,
-             at: str) -> ImportedMessage | None:
+def _message(message: dict[str, Any], message_id: str, role: str, at: str,
+             fallbacks: v.Fallbacks) -> ImportedMessage | None:
     if role not in ("user", "assistant"):
         return None
     text, reasoning, trace, files = _parts(message, at)
+    model = fallbacks.opt_text(message.get("model"), f"{at}.model") if (
+        role == "assistant") else None
+    created = fallbacks.time(message.get("timestamp"), f"{at}.timestamp")
     return ImportedMessage(
-        message_id, None, role, text, created_at=v.utc(message.get("timestamp"), at),  # type: ignore[arg-type]
-        model=v.opt_text(message.get("model"), f"{at}.model") if role == "assistant" else None,
+        message_id, None, role, text, created_at=created,  # type: ignore[arg-type]
+        model=model,
         reasoning=reasoning, trace=trace, attachments=files,
     )
 

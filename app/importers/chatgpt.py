@@ -118,11 +118,16 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
         conv.get("id"), f"{where}.id")
     if source_id is None:
         raise ImportRefusedError(f"{where} has no conversation id.")
-    default_model = v.text(conv.get("default_model_slug"), f"{where}.default_model_slug")
     warnings: list[str] = []
-    nodes, ranks = _raw_nodes(conv["mapping"], where)
+    fallbacks = v.Fallbacks(warnings)
+    default_model = fallbacks.text(conv.get("default_model_slug"), f"{where}.default_model_slug")
+    nodes, ranks = _raw_nodes(conv["mapping"], where, fallbacks)
+    times = {nid: fallbacks.time(message.get("create_time"), f"{where}: node {nid}.create_time")
+             for nid, (_, message) in nodes.items() if message is not None}
+    for nid in nodes:  # not in any children list: after the listed ones, by time
+        ranks.setdefault(nid, (1.0, times.get(nid) or 0.0))
     system: list[str] = []
-    turn = _Turns(default_model or None, assets)
+    turn = _Turns(default_model or None, assets, fallbacks, times)
     for node, parent in forest.arrange(
         (forest.Node(nid, parent, None, ranks.get(nid, (1.0,))) for nid, (parent, _) in
          nodes.items()), warnings
@@ -140,24 +145,28 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
     imported = ImportedConversation(
         FORMAT,
         source_id,
-        v.text(conv.get("title"), f"{where}.title"),
+        fallbacks.text(conv.get("title"), f"{where}.title"),
         tree.messages,
-        created_at=v.utc(conv.get("create_time"), f"{where}.create_time"),
-        updated_at=v.utc(conv.get("update_time"), f"{where}.update_time"),
+        created_at=fallbacks.time(conv.get("create_time"), f"{where}.create_time"),
+        updated_at=fallbacks.time(conv.get("update_time"), f"{where}.update_time"),
         system_prompt="\n\n".join(s for s in system if s),
         warnings=warnings,
     )
     return forest.finish(imported, pointer, aliases)
 
 
-def _raw_nodes(mapping: dict[str, Any], where: str) -> tuple[
+def _raw_nodes(mapping: dict[str, Any], where: str, fallbacks: v.Fallbacks) -> tuple[
     dict[str, tuple[str | None, dict[str, Any] | None]], dict[str, tuple[float, ...]]
 ]:
     nodes: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
     ranks: dict[str, tuple[float, ...]] = {}
     for key, raw_node in mapping.items():
         at = f"{where}: node {key}"
-        node = v.obj(raw_node, at)
+        try:
+            node = v.obj(raw_node, at)
+        except ImportRefusedError as exc:  # nothing to place: its children start branches
+            fallbacks.message_left_out(f"Node {key}", exc)
+            continue
         node_id = v.ident(node.get("id"), f"{at}.id") or key
         message = node.get("message")
         nodes[node_id] = (
@@ -168,18 +177,17 @@ def _raw_nodes(mapping: dict[str, Any], where: str) -> tuple[
             child_id = v.ident(child, f"{at}.children[{position}]")
             if child_id is not None:
                 ranks.setdefault(child_id, (0.0, float(position)))
-    for node_id, (_, message) in nodes.items():
-        if node_id not in ranks:
-            when = v.utc(message.get("create_time"), node_id) if message else None
-            ranks[node_id] = (1.0, when or 0.0)
     return nodes, ranks
 
 
 class _Turns:
     """Walks the nodes parents first and folds each answer's chain into one message."""
 
-    def __init__(self, default_model: str | None, assets: content.AssetLookup) -> None:
+    def __init__(self, default_model: str | None, assets: content.AssetLookup,
+                 fallbacks: v.Fallbacks, times: dict[str, float | None]) -> None:
         self.nodes: list[forest.Node] = []
+        self._fallbacks = fallbacks
+        self._times = times  # node id -> its create_time, read once
         self.aliases: dict[str, str] = {}
         self._default_model = default_model
         self._assets = assets
@@ -228,11 +236,11 @@ class _Turns:
         for node_id in chain:
             message, where = self._messages[node_id]
             content.read_node(message, where, self._assets, parts)
-            when = v.utc(message.get("create_time"), f"{where}.create_time")
+            when = self._times.get(node_id)
             if when is not None:
                 created.append(when)
-            meta = v.opt_obj(message.get("metadata"), f"{where}.metadata")
-            model = v.opt_text(meta.get("model_slug"), f"{where}.model_slug") or model
+            meta = self._fallbacks.obj(message.get("metadata"), f"{where}.metadata")
+            model = self._fallbacks.opt_text(meta.get("model_slug"), f"{where}.model_slug") or model
             status = "complete" if message.get("status") != "in_progress" else "stopped"
         answer = ImportedMessage(
             anchor, above, "assistant", "\n\n".join(parts.text),
@@ -250,7 +258,7 @@ class _Turns:
         content.read_node(message, where, self._assets, parts)
         return ImportedMessage(
             node_id, None, "user", "\n\n".join(parts.text),
-            created_at=v.utc(message.get("create_time"), f"{where}.create_time"),
+            created_at=self._times.get(node_id),
             attachments=tuple(parts.attachments),
         )
 

@@ -32,35 +32,45 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     if source_id is None:
         raise ImportRefusedError(f"{where} has no uuid.")
     warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     nodes = []
     previous: str | None = None
     for index, item in enumerate(chat):
         at = f"{where}.chat_messages[{index}]"
-        message = v.obj(item, at)
-        message_id = v.ident(message.get("uuid"), f"{at}.uuid") or f"#{index}"
-        if "parent_message_uuid" in message:
-            parent = v.ident(message.get("parent_message_uuid"), f"{at}.parent_message_uuid")
-            parent = None if parent == ROOT else parent
-        else:
-            parent = previous
-        previous = message_id
-        sender = v.text(message.get("sender"), f"{at}.sender")
-        role = _ROLES.get(sender)
-        created = v.utc(message.get("created_at"), f"{at}.created_at")
-        imported = None
-        if role is None:
-            warnings.append(f"Message {message_id} from {sender!r} was left out.")
-        else:
-            imported = _message(message, message_id, role, created, at)
-        nodes.append(forest.Node(message_id, parent, imported, (created or 0.0,)))
+        try:
+            node = _node(v.obj(item, at), index, previous, at, fallbacks)
+        except ImportRefusedError as exc:  # one unreadable message, not the conversation
+            fallbacks.message_left_out(f"Message {index + 1}", exc)
+            continue
+        if node.message is None:
+            warnings.append(f"Message {node.id} is not from the person or the model; it was "
+                            "left out.")
+        nodes.append(node)
+        previous = node.id
     tree = forest.build(nodes, warnings)
     imported_conv = ImportedConversation(
-        FORMAT, source_id, v.text(conv.get("name"), f"{where}.name"), tree.messages,
-        created_at=v.utc(conv.get("created_at"), f"{where}.created_at"),
-        updated_at=v.utc(conv.get("updated_at"), f"{where}.updated_at"),
+        FORMAT, source_id, fallbacks.text(conv.get("name"), f"{where}.name"), tree.messages,
+        created_at=fallbacks.time(conv.get("created_at"), f"{where}.created_at"),
+        updated_at=fallbacks.time(conv.get("updated_at"), f"{where}.updated_at"),
         warnings=warnings,
     )
     return forest.finish(imported_conv, None)
+
+
+def _node(message: dict[str, Any], index: int, previous: str | None, at: str,
+          fallbacks: v.Fallbacks) -> forest.Node:
+    """One message as a tree node (its message None when the sender is not a person or the
+    model); refuses a message whose own fields cannot be read."""
+    message_id = v.ident(message.get("uuid"), f"{at}.uuid") or f"#{index}"
+    if "parent_message_uuid" in message:
+        parent = v.ident(message.get("parent_message_uuid"), f"{at}.parent_message_uuid")
+        parent = None if parent == ROOT else parent
+    else:
+        parent = previous
+    role = _ROLES.get(v.text(message.get("sender"), f"{at}.sender"))
+    created = fallbacks.time(message.get("created_at"), f"{at}.created_at")
+    imported = None if role is None else _message(message, message_id, role, created, at)
+    return forest.Node(message_id, parent, imported, (created or 0.0,))
 
 
 def _message(message: dict[str, Any], message_id: str, role: str, created: float | None,

@@ -45,6 +45,7 @@ def _convert(member: Member, lines: Member | None, where: str) -> ImportedConver
         thread = v.obj(streams.load(raw, MAX_FILE_BYTES, where), where)
     source_id = v.ident(thread.get("id"), f"{where}.id") or member.name
     warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     raw_messages: list[dict[str, Any]] = []
     for number, line in enumerate(
         lines.read(MAX_FILE_BYTES).splitlines() if lines else [], start=1
@@ -55,31 +56,32 @@ def _convert(member: Member, lines: Member | None, where: str) -> ImportedConver
             raw_messages.append(v.obj(streams.loads(line, where), f"{where}, line {number}"))
         except ImportRefusedError:
             warnings.append(f"messages.jsonl line {number} is cut short or damaged; left out.")
-    tree_mode = any("parentId" in v.opt_obj(m.get("metadata"), where) for m in raw_messages)
+    metas = [fallbacks.obj(m.get("metadata"), f"{where}: message {i + 1}.metadata")
+             for i, m in enumerate(raw_messages)]
+    tree_mode = any("parentId" in meta for meta in metas)
     nodes, active = [], {}
     previous = None
-    for index, message in enumerate(raw_messages):
+    for index, (message, meta) in enumerate(zip(raw_messages, metas, strict=True)):
         at = f"{where}: message {index + 1}"
         message_id = v.ident(message.get("id"), f"{at}.id") or f"#{index}"
-        meta = v.opt_obj(message.get("metadata"), f"{at}.metadata")
         parent = v.ident(meta.get("parentId"), f"{at}.parentId") if tree_mode else previous
         child = v.ident(meta.get("activeChildId"), f"{at}.activeChildId")
         if child:
             active[message_id] = child
         previous = message_id
         role = v.text(message.get("role"), f"{at}.role")
-        created = v.utc(message.get("created_at"), f"{at}.created_at")
+        created = fallbacks.time(message.get("created_at"), f"{at}.created_at")
         imported = _message(message, message_id, role, created, at) if role in (
             "user", "assistant") else None
         nodes.append(forest.Node(message_id, parent, imported, (created or 0.0,)))
     tree = forest.build(nodes, warnings)
-    assistants = v.arr(thread.get("assistants"), f"{where}.assistants")
-    first = v.opt_obj(assistants[0] if assistants else None, f"{where}.assistants[0]")
+    assistants = fallbacks.arr(thread.get("assistants"), f"{where}.assistants")
+    first = fallbacks.obj(assistants[0] if assistants else None, f"{where}.assistants[0]")
     conversation = ImportedConversation(
-        FORMAT, source_id, v.text(thread.get("title"), f"{where}.title"), tree.messages,
-        created_at=v.utc(thread.get("created"), f"{where}.created"),
-        updated_at=v.utc(thread.get("updated"), f"{where}.updated"),
-        system_prompt=v.text(first.get("instructions"), f"{where}.instructions"),
+        FORMAT, source_id, fallbacks.text(thread.get("title"), f"{where}.title"), tree.messages,
+        created_at=fallbacks.time(thread.get("created"), f"{where}.created"),
+        updated_at=fallbacks.time(thread.get("updated"), f"{where}.updated"),
+        system_prompt=fallbacks.text(first.get("instructions"), f"{where}.instructions"),
         warnings=warnings,
     )
     return forest.finish(conversation, _shown_leaf(tree.messages, active))

@@ -33,36 +33,51 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     if source_id is None:
         raise ImportRefusedError(f"{where} has no conversationId.")
     warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     nodes = []
     pending = [(item, f"{where}.messages[{i}]") for i, item in enumerate(conv["messages"])]
     pending.reverse()
     while pending:  # nested `children` walked without recursion
         item, at = pending.pop()
-        message = v.obj(item, at)
-        message_id = v.ident(message.get("messageId"), f"{at}.messageId")
-        if message_id is None:
-            warnings.append(f"{at} has no messageId and was left out.")
+        if isinstance(item, dict):  # its replies are read even when it cannot be
+            children = v.arr(item.get("children"), f"{at}.children")
+            pending.extend(reversed([(c, f"{at}.children[{i}]") for i, c in enumerate(children)]))
+        try:
+            node = _node(v.obj(item, at), at, fallbacks)
+        except ImportRefusedError as exc:  # one unreadable message, not the conversation
+            fallbacks.message_left_out(at, exc)
             continue
-        parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
-        created = v.utc(message.get("createdAt"), f"{at}.createdAt")
-        nodes.append(forest.Node(message_id, None if parent == ROOT else parent,
-                                 _message(message, message_id, created, at), (created or 0.0,)))
-        children = v.arr(message.get("children"), f"{at}.children")
-        pending.extend(reversed([(c, f"{at}.children[{i}]") for i, c in enumerate(children)]))
+        if node is None:
+            warnings.append(f"{at} has no messageId and was left out.")
+        else:
+            nodes.append(node)
     tree = forest.build(nodes, warnings)
-    options = v.opt_obj(conv.get("options"), f"{where}.options")
+    options = fallbacks.obj(conv.get("options"), f"{where}.options")
     conversation = ImportedConversation(
-        FORMAT, source_id, v.text(conv.get("title"), f"{where}.title"), tree.messages,
-        created_at=v.utc(conv.get("createdAt"), f"{where}.createdAt"),
-        updated_at=v.utc(conv.get("updatedAt"), f"{where}.updatedAt"),
-        system_prompt=v.text(options.get("promptPrefix"), f"{where}.options.promptPrefix"),
+        FORMAT, source_id, fallbacks.text(conv.get("title"), f"{where}.title"), tree.messages,
+        created_at=fallbacks.time(conv.get("createdAt"), f"{where}.createdAt"),
+        updated_at=fallbacks.time(conv.get("updatedAt"), f"{where}.updatedAt"),
+        system_prompt=fallbacks.text(options.get("promptPrefix"),
+                                     f"{where}.options.promptPrefix"),
         warnings=warnings,
     )
     return forest.finish(conversation, None)
 
 
+def _node(message: dict[str, Any], at: str, fallbacks: v.Fallbacks) -> forest.Node | None:
+    """The message as a tree node; None when it has no id to hang replies below."""
+    message_id = v.ident(message.get("messageId"), f"{at}.messageId")
+    if message_id is None:
+        return None
+    parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
+    created = fallbacks.time(message.get("createdAt"), f"{at}.createdAt")
+    imported = _message(message, message_id, created, at, fallbacks)
+    return forest.Node(message_id, None if parent == ROOT else parent, imported,
+                       (created or 0.0,))
+
+
 def _message(message: dict[str, Any], message_id: str, created: float | None,
-             at: str) -> ImportedMessage:
+             at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
     user = v.flag(message.get("isCreatedByUser"), f"{at}.isCreatedByUser")
     text = v.text(message.get("text"), f"{at}.text")
     parts: list[str] = []
@@ -87,7 +102,7 @@ def _message(message: dict[str, Any], message_id: str, created: float | None,
     return ImportedMessage(
         message_id, None, "user" if user else "assistant", text or "".join(parts),
         created_at=created,
-        model=None if user else v.opt_text(message.get("model"), f"{at}.model"),
+        model=None if user else fallbacks.opt_text(message.get("model"), f"{at}.model"),
         reasoning="\n\n".join(r for r in reasoning if r.strip()),
         attachments=tuple(attachments), trace="\n\n".join(trace),
         status=status,  # type: ignore[arg-type]

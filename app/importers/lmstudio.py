@@ -69,36 +69,55 @@ def _convert(raw: Any, where: str, file_id: str, files: _UserFiles) -> ImportedC
     data = v.obj(raw, where)
     if not matches(data):
         raise ImportRefusedError(f"{where} is not an LM Studio conversation.")
-    created = v.utc(data.get("createdAt"), f"{where}.createdAt")
-    source_id = v.ident(data.get("createdAt"), f"{where}.createdAt") or file_id
-    system = v.text(data.get("systemPrompt"), f"{where}.systemPrompt")
-    config = v.opt_obj(data.get("perChatPredictionConfig"), f"{where}.perChatPredictionConfig")
-    for index, item in enumerate(v.arr(config.get("fields"), f"{where}.fields")):
-        field = v.obj(item, f"{where}.perChatPredictionConfig.fields[{index}]")
+    warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
+    stamp = data.get("createdAt")
+    created = fallbacks.time(stamp, f"{where}.createdAt")
+    # The file is named by its creation time too, so without one the file's name stands in.
+    readable = isinstance(stamp, int | str) and not isinstance(stamp, bool)
+    source_id = (v.ident(stamp, f"{where}.createdAt") if readable else None) or file_id
+    system = fallbacks.text(data.get("systemPrompt"), f"{where}.systemPrompt")
+    config = fallbacks.obj(data.get("perChatPredictionConfig"),
+                           f"{where}.perChatPredictionConfig")
+    for index, item in enumerate(fallbacks.arr(config.get("fields"), f"{where}.fields")):
+        field = fallbacks.obj(item, f"{where}.perChatPredictionConfig.fields[{index}]")
         if field.get("key") == _SYSTEM_KEY and isinstance(field.get("value"), str):
             system = v.clean(field["value"])
     slots = []
     for index, item in enumerate(data["messages"]):
         at = f"{where}.messages[{index}]"
-        turn = v.obj(item, at)
-        versions = [
-            _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]", files)
-            for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
-        ]
-        kept = [m for m in versions if m is not None]
-        selected = v.index(turn.get("currentlySelected"), f"{at}.currentlySelected")
-        if kept:
-            position = sum(1 for m in versions[:selected] if m is not None)
-            slots.append((kept, position))
+        try:
+            slot = _turn(v.obj(item, at), at, fallbacks, files)
+        except ImportRefusedError as exc:  # one unreadable turn, not the conversation
+            fallbacks.message_left_out(f"Turn {index + 1}", exc)
+            continue
+        if slot is not None:
+            slots.append(slot)
     messages, leaf = forest.versions(slots)
     conversation = ImportedConversation(
-        FORMAT, source_id, v.text(data.get("name"), f"{where}.name"), messages,
-        created_at=created, system_prompt=system,
+        FORMAT, source_id, fallbacks.text(data.get("name"), f"{where}.name"), messages,
+        created_at=created, system_prompt=system, warnings=warnings,
     )
     return forest.finish(conversation, leaf)
 
 
-def _version(version: dict[str, Any], at: str, files: _UserFiles) -> ImportedMessage | None:
+def _turn(turn: dict[str, Any], at: str, fallbacks: v.Fallbacks,
+          files: _UserFiles) -> tuple[list[ImportedMessage], int] | None:
+    """A turn's versions and the selected one's place among them; None when none is a user or
+    assistant message."""
+    versions = [
+        _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]", fallbacks, files)
+        for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
+    ]
+    kept = [m for m in versions if m is not None]
+    if not kept:
+        return None
+    selected = fallbacks.index(turn.get("currentlySelected"), f"{at}.currentlySelected")
+    return kept, sum(1 for m in versions[:selected] if m is not None)
+
+
+def _version(version: dict[str, Any], at: str, fallbacks: v.Fallbacks,
+             files: _UserFiles) -> ImportedMessage | None:
     role = v.text(version.get("role"), f"{at}.role")
     if role == "user":
         texts, attached = [], []
@@ -119,8 +138,9 @@ def _version(version: dict[str, Any], at: str, files: _UserFiles) -> ImportedMes
         if step.get("type") != "contentBlock":
             continue
         style = v.opt_obj(step.get("style"), f"{at}.steps[{index}].style")
-        info = v.opt_obj(step.get("genInfo"), f"{at}.steps[{index}].genInfo")
-        model = v.opt_text(info.get("indexedModelIdentifier"), at) or model
+        info = fallbacks.obj(step.get("genInfo"), f"{at}.steps[{index}].genInfo")
+        model = fallbacks.opt_text(info.get("indexedModelIdentifier"),
+                                   f"{at}.steps[{index}].genInfo.indexedModelIdentifier") or model
         for position, piece in enumerate(v.arr(step.get("content"), f"{at}.steps[{index}]")):
             block = v.obj(piece, f"{at}.steps[{index}].content[{position}]")
             if block.get("type") == "text":

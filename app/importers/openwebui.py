@@ -48,50 +48,61 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     history = v.opt_obj(chat.get("history"), f"{where}.chat.history")
     raw_messages = v.opt_obj(history.get("messages"), f"{where}.chat.history.messages")
     warnings: list[str] = []
+    fallbacks = v.Fallbacks(warnings)
     ranks: dict[str, tuple[float, ...]] = {}
     nodes = []
     if not raw_messages:  # an old export: only the linear `messages` list
         previous = None
         for index, item in enumerate(v.arr(chat.get("messages"), f"{where}.chat.messages")):
-            message = v.obj(item, f"{where}.chat.messages[{index}]")
-            message_id = v.ident(message.get("id"), where) or f"#{index}"
-            raw_messages[message_id] = {**message, "parentId": previous}
+            if not isinstance(item, dict):
+                raw_messages[f"#{index}"] = item  # left out below, with a warning
+                continue
+            message_id = v.ident(item.get("id"), where) or f"#{index}"
+            raw_messages[message_id] = {**item, "parentId": previous}
             previous = message_id
     for key, item in raw_messages.items():
         at = f"{where}: message {key}"
-        message = v.obj(item, at)
-        for position, child in enumerate(v.arr(message.get("childrenIds"), f"{at}.childrenIds")):
+        if not isinstance(item, dict):
+            continue  # left out below, with a warning
+        for position, child in enumerate(v.arr(item.get("childrenIds"), f"{at}.childrenIds")):
             child_id = v.ident(child, f"{at}.childrenIds")
             if child_id is not None:
                 ranks.setdefault(child_id, (0.0, float(position)))
     for key, item in raw_messages.items():
         at = f"{where}: message {key}"
-        message = v.obj(item, at)
-        message_id = v.ident(message.get("id"), f"{at}.id") or key
-        role = v.text(message.get("role"), f"{at}.role")
-        created = v.utc(message.get("timestamp"), f"{at}.timestamp")
-        imported = _message(message, message_id, role, created, at) if role in (
-            "user", "assistant") else None
-        rank = ranks.get(message_id, (1.0, created or 0.0))
-        nodes.append(forest.Node(message_id, v.ident(message.get("parentId"), at), imported,
-                                 rank))
+        try:
+            nodes.append(_node(v.obj(item, at), key, ranks, at, fallbacks))
+        except ImportRefusedError as exc:  # one unreadable message, not the conversation
+            fallbacks.message_left_out(f"Message {key}", exc)
     tree = forest.build(nodes, warnings)
-    params = v.opt_obj(chat.get("params"), f"{where}.chat.params")
+    params = fallbacks.obj(chat.get("params"), f"{where}.chat.params")
     conversation = ImportedConversation(
         FORMAT, source_id,
-        v.text(row.get("title"), f"{where}.title") or v.text(chat.get("title"), where),
+        fallbacks.text(row.get("title"), f"{where}.title")
+        or fallbacks.text(chat.get("title"), f"{where}.chat.title"),
         tree.messages,
-        created_at=v.utc(row.get("created_at"), f"{where}.created_at"),
-        updated_at=v.utc(row.get("updated_at"), f"{where}.updated_at"),
-        system_prompt=v.text(params.get("system"), f"{where}.chat.params.system"),
+        created_at=fallbacks.time(row.get("created_at"), f"{where}.created_at"),
+        updated_at=fallbacks.time(row.get("updated_at"), f"{where}.updated_at"),
+        system_prompt=fallbacks.text(params.get("system"), f"{where}.chat.params.system"),
         warnings=warnings,
     )
     pointer = v.ident(history.get("currentId"), f"{where}.chat.history.currentId")
     return forest.finish(conversation, pointer, tree.aliases)
 
 
+def _node(message: dict[str, Any], key: str, ranks: dict[str, tuple[float, ...]], at: str,
+          fallbacks: v.Fallbacks) -> forest.Node:
+    message_id = v.ident(message.get("id"), f"{at}.id") or key
+    role = v.text(message.get("role"), f"{at}.role")
+    created = fallbacks.time(message.get("timestamp"), f"{at}.timestamp")
+    imported = _message(message, message_id, role, created, at, fallbacks) if role in (
+        "user", "assistant") else None
+    rank = ranks.get(message_id, (1.0, created or 0.0))
+    return forest.Node(message_id, v.ident(message.get("parentId"), at), imported, rank)
+
+
 def _message(message: dict[str, Any], message_id: str, role: str, created: float | None,
-             at: str) -> ImportedMessage:
+             at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
     content = message.get("content")
     if isinstance(content, list):  # some versions store OpenAI-style parts
         content = "".join(
@@ -113,7 +124,7 @@ def _message(message: dict[str, Any], message_id: str, role: str, created: float
         return ""
 
     body = _DETAILS.sub(take, body) if "<details" in body else body
-    model = v.opt_text(message.get("model"), f"{at}.model")
+    model = fallbacks.opt_text(message.get("model"), f"{at}.model")
     return ImportedMessage(
         message_id, None, role, body.strip(), created_at=created,  # type: ignore[arg-type]
         model=model if role == "assistant" else None,

@@ -1,11 +1,13 @@
-"""The inference worker: coalesced token updates, a GUI thread that never stalls, instant stop,
-errors that reach the GUI while the worker keeps serving."""
+"""The inference worker: coalesced token updates, a GUI thread that never stalls (against the
+same probe on the idle loop), a stop within one token, errors that reach the GUI while the
+worker keeps serving."""
 
 from __future__ import annotations
 
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +38,7 @@ class SyntheticEngine(CachelessEngine):
         self.interval = 1.0 / tokens_per_s
         self.fail_with: Exception | None = None
         self.threads: set[str] = set()
+        self.produced = 0  # tokens decoded so far, read by the tests from the GUI thread
 
     def generate(self, messages, params, *, on_token=None, cancel=None, **_kwargs) -> _Result:
         self.threads.add(threading.current_thread().name)
@@ -50,6 +53,7 @@ class SyntheticEngine(CachelessEngine):
             # MLX releases the GIL while it computes a token; sleeping models that faithfully.
             time.sleep(max(0.0, next_at - time.perf_counter()))
             out.append("x")
+            self.produced = len(out)
             if on_token is not None:
                 on_token("x")
         return _Result("".join(out), "length", {"generated_tokens": self.tokens})
@@ -70,65 +74,79 @@ def _request(rid: int) -> GenerationRequest:
     return GenerationRequest(rid, [{"role": "user", "content": "hi"}], {"max_tokens": 10})
 
 
+# A stop or a shutdown that never lands: far beyond the one token (1 ms) it takes.
+HANG_S = 10.0
+# The worst event-loop gap while 2,000 tokens a second stream, over the worst gap of the same
+# probe on the idle loop of the same process (measured 1.2-1.6x): a slower or busier machine
+# stretches both, a GUI thread flooded with updates only the first.
+MAX_STALL_RATIO = 4.0
+
+
+def _worst_gap_ms(qtbot, until: Callable[[], bool] | None = None,
+                  seconds: float = 0.0) -> tuple[float, float]:
+    """Run the event loop, with a 5 ms timer as a latency probe, until `until()` is true (else
+    for `seconds`); returns the worst gap between its ticks and the seconds it ran."""
+    gaps: list[float] = []
+    clock = QElapsedTimer()
+    clock.start()
+    last = [clock.nsecsElapsed()]
+
+    def tick() -> None:
+        now = clock.nsecsElapsed()
+        gaps.append((now - last[0]) / 1e6)
+        last[0] = now
+
+    probe = QTimer()
+    probe.setInterval(5)
+    probe.timeout.connect(tick)
+    probe.start()
+    if until is not None:
+        qtbot.waitUntil(until, timeout=int(HANG_S * 1000) * 3)
+    else:
+        qtbot.wait(int(seconds * 1000))
+    probe.stop()
+    assert gaps, "the probe never ran"
+    return max(gaps), clock.elapsed() / 1000
+
+
 @pytest.mark.perf
 def test_fast_tokens_are_coalesced_and_gui_never_stalls(qtbot) -> None:
-    def stall_ms() -> float:
+    def stall_ratio() -> float:
         engine = SyntheticEngine(tokens=2000, tokens_per_s=2000.0)
         worker = _worker_with(engine, qtbot)
         updates: list[str] = []
+        finished: list[dict] = []
         worker.tokensReady.connect(lambda p: updates.append(p["text"]))
-
-        # Event-loop latency probe: a 5 ms timer; any gap well over its interval is a stall.
-        gaps: list[float] = []
-        clock = QElapsedTimer()
-        clock.start()
-        last = [clock.nsecsElapsed()]
-
-        def tick() -> None:
-            now = clock.nsecsElapsed()
-            gaps.append((now - last[0]) / 1e6)
-            last[0] = now
-
-        probe = QTimer()
-        probe.setInterval(5)
-        probe.timeout.connect(tick)
-        probe.start()
-        started = time.monotonic()
-        with qtbot.waitSignal(worker.generationFinished, timeout=15000) as done:
-            worker.submit(_request(1))
-        elapsed = time.monotonic() - started
-        probe.stop()
+        worker.generationFinished.connect(finished.append)
+        idle, _ = _worst_gap_ms(qtbot, seconds=1.0)
+        worker.submit(_request(1))
+        streaming, took = _worst_gap_ms(qtbot, lambda: bool(finished))
+        print(f"worst gap: {streaming:.1f} ms streaming, {idle:.1f} ms idle")
         worker.shutdown()
 
-        assert done.args[0]["text"] == "x" * 2000
+        assert finished[0]["text"] == "x" * 2000
         assert "".join(updates) == "x" * 2000, "coalescing must not lose or reorder text"
-        assert len(updates) <= 60 * elapsed + 2, f"{len(updates)} updates in {elapsed:.2f}s"
+        assert len(updates) <= 60 * took + 2, f"{len(updates)} updates in {took:.2f}s"
         assert engine.threads == {"inference-worker"}
-        assert gaps, "the probe never ran"
-        return max(gaps) - 5
+        return streaming / idle
 
-    stall = best_of(stall_ms, 16)
-    assert stall < 16, f"GUI thread stalled for {stall:.1f} ms"
+    ratio = best_of(stall_ratio, MAX_STALL_RATIO)
+    assert ratio < MAX_STALL_RATIO, f"the GUI thread's worst gap grew {ratio:.1f}x while streaming"
 
 
-@pytest.mark.perf
-def test_stop_is_immediate_and_keeps_partial_text(qtbot) -> None:
-    def stop_latency() -> float:
-        engine = SyntheticEngine(tokens=100_000, tokens_per_s=1000.0)
-        worker = _worker_with(engine, qtbot)
-        with qtbot.waitSignal(worker.tokensReady, timeout=5000):
-            worker.submit(_request(7))
-        with qtbot.waitSignal(worker.generationFinished, timeout=1000) as done:
-            stop_at = time.monotonic()
-            worker.cancel(7)
-        latency = time.monotonic() - stop_at
-        worker.shutdown()
-        assert done.args[0]["finish_reason"] == "cancelled"
-        assert 0 < len(done.args[0]["text"]) < 100_000
-        return latency
-
-    latency = best_of(stop_latency, 0.5)
-    assert latency < 0.5, f"stopping took {latency:.2f} s"
+def test_stop_lands_within_a_token_and_keeps_partial_text(qtbot) -> None:
+    engine = SyntheticEngine(tokens=100_000, tokens_per_s=1000.0)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.tokensReady, timeout=5000):
+        worker.submit(_request(7))
+    with qtbot.waitSignal(worker.generationFinished, timeout=int(HANG_S * 1000)) as done:
+        worker.cancel(7)
+        at_stop = engine.produced
+    worker.shutdown()
+    assert done.args[0]["finish_reason"] == "cancelled"
+    text = done.args[0]["text"]
+    assert 0 < len(text) < 100_000
+    assert len(text) - at_stop <= 1, "the engine went on past the token it was decoding"
 
 
 def test_cancel_of_another_request_does_not_stop_the_running_one(qtbot) -> None:
@@ -210,23 +228,15 @@ def test_failed_load_is_reported_and_generation_is_refused(qtbot) -> None:
     assert refused.args[0]["message"] == "No model is loaded yet."
 
 
-@pytest.mark.perf
-def test_shutdown_during_generation_joins_within_two_seconds(qtbot) -> None:
-    def shutdown_s() -> float:
-        engine = SyntheticEngine(tokens=1_000_000, tokens_per_s=1000.0)
-        worker = _worker_with(engine, qtbot)
-        with qtbot.waitSignal(worker.tokensReady, timeout=5000):
-            worker.submit(_request(1))
-        started = time.monotonic()
-        joined = worker.shutdown(timeout_s=2.0)
-        elapsed = time.monotonic() - started
-        if not joined:
-            # A slow run: let it end so the next run starts clean; one that never ends hangs.
-            assert worker.shutdown(timeout_s=30.0), "the worker thread never ended"
-        return elapsed
-
-    elapsed = best_of(shutdown_s, 2.0)
-    assert elapsed < 2.0, f"shutting down took {elapsed:.2f} s"
+def test_shutdown_during_generation_stops_within_a_token_and_joins(qtbot) -> None:
+    engine = SyntheticEngine(tokens=1_000_000, tokens_per_s=1000.0)
+    worker = _worker_with(engine, qtbot)
+    with qtbot.waitSignal(worker.tokensReady, timeout=5000):
+        worker.submit(_request(1))
+    before = engine.produced
+    assert worker.shutdown(timeout_s=HANG_S), "the worker thread never ended"
+    # One token may be in flight as the cancel is set, one more read between the two counts.
+    assert engine.produced - before <= 2
 
 
 @pytest.mark.parametrize("kind", ["llama"])

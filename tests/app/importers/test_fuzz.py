@@ -1,6 +1,9 @@
 """Fuzzed files for every importer: values replaced by values of any type, keys dropped, files
 cut short or with bytes changed. Whatever the damage, an import never raises, never reports an
-importer fault (only clear refusals), and never leaves part of a conversation in the store."""
+importer fault (only clear refusals), and never leaves part of a conversation in the store.
+
+And the fields the tree does not need (times, titles, model labels, metadata), given a value of
+another type: the conversation still imports, with its messages, and the report warns."""
 
 from __future__ import annotations
 
@@ -136,3 +139,169 @@ def test_fuzzed_files_never_break_an_import(name: str) -> None:
         _check(name, case)
 
     run_case()
+
+
+# Every field of each sample that the tree does not need, and the kind of value it holds.
+# Branchwise's own files are not here: they are written by this app and read strictly.
+OPTIONAL_FIELDS: dict[str, list[tuple[tuple[Any, ...], str]]] = {
+    "chatgpt": [((0, "title"), "text"), ((0, "create_time"), "time"),
+                ((0, "update_time"), "time"), ((0, "default_model_slug"), "text"),
+                ((0, "mapping", "a1", "message", "create_time"), "time"),
+                ((0, "mapping", "a1", "message", "metadata", "model_slug"), "text"),
+                ((0, "mapping", "u2", "message", "create_time"), "time")],
+    "claude": [((0, "name"), "text"), ((0, "created_at"), "time"), ((0, "updated_at"), "time"),
+               ((0, "chat_messages", 0, "created_at"), "time"),
+               ((0, "chat_messages", 4, "created_at"), "time")],
+    "openwebui": [((1, "title"), "text"), ((1, "created_at"), "time"),
+                  ((1, "updated_at"), "time"), ((1, "chat", "params"), "object"),
+                  ((1, "chat", "params", "system"), "text"),
+                  ((1, "chat", "history", "messages", "a1", "timestamp"), "time"),
+                  ((1, "chat", "history", "messages", "a1", "model"), "text")],
+    "librechat": [(("title",), "text"), (("options",), "object"),
+                  (("options", "promptPrefix"), "text"), (("messages", 0, "createdAt"), "time"),
+                  (("messages", 0, "children", 0, "model"), "text"),
+                  (("messages", 0, "children", 0, "createdAt"), "time")],
+    "lmstudio": [(("name",), "text"), (("createdAt",), "time"), (("systemPrompt",), "text"),
+                 (("perChatPredictionConfig",), "object"),
+                 (("perChatPredictionConfig", "fields"), "list"),
+                 (("messages", 1, "versions", 1, "steps", 1, "genInfo"), "object"),
+                 (("messages", 1, "versions", 1, "steps", 1, "genInfo",
+                   "indexedModelIdentifier"), "text")],
+    "sillytavern": [((0, "character_name"), "text"), ((0, "create_date"), "time"),
+                    ((1, "send_date"), "time"), ((1, "extra"), "object"),
+                    ((1, "swipe_info"), "list"), ((1, "swipe_info", 1), "object"),
+                    ((1, "swipe_info", 1, "extra"), "object"),
+                    ((1, "swipe_info", 1, "send_date"), "time"), ((3, "extra"), "object"),
+                    ((3, "extra", "model"), "text"), ((3, "extra", "reasoning"), "text")],
+    "textgen": [(("metadata",), "object"), (("metadata", "assistant_0"), "object"),
+                (("metadata", "user_1", "timestamp"), "time"),
+                (("metadata", "assistant_1", "versions"), "list"),
+                (("metadata", "assistant_1", "versions", 1), "object"),
+                (("metadata", "assistant_1", "versions", 1, "timestamp"), "time"),
+                (("metadata", "assistant_1", "current_version_index"), "index")],
+    "jan": [((0, "title"), "text"), ((0, "created"), "time"), ((0, "updated"), "time"),
+            ((0, "assistants"), "list"), ((0, "assistants", 0), "object"),
+            ((0, "assistants", 0, "instructions"), "text"), ((1, 1, "created_at"), "time"),
+            ((1, 2, "metadata"), "object")],
+    "chatbox": [(("session:cb-1", "name"), "text"),
+                (("session:cb-1", "messages", 1, "timestamp"), "time"),
+                (("session:cb-1", "messages", 2, "model"), "text")],
+}
+# text-generation-webui keeps a turn's other versions in its metadata: losing that loses them.
+_HOLDS_VERSIONS = {("metadata",), ("metadata", "assistant_1", "versions"),
+                   ("metadata", "assistant_1", "versions", 1)}
+_SMALL = st.integers(-(2**40), 2**40)
+_FINITE = st.floats(allow_nan=False, allow_infinity=False)  # JSON has no infinity
+# For each kind, values of every other JSON type (None is "missing", not another type).
+_OTHER_TYPES = {
+    "time": st.booleans() | st.lists(_SMALL, max_size=2) | st.dictionaries(st.text(max_size=4),
+                                                                           _SMALL, max_size=2),
+    "text": st.booleans() | _SMALL | _FINITE | st.lists(st.text(max_size=4), max_size=2)
+    | st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2),
+    "object": st.booleans() | _SMALL | st.text(max_size=8) | st.lists(_SMALL, max_size=2),
+    "list": st.booleans() | _SMALL | st.text(max_size=8) | st.dictionaries(
+        st.text(max_size=4), _SMALL, max_size=2),
+    "index": st.booleans() | st.text(max_size=8) | st.lists(_SMALL, max_size=2),
+}
+
+
+@st.composite
+def retyped(draw: st.DrawFn, name: str) -> list[tuple[tuple[Any, ...], object]]:
+    """One to three of the sample's optional fields, each with a value of another type."""
+    fields = draw(st.lists(st.sampled_from(OPTIONAL_FIELDS[name]), min_size=1, max_size=3,
+                           unique=True))
+    return [(path, draw(_OTHER_TYPES[kind])) for path, kind in fields]
+
+
+def _imported(name: str, data: Any) -> tuple[list[tuple[str, str]], list[str], int]:
+    """(role, text) of every stored message, the warnings of the one conversation imported,
+    and how many entries were refused (a sample may hold one that is no conversation)."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = FORMATS[name][1](Path(folder), copy.deepcopy(data))
+        with Store.open(Path(folder) / "store" / "conversations.sqlite3") as store:
+            report = run.import_paths([path], store)
+            outcomes = [o for i in report.inputs for o in i.outcomes]
+            (outcome,) = [o for o in outcomes if o.status != "refused"]
+            assert outcome.status == "imported"
+            stored = store.all_messages(outcome.conversation_id)
+            refused = len(outcomes) - 1
+            return sorted((m.role, m.content) for m in stored), outcome.warnings, refused
+
+
+# One value of each other type, for each kind: every field is given each of them once before
+# hypothesis draws combinations.
+_EACH_OTHER_TYPE = {
+    "time": [True, [1], {"at": 1}],
+    "text": [True, 7, 1.5, ["a"], {"a": "b"}],
+    "object": [True, 7, "text", [1]],
+    "list": [True, 7, "text", {"a": 1}],
+    "index": [True, "first", [1]],
+}
+
+
+def _retype(name: str, changes: list[tuple[tuple[Any, ...], object]]) -> Any:
+    """The sample with each path given its value; a parent replaced after its children."""
+    data = FORMATS[name][0]()
+    for path, value in sorted(changes, key=lambda change: -len(change[0])):
+        parent = data
+        for key in path[:-1]:
+            parent = parent[key]
+        parent[path[-1]] = value
+    return data
+
+
+@pytest.mark.parametrize("name", sorted(OPTIONAL_FIELDS))
+def test_a_field_the_tree_does_not_need_never_refuses_a_conversation(name: str) -> None:
+    clean, clean_warnings, clean_refused = _imported(name, FORMATS[name][0]())
+
+    def check(changes: list[tuple[tuple[Any, ...], object]]) -> None:
+        messages, warnings, refused = _imported(name, _retype(name, changes))
+        changed = {path for path, _ in changes}
+        assert refused == clean_refused
+        assert len(warnings) > len(clean_warnings), f"no warning for {changes}"
+        assert set(messages) <= set(clean)
+        if not _HOLDS_VERSIONS & changed:
+            assert messages == clean
+
+    for path, kind in OPTIONAL_FIELDS[name]:
+        for value in _EACH_OTHER_TYPE[kind]:
+            check([(path, value)])
+
+    @settings(max_examples=25, deadline=None, derandomize=True,
+              suppress_health_check=[HealthCheck.too_slow])
+    @given(retyped(name))
+    def run_case(changes: list[tuple[tuple[Any, ...], object]]) -> None:
+        check(changes)
+
+    run_case()
+
+
+def _with_null(data: Any, path: tuple[Any, ...]) -> Any:
+    """`data` with a null entry at `path` (a list index is inserted before, a key added)."""
+    parent = data
+    for key in path[:-1]:
+        parent = parent[key]
+    if isinstance(parent, list):
+        parent.insert(path[-1], None)
+    else:
+        parent[path[-1]] = None
+    return data
+
+
+# Where each format keeps its messages, and a place there for a null entry.
+NULL_ENTRIES: dict[str, tuple[Any, ...]] = {
+    "chatgpt": (0, "mapping", "junk"), "claude": (0, "chat_messages", 2),
+    "openwebui": (1, "chat", "history", "messages", "junk"), "librechat": ("messages", 0),
+    "lmstudio": ("messages", 2), "sillytavern": (2,), "textgen": ("internal", 2),
+    "jan": (1, 2), "chatbox": ("session:cb-1", "messages", 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NULL_ENTRIES))
+def test_a_null_message_entry_is_left_out_with_a_warning(name: str) -> None:
+    clean, clean_warnings, clean_refused = _imported(name, FORMATS[name][0]())
+    damaged = _with_null(FORMATS[name][0](), NULL_ENTRIES[name])
+    messages, warnings, refused = _imported(name, damaged)
+    assert messages == clean and refused == clean_refused
+    (added,) = [w for w in warnings if w not in clean_warnings]
+    assert "left out" in added, added

@@ -1,5 +1,6 @@
 """Hostile inputs get a clear refusal and nothing else: zip entries that climb out or are
-links, zip bombs, deep nesting, wrong types, files that are not exports."""
+links, zip bombs, deep nesting, wrong types in a conversation's tree, files that are not
+exports. A wrong type in a field the tree does not need is left out with a warning instead."""
 
 from __future__ import annotations
 
@@ -81,23 +82,40 @@ def test_deep_nesting_is_refused_without_exhausting_memory(tmp_path: Path) -> No
     (("mapping", "u1", "message", "author", "role"), {"x": 1}),
     (("mapping", "u1", "message", "content", "parts"), "not a list"),
     (("mapping", "u1", "parent"), ["a"]),
-    (("mapping", "a1", "message", "create_time"), [1]),
-    (("title",), 5),
     (("mapping", "th1", "message", "content", "thoughts"), [7]),
 ])
-def test_a_wrong_type_anywhere_refuses_that_conversation_only(
+def test_a_wrong_type_in_the_tree_refuses_that_conversation_only(
     tmp_path: Path, where: tuple[str, ...], value: object
 ) -> None:
+    path = _with_one_damaged(tmp_path, where, value)
+    assert [c.source_id for c in conversations(path)] == ["ok"]
+    (refused,) = refusals(path)
+    assert refused.where == "c.json, entry 1" and "must be" in refused.reason
+
+
+@pytest.mark.parametrize("where, value, said", [
+    (("mapping", "a1", "message", "create_time"), [1], "node a1.create_time is not a time"),
+    (("title",), 5, "title must be text, not a int"),
+])
+def test_a_wrong_type_in_a_field_the_tree_does_not_need_is_left_out_with_a_warning(
+    tmp_path: Path, where: tuple[str, ...], value: object, said: str
+) -> None:
+    path = _with_one_damaged(tmp_path, where, value)
+    damaged, ok = conversations(path)
+    assert [m.content for m in damaged.messages] == [m.content for m in ok.messages]
+    assert any(said in w and w.endswith("it was left out.") for w in damaged.warnings)
+    assert not refusals(path)
+
+
+def _with_one_damaged(tmp_path: Path, where: tuple[str, ...], value: object) -> Path:
+    """An export of two ChatGPT conversations, the first with `value` at `where`."""
     bad = chatgpt_conversation()
     target = bad
     for key in where[:-1]:
         target = target[key]
     target[where[-1]] = value
-    path = write_json(tmp_path / "c.json", [bad, {**chatgpt_conversation(), "id": "ok",
-                                                   "conversation_id": "ok"}])
-    assert [c.source_id for c in conversations(path)] == ["ok"]
-    (refused,) = refusals(path)
-    assert refused.where == "c.json, entry 1" and "must be" in refused.reason
+    return write_json(tmp_path / "c.json", [bad, {**chatgpt_conversation(), "id": "ok",
+                                                  "conversation_id": "ok"}])
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00\x01binary", b"{}", b"[1, 2, 3]", b"not json"])

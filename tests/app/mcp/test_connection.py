@@ -136,7 +136,7 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller(
         returned = time.monotonic() - started
         # The loop keeps running other work while the server hangs.
         ticks = 0
-        while connection.state.status is ServerStatus.STARTING and ticks < 100:
+        while connection.state.status is ServerStatus.STARTING and ticks < 300:
             await asyncio.sleep(0.1)
             ticks += 1
         return returned, time.monotonic() - started, connection.state
@@ -145,7 +145,9 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller(
     assert returned < 0.1
     assert state.status is ServerStatus.FAILED and state.error == (
         "The server did not start within 1 s.")
-    assert failed_after < 8  # the timeout, then the SDK's bounded shutdown of the process
+    # A deadline for a hang: ten times the 3 s the timeout and the SDK's bounded shutdown of
+    # the process take here.
+    assert failed_after < 30
 
 
 def test_a_server_whose_calls_time_out_quickly_still_gets_time_to_start() -> None:
@@ -173,7 +175,9 @@ def test_a_server_still_starting_can_be_stopped() -> None:
         await connection.stop()
         return time.monotonic() - started
 
-    assert asyncio.run(run()) < 8  # the SDK's bounded shutdown, not the 60 s start timeout
+    # Ten times the SDK's bounded shutdown (2 s here), still well short of the 60 s start
+    # timeout it must not wait out.
+    assert asyncio.run(run()) < 20
     assert connection.state.status is ServerStatus.STOPPED
 
 

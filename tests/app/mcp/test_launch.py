@@ -38,7 +38,7 @@ def test_a_shell_that_hangs_or_is_missing_gives_no_path_in_time(tmp_path: Path) 
     shell = _script(tmp_path / "slow-shell", "sleep 30\n")
     started = time.monotonic()
     assert shell_path(str(shell), timeout_s=0.5) is None
-    assert time.monotonic() - started < 3
+    assert time.monotonic() - started < 5  # a hang, not the 0.5 s wait: ten times it
     assert shell_path(str(tmp_path / "no-such-shell")) is None
 
 

@@ -4,6 +4,7 @@ tokenizing each message prefix, the slow and obvious way."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -61,16 +62,29 @@ def test_boundaries_from_token_spans_agree_with_tokenizing_each_prefix(
     assert message_boundaries(tokenizer, messages, prompt, user_end - 1, None) == [user_end]
 
 
+# Boundary work over rendering the same chat's prompt once, which every request does anyway
+# (measured 0.18-0.27x): spans read off that one rendering; a render per message would be
+# hundreds of times it.
+MAX_OVER_ONE_RENDER = 1.0
+
+
 @pytest.mark.perf
-def test_boundary_work_for_a_400_message_chat_is_under_50_ms(tiny_models_dir: Path) -> None:
+def test_boundary_work_for_a_400_message_chat_costs_less_than_one_rendering(
+    tiny_models_dir: Path,
+) -> None:
     tokenizer = load_model(tiny_models_dir / "qwen3_5").tokenizer
     messages = chat(200)
     prompt = render_prompt(tokenizer, messages)
     suffix = generation_suffix(tokenizer)
 
-    def measure() -> float:
+    def seconds(work: Callable[[], object]) -> float:
         started = time.perf_counter()
-        message_boundaries(tokenizer, messages, prompt, 0, suffix)
+        work()
         return time.perf_counter() - started
 
-    assert best_of(measure, 0.050) < 0.050
+    def share() -> float:
+        found = seconds(lambda: message_boundaries(tokenizer, messages, prompt, 0, suffix))
+        return found / seconds(lambda: render_prompt(tokenizer, messages))
+
+    ratio = best_of(share, MAX_OVER_ONE_RENDER)
+    assert ratio < MAX_OVER_ONE_RENDER, f"boundaries took {ratio:.1f}x one rendering"

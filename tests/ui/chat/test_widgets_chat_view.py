@@ -175,15 +175,22 @@ def test_streaming_follows_the_reply_unless_the_person_scrolled_up(
     assert _at_bottom(chat)
 
 
+# Messages are built as they are scrolled to, so a long chat opens about as fast as a short one
+# (measured 1.1-1.2x); building all 500 would cost ten times the 50's.
+MAX_LONG_OVER_SHORT = 3.0
+
+
 @pytest.mark.perf
-def test_opening_a_500_message_conversation_takes_under_300_ms(chat: ChatView) -> None:
+def test_a_500_message_conversation_opens_about_as_fast_as_a_50_message_one(
+    chat: ChatView,
+) -> None:
     app = QApplication.instance()
     chat.set_messages(conversation(4, "warm"))  # fonts and the highlighter's first use
     app.processEvents()
-    attempts = iter(range(RUNS))
+    attempts = iter(range(2 * RUNS))
 
-    def opening_s() -> float:
-        views = conversation(500, f"t{next(attempts)}-")  # new messages: nothing built yet
+    def opening_s(count: int) -> float:
+        views = conversation(count, f"t{next(attempts)}-")  # new messages: nothing built yet
         start = time.perf_counter()
         chat.set_messages(views)
         app.processEvents()  # layout and paint: the conversation is on screen
@@ -191,8 +198,8 @@ def test_opening_a_500_message_conversation_takes_under_300_ms(chat: ChatView) -
         assert chat.message_widget(views[-1].id).isVisible()
         return elapsed
 
-    elapsed = best_of(opening_s, 0.300)
-    assert elapsed < 0.300, f"opening took {elapsed * 1000:.0f} ms"
+    ratio = best_of(lambda: opening_s(500) / opening_s(50), MAX_LONG_OVER_SHORT)
+    assert ratio < MAX_LONG_OVER_SHORT, f"500 messages took {ratio:.1f}x the time of 50"
 
 
 def test_scrolling_up_reaches_the_first_message_of_a_long_chat(

@@ -339,7 +339,9 @@ def test_undo_discards_the_stand_in_chat_and_frees_its_caches(
 
 
 @pytest.mark.perf
-def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path: Path) -> None:
+def test_a_500_message_conversation_opens_about_as_fast_as_a_50_message_one(
+    qtbot, tmp_path: Path, llama_path: Path
+) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         window, store = app.window, app.store
         # As in a real session, some other chat was on screen before (Qt builds some of its
@@ -348,10 +350,10 @@ def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path
         question = store.append_message(small.id, None, "user", "Hi")
         store.append_message(small.id, question.id, "assistant", "Hello **there**")
 
-        def opening_s() -> float:
+        def opening_s(count: int) -> float:
             big = store.create_conversation(title="Long one")  # a new one: never opened before
             parent = None
-            for i in range(500):
+            for i in range(count):
                 role = "user" if i % 2 == 0 else "assistant"
                 text = f"Message {i}: " + ("some **markdown** text and `code` " * 6)
                 parent = store.append_message(big.id, parent, role, text).id
@@ -362,8 +364,16 @@ def test_a_500_message_conversation_opens_fast(qtbot, tmp_path: Path, llama_path
             assert window.chat_view.built_count > 0
             return elapsed
 
-        elapsed = best_of(opening_s, 0.3)
-        assert elapsed < 0.3, f"opening took {elapsed * 1000:.0f} ms"
+        # The store reads all 500 (bench/store.py: a few ms) and the view builds what is on
+        # screen: measured 1.3-1.9x; building every message would cost about ten times.
+        ratio = best_of(lambda: opening_s(500) / opening_s(50), 4.0)
+        assert ratio < 4.0, f"500 messages took {ratio:.1f}x the time of 50"
+
+
+# The worst event-loop gap while typing during a stream, over the same typing with nothing
+# streaming (measured 1.5-4.1x, idle 11 ms): rendering coalesced updates must not starve key
+# presses. The old fixed 150 ms was about 13x that idle gap.
+MAX_TYPING_GAP_RATIO = 10.0
 
 
 @pytest.mark.perf
@@ -376,11 +386,9 @@ def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) ->
     engine = ScriptedEngine([(paragraph + "\n\n" + block) * 60], chars_per_step=6, step_s=0.004)
     with running_app(qtbot, tmp_path, tmp_path / "scripted", scripted_worker(engine)) as app:
         window = app.window
-        with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
-            window.send("Write a long story")
         typed = "the quick brown fox jumps over the lazy dog " * 2
 
-        def worst_gap_s() -> float:
+        def worst_gap_s(streaming: bool) -> float:
             window.composer.edit.clear()
             gaps: list[float] = []
             last = [time.perf_counter()]
@@ -398,14 +406,19 @@ def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) ->
                 qtbot.wait(15)
             probe.stop()
             assert window.composer.text() == typed
-            assert app.controller.is_busy(), "the reply must still be streaming while typing"
+            assert app.controller.is_busy() == streaming
             return max(gaps)
 
+        # The baseline: the same typing in the same window with nothing streaming.
+        idle = worst_gap_s(streaming=False)
+        with qtbot.waitSignal(app.controller.streamUpdated, timeout=30000):
+            window.send("Write a long story")
         # Each run types for about two seconds; the reply streams for about ten.
-        worst = best_of(worst_gap_s, 0.15)
+        ratio = best_of(lambda: worst_gap_s(streaming=True) / idle, MAX_TYPING_GAP_RATIO)
         with qtbot.waitSignal(app.controller.busyChanged, timeout=5000):
             app.controller.stop()
-        assert worst < 0.15, f"the event loop stalled for {worst * 1000:.0f} ms"
+        assert ratio < MAX_TYPING_GAP_RATIO, (
+            f"the event loop's worst gap grew {ratio:.1f}x ({idle * 1000:.0f} ms idle)")
 
 
 def test_untrusted_reply_renders_safely_in_the_window(

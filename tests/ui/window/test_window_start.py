@@ -32,7 +32,31 @@ from tests.ui.window_harness import (
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
-VISIBLE_WITHIN_S = 1.5
+# Launch to a visible window, over a bare PySide6 process putting up an empty QMainWindow on
+# the same machine just before: Python, Qt and the platform plugin are the floor. Measured
+# 0.14-0.32 s bare, 0.94-1.29 s Branchwise (2.5-6.9x: the short baseline is the noisy one);
+# the old fixed 1.5 s was about 7x the bare window here. Waiting for the model would be 30x.
+MAX_OVER_BARE_QT = 10.0
+_BARE_QT = textwrap.dedent(
+    """
+    import sys, time
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication, QMainWindow
+
+    app = QApplication(sys.argv)
+    window = QMainWindow()
+    window.show()
+
+    def report():
+        print("VISIBLE", time.time(), window.isVisible(), "bare", flush=True)
+        print("NOTICE", "bare", flush=True)
+        window.close()
+        app.quit()
+
+    QTimer.singleShot(0, report)
+    sys.exit(app.exec())
+    """
+)
 _DRIVER = textwrap.dedent(
     """
     import sys, time
@@ -54,40 +78,46 @@ _DRIVER = textwrap.dedent(
 )
 
 
-def _seconds_until_visible(data_dir: Path, model: Path, pycache: Path) -> float:
-    """From spawning the process to the window being up (the event loop running).
+def _seconds_until_visible(driver: str, data_dir: Path, model: Path, pycache: Path) -> float:
+    """From spawning `driver` to its window being up (the event loop running).
 
     Bytecode is cached (in `pycache`), as it is for an installed app: pip and PyInstaller
     compile it ahead, while PYTHONDONTWRITEBYTECODE in a dev shell would recompile every start.
     """
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPYCACHEPREFIX": str(pycache)}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    root = ROOT
     started = time.time()
     done = subprocess.run(
-        [sys.executable, "-c", _DRIVER, "--data-dir", str(data_dir), "--model", str(model)],
-        cwd=root, env=env, capture_output=True, text=True, timeout=60, check=True,
+        [sys.executable, "-c", driver, "--data-dir", str(data_dir), "--model", str(model)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
     )
     line = next(x for x in done.stdout.splitlines() if x.startswith("VISIBLE"))
     _, shown_at, visible, model_state = line.split()
     assert visible == "True"
-    assert model_state == "loading", "the window must not wait for the model"
-    notice = next(x for x in done.stdout.splitlines() if x.startswith("NOTICE"))
-    # The first frame already says the model is on its way, never "no model is loaded".
-    assert "Preparing the model" in notice
+    if driver is _DRIVER:
+        assert model_state == "loading", "the window must not wait for the model"
+        notice = next(x for x in done.stdout.splitlines() if x.startswith("NOTICE"))
+        # The first frame already says the model is on its way, never "no model is loaded".
+        assert "Preparing the model" in notice
     return float(shown_at) - started
 
 
 @pytest.mark.perf
-def test_window_is_visible_within_a_second_and_a_half_of_launch(
+def test_window_is_visible_within_a_small_multiple_of_a_bare_qt_window(
     tmp_path: Path, llama_path: Path
 ) -> None:
     pycache = tmp_path / "pycache"
-    _seconds_until_visible(tmp_path / "warm-up", llama_path, pycache)  # writes the bytecode
-    shown = best_of(
-        lambda: _seconds_until_visible(tmp_path / "data", llama_path, pycache), VISIBLE_WITHIN_S
-    )
-    assert shown < VISIBLE_WITHIN_S, f"the window took {shown:.2f} s to appear"
+    for driver in (_BARE_QT, _DRIVER):  # writes the bytecode
+        _seconds_until_visible(driver, tmp_path / "warm-up", llama_path, pycache)
+    runs = iter(range(RUNS))
+
+    def share() -> float:
+        data_dir = tmp_path / f"data{next(runs)}"
+        bare = _seconds_until_visible(_BARE_QT, data_dir, llama_path, pycache)
+        return _seconds_until_visible(_DRIVER, data_dir, llama_path, pycache) / bare
+
+    ratio = best_of(share, MAX_OVER_BARE_QT)
+    assert ratio < MAX_OVER_BARE_QT, f"the window took {ratio:.1f}x a bare Qt window to appear"
 
 
 _CLOSE_AT_ONCE = textwrap.dedent(
@@ -103,28 +133,18 @@ _CLOSE_AT_ONCE = textwrap.dedent(
 )
 
 
-@pytest.mark.perf
+@pytest.mark.slow
 def test_closing_while_the_built_in_model_is_imported_exits_cleanly(tmp_path: Path) -> None:
     # First start: the worker imports MLX and the GGUF for several seconds, longer than the
-    # 2 s the window waits for it on close.
+    # 2 s the window waits for it on close. The 60 s limit is a deadline for a hang only (the
+    # close takes about 4 s here), so the process's exit is what is checked.
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
-    root = ROOT
-    runs = iter(range(RUNS))
-
-    def first_start_s() -> float:
-        data_dir = tmp_path / f"run{next(runs)}"  # a new one each time: always a first start
-        started = time.monotonic()
-        done = subprocess.run(
-            [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(data_dir)],
-            cwd=root, env=env, capture_output=True, text=True, timeout=60,
-        )
-        elapsed = time.monotonic() - started
-        assert done.returncode == 0, done.stderr[-2000:]
-        assert "terminate called" not in done.stderr
-        return elapsed
-
-    elapsed = best_of(first_start_s, 15)
-    assert elapsed < 15, f"starting and closing took {elapsed:.1f} s"
+    done = subprocess.run(
+        [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(tmp_path / "data")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "terminate called" not in done.stderr
 
 
 @pytest.mark.slow
