@@ -68,6 +68,7 @@ class ChatController(QObject):
     contextFull = Signal(object)
     # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
     attachmentReady = Signal(object)
+    imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
 
     def __init__(
         self,
@@ -262,8 +263,10 @@ class ChatController(QObject):
     def continue_reply(self, message_id: int) -> bool:
         return self._messages.continue_reply(message_id)
 
-    def edit(self, message_id: int, new_text: str) -> bool:
-        return self._messages.edit(message_id, new_text)
+    def edit(
+        self, message_id: int, new_text: str, attachments: list[dict[str, Any]] | None = None
+    ) -> bool:
+        return self._messages.edit(message_id, new_text, attachments)
 
     def switch_sibling(self, message_id: int, delta: int) -> None:
         self._messages.switch_sibling(message_id, delta)

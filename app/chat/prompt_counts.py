@@ -1,7 +1,7 @@
 """Token counts for the composer, made on the worker: how many tokens the prompt a draft would
-make takes (with its attached files), and what a file to attach costs, refusing one the model's
-context cannot hold. Answers come back through the controller's `tokenCount` and
-`attachmentReady` signals, or its `notice`.
+make takes (with its attached files and images), and what a file or an image to attach costs,
+refusing one the model's context cannot hold. Answers come back through the controller's
+`tokenCount`, `attachmentReady` and `imageReady` signals, or its `notice`.
 """
 
 from __future__ import annotations
@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
+from app.chat.image_attach import ImageAttached, model_sight
 from app.generation.attachments import AttachmentError, read_attachment, wrap_file
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
+from app.images.store import ImageError, StoredImage
 from app.settings import chat_context_length
 from app.store.conversations import StoreError
 
@@ -29,6 +31,7 @@ class CountingHost(Protocol):
     notice: SignalInstance
     tokenCount: SignalInstance
     attachmentReady: SignalInstance
+    imageReady: SignalInstance
 
     @property
     def model_state(self) -> str: ...
@@ -117,6 +120,48 @@ class PromptCounts:
         self._worker.call(
             read, on_done=controller.attachmentReady.emit, on_error=controller.notice.emit
         )
+
+    def attach_image(
+        self,
+        conversation_id: int,
+        source: str | bytes,
+        name: str = "Pasted image.png",
+        for_message: int | None = None,
+    ) -> None:
+        """Keep an image (a file's path, or pasted PNG bytes named `name`) in the image store
+        and count what it costs the loaded model, on the worker; answers with `imageReady`
+        (for the editor of `for_message`, or the composer), or a notice saying why it was
+        refused. A model that cannot see images still gets it kept, counted as 0 tokens: the
+        chip says so and sending waits for a model that sees."""
+        controller = self._controller
+        if controller.model_state != "ready":
+            controller.notice.emit("Images can be attached once the model has loaded.")
+            return
+        images = self._store.images
+        sees = model_sight(controller.model_info).sees
+
+        def keep(engine: EngineLike | None) -> ImageAttached:
+            if isinstance(source, str):
+                image = images.add_file(source)
+            else:
+                image = images.add_bytes(source, name)
+            tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
+            return ImageAttached(conversation_id, image, tokens, for_message)
+
+        self._worker.call(keep, on_done=controller.imageReady.emit, on_error=controller.notice.emit)
+
+    def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
+        """The tokens one image adds to a message, as the model's processor splits it."""
+        alone = message_content("", [image.as_record(0)], self._store.images)
+        tokens = engine.count_prompt_tokens(
+            [{"role": "user", "content": alone}]
+        ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])
+        if tokens >= engine.context_length:
+            raise ImageError(
+                f"{image.name} needs {tokens:,} tokens, more than this model's context of "
+                f"{engine.context_length:,} tokens holds."
+            )
+        return tokens
 
     def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
         if payload is not None:

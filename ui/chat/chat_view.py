@@ -59,7 +59,9 @@ class _EmptyState(QWidget):
 
 
 class ChatView(QScrollArea):
-    editSubmitted = Signal(str, str)
+    editSubmitted = Signal(str, str, list)  # message id, new text, its images (ImageViews)
+    editImagesRequested = Signal(str, list)  # as MessageWidget's: images an editor adds
+    editImagePasted = Signal(str, bytes)
     regenerateRequested = Signal(str)
     messageWidgetCreated = Signal(object)  # a new MessageWidget, for features that extend it
     continueRequested = Signal(str)
@@ -245,6 +247,8 @@ class ChatView(QScrollArea):
     def _create(self, view: MessageView) -> MessageWidget:
         widget = MessageWidget(view, self._column)
         widget.editSubmitted.connect(self.editSubmitted)
+        widget.editImagesRequested.connect(self.editImagesRequested)
+        widget.editImagePasted.connect(self.editImagePasted)
         widget.regenerateRequested.connect(self.regenerateRequested)
         widget.continueRequested.connect(self.continueRequested)
         widget.siblingRequested.connect(self.siblingRequested)
