@@ -108,13 +108,8 @@ class PromptCounts:
             bare = [{"role": "user", "content": ""}]
             wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
             tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
-            limit = chat_context_length(engine.context_length, params)
-            if limit and tokens >= limit:
-                whose = "this model's" if limit == engine.context_length else "this chat's"
-                raise AttachmentError(
-                    f"{attached.name} needs {tokens:,} tokens, more than {whose} context of "
-                    f"{limit:,} tokens holds."
-                )
+            if too_many := _over_context(attached.name, tokens, engine, params):
+                raise AttachmentError(too_many)
             return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
 
         self._worker.call(
@@ -139,6 +134,10 @@ class PromptCounts:
             return
         images = self._store.images
         sees = model_sight(controller.model_info).sees
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            params = {}
 
         def keep(engine: EngineLike | None) -> ImageAttached:
             if isinstance(source, str):
@@ -146,6 +145,9 @@ class PromptCounts:
             else:
                 image = images.add_bytes(source, name)
             tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
+            too_many = engine is not None and _over_context(image.name, tokens, engine, params)
+            if too_many:
+                raise ImageError(too_many)
             return ImageAttached(conversation_id, image, tokens, for_message)
 
         self._worker.call(keep, on_done=controller.imageReady.emit, on_error=controller.notice.emit)
@@ -153,17 +155,21 @@ class PromptCounts:
     def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
         """The tokens one image adds to a message, as the model's processor splits it."""
         alone = message_content("", [image.as_record(0)], self._store.images)
-        tokens = engine.count_prompt_tokens(
+        return engine.count_prompt_tokens(
             [{"role": "user", "content": alone}]
         ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])
-        if tokens >= engine.context_length:
-            raise ImageError(
-                f"{image.name} needs {tokens:,} tokens, more than this model's context of "
-                f"{engine.context_length:,} tokens holds."
-            )
-        return tokens
 
     def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
         if payload is not None:
             self._controller.tokenCount.emit(payload)
 
+
+
+def _over_context(name: str, tokens: int, engine: EngineLike, params: dict[str, Any]) -> str:
+    """Why an attachment of `tokens` cannot fit the chat's context ("" when it can): its own
+    context length when it set one, else the model's."""
+    limit = chat_context_length(engine.context_length, params)
+    if not limit or tokens < limit:
+        return ""
+    whose = "this model's" if limit == engine.context_length else "this chat's"
+    return f"{name} needs {tokens:,} tokens, more than {whose} context of {limit:,} tokens holds."
