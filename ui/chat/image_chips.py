@@ -11,11 +11,20 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent, QPixmap
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QSizePolicy,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.sizes import format_size
 from ui.chat.image_files import THUMBNAILS
 from ui.chat.image_viewer import ImageViewer
+from ui.widgets.flow_layout import FlowLayout
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import ImageView
@@ -137,8 +146,8 @@ class ImageChip(QFrame):
 
 
 class ImageChips(QWidget):
-    """A row of image chips. `removeRequested(index)` asks for one to go (only if `removable`);
-    `align_right` for a user's message, whose bubble sits on the right."""
+    """Image chips in rows that wrap. `removeRequested(index)` asks for one to go (only if
+    `removable`); `align_right` for a user's message, whose bubble sits on the right."""
 
     removeRequested = Signal(int)
 
@@ -148,13 +157,12 @@ class ImageChips(QWidget):
         super().__init__(parent)
         self.setObjectName("ImageChips")
         self._removable = removable
-        self._first = 1 if align_right else 0  # chips go after the stretch that pushes them
         self._shown: tuple[tuple[ImageView, ...], str] = ((), "")
         self.chips: list[ImageChip] = []
-        self._row = QHBoxLayout(self)
-        self._row.setContentsMargins(0, 0, 0, 0)
-        self._row.setSpacing(em(self, 0.4))
-        self._row.addStretch(1)
+        self._rows = FlowLayout(self, em(self, 0.4), align_right)
+        policy = QSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.viewer: ImageViewer | None = None
         self.hide()
 
@@ -172,7 +180,7 @@ class ImageChips(QWidget):
             chip = ImageChip(image, self._removable, blind, self)
             chip.openRequested.connect(lambda c=chip: self.open_viewer(c))
             chip.removeRequested.connect(lambda i=index: self.removeRequested.emit(i))
-            self._row.insertWidget(self._first + index, chip)
+            self._rows.addWidget(chip)
             self.chips.append(chip)
         self.setVisible(bool(self.chips))
 

@@ -96,3 +96,25 @@ def test_a_blind_model_an_unreadable_file_and_a_missing_one(qtbot: QtBot, tmp_pa
     chips.set_images([_view(picture), _view(garbage), _view(None)])  # the model sees now
     assert THUMBNAILS.reads == reads  # the chips are new, their thumbnails are not
     assert chips.chips[0].note_label.text() == "≈ 81 tokens"
+
+
+def test_many_images_wrap_into_rows_instead_of_widening(qtbot: QtBot, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(64, 48))
+    for align_right in (False, True):
+        chips = ImageChips(removable=True, align_right=align_right)
+        qtbot.addWidget(chips)
+        chips.set_images([_view(picture)] * 6)
+        assert chips.minimumSizeHint().width() <= chips.chips[0].sizeHint().width() + 1
+        chips.resize(500, chips.heightForWidth(500))
+        chips.show()
+        qtbot.waitUntil(lambda c=chips: c.chips[-1].y() > c.chips[0].y())
+        assert all(chip.geometry().right() < 500 for chip in chips.chips)
+        assert chips.height() >= chips.chips[-1].geometry().bottom()
+        # A row starts at the left edge, or for a user's message ends at the right, as the
+        # bubble under it does.
+        last_row = [c.geometry() for c in chips.chips if c.y() == chips.chips[-1].y()]
+        if align_right:
+            assert max(g.right() for g in last_row) == 499
+        else:
+            assert min(g.left() for g in last_row) == 0
