@@ -1,8 +1,9 @@
 """One attached image at full size: scaled down to fit the window (never up), with its real size
 in pixels and bytes under it. Esc or Close shuts it.
 
-The picture is read once when the viewer opens and scaled again only when the window's size
-changes; a file Qt cannot read shows why instead.
+The picture is read once when the viewer opens, decoded no larger than the screen (a 50-megapixel
+photo is never held whole), and scaled again only when the window's size changes; a file Qt
+cannot read shows why instead.
 """
 
 from __future__ import annotations
@@ -33,8 +34,12 @@ class ImageViewer(QDialog):
         self.setObjectName("ImageViewer")
         self.setWindowTitle(image.name)
         self.setAccessibleName(f"Image {image.name}")
-        read = read_image(image.path) if image.path else None
+        screen = self.screen() or QGuiApplication.primaryScreen()
+        self._room = screen.availableGeometry().size() * _SCREEN_SHARE
+        whole = screen.size() * screen.devicePixelRatio()
+        read = read_image(image.path, max(whole.width(), whole.height())) if image.path else None
         self._image: QImage | None = read.image if read else None
+        self._view = image
         self.picture = QLabel()
         self.picture.setObjectName("ImageViewerPicture")
         self.picture.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -53,8 +58,6 @@ class ImageViewer(QDialog):
         layout.addWidget(self.picture, 1)
         layout.addWidget(self.caption)
         layout.addWidget(buttons)
-        self._name = image.name
-        self._bytes = image.size
         self.resize(self._opening_size())
         self._fit()
 
@@ -62,24 +65,22 @@ class ImageViewer(QDialog):
     def shown_scale(self) -> float:
         """The share of its real size the picture is shown at (1.0: not scaled down)."""
         pixmap = self.picture.pixmap()
-        if self._image is None or pixmap.isNull():
+        if self._image is None or pixmap.isNull() or not self._view.width:
             return 1.0
-        return pixmap.width() / self._image.width()
+        return pixmap.width() / self._view.width
 
     def _opening_size(self) -> QSize:
-        screen = self.screen() or QGuiApplication.primaryScreen()
-        room = screen.availableGeometry().size() * _SCREEN_SHARE
         if self._image is None:
             return QSize(em(self, 30), em(self, 12))
         # The picture plus the caption and buttons, no larger than the room on the screen.
         wanted = self._image.size().grownBy(self.layout().contentsMargins())
         wanted.setHeight(wanted.height() + em(self, 5))
-        return wanted.boundedTo(room).expandedTo(QSize(em(self, 24), em(self, 16)))
+        return wanted.boundedTo(self._room).expandedTo(QSize(em(self, 24), em(self, 16)))
 
     def _fit(self) -> None:
-        image = self._image
+        image, view = self._image, self._view
         if image is None:
-            self.caption.setText(f"{self._name} · {format_size(self._bytes)}")
+            self.caption.setText(f"{view.name} · {format_size(view.size)}")
             return
         box = self.picture.size() * self.devicePixelRatioF()
         if image.width() > box.width() or image.height() > box.height():
@@ -89,10 +90,11 @@ class ImageViewer(QDialog):
         pixmap = QPixmap.fromImage(image)
         pixmap.setDevicePixelRatio(self.devicePixelRatioF())
         self.picture.setPixmap(pixmap)
-        real = f"{self._image.width()}×{self._image.height()}"
         scale = self.shown_scale
         shown = "actual size" if scale >= 0.995 else f"shown at {scale:.0%}"
-        self.caption.setText(f"{self._name} · {real} px · {format_size(self._bytes)} · {shown}")
+        self.caption.setText(
+            f"{view.name} · {view.width}×{view.height} px · {format_size(view.size)} · {shown}"
+        )
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

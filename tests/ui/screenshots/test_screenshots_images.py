@@ -52,7 +52,7 @@ def test_screenshots_of_images_in_a_chat(qtbot, tmp_path: Path) -> None:
         chip = composer.attached.images.chips[0]
         chip.openRequested.emit()
         viewer = composer.attached.images.viewer
-        viewer.resize(900, 640)
+        viewer.resize(780, 560)  # the offscreen screen is 800 px wide: the viewer fits it
         qtbot.waitUntil(lambda: viewer.shown_scale < 1)
         for theme in ("light", "dark"):
             window.set_theme(theme)
