@@ -153,8 +153,8 @@ class MessageActions:
     def edit(
         self, message_id: int, new_text: str, attachments: list[dict[str, Any]] | None = None
     ) -> bool:
-        """A new sibling of a user message with the new text (and `attachments` in place of its
-        files and images, when given), and a reply to it."""
+        """A new sibling of a user message with the new text (and its files and images, or
+        `attachments` in their place), and a reply to it."""
         if not new_text.strip():
             self._host.notice.emit("An edited message cannot be empty.")
             return False

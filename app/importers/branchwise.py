@@ -14,6 +14,7 @@ import hashlib
 from collections.abc import Iterator
 from typing import Any
 
+from app.images.store import is_image_record
 from app.importers import forest, streams
 from app.importers import values as v
 from app.importers.entries import Entry, RefusedEntry, one
@@ -71,9 +72,7 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         messages.append(ImportedMessage(
             ids[m.id], None if m.parent_id is None else ids[m.parent_id], m.role, m.content,
             created_at=m.created_at, model=m.model_id, reasoning=m.reasoning,
-            attachments=tuple(ImportedAttachment(a["name"], text=a["text"] or None,
-                                                 mime_type=a.get("mime_type"))
-                              for a in m.attachments),
+            attachments=tuple(_attachment(a, record.images) for a in m.attachments),
             trace=m.trace, status=m.status,  # type: ignore[arg-type]
             error=m.error, params=m.params, stats=m.stats,
         ))
@@ -85,6 +84,17 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     )
     leaf = None if record.active_leaf_id is None else ids[record.active_leaf_id]
     return forest.finish(conversation, leaf)
+
+
+def _attachment(item: dict[str, Any], images: dict[str, bytes]) -> ImportedAttachment:
+    """A file as exported, or an image with its bytes from the file's `"images"` (without
+    them, a name marked missing)."""
+    if is_image_record(item):
+        return ImportedAttachment(item["name"], data=images.get(item["sha256"]),
+                                  mime_type=f"image/{item['format'].lower()}",
+                                  tokens=item["tokens"])
+    return ImportedAttachment(item["name"], text=item["text"] or None,
+                              mime_type=item.get("mime_type"), tokens=item["tokens"])
 
 
 def _identity(record: store_export.ConversationRecord) -> str:

@@ -17,7 +17,11 @@ from app.importers import values as v
 from app.importers.entries import Entry, one
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import Member, Source
-from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.importers.tree import (
+    ImportedConversation,
+    ImportedMessage,
+    inline_attachment,
+)
 
 FORMAT = "jan"
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -105,6 +109,10 @@ def _message(message: dict[str, Any], message_id: str, role: str, created: float
             value = v.opt_obj(body, at).get("value") if isinstance(body, dict) else body
             texts.append(v.text(value, f"{at}.content[{index}].text"))
         elif part.get("type") == "image_url":
-            files.append(ImportedAttachment(f"image {index + 1}"))
+            # {"url": …} as OpenAI writes it; any other shape is only a name, as before.
+            image = part.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            url = url if isinstance(url, str) else ""
+            files.append(inline_attachment(f"image {index + 1}", url))
     return ImportedMessage(message_id, None, role, "".join(texts),  # type: ignore[arg-type]
                            created_at=created, attachments=tuple(files))

@@ -10,8 +10,6 @@ data URLs are kept; files only referenced by URL are listed as not in the export
 
 from __future__ import annotations
 
-import base64
-import binascii
 import html
 import re
 from typing import Any
@@ -19,7 +17,12 @@ from typing import Any
 from app.importers import forest
 from app.importers import values as v
 from app.importers.errors import ImportRefusedError
-from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.importers.tree import (
+    ImportedAttachment,
+    ImportedConversation,
+    ImportedMessage,
+    inline_attachment,
+)
 
 FORMAT = "openwebui"
 _DETAILS = re.compile(
@@ -27,7 +30,6 @@ _DETAILS = re.compile(
     r"</details>\s*",
     re.S,
 )
-_DATA_URL = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.S)
 
 
 def matches(element: dict[str, Any]) -> bool:
@@ -129,13 +131,5 @@ def _files(message: dict[str, Any], at: str) -> list[ImportedAttachment]:
         url = v.text(entry.get("url"), f"{at}.files[{index}].url")
         name = v.text(entry.get("name"), f"{at}.files[{index}].name") or (
             f"{v.text(entry.get('type'), at) or 'file'} {index + 1}")
-        data_url = _DATA_URL.match(url)
-        if data_url:
-            try:
-                data = base64.b64decode(data_url.group("data"), validate=False)
-            except (binascii.Error, ValueError):
-                data = None
-            found.append(ImportedAttachment(name, data=data, mime_type=data_url.group("mime")))
-        else:
-            found.append(ImportedAttachment(name))
+        found.append(inline_attachment(name, url))
     return found

@@ -9,6 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from app.images.data_urls import is_data_url, parse_data_url
+from app.images.store import ImageError
+
 ImportedRole = Literal["user", "assistant"]
 
 
@@ -20,11 +23,24 @@ class ImportedAttachment:
     text: str | None = None
     data: bytes | None = None  # the bytes of an image or file found in the archive
     mime_type: str | None = None
+    tokens: int = 0  # what the source counted it as (Branchwise's own exports only)
 
     @property
     def missing(self) -> bool:
         """True when the export names the file but does not hold its contents."""
         return self.text is None and self.data is None
+
+
+def inline_attachment(name: str, url: str) -> ImportedAttachment:
+    """A file a message names by URL: with its bytes when the URL is a base64 `data:` URL (the
+    export holds them), else by name only, marked missing (nothing is fetched)."""
+    if not is_data_url(url):
+        return ImportedAttachment(name)
+    try:
+        mime, data = parse_data_url(url, strict=False)
+    except ImageError:
+        return ImportedAttachment(name)
+    return ImportedAttachment(name, data=data, mime_type=mime)
 
 
 @dataclass(frozen=True, slots=True)

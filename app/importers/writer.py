@@ -4,8 +4,10 @@ its new messages under the ones already there (nothing is overwritten or deleted
 is a batch; `undo_batch` takes a whole import back out without touching what the person wrote
 since.
 
-Image and file bytes found in an export are kept as files named by their content under the data
-folder's `imported-files/`; the message's attachment entry names them.
+Images found in an export (bytes Pillow reads as an image the app takes) go to the image store
+and become image records, so a vision model can be asked about them; other file bytes are kept
+as files named by their content under the data folder's `imported-files/`, which the message's
+attachment entry names.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from app.images.store import ImageError, ImageStore
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 from app.store.conversations import Store
 from app.store.records import StoreError, check_optional_text, check_text, dump_mapping
@@ -95,7 +98,7 @@ def write(
         return outcome
     files = store.path.parent / FILES_DIR
     try:
-        rows = [_row(m, files) for m in conversation.messages]
+        rows = [_row(m, files, store.images) for m in conversation.messages]
         with store.transaction() as db:
             found = db.execute(
                 "SELECT id, deleted_at FROM conversations WHERE source_format = ? AND"
@@ -242,7 +245,7 @@ def _insert_messages(
     return added
 
 
-def _row(message: ImportedMessage, files: Path) -> tuple[Any, ...]:
+def _row(message: ImportedMessage, files: Path, images: ImageStore) -> tuple[Any, ...]:
     """The checked column values of a message: content, model, params, stats, error,
     reasoning, attachments, trace."""
     what = f"Message {message.source_id}"
@@ -253,17 +256,24 @@ def _row(message: ImportedMessage, files: Path) -> tuple[Any, ...]:
         dump_mapping(message.stats, f"{what}: the statistics"),
         check_optional_text(message.error, f"{what}: the error"),
         check_text(message.reasoning, f"{what}: the reasoning", allow_empty=True),
-        json.dumps([_attachment(a, files, what) for a in message.attachments],
+        json.dumps([_attachment(a, files, images, what) for a in message.attachments],
                    ensure_ascii=False, sort_keys=True),
         check_text(message.trace, f"{what}: the trace", allow_empty=True),
     )
 
 
-def _attachment(attachment: ImportedAttachment, files: Path, what: str) -> dict[str, Any]:
+def _attachment(
+    attachment: ImportedAttachment, files: Path, images: ImageStore, what: str
+) -> dict[str, Any]:
     name = check_text(attachment.name or "file", f"{what}: a file name", allow_empty=False)
+    if attachment.data is not None and attachment.text is None:
+        try:
+            return images.add_bytes(attachment.data, name).as_record(attachment.tokens)
+        except ImageError:
+            pass  # not an image the app takes (or damaged): kept as a file, as any other
     text = check_text(attachment.text or "", f"{what}: {name}", allow_empty=True)
-    entry: dict[str, Any] = {"name": name, "size": len(text.encode()), "tokens": 0,
-                             "text": text}
+    entry: dict[str, Any] = {"name": name, "size": len(text.encode()),
+                             "tokens": attachment.tokens, "text": text}
     if attachment.mime_type:
         entry["mime_type"] = attachment.mime_type
     if attachment.missing:

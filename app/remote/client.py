@@ -16,6 +16,8 @@ from typing import Any
 
 import openai
 
+from app.images.data_urls import image_url_part
+from app.images.store import ImageError
 from app.remote.connections import Connections, RemoteModel
 from app.remote.errors import RemoteError
 
@@ -103,10 +105,15 @@ async def stream_chat(
     usage: Any = None
     calls = StreamedCalls()
     try:
+        # Images are read and encoded off the loop: a photo of several MiB would stall it.
+        outgoing = await asyncio.to_thread(lambda: [_outgoing(m) for m in messages])
+    except ImageError as exc:
+        raise RemoteError(str(exc)) from exc
+    try:
         async with client(base_url, api_key) as api:
             stream = await api.chat.completions.create(
                 model=model,
-                messages=[_outgoing(m) for m in messages],  # type: ignore[misc]
+                messages=outgoing,  # type: ignore[arg-type]
                 stream=True,
                 stream_options={"include_usage": True},
                 **({"tools": list(tools)} if tools else {}),
@@ -178,7 +185,12 @@ class StreamedCalls:
 
 
 def _outgoing(message: dict) -> dict:
-    """A stored message in OpenAI's shape: call arguments as JSON text."""
+    """A stored message in OpenAI's shape: images as `image_url` parts with data URLs, call
+    arguments as JSON text."""
+    content = message.get("content")
+    if isinstance(content, list):
+        message = {**message, "content": [_part(part, index) for index, part in
+                                          enumerate(content, start=1)]}
     calls = message.get("tool_calls")
     if not calls:
         return message
@@ -190,6 +202,12 @@ def _outgoing(message: dict) -> dict:
             function = {**function, "arguments": json.dumps(arguments or {}, ensure_ascii=False)}
         shaped.append({**call, "type": call.get("type", "function"), "function": function})
     return {**message, "tool_calls": shaped}
+
+
+def _part(part: dict, index: int) -> dict:
+    if part.get("type") != "image":
+        return part
+    return image_url_part(part["image"], f"#{index}")
 
 
 def request_params(params: dict[str, Any]) -> dict[str, Any]:

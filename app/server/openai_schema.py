@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.server.guard import ApiError
+from app.server.openai_images import has_images, image_content
 from app.server.openai_tools import (
     assistant_calls,
     call_names,
@@ -136,8 +137,11 @@ def _message(message: object, index: int, names: dict[str, str]) -> dict[str, An
         role = _ROLES[check_choice(message.get("role"), _ROLES, "role")]
     except MessageFieldError as exc:
         raise _bad(f"{param}: {exc}", f"{param}.role") from None
+    raw = message.get("content")
+    if has_images(raw) and role == "user":
+        return {"role": role, "content": image_content(raw, f"{param}.content")}
     try:
-        content = text_content(message.get("content"), f"{param}.content")
+        content = text_content(raw, f"{param}.content")
     except MessageFieldError as exc:
         raise _bad(str(exc), f"{param}.content") from None
     if role == "tool":

@@ -64,6 +64,7 @@ from app.store import export as store_export
 from app.store import search as store_search
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
+from app.store.export_images import image_records, images_json, keep_images
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -314,7 +315,11 @@ class Store(StreamingReplies):
                 "SELECT id, visit FROM messages WHERE conversation_id = ?", (conversation_id,)
             )
         )
-        return store_export.to_json(conversation, self.all_messages(conversation_id), visits)
+        messages = self.all_messages(conversation_id)
+        record = store_export.to_json(conversation, messages, visits)
+        named = image_records(m.attachments for m in messages)
+        record["images"] = images_json(named, self.images)  # bytes in the file, never in SQLite
+        return record
 
     def export_markdown(
         self, conversation_id: int, model_names: Mapping[str, str] | None = None
@@ -325,9 +330,11 @@ class Store(StreamingReplies):
         )
 
     def import_json(self, data: object) -> Conversation:
-        """A new conversation from `export_json` output (new ids); nothing is written unless
-        all of it is valid."""
+        """A new conversation from `export_json` output (new ids), its images kept in the image
+        store; nothing is written to the database unless all of it is valid."""
         record = store_export.from_json(data)
+        named = image_records(m.attachments for m in record.messages)
+        keep_images(self.images, record.images, named)
         with self._write() as db:
             (new_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"

@@ -2,21 +2,25 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 3, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 4, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
                    "params", "stats", "error", "visit", "reasoning", "attachments",
-                   "trace", "tool_calls", "tool_call_id", "tool_name"}, ...]}
+                   "trace", "tool_calls", "tool_call_id", "tool_name"}, ...],
+     "images": {sha256: base64 of the bytes, ...}}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
 "tokens", "text"} each); a version-1 file reads with neither. An imported turn's `trace` (tool
 code and output) is optional in version 2. Version 3 added tool use: the `tool` role, a reply's
 `tool_calls` ({"id", "name", "arguments"} each) and a tool message's `tool_call_id` and
-`tool_name`; older files read without them. In Markdown a reply's calls and each tool result
+`tool_name`; older files read without them. Version 4 added images: image records among the
+attachments ({"kind": "image", "name", "size", "sha256", "width", "height", "format",
+"tokens"}) and their bytes in `"images"` (`app.store.export_images`); an image whose bytes the
+file lacks keeps its record. In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
-for reading: a reply's reasoning as a folded, quoted block ahead of its answer, and each
-attached file as a folded block of its text.
+for reading: a reply's reasoning as a folded, quoted block ahead of its answer, each
+attached file as a folded block of its text, and each image as a line naming it.
 
 Messages come parents first. Ids are those of the exporting database and only link the
 records; an import gets new ones. `visit` orders the leaves by when they were last visited, so
@@ -31,10 +35,12 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from app.images.store import is_image_record
 from app.sizes import format_size
+from app.store.export_images import images_from_json
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -51,7 +57,7 @@ from app.store.records import (
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 3
+EXPORT_VERSION = 4
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -95,6 +101,7 @@ class ConversationRecord:
     archived: bool
     active_leaf_id: int | None
     messages: tuple[MessageRecord, ...]
+    images: dict[str, bytes] = field(default_factory=dict)  # digest: bytes, each checked
 
 
 def to_json(
@@ -182,6 +189,7 @@ def from_json(data: object) -> ConversationRecord:
         archived=_flag(conv.get("archived", False), "conversation.archived"),
         active_leaf_id=active,
         messages=tuple(messages),
+        images=images_from_json(data.get("images")),
     )
 
 
@@ -212,6 +220,11 @@ def to_markdown(
             heading += f" ({names.get(message.model_id, message.model_id)})"
         lines += [f"## {heading}", ""]
         for attachment in message.attachments:
+            if is_image_record(attachment):
+                size = f"{attachment['width']}×{attachment['height']}"
+                lines += [f"*Image: {attachment['name']} ({size}, "
+                          f"{format_size(attachment['size'])})*", ""]
+                continue
             lines += _folded(
                 f"Attached: {attachment['name']} ({format_size(attachment['size'])})",
                 _fenced(attachment["text"]),
