@@ -112,7 +112,7 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         assert again[0].id == user.id and again[-1].id != reply.id
         assert again[-1].status == "complete", again[-1].error  # the images went again
 
-        # The editor drops the pasted picture and adds another: a sibling with the new images.
+        # The editor drops the pasted picture and adds two: a sibling with the new images.
         widget = _widget(app, user.id)
         widget.start_editing()
         editor = widget.findChild(InlineEditor)
@@ -122,11 +122,14 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
                          Qt.MouseButton.LeftButton)
         editor.imagesRequested.emit([str(other)])  # as its image button's file dialog does
         qtbot.waitUntil(lambda: len(editor.attached.images.chips) == 2, timeout=20000)
+        editor.edit.insertFromMimeData(_image_mime(drawn_png(30, 30, hue=300)))  # pasted
+        qtbot.waitUntil(lambda: len(editor.attached.images.chips) == 3, timeout=20000)
         assert editor.save_button.isEnabled()  # the images changed, though the text did not
         _idle(qtbot, app, editor.save_button.click)
         edited = app.store.active_path(cid)[0]
         assert edited.id != user.id and edited.parent_id == user.parent_id
-        assert [a["name"] for a in edited.attachments] == ["chart.png", "other.png"]
+        assert [a["name"] for a in edited.attachments] == [
+            "chart.png", "other.png", "Pasted image.png"]
         assert [a["name"] for a in app.store.get_message(user.id).attachments] == [
             "Pasted image.png", "chart.png"]
         assert app.store.active_path(cid)[-1].status == "complete"
