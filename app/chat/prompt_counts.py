@@ -6,6 +6,7 @@ refusing one the model's context cannot hold. Answers come back through the cont
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
@@ -128,29 +129,46 @@ class PromptCounts:
         (for the editor of `for_message`, or the composer), or a notice saying why it was
         refused. A model that cannot see images still gets it kept, counted as 0 tokens: the
         chip says so and sending waits for a model that sees."""
+        images = self._store.images
+
+        def keep() -> StoredImage:
+            if isinstance(source, str):
+                return images.add_file(source)
+            return images.add_bytes(source, name)
+
+        self._count_image(conversation_id, keep, for_message)
+
+    def recount_images(self, conversation_id: int, kept: Sequence[StoredImage]) -> None:
+        """Count a draft's images again for the model loaded since they were attached; each
+        answers with `imageReady`, as when it was attached."""
+        for image in kept:
+            self._count_image(conversation_id, lambda image=image: image, None)
+
+    def _count_image(
+        self, conversation_id: int, image_of: Callable[[], StoredImage], for_message: int | None
+    ) -> None:
+        """On the worker: the image `image_of` keeps (or names), counted for the loaded model."""
         controller = self._controller
         if controller.model_state != "ready":
             controller.notice.emit("Images can be attached once the model has loaded.")
             return
-        images = self._store.images
         sees = model_sight(controller.model_info).sees
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
             params = {}
 
-        def keep(engine: EngineLike | None) -> ImageAttached:
-            if isinstance(source, str):
-                image = images.add_file(source)
-            else:
-                image = images.add_bytes(source, name)
+        def count(engine: EngineLike | None) -> ImageAttached:
+            image = image_of()
             tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
             too_many = engine is not None and _over_context(image.name, tokens, engine, params)
             if too_many:
                 raise ImageError(too_many)
             return ImageAttached(conversation_id, image, tokens, for_message)
 
-        self._worker.call(keep, on_done=controller.imageReady.emit, on_error=controller.notice.emit)
+        self._worker.call(
+            count, on_done=controller.imageReady.emit, on_error=controller.notice.emit
+        )
 
     def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
         """The tokens one image adds to a message, as the model's processor splits it."""
@@ -162,7 +180,6 @@ class PromptCounts:
     def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
         if payload is not None:
             self._controller.tokenCount.emit(payload)
-
 
 
 def _over_context(name: str, tokens: int, engine: EngineLike, params: dict[str, Any]) -> str:

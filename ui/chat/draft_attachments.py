@@ -70,7 +70,13 @@ class DraftAttachments(QWidget):
         self._show()
 
     def add_image(self, view: ImageView) -> None:
-        self._images.append(view)
+        """An image already attached (the same picture again, or counted again for another
+        model) takes its own place rather than showing twice."""
+        digests = [image.sha256 for image in self._images]
+        if view.sha256 in digests:
+            self._images[digests.index(view.sha256)] = view
+        else:
+            self._images.append(view)
         self._show()
 
     @Slot(int)
@@ -95,7 +101,11 @@ class DraftAttachments(QWidget):
         self.changed.emit()
 
 
+def stored_image(view: ImageView) -> StoredImage:
+    """The kept image a chip shows."""
+    return StoredImage(view.sha256, view.name, view.size, view.width, view.height, view.format)
+
+
 def image_record(view: ImageView) -> dict[str, Any]:
     """The record a message keeps for the image a chip shows."""
-    stored = StoredImage(view.sha256, view.name, view.size, view.width, view.height, view.format)
-    return stored.as_record(view.tokens)
+    return stored_image(view).as_record(view.tokens)

@@ -20,6 +20,7 @@ from PySide6.QtGui import QDragEnterEvent
 from app.chat.image_attach import ImageAttached, is_image_path, model_sight
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
+from ui.chat.draft_attachments import stored_image
 from ui.window.conversation_views import image_view
 from ui.window.window_host import ChatPane
 
@@ -119,6 +120,10 @@ class ComposerExtras(QObject):
         remote = cid is not None and window.controller.remote_model(cid)
         sight = model_sight(None if remote else window.controller.model_info)
         window.composer.set_model_sight(sight.blind, sight.refusal)
+        drafted = window.composer.attached.image_views()
+        if drafted and cid is not None and window.controller.model_state == "ready":
+            # Counted for the model loaded when they were attached: count them for this one.
+            window.controller.counts.recount_images(cid, [stored_image(v) for v in drafted])
         info = window.controller.model_info or {}
         controls = window.composer.think
         controls.set_support(bool(info.get("think_switch")), info.get("effort_levels") or [])

@@ -2,7 +2,8 @@
 file dropped on the window and one chosen with the paperclip, each a chip with its size and
 tokens; the full-size view; sending to a tiny real vision model (SmolVLM's layout), the sent
 message's thumbnails, Regenerate and an edit that swaps an image; an image gone from the data
-folder; and a text-only model, whose chips say it cannot see them and whose Send is refused."""
+folder; a text-only model, whose chips say it cannot see them and whose Send is refused; and the
+draft's images counted again once a vision model is loaded."""
 
 from __future__ import annotations
 
@@ -13,10 +14,11 @@ from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QFileDialog
 
+from app.generation.worker import InferenceWorker
 from app.sizes import format_size
 from tests.pictures import picture_bytes
 from tests.tiny_vision import build_vision_model
-from tests.ui.image_pictures import SeeingEngine, drawn_png
+from tests.ui.image_pictures import IMAGE_TOKENS, SeeingEngine, drawn_png
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     SHORT,
@@ -176,3 +178,38 @@ def _image_mime(png: bytes) -> QMimeData:
     mime = QMimeData()
     mime.setImageData(QImage.fromData(png))
     return mime
+
+
+def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path: Path) -> None:
+    engine = SeeingEngine(["I see a chart."])
+
+    def factory(path: Path, _progress: object) -> tuple[SeeingEngine, dict]:
+        # Folders named like a vision model see; the others are text only.
+        return engine, {"model_id": path.name, "model_type": "scripted", "path": str(path),
+                        "context_length": engine.context_length, "weights_bytes": 1_000_000,
+                        "vision": "VLM" in path.name, "text_only_reason": ""}
+
+    worker = InferenceWorker(engine_factory=factory)
+    with running_app(qtbot, tmp_path / "data", tmp_path / "SmolLM2", worker) as app:
+        composer = app.window.composer
+        composer.attachRequested.emit([str(_picture(tmp_path))])
+        qtbot.waitUntil(lambda: len(composer.attached.images.chips) == 1)
+        assert composer.attached.images.chips[0].note_label.text() == "SmolLM2 can't see images"
+        composer.edit.setPlainText("And now?")
+        assert not composer.button.isEnabled()
+
+        app.controller.load_model(tmp_path / "SmolVLM")
+        qtbot.waitUntil(lambda: app.controller.model_info["model_id"] == "SmolVLM")
+        qtbot.waitUntil(lambda: composer.attached.images.chips[0].image.tokens == IMAGE_TOKENS)
+        assert len(composer.attached.images.chips) == 1  # counted again, not attached twice
+        assert composer.attached.images.chips[0].note_label.text() == f"≈ {IMAGE_TOKENS} tokens"
+        assert composer.button.isEnabled() and not composer.notice.isVisible()
+        _idle(qtbot, app, composer.send)
+        parts = engine.prompts[-1][-1]["content"]
+        assert [p["type"] for p in parts] == ["image", "text"]
+
+
+def _picture(folder: Path) -> Path:
+    picture = folder / "chart.png"
+    picture.write_bytes(drawn_png(64, 48))
+    return picture
