@@ -39,20 +39,28 @@ class InlineEditor(QFrame):
     imagePasted = Signal(bytes)  # a pasted picture's PNG bytes
 
     def __init__(
-        self, text: str, images: Sequence[ImageView] = (), parent: QWidget | None = None
+        self,
+        text: str,
+        images: Sequence[ImageView] = (),
+        draft: str | None = None,
+        sight: tuple[str, str] = ("", ""),
+        parent: QWidget | None = None,
     ) -> None:
+        """`draft` is the text to start from when it is not `text` (an edit the window could
+        not save); `sight` is (blind, refusal) as `DraftAttachments.set_model_sight` takes."""
         super().__init__(parent)
         self.setObjectName("InlineEditor")
         self._original = text
         self._original_images = tuple(images)
         self.attached = DraftAttachments()
+        self.attached.set_model_sight(*sight)
         for image in images:
             self.attached.add_image(image)
         self.image_button = icon_button(
             "image", "Add images", "Add images to this version of the message", "AttachButton"
         )
         self.edit = ComposerEdit()
-        self.edit.setPlainText(text)
+        self.edit.setPlainText(text if draft is None else draft)
         self.edit.setObjectName("InlineEditorText")
         self.edit.setAccessibleName("Edit message")
         self.edit.setToolTip(
@@ -62,7 +70,6 @@ class InlineEditor(QFrame):
         self.save_button = QPushButton("Save && send")
         self.save_button.setObjectName("PrimaryButton")
         self.save_button.setAccessibleName("Save edit and send")
-        self.save_button.setToolTip("Save as a new version and generate a reply (Enter)")
         cancel = QPushButton("Cancel")
         cancel.setAccessibleName("Cancel editing")
         cancel.setToolTip("Discard the changes (Esc)")
@@ -96,6 +103,9 @@ class InlineEditor(QFrame):
     def add_image(self, image: ImageView) -> None:
         self.attached.add_image(image)
 
+    def set_model_sight(self, blind: str, refusal: str) -> None:
+        self.attached.set_model_sight(blind, refusal)
+
     @Slot()
     def choose_images(self) -> None:
         paths, _ = QFileDialog.getOpenFileNames(self, "Add images", "", _IMAGE_FILES)
@@ -126,7 +136,11 @@ class InlineEditor(QFrame):
         changed = (
             text != self._original.strip() or self.attached.image_views() != self._original_images
         )
-        self.save_button.setEnabled(bool(text) and changed)
+        refusal = self.attached.refusal
+        self.save_button.setEnabled(bool(text) and changed and not refusal)
+        self.save_button.setToolTip(
+            refusal or "Save as a new version and generate a reply (Enter)"
+        )
 
     @Slot()
     def _save(self) -> None:

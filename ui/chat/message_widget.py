@@ -80,6 +80,7 @@ class MessageWidget(QFrame):
         self.image_chips: ImageChips | None = None  # a user message's images, as thumbnails
         self._calls: QLabel | None = None  # the calls a reply made, under its text
         self._note = ""  # set by the window while the reply is being written
+        self._sight = ("", "")  # what its editor says of a model that cannot see images
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
         self.setAccessibleName(_ROLE_NAMES[role])
@@ -211,9 +212,7 @@ class MessageWidget(QFrame):
         if self._view.role != "user" or self._editor is not None:
             return
         shown = self._view.images if images is None else images
-        self._editor = InlineEditor(self._view.content, shown)
-        if draft is not None:
-            self._editor.edit.setPlainText(draft)
+        self._editor = InlineEditor(self._view.content, shown, draft, self._sight)
         message_id = self._view.id
         self._editor.imagesRequested.connect(lambda p: self.editImagesRequested.emit(message_id, p))
         self._editor.imagePasted.connect(lambda data: self.editImagePasted.emit(message_id, data))
@@ -224,6 +223,12 @@ class MessageWidget(QFrame):
         self._toolbar.hide()
         self._editor.edit.setFocus()
         self._editor.edit.moveCursor(self._editor.edit.textCursor().MoveOperation.End)
+
+    def set_model_sight(self, blind: str, refusal: str) -> None:
+        """Whether the loaded model sees images, for the editor's chips and Save button."""
+        self._sight = (blind, refusal)
+        if self._editor is not None:
+            self._editor.set_model_sight(blind, refusal)
 
     def add_edit_image(self, image: ImageView) -> None:
         """An image the window kept for this message's editor (gone if it closed meanwhile)."""

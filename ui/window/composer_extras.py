@@ -120,6 +120,7 @@ class ComposerExtras(QObject):
         remote = cid is not None and window.controller.remote_model(cid)
         sight = model_sight(None if remote else window.controller.model_info)
         window.composer.set_model_sight(sight.blind, sight.refusal)
+        window.chat_view.set_model_sight(sight.blind, sight.refusal)
         drafted = window.composer.attached.image_views()
         if drafted and cid is not None and window.controller.model_state == "ready":
             # Counted for the model loaded when they were attached: count them for this one.

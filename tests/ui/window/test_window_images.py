@@ -208,6 +208,23 @@ def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path:
         parts = engine.prompts[-1][-1]["content"]
         assert [p["type"] for p in parts] == ["image", "text"]
 
+        # Back on the text-only model, editing that message says so and will not save it
+        # with its image; without the image it saves.
+        app.controller.load_model(tmp_path / "SmolLM2")
+        qtbot.waitUntil(lambda: app.controller.model_info["model_id"] == "SmolLM2")
+        user = app.store.active_path(app.window.current_conversation_id)[0]
+        widget = _widget(app, user.id)
+        widget.start_editing()
+        editor = widget.findChild(InlineEditor)
+        assert editor.attached.images.chips[0].note_label.text() == "SmolLM2 can't see images"
+        editor.edit.setPlainText("Without the picture, then?")
+        assert not editor.save_button.isEnabled()
+        assert editor.save_button.toolTip().startswith("SmolLM2 can't see images: it is a text")
+        qtbot.mouseClick(editor.attached.images.chips[0].remove_button, Qt.MouseButton.LeftButton)
+        assert editor.save_button.isEnabled()
+        _idle(qtbot, app, editor.save_button.click)
+        assert app.store.active_path(app.window.current_conversation_id)[0].attachments == ()
+
 
 def _picture(folder: Path) -> Path:
     picture = folder / "chart.png"
