@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chat.image_attach import IMAGE_SUFFIXES
 from ui.chat.draft_attachments import DraftAttachments
 from ui.chat.image_files import png_data
 from ui.chat.reply_progress import STOPPING
@@ -76,11 +77,12 @@ def _context_notice(count: int, context_length: int, overflow: str | None) -> tu
 
 # The paperclip's file dialog: what `app.chat.prompt_counts` reads as text, and the images
 # `app.images.store` keeps.
+_IMAGE_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(IMAGE_SUFFIXES))
+IMAGE_FILES = f"Images ({_IMAGE_PATTERNS})"
 ATTACHABLE_FILES = (
     "Text, code, PDF and images (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js *.ts *.c"
     " *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml *.toml *.xml *.log"
-    " *.pdf *.png *.jpg *.jpeg *.webp *.gif *.bmp *.tif *.tiff *.heic);;"
-    "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp *.tif *.tiff *.heic);;All files (*)"
+    f" *.pdf {_IMAGE_PATTERNS});;{IMAGE_FILES};;All files (*)"
 )
 
 

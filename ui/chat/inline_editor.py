@@ -15,14 +15,12 @@ from PySide6.QtGui import QKeySequence, QResizeEvent, QShortcut
 from PySide6.QtWidgets import QFileDialog, QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from app.chat.image_attach import is_image_path
-from ui.chat.composer import ComposerEdit
+from ui.chat.composer import IMAGE_FILES, ComposerEdit
 from ui.chat.draft_attachments import DraftAttachments
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.icon_button import icon_button
 from ui.widgets.theme import em
 from ui.widgets.view_models import ImageView
-
-_IMAGE_FILES = "Images (*.png *.jpg *.jpeg *.webp *.gif *.bmp *.tif *.tiff *.heic)"
 
 # The editor grows with the text between these many lines, then scrolls.
 _EDITOR_LINES = (2, 14)
@@ -108,7 +106,7 @@ class InlineEditor(QFrame):
 
     @Slot()
     def choose_images(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(self, "Add images", "", _IMAGE_FILES)
+        paths, _ = QFileDialog.getOpenFileNames(self, "Add images", "", IMAGE_FILES)
         self._on_files(paths)
 
     @Slot(list)

@@ -220,18 +220,16 @@ class MessageWidget(QFrame):
         self._editor.cancelled.connect(self.stop_editing)
         self.layout().insertWidget(0, self._editor)
         self._bubble.hide()
-        self._toolbar.hide()
+        self._apply(self._view, render=False)  # the toolbar and the images go while editing
         self._editor.edit.setFocus()
         self._editor.edit.moveCursor(self._editor.edit.textCursor().MoveOperation.End)
 
-    def set_model_sight(self, blind: str, refusal: str) -> None:
-        """Whether the loaded model sees images, for the editor's chips and Save button."""
+    def set_model_sight(self, blind: str, refusal: str) -> None:  # for the editor's images
         self._sight = (blind, refusal)
         if self._editor is not None:
             self._editor.set_model_sight(blind, refusal)
 
-    def add_edit_image(self, image: ImageView) -> None:
-        """An image the window kept for this message's editor (gone if it closed meanwhile)."""
+    def add_edit_image(self, image: ImageView) -> None:  # gone if its editor closed meanwhile
         if self._editor is not None:
             self._editor.add_image(image)
 
@@ -262,6 +260,8 @@ class MessageWidget(QFrame):
         if view.sibling_count > 1 or self._toolbar.nav is not None:
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
         self._toolbar.show_for(view, editing=self._editor is not None)
+        if self.image_chips is not None:  # the editor shows them, removable, while it is open
+            set_shown(self.image_chips, self._editor is None)
         show_left_out(self, self._bubble, self.body, view.left_out)
         self._update_badge()
 

@@ -1,6 +1,6 @@
 """Screenshots of images in chats, light and dark, saved into tests/screenshots/ for a person to
-look at: image chips in the composer, a sent message with its thumbnails, the full-size view,
-and a text-only model refusing a draft with an image."""
+look at: image chips in the composer, a sent message with its thumbnails and in its editor, the
+full-size view, and a text-only model refusing a draft with an image."""
 
 from __future__ import annotations
 
@@ -65,6 +65,12 @@ def test_screenshots_of_images_in_a_chat(qtbot, tmp_path: Path) -> None:
             composer.send()
         qtbot.wait(100)
         _both_themes(window, "images-in-message")
+
+        user = app.store.active_path(window.current_conversation_id)[0]
+        widget = window.chat_view.message_widget(str(user.id))
+        widget.start_editing()
+        qtbot.wait(100)
+        _both_themes(window, "images-in-editor")
 
 
 def test_screenshots_of_a_text_only_model_refusing_an_image(qtbot, tmp_path: Path) -> None:

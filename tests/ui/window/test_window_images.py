@@ -120,6 +120,7 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         editor = widget.findChild(InlineEditor)
         assert [c.image.name for c in editor.attached.images.chips] == ["Pasted image.png",
                                                                          "chart.png"]
+        assert not widget.image_chips.isVisible()  # the editor shows them, removable
         qtbot.mouseClick(editor.attached.images.chips[0].remove_button,
                          Qt.MouseButton.LeftButton)
         editor.imagesRequested.emit([str(other)])  # as its image button's file dialog does
