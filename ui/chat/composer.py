@@ -75,7 +75,7 @@ def _context_notice(count: int, context_length: int, overflow: str | None) -> tu
     return "", ""
 
 
-# The paperclip's file dialog: what `app.chat.prompt_counts` reads as text, and the images
+# The paperclip's file dialog: what `app.generation.attachments` reads as text, and the images
 # `app.images.store` keeps.
 _IMAGE_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(IMAGE_SUFFIXES))
 IMAGE_FILES = f"Images ({_IMAGE_PATTERNS})"

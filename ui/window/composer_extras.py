@@ -50,7 +50,7 @@ class ComposerExtras(QObject):
         controller.imageReady.connect(self._on_image_ready)
         composer.think.changed.connect(self._on_think_changed)
         controller.attachmentReady.connect(self._on_attachment_ready)
-        window.model_status.ready.connect(self.refresh_think)
+        window.model_status.ready.connect(self.refresh_model_controls)
         window.setAcceptDrops(True)
 
     # -- files ------------------------------------------------------------------------------
@@ -111,7 +111,7 @@ class ComposerExtras(QObject):
     # -- what the loaded model takes: the Think switch, images ----------------------------
 
     @Slot()
-    def refresh_think(self) -> None:
+    def refresh_model_controls(self) -> None:
         """Show the controls the loaded model takes, with the open chat's choices, and whether
         it sees the draft's images."""
         window = self._window

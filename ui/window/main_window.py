@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         self._render()
         if changed:
             self.composer.clear_attachments()  # a draft's files belong to its chat
-            self.composer_extras.refresh_think()
+            self.composer_extras.refresh_model_controls()
             self.tools.conversation_shown()
             self.token_counter.restart()
             self.composer.edit.setFocus()
