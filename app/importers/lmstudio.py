@@ -4,7 +4,9 @@ currentlySelected}]}`.
 
 Each turn holds its versions (regenerations, edits): they become siblings under the selected
 version of the turn before, and only the selected one continues. A user version is
-`{role, content[{type: "text"|"file"}]}`; an assistant version is `{role, steps[]}` whose
+`{role, content[{type: "text"|"file"}]}` (a file's bytes, where the imported folder or zip holds
+LM Studio's `user-files/<identifier>` beside the conversations, come with it; else it is listed
+by name); an assistant version is `{role, steps[]}` whose
 `contentBlock` steps hold the text (`style.type == "thinking"`: reasoning), tool calls and the
 model (`genInfo.indexedModelIdentifier`).
 """
@@ -12,17 +14,20 @@ model (`genInfo.indexedModelIdentifier`).
 from __future__ import annotations
 
 import json
+import mimetypes
 from typing import Any
 
 from app.importers import forest
 from app.importers import values as v
+from app.importers.chatgpt import MAX_ASSET_BYTES
 from app.importers.entries import Convert
 from app.importers.errors import ImportRefusedError
-from app.importers.sources import Member
+from app.importers.sources import Member, Source
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 
 FORMAT = "lmstudio"
 _SYSTEM_KEY = "llm.prediction.systemPrompt"
+_FILES_DIR = "user-files"
 
 
 def matches(data: dict[str, Any]) -> bool:
@@ -33,13 +38,34 @@ def matches(data: dict[str, Any]) -> bool:
 
 
 def converter(member: Member) -> Convert:
+    files = _UserFiles(member.source)
+
     def convert(raw: Any, where: str) -> ImportedConversation:
-        return _convert(raw, where, member.name.removesuffix(".json"))
+        return _convert(raw, where, member.name.removesuffix(".json"), files)
 
     return convert
 
 
-def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
+class _UserFiles:
+    """The attached files the source holds, found by identifier under a `user-files/` folder
+    (LM Studio keeps them there, beside `conversations/`)."""
+
+    def __init__(self, source: Source) -> None:
+        self._source = source
+        self._by_id: dict[str, Member] | None = None
+
+    def find(self, identifier: str, name: str) -> ImportedAttachment:
+        if self._by_id is None:
+            self._by_id = {m.basename: m for m in self._source.members
+                           if f"/{m.name}".endswith(f"/{_FILES_DIR}/{m.basename}")}
+        member = self._by_id.get(identifier)
+        if member is None or member.size > MAX_ASSET_BYTES:
+            return ImportedAttachment(name)
+        return ImportedAttachment(name, data=member.read(MAX_ASSET_BYTES),
+                                  mime_type=mimetypes.guess_type(identifier)[0])
+
+
+def _convert(raw: Any, where: str, file_id: str, files: _UserFiles) -> ImportedConversation:
     data = v.obj(raw, where)
     if not matches(data):
         raise ImportRefusedError(f"{where} is not an LM Studio conversation.")
@@ -56,7 +82,7 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
         at = f"{where}.messages[{index}]"
         turn = v.obj(item, at)
         versions = [
-            _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]")
+            _version(v.obj(x, f"{at}.versions[{i}]"), f"{at}.versions[{i}]", files)
             for i, x in enumerate(v.arr(turn.get("versions"), f"{at}.versions"))
         ]
         kept = [m for m in versions if m is not None]
@@ -72,18 +98,19 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
     return forest.finish(conversation, leaf)
 
 
-def _version(version: dict[str, Any], at: str) -> ImportedMessage | None:
+def _version(version: dict[str, Any], at: str, files: _UserFiles) -> ImportedMessage | None:
     role = v.text(version.get("role"), f"{at}.role")
     if role == "user":
-        texts, files = [], []
+        texts, attached = [], []
         for index, item in enumerate(v.arr(version.get("content"), f"{at}.content")):
             part = v.obj(item, f"{at}.content[{index}]")
             if part.get("type") == "text":
                 texts.append(v.text(part.get("text"), f"{at}.content[{index}].text"))
             elif part.get("type") == "file":
-                name = v.text(part.get("name"), at) or v.text(part.get("identifier"), at)
-                files.append(ImportedAttachment(name or "file"))
-        return ImportedMessage("", None, "user", "".join(texts), attachments=tuple(files))
+                identifier = v.text(part.get("identifier") or part.get("fileIdentifier"), at)
+                name = v.text(part.get("name"), at) or identifier or "file"
+                attached.append(files.find(identifier, name))
+        return ImportedMessage("", None, "user", "".join(texts), attachments=tuple(attached))
     if role != "assistant":
         return None
     text, reasoning, trace, model = [], [], [], None

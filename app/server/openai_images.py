@@ -16,6 +16,10 @@ from app.images.data_urls import is_data_url, parse_data_url
 from app.images.store import ImageError, inspect
 from app.server.guard import ApiError
 
+# The largest request body taken: room for a 64 MiB image as base64 (86 MiB) and the rest of
+# the chat (aiohttp's own default, 1 MiB, would refuse most photos).
+MAX_REQUEST_BYTES = 128 * 1024 * 1024
+
 
 def has_images(content: object) -> bool:
     return isinstance(content, list) and any(

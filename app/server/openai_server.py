@@ -16,6 +16,7 @@ from aiohttp import web
 
 from app.server.config import ServerConfig
 from app.server.guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewares
+from app.server.openai_images import MAX_REQUEST_BYTES
 from app.server.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
 from app.server.openai_tools import ContentStream
 from app.server.served_requests import Event, QueueFullError, ServedGenerations, ServedRequest
@@ -75,7 +76,7 @@ class LocalServer:
 
 
 def build_app(generations: ServedGenerations, config: ServerConfig) -> web.Application:
-    app = web.Application(middlewares=middlewares(config))
+    app = web.Application(middlewares=middlewares(config), client_max_size=MAX_REQUEST_BYTES)
     app[_GENERATIONS] = generations
     app[CORS_ORIGINS] = frozenset(config.cors_origins)
     app.on_response_prepare.append(add_cors_headers)

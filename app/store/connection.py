@@ -45,6 +45,12 @@ _IMAGE_DIGESTS_SQL = (
     " json_each(m.attachments) AS a"
     " WHERE m.attachments <> '[]' AND json_extract(a.value, '$.kind') = 'image'"
 )
+# Whether any of the messages whose ids are the JSON list `?` names an image.
+NAMES_IMAGES_SQL = (
+    "SELECT EXISTS (SELECT 1 FROM messages AS m, json_each(m.attachments) AS a"
+    " WHERE m.id IN (SELECT value FROM json_each(?)) AND m.attachments <> '[]'"
+    " AND json_extract(a.value, '$.kind') = 'image')"
+)
 
 
 class StoreRows:

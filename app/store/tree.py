@@ -11,7 +11,13 @@ import time
 from typing import Any
 
 from app.store import export as store_export
-from app.store.connection import MESSAGE_COLUMNS, MESSAGE_FIELDS, StoreRows, message_from_row
+from app.store.connection import (
+    MESSAGE_COLUMNS,
+    MESSAGE_FIELDS,
+    NAMES_IMAGES_SQL,
+    StoreRows,
+    message_from_row,
+)
 from app.store.records import (
     InvalidInputError,
     Message,
@@ -108,6 +114,8 @@ class MessageTree(StoreRows):
         conversation_id = message.conversation_id
         with self._write() as db:
             doomed = [row[0] for row in db.execute(_SUBTREE_SQL, (message_id,))]
+            # Only then is the image store walked: deleting in a text-only chat costs nothing.
+            (had_images,) = db.execute(NAMES_IMAGES_SQL, (json.dumps(doomed),)).fetchone()
             (active_id,) = db.execute(
                 "SELECT active_leaf_id FROM conversations WHERE id = ?", (conversation_id,)
             ).fetchone()
@@ -124,7 +132,8 @@ class MessageTree(StoreRows):
                 if active_id is not None:
                     self.activate_leaf(db, conversation_id, active_id)
             self._touch(db, conversation_id)
-        self.collect_images()
+        if had_images:
+            self.collect_images()
         return None if active_id is None else self.get_message(active_id)
 
     def children(self, message_id: int) -> list[Message]:

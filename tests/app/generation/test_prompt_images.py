@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from PySide6.QtCore import QObject, Signal
@@ -13,6 +14,7 @@ from PySide6.QtCore import QObject, Signal
 from app.generation.attachments import with_attachments
 from app.generation.prompt_messages import missing_image, prompt_messages
 from app.generation.reply_generation import ReplyGeneration
+from app.generation.variant_generation import VariantGeneration
 from app.generation.worker import GenerationRequest
 from app.store.conversations import Store
 from tests.pictures import picture_bytes
@@ -106,3 +108,32 @@ def test_continuing_a_branch_whose_image_is_gone_fails_with_its_name(qtbot, stor
     # The other branch, without the image, still answers.
     generation.start(cid, store.active_path(cid)[0].id, "tiny", backend)
     assert len(backend.requests) == 1
+
+
+class _Worker:
+    """What Regenerate ×N asks of the worker: its relay, and calls (recorded, never run)."""
+
+    def __init__(self) -> None:
+        self.relay = SimpleNamespace(wrap=lambda callback: callback)
+        self.calls: list[object] = []
+
+    def call(self, fn: object, **_: object) -> None:
+        self.calls.append(fn)
+
+
+def test_versions_side_by_side_on_a_branch_whose_image_is_gone_fail_naming_it(
+    qtbot, store: Store
+) -> None:
+    cid, paths = _two_images(store)
+    user_id = store.active_path(cid)[-1].id
+    reply = store.append_message(cid, user_id, "assistant", "A dog and a cat.")
+    Path(paths[1]).unlink()
+    worker = _Worker()
+    variants = VariantGeneration(store, worker)  # type: ignore[arg-type]
+    with qtbot.waitSignal(variants.notice) as told:
+        variants.start(cid, user_id, "tiny", 2)
+    assert worker.calls == [] and not variants.is_busy()
+    assert "cat.png is missing" in told.args[0]
+    versions, _ = store.siblings(reply.id)
+    assert [v.status for v in versions] == ["complete", "error", "error"]
+    assert all("cat.png is missing" in (v.error or "") for v in versions[1:])

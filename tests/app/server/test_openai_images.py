@@ -92,6 +92,12 @@ def test_what_cannot_be_an_image_is_a_400_saying_why(served: Served, url: str, s
     assert said in str(refused.value) and "messages[0].content[1]" in str(refused.value)
 
 
+def test_a_photo_sized_body_reaches_the_checks(served: Served) -> None:
+    """Several MiB get through to the image checks (aiohttp alone takes 1 MiB)."""
+    with pytest.raises(openai.BadRequestError, match="is not an image this app can read"):
+        run(_reply(served, _ask(_url(bytes(range(256)) * 12_000))))
+
+
 def test_an_image_part_without_a_url_is_a_400(served: Served) -> None:
     messages = [{"role": "user", "content": [{"type": "image_url", "image_url": {}}]}]
     with pytest.raises(openai.BadRequestError, match="must hold a 'url'"):

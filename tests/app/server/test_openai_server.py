@@ -5,6 +5,7 @@ tokens, stop strings, typed errors) and what keeps the person safe (key, Host, C
 from __future__ import annotations
 
 import asyncio
+import base64
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +19,7 @@ from app.generation.worker import GenerationRequest
 from app.server.config import ServerConfig, ServerConfigError
 from tests.server_harness import Generated, Served, serving, start_worker
 from tests.tiny_models import NO_EOS
+from tests.tiny_vision import png_bytes
 
 MODEL = "llama"
 HELLO = [{"role": "user", "content": "Tell me a story about a cat."}]
@@ -148,6 +150,23 @@ def test_a_completion_takes_a_prompt_of_token_ids(served: Served) -> None:
             chunks = [chunk async for chunk in stream]
             assert chunks[-1].choices[0].finish_reason == "length"
             assert "".join(c.choices[0].text for c in chunks) != ""
+
+    run(scenario())
+
+
+def test_an_image_for_a_text_only_model_is_a_400_naming_it(served: Served) -> None:
+    picture = png_bytes(40, 30, 1)
+    url = "data:image/png;base64," + base64.b64encode(picture).decode()
+
+    async def scenario() -> None:
+        async with serving(served) as (_server, client):
+            with pytest.raises(openai.BadRequestError) as refused:
+                await client.chat.completions.create(model=MODEL, max_tokens=2, messages=[
+                    {"role": "user", "content": [
+                        {"type": "text", "text": "What is this?"},
+                        {"type": "image_url", "image_url": {"url": url}}]}])
+            assert refused.value.body["message"] == (
+                f"{MODEL} cannot see images: it is a text-only model.")
 
     run(scenario())
 

@@ -7,17 +7,24 @@ from __future__ import annotations
 import base64
 import copy
 import json
+import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from app.generation.prompt_messages import missing_image
-from app.importers import run
+from app.importers import run, writer
 from app.importers.cli import main
 from app.store.conversations import InvalidInputError, Store
 from tests.app.importers.helpers import write_json, write_jsonl
-from tests.app.importers.samples import jan_thread, openwebui_export
+from tests.app.importers.samples import (
+    chatgpt_conversation,
+    jan_thread,
+    lmstudio_conversation,
+    openwebui_export,
+)
 from tests.pictures import picture_bytes
 
 
@@ -138,3 +145,56 @@ def test_jan_data_url_images_become_images_and_links_stay_missing(
     inline, linked = u1.attachments
     assert inline["kind"] == "image" and store.images.exists(inline["sha256"])
     assert linked.get("kind") is None and linked["missing"] is True
+
+
+def test_lm_studio_images_in_user_files_become_images(tmp_path: Path, store: Store) -> None:
+    data = lmstudio_conversation()
+    picture = picture_bytes((16, 16), colour=7)
+    data["messages"][0]["versions"][0]["content"] += [
+        {"type": "file", "identifier": "1754557798069 - 1.png", "name": "shot.png"},
+        {"type": "file", "identifier": "not-there.png", "name": "gone.png"},
+    ]
+    root = tmp_path / ".lmstudio"
+    write_json(root / "conversations" / "1754557798069.conversation.json", data)
+    (root / "user-files").mkdir()
+    (root / "user-files" / "1754557798069 - 1.png").write_bytes(picture)
+    report = run.import_paths([root], store)
+    cid = next(o.conversation_id for o in report.inputs[0].outcomes if o.conversation_id)
+    (first,) = [m for m in store.all_messages(cid) if m.content == "Hi there"]
+    shot, gone = first.attachments
+    assert (shot["kind"], shot["name"]) == ("image", "shot.png")
+    assert store.images.path(shot["sha256"]).read_bytes() == picture
+    assert gone["name"] == "gone.png" and gone["missing"] is True
+
+
+def test_chatgpt_image_assets_become_images(tmp_path: Path, store: Store) -> None:
+    data = chatgpt_conversation()
+    data["mapping"]["u2"]["message"]["content"] = {
+        "content_type": "multimodal_text",
+        "parts": [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-X1"},
+                  "See"]}
+    folder = tmp_path / "export"
+    write_json(folder / "conversations.json", [data])
+    picture = picture_bytes((24, 12), kind="JPEG")
+    (folder / "file-X1-cat.jpg").write_bytes(picture)
+    report = run.import_paths([folder], store)
+    cid = report.inputs[0].outcomes[0].conversation_id
+    assert cid is not None
+    (u2,) = [m for m in store.all_messages(cid) if m.content == "See"]
+    (image,) = u2.attachments
+    assert (image["kind"], image["format"], image["width"]) == ("image", "JPEG", 24)
+    assert store.images.path(image["sha256"]).read_bytes() == picture
+
+
+def test_undoing_an_import_removes_the_images_it_brought(tmp_path: Path, store: Store) -> None:
+    export = openwebui_export()
+    files = export[1]["chat"]["history"]["messages"]["u1"]["files"]
+    files[0]["url"] = _data_url(picture_bytes((20, 10), colour=8))
+    report = run.import_paths([write_json(tmp_path / "owui.json", export)], store)
+    digests = store.referenced_images()
+    assert len(digests) == 1 and report.batch_id is not None
+    (kept,) = digests
+    old = time.time() - 86400
+    os.utime(store.images.path(kept), (old, old))
+    writer.undo_batch(store, report.batch_id)
+    assert store.referenced_images() == set() and not store.images.exists(kept)

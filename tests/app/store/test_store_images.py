@@ -110,9 +110,12 @@ def test_deleting_the_last_message_naming_an_image_removes_its_file(store: Store
 
 def test_a_just_attached_image_survives_a_collection(store: Store) -> None:
     chat = store.create_conversation("Pets")
-    message = store.append_message(chat.id, None, "user", "hi")
+    sent = _image(store, 1, "dog.png")
+    message = store.append_message(chat.id, None, "user", "hi", attachments=[sent.as_record(1)])
+    _age(store, sent)
     pending = _image(store)  # in the composer, not sent yet
     store.delete_message(message.id)
+    assert not store.images.exists(sent.sha256)
     assert store.images.exists(pending.sha256)
 
 
