@@ -107,10 +107,13 @@ class ComposerEdit(QPlainTextEdit):
         )
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        # Pasting or dropping a file attaches it, rather than typing its path; a picture on the
-        # clipboard (a screenshot) is attached, whatever text a browser put beside it.
+        # Pasting or dropping a file attaches it, rather than typing its path. A picture on the
+        # clipboard (a screenshot, a browser's "Copy image", which adds only HTML) is attached;
+        # with plain text beside it (cells copied from a spreadsheet come with a picture of
+        # them) the text is what was meant.
         files = local_files(source)
-        image = QImage(source.imageData()) if source.hasImage() and not files else QImage()
+        picture = source.hasImage() and not files and not source.hasText()
+        image = QImage(source.imageData()) if picture else QImage()
         if files:
             self.filesPasted.emit(files)
         elif not image.isNull():
