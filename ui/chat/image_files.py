@@ -20,6 +20,9 @@ from PySide6.QtGui import QImage, QImageReader
 
 # Thumbnails kept (a few KB each at chip size): more than a long chat shows at once.
 _KEPT_THUMBNAILS = 256
+# Decoders that cannot scale while they read (PNG) hold the whole picture first: room for the
+# largest the image store accepts (64 megapixels at 4 bytes), past Qt's default of 256 MB.
+_DECODE_LIMIT_MB = 320
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,7 @@ def read_image(path: str, longest_edge: int | None = None) -> ReadImage:
     larger than that many pixels on its longest side."""
     reader = QImageReader(path)
     reader.setAutoTransform(True)
+    reader.setAllocationLimit(_DECODE_LIMIT_MB)
     size = reader.size()
     if longest_edge and size.isValid() and max(size.width(), size.height()) > longest_edge:
         box = QSize(longest_edge, longest_edge)
