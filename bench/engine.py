@@ -19,6 +19,8 @@ of ratios; the sections (bench/sections/):
 * cpu: today's form (weights as stored, MLX's bundled BLAS) against float32 weights on OpenBLAS,
   each side in its own child process (the BLAS is chosen before MLX loads): prompt and decode
   tokens/s, time to first token after an attachment, peak memory.
+* vision: a follow-up in a chat with an image against mlx-vlm from scratch, encoder calls per
+  later turn, memory per image (a random Qwen2.5-VL, or --vision-model).
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.default_model import default_model
-from bench.sections import caching, cpu, draft, lookup, passes, prefill, tools
+from bench.sections import caching, cpu, draft, lookup, passes, prefill, tools, vision
 from bench.table import table
 from inference import LoadedModel, load_model
 
@@ -45,6 +47,7 @@ SECTIONS: dict[str, Section] = {
     "passes": passes.rows,
     "tools": tools.rows,
     "cpu": cpu.rows,
+    "vision": vision.rows,
 }
 
 
@@ -80,6 +83,8 @@ def parser() -> argparse.ArgumentParser:
     parse.add_argument("--attachment-tokens", type=int, default=2000,
                        help="cpu: the attachment read before the first token")
     parse.add_argument("--cpu-decode-tokens", type=int, default=48, help="cpu: reply length")
+    parse.add_argument("--vision-model", type=Path,
+                       help="vision: an MLX vision model folder (default: a random Qwen2.5-VL)")
     parse.add_argument("--cpu-every-form", action="store_true",
                        help="cpu: also float32 on the bundled BLAS and stored weights on OpenBLAS")
     return parse

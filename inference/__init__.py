@@ -8,7 +8,8 @@ results hold plain Python values only)::
     model = load_model(path)          # an MLX model folder -> LoadedModel
     engine = Engine(model, cache_budget_bytes=None, prefill_chunk_tokens=512)
     result = engine.generate(
-        messages,                     # [{"role": "system"|"user"|"assistant", "content": str}, ...]
+        messages,                     # [{"role": "system"|"user"|"assistant", "content": str
+                                      #   or [parts: text and images, see below]}, ...]
         SamplingParams(temperature=0.0, top_p=1.0, top_k=0, min_p=0.0,
                        repetition_penalty=1.0, max_tokens=512, seed=None, stop=(),
                        logit_bias={}),  # {token id (int or decimal str): added to its logit}
@@ -20,6 +21,19 @@ results hold plain Python values only)::
         overflow="truncate_middle",   # or "rolling", "stop": see inference.prompt.context_fit
         context_limit=None,           # the chat's own context length (>= 256), else the model's
     )
+
+Images: a message's `content` may be a list of parts instead of text, in order:
+`{"type": "text", "text": str}` and `{"type": "image", "image": path | bytes, "detail": int}`
+(`image`: a file path (str or Path) or the file's bytes, PNG, JPEG, WebP, GIF (first frame),
+BMP or TIFF; `detail`, optional: the longest edge in pixels the model is given, else what its
+processor takes). Every image reaches the model where it was sent. A model reads them when
+`LoadedModel.vision` is set (a vision model folder, `vision_config` in config.json, of a family
+in `inference.vision.families`); otherwise an image is a `PromptError` naming the model and
+`LoadedModel.text_only_reason` says why. A missing, damaged or truncated file, or one over 64
+megapixels (a decompression bomb), is a PromptError naming it. The branch cache keys each image
+by a digest of what the model sees, so replies stay exactly mlx-vlm's from-scratch ones while a
+follow-up, a regenerate or a branch switch computes only new tokens, and each image's encoder
+output is kept (within the cache budget) so it is encoded once (see inference.vision).
 
 `load_model(path, cpu_float32="auto") -> LoadedModel` with `.model`, `.tokenizer`, `.config`,
 `.path`, `.model_id` (the folder name), `.model_type`, `.context_length` (int or None),

@@ -62,3 +62,18 @@ def test_the_tools_section_computes_only_the_tool_turn_after_a_result(
     assert turn < int(computed[1]) <= turn + 12 < prompt // 4
     assert float(ttft[1]) > 0 and float(ttft[2]) > 0
     assert float(cold[1]) > 0
+
+
+def test_the_vision_section_reuses_the_image_and_matches_mlx_vlm(
+    llama_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.sections import vision
+
+    monkeypatch.setattr(vision, "WORKDIR", tmp_path)
+    engine.main(["--model", str(llama_path), "--only", "vision", "--runs", "1"])
+    rows = _table_rows(capsys.readouterr().out, "vision")
+    follow_up, calls = rows[0], rows[1]
+    assert follow_up[3].endswith("x") and "DIFFER" not in follow_up[3]
+    assert float(follow_up[3].rstrip("x")) < 1.0  # the cached follow-up beats from scratch
+    assert calls[1] == "0 0 0"

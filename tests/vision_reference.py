@@ -50,7 +50,10 @@ def template_messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def mlx_vlm_reference(
-    loaded: LoadedModel, messages: Sequence[dict[str, Any]], max_tokens: int
+    loaded: LoadedModel,
+    messages: Sequence[dict[str, Any]],
+    max_tokens: int,
+    tools: list[dict[str, Any]] | None = None,
 ) -> Reference:
     """Greedy tokens from mlx-vlm's `generate_step` for `messages` (images as PNG bytes), with
     the top-2 margin each was chosen by (tests.engine_reference.check_tokens reads them)."""
@@ -60,7 +63,7 @@ def mlx_vlm_reference(
     assert loaded.vision is not None
     processor = loaded.vision.processing._processor
     text = loaded.tokenizer.apply_chat_template(
-        template_messages(messages), add_generation_prompt=True, tokenize=False
+        template_messages(messages), add_generation_prompt=True, tokenize=False, tools=tools
     )
     pictures = _pictures(messages)
     inputs = prepare_inputs(processor, images=pictures or None, prompts=text)
@@ -88,13 +91,17 @@ def mlx_vlm_reference(
     return Reference(tuple(tokens), tuple(margins))
 
 
-def mlx_vlm_prompt_length(loaded: LoadedModel, messages: Sequence[dict[str, Any]]) -> int:
+def mlx_vlm_prompt_length(
+    loaded: LoadedModel,
+    messages: Sequence[dict[str, Any]],
+    tools: list[dict[str, Any]] | None = None,
+) -> int:
     """How many tokens mlx-vlm's processor makes of the prompt, images expanded."""
     from mlx_vlm.utils import prepare_inputs
 
     assert loaded.vision is not None
     text = loaded.tokenizer.apply_chat_template(
-        template_messages(messages), add_generation_prompt=True, tokenize=False
+        template_messages(messages), add_generation_prompt=True, tokenize=False, tools=tools
     )
     pictures = _pictures(messages)
     inputs = prepare_inputs(

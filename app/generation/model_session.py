@@ -119,6 +119,7 @@ class ModelSession(QObject):
             context_length=info.get("context_length"),
             weights_form=info.get("weights_form"),
             blas=info.get("blas"),
+            vision=bool(info.get("vision")),
         )
 
     @Slot(str)

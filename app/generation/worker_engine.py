@@ -77,10 +77,10 @@ def default_engine_factory(
         "blas_in_use": in_use(),
         "reasons": ReasoningFormat.of(model.tokenizer) is not None,
         **template_switches(model.tokenizer.chat_template).as_info(),
-        # Whether it reads images, and if it is a vision model loaded as text only, why.
-        "vision": model.vision is not None,
-        "text_only_reason": model.text_only_reason,
         # The format its replies write tool calls in; None: its template takes no tools.
         "tool_format": tool_format_for(model.tokenizer.chat_template),
+        # Whether it reads images, and if a vision model reads none here, why.
+        "vision": model.vision is not None,
+        "text_only_reason": model.text_only_reason,
     }
     return engine, info

@@ -16,7 +16,7 @@ import numpy as np
 if TYPE_CHECKING:
     from inference.engine.request import Request
     from inference.loading.load import LoadedModel
-    from inference.vision.features import FeatureCache
+    from inference.vision.features import FeatureCache, ImageRows
 
 
 class ImageInputs:
@@ -27,7 +27,7 @@ class ImageInputs:
         self._features = features
         # The request's own rows, so an image spread over several chunks is looked up (or, past
         # a tiny budget, encoded) once per request.
-        self._rows: dict[str, mx.array] = {}
+        self._rows: dict[str, ImageRows] = {}
 
     def begin(self, request: Request) -> None:
         """Set the positions `request` runs at on the model (plain ones without images), so
@@ -47,29 +47,39 @@ class ImageInputs:
         )
         view.use_positions(positions, int(deltas.reshape(-1)[0].item()))
 
-    def embeddings(self, request: Request, start: int, stop: int) -> mx.array | None:
-        """The input embeddings of prompt positions [start, stop), or None when no image lies
-        there (the model then embeds the ids itself, to the same values)."""
+    def chunk(self, request: Request, start: int, stop: int) -> dict[str, mx.array]:
+        """What the model takes besides the ids for prompt positions [start, stop): nothing
+        when no image lies there (the model embeds the ids itself, to the same values), else
+        `input_embeddings` with each image's rows in place and, for deepstack families, the
+        image positions and their per-layer features."""
         prompt, vision = request.vision, self._loaded.vision
         if prompt is None or vision is None or self._features is None:
-            return None
+            return {}
         spans = [s for s in prompt.spans if s.start < stop and s.end > start]
         if not spans:
-            return None
+            return {}
         ids = prompt.ids
-        embedded = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None])
-        chunk = embedded.inputs_embeds
+        chunk = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None]).inputs_embeds
+        visual = np.zeros(stop - start, dtype=bool)
+        deepstack: list[mx.array] = []
         for span in spans:
             digest = span.image.digest
             if digest not in self._rows:
                 self._rows[digest] = self._features.rows(span.image)
             rows = self._rows[digest]
-            tokens = np.array(span.image.token_ids)
-            where = np.flatnonzero(tokens == vision.image_token_id) + span.start
+            where = np.array(span.positions)
             inside = (where >= start) & (where < stop)
-            first = int(np.argmax(inside)) if inside.any() else 0
-            count = int(inside.sum())
-            if count:
-                local = mx.array(where[inside] - start)
-                chunk[0, local] = rows[first : first + count].astype(chunk.dtype)
-        return chunk
+            if not inside.any():
+                continue
+            first, count = int(np.argmax(inside)), int(inside.sum())
+            local = where[inside] - start
+            chunk[0, mx.array(local)] = rows.embeds[first : first + count].astype(chunk.dtype)
+            visual[local] = True
+            if rows.deepstack is not None:
+                deepstack.append(rows.deepstack[:, first : first + count])
+        extra: dict[str, mx.array] = {"input_embeddings": chunk}
+        if deepstack:
+            extra["visual_pos_masks"] = mx.array(visual)[None]
+            # Spans come in prompt order, so their rows concatenate in position order.
+            extra["deepstack_visual_embeds"] = mx.concatenate(deepstack, axis=1)
+        return extra

@@ -102,11 +102,10 @@ class RequestBuilder:
             clean, params, overflow, template_kwargs, continue_reply, context, whose
         )
         prompt = render_prompt(self._loaded.tokenizer, kept, template_kwargs, continue_reply)
-        vision = self._with_images(prompt.ids, kept)
-        if vision is not None:
-            # Character spans no longer match the ids once images are spliced in.
-            prompt = RenderedPrompt(vision.ids)
-        ids = prompt.ids
+        # `prompt` stays as rendered (its text and spans place the message boundaries, which
+        # the images' runs then shift); `ids` is what the model reads.
+        vision = self._with_images(prompt, kept)
+        ids = vision.ids if vision is not None else prompt.ids
         max_tokens, capped = reply_limit(context, len(ids), params.max_tokens)
         return Request(
             ids=ids,
@@ -149,24 +148,31 @@ class RequestBuilder:
         continue_reply: bool = False,
     ) -> list[int]:
         """The prompt's ids, each image's tokens included."""
-        ids = render_ids(
+        if self._loaded.vision is not None and image_sources(messages):
+            prompt = render_prompt(self._loaded.tokenizer, messages, template_kwargs,
+                                   continue_reply)
+            vision = self._with_images(prompt, messages)
+            assert vision is not None
+            return vision.ids
+        return render_ids(
             self._loaded.tokenizer,
             messages,
             not continue_reply,
             continue_final=continue_reply,
             **(template_kwargs or {}),
         )
-        vision = self._with_images(ids, messages)
-        return vision.ids if vision is not None else ids
 
-    def _with_images(self, ids: list[int], messages: list[dict[str, Any]]) -> VisionPrompt | None:
-        """The rendered `ids` with the images of `messages` spliced in (None: no images)."""
+    def _with_images(
+        self, prompt: RenderedPrompt, messages: list[dict[str, Any]]
+    ) -> VisionPrompt | None:
+        """The rendered prompt with the images of `messages` in (None: no images)."""
         sources = image_sources(messages)
         vision = self._loaded.vision
         if not sources or vision is None:
             return None
         images = [vision.processing.prepare(source, source.detail) for source in sources]
-        return expand(ids, vision.placeholder_id, images)
+        return expand(prompt, self._loaded.tokenizer, vision.family.placeholder,
+                      vision.image_token_id, images)
 
     def _with_tools(
         self,

@@ -130,14 +130,20 @@ class RequestRunner:
         # A raw prompt has no message boundaries: its one checkpoint is its end, stored when
         # the stack goes back to the branch cache.
         if not self.cache.rewinds_anywhere and end > start and request.prompt is not None:
+            vision = request.vision
             boundaries = message_boundaries(
                 self.loaded.tokenizer,
                 request.messages,
                 request.prompt,
-                start,
+                start if vision is None else 0,  # in the rendered ids, before images go in
                 self._builder.generation_suffix(request.template_kwargs),
                 request.template_kwargs,
             )
+            if vision is not None:
+                # Each image's start too: the same text with another picture resumes there.
+                moved = (vision.expanded(b, request.prompt) for b in boundaries)
+                boundaries = [b for b in moved if b is not None]
+                boundaries += [span.start for span in vision.spans]
             checkpoints = {b for b in boundaries if start < b <= end}
         request.on_progress(0, request.prefill_tokens)
         position = start
@@ -148,11 +154,10 @@ class RequestRunner:
             stop = min([position + size, end, *(b for b in checkpoints if b > position)])
             chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
-                embeddings = self.images.embeddings(request, position, stop)
                 self.loaded.model(
                     mx.array(ids[position:stop])[None],
                     cache=stack.caches,
-                    **({} if embeddings is None else {"input_embeddings": embeddings}),
+                    **self.images.chunk(request, position, stop),
                 )
                 stack.evaluate()
             self.pacer.record(stop - position, time.perf_counter() - chunk_started)

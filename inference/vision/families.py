@@ -40,6 +40,13 @@ class Family:
 FAMILIES = (
     Family("SmolVLM / Idefics3", ("smolvlm", "idefics3"), "<image>"),
     Family("Qwen2-VL / Qwen2.5-VL", ("qwen2_vl", "qwen2_5_vl"), "<|image_pad|>", mrope=True),
+    # Deepstack (features added into the first decoder layers) travels with each image's rows.
+    Family("Qwen3-VL", ("qwen3_vl", "qwen3_vl_moe"), "<|image_pad|>", mrope=True),
+    # Image features scaled to the embeddings' size, written with newlines around them that
+    # merge with the text beside them; sliding-window layers checkpointed like Qwen3.5's.
+    Family("Gemma 3", ("gemma3",), "<start_of_image>"),
+    # Qwen3.5's Gated DeltaNet layers cannot rewind: the branch cache checkpoints them.
+    Family("Qwen3.5", ("qwen3_5", "qwen3_5_moe"), "<|image_pad|>", mrope=True),
 )
 
 

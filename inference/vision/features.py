@@ -8,6 +8,7 @@ cache budget. Worker thread only: it holds MLX arrays.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import mlx.core as mx
@@ -17,13 +18,27 @@ if TYPE_CHECKING:
     from inference.vision.processing import PreparedImage
 
 
+@dataclass(frozen=True, eq=False)
+class ImageRows:
+    """One image's embeddings at its image-token positions, in order, (n, hidden); and for
+    deepstack families (Qwen3-VL) the features added into the first decoder layers at those
+    positions, (layers, n, hidden)."""
+
+    embeds: mx.array
+    deepstack: mx.array | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return self.embeds.nbytes + (self.deepstack.nbytes if self.deepstack is not None else 0)
+
+
 class FeatureCache:
     """Image-token embeddings by image digest: exact copies of what the model's merge places."""
 
     def __init__(self, model: Any, image_token_id: int, budget_bytes: int) -> None:
         self._model = model
         self._image_token = image_token_id
-        self._entries: OrderedDict[str, mx.array] = OrderedDict()
+        self._entries: OrderedDict[str, ImageRows] = OrderedDict()
         self._budget = budget_bytes
         # Encoder runs, for the figures and the tests that count them.
         self.encoded = 0
@@ -44,8 +59,8 @@ class FeatureCache:
     def clear(self) -> None:
         self._entries.clear()
 
-    def rows(self, image: PreparedImage) -> mx.array:
-        """The image's embeddings at its image-token positions, in order, (n, hidden)."""
+    def rows(self, image: PreparedImage) -> ImageRows:
+        """The image's rows, encoded on first use."""
         rows = self._entries.get(image.digest)
         if rows is None:
             rows = self._encode(image)
@@ -57,13 +72,18 @@ class FeatureCache:
             self._entries.move_to_end(image.digest)
         return rows
 
-    def _encode(self, image: PreparedImage) -> mx.array:
+    def _encode(self, image: PreparedImage) -> ImageRows:
         ids = mx.array(image.token_ids)[None]
         inputs = {name: mx.array(value) for name, value in image.inputs.items()}
-        embedded = self._model.get_input_embeddings(ids, **inputs).inputs_embeds[0]
+        # An all-ones attention mask: nothing is padding (Gemma's merge requires one).
+        embedded = self._model.get_input_embeddings(ids, mask=mx.ones_like(ids), **inputs)
         positions = np.flatnonzero(np.array(image.token_ids) == self._image_token)
-        rows = embedded[mx.array(positions)]
-        mx.eval(rows)
+        deepstack = embedded.deepstack_visual_embeds
+        rows = ImageRows(
+            embedded.inputs_embeds[0][mx.array(positions)],
+            mx.stack(list(deepstack)) if deepstack is not None else None,
+        )
+        mx.eval(rows.embeds, *([] if rows.deepstack is None else [rows.deepstack]))
         self.encoded += 1
         return rows
 

@@ -33,6 +33,28 @@ class LanguageView(nn.Module):
     def layers(self) -> list[nn.Module]:
         return self.vlm.language_model.layers
 
+    def make_cache(self) -> list[Any]:
+        """The language model's caches, with mlx-lm's own classes where mlx-vlm has copies of
+        them: the branch cache cuts mlx-lm's `KVCache` into per-token segments, and
+        checkpoints a `RotatingKVCache` by its `state` (mlx-vlm's keeps its offsets apart, in
+        `meta_state`). Recurrent state stays mlx-vlm's: its layers call methods only that copy
+        has, and its `state` is the whole of it."""
+        from mlx_lm.models.cache import KVCache, RotatingKVCache
+
+        own = getattr(self.vlm.language_model, "make_cache", None)
+        if own is None:
+            return [KVCache() for _ in self.layers]
+        made = []
+        for cache in own():
+            kind = type(cache).__name__
+            if kind == "KVCache":
+                made.append(KVCache())
+            elif kind == "RotatingKVCache":
+                made.append(RotatingKVCache(max_size=cache.max_size, keep=cache.keep))
+            else:
+                made.append(cache)
+        return made
+
     def use_positions(self, positions: mx.array | None, delta: int) -> None:
         """The positions of the request about to run (None and 0: plain positions)."""
         self._positions, self._delta = positions, delta
@@ -42,8 +64,9 @@ class LanguageView(nn.Module):
         inputs: mx.array,
         cache: list[Any] | None = None,
         input_embeddings: mx.array | None = None,
+        **extra: Any,
     ) -> mx.array:
-        extra: dict[str, Any] = {}
+        """Logits; `extra` is what a chunk with images adds (inference.engine.image_inputs)."""
         if self._family.mrope:
             extra["position_ids"] = self._position_ids(inputs.shape[1], cache)
         out = self.vlm.language_model(
@@ -52,7 +75,8 @@ class LanguageView(nn.Module):
         return out.logits
 
     def _position_ids(self, length: int, cache: list[Any] | None) -> mx.array:
-        offset = cache[0].offset if cache else 0
+        # Recurrent layers keep no count of tokens; the first attention layer does.
+        offset = next((c.offset for c in cache or () if hasattr(c, "offset")), 0)
         if isinstance(offset, int) and self._positions is not None and (
             offset + length <= self._positions.shape[-1]
         ):

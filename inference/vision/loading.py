@@ -28,7 +28,6 @@ class VisionSupport:
     model: Any  # the mlx-vlm model (vision tower, projector and language model)
     processing: ImageProcessing
     image_token_id: int
-    placeholder_id: int
 
 
 def is_vision_config(config: dict[str, Any]) -> bool:
@@ -59,6 +58,7 @@ def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
     assert family is not None, "text_only_reason is asked first"
     model = load_model(folder)
     processor = load_processor(folder, add_detokenizer=False, local_files_only=True)
+    # The placeholder must be one token of its own, or text around it could merge with it.
     placeholder_id = tokenizer.convert_tokens_to_ids(family.placeholder)
     if not isinstance(placeholder_id, int) or placeholder_id < 0:
         raise ValueError(f"the tokenizer has no {family.placeholder} token")
@@ -67,6 +67,5 @@ def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
         model=model,
         processing=ImageProcessing(processor, family),
         image_token_id=family.image_token_id(config),
-        placeholder_id=placeholder_id,
     )
     return LanguageView(model, family), support

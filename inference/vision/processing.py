@@ -9,6 +9,7 @@ share a digest, and neither do one image at two detail limits.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections import OrderedDict
@@ -36,7 +37,8 @@ class PreparedImage:
 
     digest: str
     name: str
-    token_ids: tuple[int, ...]  # the image's run in the prompt, markers included
+    token_ids: tuple[int, ...]  # the image's run alone, markers included
+    text: str  # the same as text: what stands for the image in the prompt's text
     inputs: dict[str, np.ndarray] = field(repr=False)  # pixel_values and its companions
     width: int  # the picture's size before the processor (after any detail limit)
     height: int
@@ -56,6 +58,7 @@ class ImageProcessing:
         self._family = family
         self._fingerprint = _settings(processor)
         self._memo: OrderedDict[tuple[str, int | None], PreparedImage] = OrderedDict()
+        self._capped: dict[int, Any] = {}
 
     def prepare(self, source: ImageSource, detail: int | None = None) -> PreparedImage:
         """The image as the model takes it; `detail` caps the longest edge in pixels (None: the
@@ -66,8 +69,9 @@ class ImageProcessing:
             self._memo.move_to_end(key)
             return cached
         picture = _limited(open_rgb(source), detail)
+        processor = self._processor if detail is None else self._capped_at(detail)
         try:
-            out = self._processor(
+            out = processor(
                 text=[self._family.placeholder], images=[picture], return_tensors="np"
             )
         except (ValueError, TypeError, RuntimeError) as error:
@@ -85,13 +89,50 @@ class ImageProcessing:
             array = np.ascontiguousarray(inputs[name])
             digest.update(f"{name}:{array.dtype.str}:{array.shape}".encode())
             digest.update(array.tobytes())
+        # Special tokens and the newlines between them decode to exactly the text the processor
+        # wrote; checked, since the prompt is tokenized from this text.
+        tokenizer = getattr(processor, "tokenizer", None)
+        text = tokenizer.decode(list(ids), skip_special_tokens=False) if tokenizer else ""
+        if not text or list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids):
+            raise PromptError(f"The image {source.name} has no text form this tokenizer keeps.")
         prepared = PreparedImage(
-            digest.hexdigest(), source.name, ids, inputs, picture.width, picture.height
+            digest.hexdigest(), source.name, ids, text, inputs, picture.width, picture.height
         )
         self._memo[key] = prepared
         if len(self._memo) > _MEMO_SIZE:
             self._memo.popitem(last=False)
         return prepared
+
+    def _capped_at(self, detail: int) -> Any:
+        """The processor with its own size limit at `detail`: processors scale every picture
+        to their working size (SmolVLM up to its longest edge, Qwen up to its pixel budget), so
+        a smaller picture alone would be scaled back up."""
+        if detail not in self._capped:
+            capped = copy.copy(self._processor)
+            images = copy.copy(capped.image_processor)
+            size = getattr(images, "size", None)
+            edge = _get(size, "longest_edge")
+            if isinstance(edge, int):
+                tile = _get(getattr(images, "max_image_size", None), "longest_edge") or 1
+                # Whole tiles, at least one: the processor cuts its working size into tiles.
+                limit = max(tile, -(-detail // tile) * tile)
+                images.size = {**_as_dict(size), "longest_edge": min(edge, limit)}
+            if isinstance(getattr(images, "max_pixels", None), int):
+                images.max_pixels = max(images.min_pixels or 0, min(images.max_pixels,
+                                                                   detail * detail))
+            capped.image_processor = images
+            self._capped[detail] = capped
+        return self._capped[detail]
+
+
+def _get(size: Any, key: str) -> Any:
+    return size.get(key) if isinstance(size, dict) else getattr(size, key, None)
+
+
+def _as_dict(size: Any) -> dict[str, Any]:
+    if isinstance(size, dict):
+        return dict(size)
+    return {k: v for k, v in vars(size).items() if v is not None} if size is not None else {}
 
 
 def _limited(picture: Image, detail: int | None) -> Image:

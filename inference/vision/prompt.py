@@ -1,32 +1,38 @@
-"""A chat prompt with images: the rendered template's ids with each image's placeholder
-replaced by the image's own token run, and the key the branch cache stores it under.
+"""A chat prompt with images: the rendered template's text with each image's placeholder
+replaced by the image's own expansion (the text its processor makes of it), tokenized whole as
+the processor tokenizes it, and the key the branch cache stores it under.
 
-The key is the ids with every image's run replaced by ids derived from the image's digest
+The key is the ids with every image token replaced by ids derived from the image's digest
 (negative, so no real token equals one), as mlx-lm's server keys its vision caches. The same
-text with another image therefore shares nothing past that image's start, and everything before
-it stays cached. The real ids go to the model.
+text with another image therefore shares nothing past that image's first token, and everything
+before it stays cached. The real ids go to the model.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from inference.errors import PromptError
 from inference.vision.images import ImageSource, image_source
 from inference.vision.processing import PreparedImage
+
+if TYPE_CHECKING:
+    from inference.prompt.chat_prompt import RenderedPrompt
 
 _KEY_SPACE = 2**62
 
 
 @dataclass(frozen=True)
 class ImageSpan:
-    """Where one image's run lies in the prompt's ids (end exclusive)."""
+    """One image's tokens in the prompt: from its first image token to its last (end
+    exclusive), and where its image tokens are (SmolVLM's tile markers lie between them)."""
 
     start: int
     end: int
     image: PreparedImage
+    positions: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -34,10 +40,26 @@ class VisionPrompt:
     ids: list[int]
     key: list[int]
     spans: tuple[ImageSpan, ...]
+    # (where a placeholder stood in the rendered text, characters its expansion added)
+    shifts: tuple[tuple[int, int], ...]
+    # the expanded text's token ends: character offset -> tokens up to it
+    token_ends: Mapping[int, int]
 
     def inside_image(self, position: int) -> ImageSpan | None:
-        """The image whose run holds tokens on both sides of a cut at `position`."""
+        """The image whose tokens lie on both sides of a cut at `position`."""
         return next((s for s in self.spans if s.start < position < s.end), None)
+
+    def expanded(self, rendered: int, prompt: RenderedPrompt) -> int | None:
+        """Where a cut after `rendered` tokens of the rendered prompt (one placeholder per
+        image) lies in these ids; None when no token ends there any more (text merged across
+        it once the images went in)."""
+        if rendered == 0:
+            return 0
+        if prompt.offsets is None:
+            return None
+        chars = prompt.offsets[rendered - 1][1]
+        added = sum(delta for at, delta in self.shifts if at < chars)
+        return self.token_ends.get(chars + added)
 
 
 def image_key(digest: str, length: int) -> list[int]:
@@ -108,27 +130,51 @@ def as_parts(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def expand(
-    ids: list[int], placeholder_id: int, images: Sequence[PreparedImage]
+    prompt: RenderedPrompt,
+    tokenizer: Any,
+    placeholder: str,
+    image_token_id: int,
+    images: Sequence[PreparedImage],
 ) -> VisionPrompt:
-    """The prompt with the k-th placeholder replaced by the k-th image's run, and its key."""
-    found = ids.count(placeholder_id)
-    if found != len(images):
+    """The prompt with the k-th placeholder replaced by the k-th image's expansion, tokenized
+    as one text (as the processor does: text around an image may merge with its expansion's
+    edges, as Gemma's newlines do), and its key."""
+    text = prompt.text
+    if text is None:
+        raise PromptError("Images need the model's fast tokenizer (tokenizer.json).")
+    pieces = text.split(placeholder)
+    if len(pieces) != len(images) + 1:
         raise PromptError(
-            f"The chat template wrote {found} image placeholder(s) for {len(images)} image(s); "
-            "this model's template does not place images where they were sent."
+            f"The chat template wrote {len(pieces) - 1} image placeholder(s) for "
+            f"{len(images)} image(s); this model's template does not place images where they "
+            "were sent."
         )
-    out: list[int] = []
-    key: list[int] = []
-    spans: list[ImageSpan] = []
-    images_left = iter(images)
-    for token in ids:
-        if token != placeholder_id:
-            out.append(token)
-            key.append(token)
-            continue
-        image = next(images_left)
-        start = len(out)
-        out.extend(image.token_ids)
-        key.extend(image_key(image.digest, len(image.token_ids)))
-        spans.append(ImageSpan(start, len(out), image))
-    return VisionPrompt(out, key, tuple(spans))
+    parts = [pieces[0]]
+    windows: list[tuple[int, int]] = []
+    shifts: list[tuple[int, int]] = []
+    length = len(pieces[0])
+    for image, after in zip(images, pieces[1:], strict=True):
+        shifts.append((length - sum(d for _, d in shifts), len(image.text) - len(placeholder)))
+        windows.append((length, length + len(image.text)))
+        parts += [image.text, after]
+        length += len(image.text) + len(after)
+    encoded = tokenizer._tokenizer(
+        "".join(parts), add_special_tokens=False, return_offsets_mapping=True
+    )
+    ids = [int(i) for i in encoded["input_ids"]]
+    offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
+    key = list(ids)
+    spans = []
+    for image, (begin, end) in zip(images, windows, strict=True):
+        positions = tuple(
+            i for i, (a, b) in enumerate(offsets)
+            if ids[i] == image_token_id and begin <= a and b <= end
+        )
+        if len(positions) != image.token_ids.count(image_token_id):
+            raise PromptError(f"The image {image.name} did not tokenize as its processor said.")
+        for position, value in zip(positions, image_key(image.digest, len(positions)),
+                                   strict=True):
+            key[position] = value
+        spans.append(ImageSpan(positions[0], positions[-1] + 1, image, positions))
+    token_ends = {end: index + 1 for index, (_, end) in enumerate(offsets)}
+    return VisionPrompt(ids, key, tuple(spans), tuple(shifts), token_ends)

@@ -96,34 +96,43 @@ def test_the_same_ids_with_another_image_reuse_nothing_past_its_start(loaded: Lo
 
 def test_an_image_added_later_keeps_the_earlier_prefix(loaded: LoadedModel) -> None:
     run = engine(loaded)
-    history = [user(image(A), words("What is it?"))]
-    first = run.generate(history, GREEDY, "c")
-    history += [{"role": "assistant", "content": first.text}]
+    history = [user(image(A), words("What is it?")),
+               {"role": "assistant", "content": "The cat sat on the mat."}]
+    run.generate([*history, user(words("Thanks"))], GREEDY, "c")
     follow = [*history, user(words("And now this:"), image(C))]
     second = run.generate(follow, GREEDY, "c")
-    start = run._builder.chat_request(follow, GREEDY, "c", "truncate_middle").vision.spans[1].start
-    assert second.stats.cached_tokens >= first.stats.prompt_tokens
-    assert second.stats.cached_tokens <= start
+    spans = run._builder.chat_request(follow, GREEDY, "c", "truncate_middle").vision.spans
+    # Everything up to the new turn is reused (hybrid models from the message boundary's
+    # checkpoint), the first image included; nothing of the new image is.
+    assert spans[0].end + 8 < second.stats.cached_tokens <= spans[1].start
     assert run._caches.features.encoded == 2  # A once, C once
     assert_reference(loaded, follow, second.token_ids)
 
 
 def test_regenerate_edit_switch_and_follow_up_never_encode_again(loaded: LoadedModel) -> None:
+    """A reply is written as its text (as the app stores it), so a turn after it resumes from
+    the reply's end (hybrid models: from the checkpoint at that message boundary)."""
     run = engine(loaded)
     asked = [user(image(A), words("What is it?"))]
+    image_end = run._builder.chat_request(asked, GREEDY, "c", "truncate_middle").vision.spans[0].end
     reply = run.generate(asked, GREEDY, "c")
     regenerated = run.generate(asked, SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8,
                                                      seed=3), "c")
-    assert regenerated.stats.cached_tokens == reply.stats.prompt_tokens - 1
-    branch = [*asked, {"role": "assistant", "content": reply.text}]
+    if run._cache.rewinds_anywhere:
+        assert regenerated.stats.cached_tokens == reply.stats.prompt_tokens - 1
+    else:  # from the checkpoint at the end of the question
+        assert image_end < regenerated.stats.cached_tokens < reply.stats.prompt_tokens
+    branch = [*asked, {"role": "assistant", "content": "The cat sat on the mat."}]
     later = run.generate([*branch, user(words("Say more"))], GREEDY, "c")
-    assert later.stats.cached_tokens >= reply.stats.prompt_tokens
     edited = run.generate([*branch, user(words("Shorter, please"))], GREEDY, "c")
     assert edited.stats.cached_tokens >= reply.stats.prompt_tokens
-    back = run.generate([*branch, user(words("Say more")), {"role": "assistant",
-                         "content": later.text}, user(words("Thanks"))], GREEDY, "c")
+    followed = [*branch, user(words("Say more")),
+                {"role": "assistant", "content": "It is a small grey cat."}]
+    run.generate([*followed, user(words("Thanks"))], GREEDY, "c")
+    back = run.generate([*followed, user(words("Go on"))], GREEDY, "c")
     assert back.stats.cached_tokens >= later.stats.prompt_tokens
     assert run._caches.features.encoded == 1
+    assert_reference(loaded, [*followed, user(words("Go on"))], back.token_ids)
 
 
 def test_one_image_in_five_branches_is_encoded_once(loaded: LoadedModel) -> None:
@@ -156,8 +165,9 @@ def test_another_branch_between_two_turns_leaves_no_positions_behind(
     run.generate([user(words("Look:"), image(A), image(B))], GREEDY, "d")
     run.generate([user(words("Plain text"))], GREEDY, "e")
     follow = [*asked, {"role": "assistant", "content": first.text}, user(words("Go on"))]
+    image_end = run._builder.chat_request(asked, GREEDY, "c", "truncate_middle").vision.spans[0].end
     result = run.generate(follow, GREEDY, "c")
-    assert result.stats.cached_tokens >= first.stats.prompt_tokens
+    assert result.stats.cached_tokens > image_end  # the image is not computed again
     assert_reference(loaded, follow, result.token_ids)
 
 
@@ -187,7 +197,11 @@ def test_saved_caches_hold_images_across_a_restart(loaded: LoadedModel, tmp_path
     again = engine(loaded, cache_dir=tmp_path)
     same = again.generate(messages, GREEDY, "c")
     assert same.stats.disk_tokens > 0
-    assert same.stats.cached_tokens == reply.stats.prompt_tokens - 1
+    if again._cache.rewinds_anywhere:
+        assert same.stats.cached_tokens == reply.stats.prompt_tokens - 1
+    else:  # from the checkpoint at the end of the question, past the image
+        span = again._builder.chat_request(messages, GREEDY, "c", "truncate_middle").vision
+        assert same.stats.cached_tokens > span.spans[0].end
     assert same.token_ids == reply.token_ids
     assert again._caches.features.encoded == 0  # A's tokens came from disk
     other = again.generate([user(image(B), words("What is it?"))], GREEDY, "c")
