@@ -66,9 +66,9 @@ class ChatController(QObject):
     # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
     # policy is "stop"); the window offers `continue_in_new_chat`.
     contextFull = Signal(object)
-    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read;
-    # or an image record (app.images.store.StoredImage.as_record): an image was kept
+    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
     attachmentReady = Signal(object)
+    imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
 
     def __init__(
         self,

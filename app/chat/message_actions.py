@@ -1,7 +1,8 @@
 """A person's actions on the messages of a conversation, for the chat controller: send, edit,
 regenerate (once, or several versions side by side), continue a reply, switch to a sibling
 branch, delete a message's subtree. Each is refused with a notice saying why while a reply is
-being written, while no model is ready, or when the message is not one it applies to.
+being written, while no model is ready, or when the message is not one it applies to; a message
+with images is refused, saying why, while the local model cannot see images.
 
 A conversation with a remote model gets its reply from that server; a local one from the worker,
 with the chat's think settings and its draft model, when the library still has it.
@@ -15,8 +16,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
+from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
 from app.generation.think_settings import template_kwargs
+from app.images.store import is_image_record
 from app.library.draft_choice import chosen_draft, library_path
 from app.store.conversations import StoreError
 
@@ -85,6 +88,8 @@ class MessageActions:
             return False
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
         if conversation is None or not self._can_generate(conversation_id):
+            return False
+        if self._unseen_images(conversation_id, attachments or []):
             return False
         user = self._guard(
             lambda: self._store.append_message(
@@ -161,9 +166,10 @@ class MessageActions:
             return False
         if not self._can_generate(original.conversation_id):
             return False
-        edited = self._guard(
-            lambda: self._store.edit_message(message_id, new_text, attachments)
-        )
+        kept = list(original.attachments) if attachments is None else attachments
+        if self._unseen_images(original.conversation_id, kept):
+            return False
+        edited = self._guard(lambda: self._store.edit_message(message_id, new_text, attachments))
         if edited is None:
             return False
         return self._start_reply(edited.conversation_id, edited.id)
@@ -215,6 +221,18 @@ class MessageActions:
         if self._session.model_state != "ready":
             host.notice.emit("The model is not ready yet: wait for it to finish loading.")
             return False
+        return True
+
+    def _unseen_images(self, conversation_id: int, attachments: list[dict[str, Any]]) -> bool:
+        """Whether a message with these attachments is refused (with the notice saying why):
+        it has images and the local model cannot see them. A remote server answers for
+        itself."""
+        if not any(is_image_record(item) for item in attachments):
+            return False
+        sight = model_sight(self._session.model_info)
+        if sight.sees or self._host.remote_model(conversation_id):
+            return False
+        self._host.notice.emit(sight.refusal)
         return True
 
     def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:

@@ -1,19 +1,21 @@
 """Token counts for the composer, made on the worker: how many tokens the prompt a draft would
 make takes (with its attached files and images), and what a file or an image to attach costs,
 refusing one the model's context cannot hold. Answers come back through the controller's
-`tokenCount` and `attachmentReady` signals, or its `notice`.
+`tokenCount`, `attachmentReady` and `imageReady` signals, or its `notice`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
+from app.chat.image_attach import ImageAttached, model_sight
 from app.generation.attachments import AttachmentError, read_attachment, wrap_file
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
-from app.images.store import ImageError
+from app.images.store import ImageError, StoredImage
 from app.settings import chat_context_length
 from app.store.conversations import StoreError
 
@@ -30,6 +32,7 @@ class CountingHost(Protocol):
     notice: SignalInstance
     tokenCount: SignalInstance
     attachmentReady: SignalInstance
+    imageReady: SignalInstance
 
     @property
     def model_state(self) -> str: ...
@@ -101,8 +104,13 @@ class PromptCounts:
 
         def read(engine: EngineLike | None) -> dict[str, Any]:
             attached = read_attachment(path)
-            content = wrap_file(attached.name, attached.text)
-            tokens = _tokens(engine, attached.name, content, params)
+            if engine is None:
+                raise AttachmentError("Files can be attached once the model has loaded.")
+            bare = [{"role": "user", "content": ""}]
+            wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
+            tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
+            if too_many := _over_context(attached.name, tokens, engine, params):
+                raise AttachmentError(too_many)
             return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
 
         self._worker.call(
@@ -110,62 +118,75 @@ class PromptCounts:
         )
 
     def attach_image(
-        self, conversation_id: int, path: str | None = None, data: bytes | None = None,
-        name: str = "pasted image.png",
+        self,
+        conversation_id: int,
+        source: str | bytes,
+        name: str = "Pasted image.png",
+        for_message: int | None = None,
     ) -> None:
-        """Keep an image (a file at `path`, or pasted `data` named `name`) in the image store
-        and count what it costs the model, on the worker (Pillow's checks of a large photo take
-        a moment); answers with `attachmentReady` and the image's record, or a notice saying
-        why it was refused (not an image the app takes, or a model that takes no images: the
-        engine's own words)."""
+        """Keep an image (a file's path, or pasted PNG bytes named `name`) in the image store
+        and count what it costs the loaded model, on the worker; answers with `imageReady`
+        (for the editor of `for_message`, or the composer), or a notice saying why it was
+        refused. A model that cannot see images still gets it kept, counted as 0 tokens: the
+        chip says so and sending waits for a model that sees."""
+        images = self._store.images
+
+        def keep() -> StoredImage:
+            if isinstance(source, str):
+                return images.add_file(source)
+            return images.add_bytes(source, name)
+
+        self._count_image(conversation_id, keep, for_message)
+
+    def recount_images(self, conversation_id: int, kept: Sequence[StoredImage]) -> None:
+        """Count a draft's images again for the model loaded since they were attached; each
+        answers with `imageReady`, as when it was attached."""
+        for image in kept:
+            self._count_image(conversation_id, lambda image=image: image, None)
+
+    def _count_image(
+        self, conversation_id: int, image_of: Callable[[], StoredImage], for_message: int | None
+    ) -> None:
+        """On the worker: the image `image_of` keeps (or names), counted for the loaded model."""
         controller = self._controller
         if controller.model_state != "ready":
             controller.notice.emit("Images can be attached once the model has loaded.")
             return
+        sees = model_sight(controller.model_info).sees
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
             params = {}
-        images = self._store.images
 
-        def read(engine: EngineLike | None) -> dict[str, Any]:
-            try:
-                if path is not None:
-                    image = images.add_file(path)
-                else:
-                    image = images.add_bytes(data or b"", name)
-            except ImageError as exc:
-                raise AttachmentError(str(exc)) from exc
-            part = {"type": "image", "image": str(images.path(image.sha256))}
-            tokens = _tokens(engine, image.name, [part, {"type": "text", "text": ""}], params)
-            return {"conversation_id": conversation_id, "attachment": image.as_record(tokens)}
+        def count(engine: EngineLike | None) -> ImageAttached:
+            image = image_of()
+            tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
+            too_many = engine is not None and _over_context(image.name, tokens, engine, params)
+            if too_many:
+                raise ImageError(too_many)
+            return ImageAttached(conversation_id, image, tokens, for_message)
 
         self._worker.call(
-            read, on_done=controller.attachmentReady.emit, on_error=controller.notice.emit
+            count, on_done=controller.imageReady.emit, on_error=controller.notice.emit
         )
+
+    def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
+        """The tokens one image adds to a message, as the model's processor splits it."""
+        alone = message_content("", [image.as_record(0)], self._store.images)
+        return engine.count_prompt_tokens(
+            [{"role": "user", "content": alone}]
+        ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])
 
     def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
         if payload is not None:
             self._controller.tokenCount.emit(payload)
 
 
-
-def _tokens(
-    engine: EngineLike | None, name: str, content: str | list[dict[str, Any]],
-    params: dict[str, Any],
-) -> int:
-    """What an attachment (as the prompt shows it, `content`) adds to a user message, refused
-    (AttachmentError) when the chat's context cannot hold it: its own context length when it
-    set one, else the model's."""
-    if engine is None:
-        raise AttachmentError("Files can be attached once the model has loaded.")
-    bare = [{"role": "user", "content": ""}]
-    tokens = engine.count_prompt_tokens([{"role": "user", "content": content}])
-    tokens -= engine.count_prompt_tokens(bare)
+def _over_context(name: str, tokens: int, engine: EngineLike, params: dict[str, Any]) -> str:
+    """Why an attachment of `tokens` cannot fit the chat's context ("" when it can): its own
+    context length when it set one, else the model's."""
     limit = chat_context_length(engine.context_length, params)
-    if limit and tokens >= limit:
-        whose = "this model's" if limit == engine.context_length else "this chat's"
-        raise AttachmentError(
-            f"{name} needs {tokens:,} tokens, more than {whose} context of {limit:,} tokens holds."
-        )
-    return tokens
+    if not limit or tokens < limit:
+        return ""
+    whose = "this model's" if limit == engine.context_length else "this chat's"
+    return f"{name} needs {tokens:,} tokens, more than {whose} context of {limit:,} tokens holds."

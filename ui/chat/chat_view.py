@@ -59,7 +59,9 @@ class _EmptyState(QWidget):
 
 
 class ChatView(QScrollArea):
-    editSubmitted = Signal(str, str)
+    editSubmitted = Signal(str, str, list)  # message id, new text, its images (ImageViews)
+    editImagesRequested = Signal(str, list)  # as MessageWidget's: images an editor adds
+    editImagePasted = Signal(str, bytes)
     regenerateRequested = Signal(str)
     messageWidgetCreated = Signal(object)  # a new MessageWidget, for features that extend it
     continueRequested = Signal(str)
@@ -75,6 +77,7 @@ class ChatView(QScrollArea):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._views: list[MessageView] = []
         self._widgets: dict[str, MessageWidget] = {}
+        self._sight = ("", "")  # as MessageWidget.set_model_sight takes it
         # Widgets exist for self._views[self._first:self._end] only.
         self._first = 0
         self._end = 0
@@ -141,6 +144,12 @@ class ChatView(QScrollArea):
         widget = self._widgets.get(message_id)
         if widget is not None:
             widget.set_content(text, reasoning, thinking)
+
+    def set_model_sight(self, blind: str, refusal: str) -> None:
+        """Whether the loaded model sees images, for every message's editor, open or not."""
+        self._sight = (blind, refusal)
+        for widget in self._widgets.values():
+            widget.set_model_sight(blind, refusal)
 
     def message_widget(self, message_id: str) -> MessageWidget | None:
         return self._widgets.get(message_id)
@@ -244,7 +253,10 @@ class ChatView(QScrollArea):
 
     def _create(self, view: MessageView) -> MessageWidget:
         widget = MessageWidget(view, self._column)
+        widget.set_model_sight(*self._sight)
         widget.editSubmitted.connect(self.editSubmitted)
+        widget.editImagesRequested.connect(self.editImagesRequested)
+        widget.editImagePasted.connect(self.editImagePasted)
         widget.regenerateRequested.connect(self.regenerateRequested)
         widget.continueRequested.connect(self.continueRequested)
         widget.siblingRequested.connect(self.siblingRequested)

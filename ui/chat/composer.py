@@ -4,9 +4,11 @@ It knows three things about the outside world, all set by the window: whether a 
 generated (the button becomes Stop), why sending is impossible right now (the model is loading),
 and how many tokens the prompt will take against the context window.
 
-Files come in through the paperclip button, or pasted or dropped onto the box: the composer
-only asks for them (`attachRequested`); the window has them read and hands each back with
-`add_attachment`, shown as a removable chip until the message is sent.
+Files and images come in through the paperclip button, or pasted or dropped onto the box (a
+screenshot pasted from the clipboard as PNG bytes): the composer only asks for them
+(`attachRequested`, `imagePasted`); the window has them read and kept and hands each back with
+`add_attachment` or `add_image`, shown as a removable chip until the message is sent. With a
+model that cannot see images, sending a draft that has some is refused, saying why.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QMimeData, Qt, Signal, Slot
-from PySide6.QtGui import QKeyEvent
+from PySide6.QtGui import QImage, QKeyEvent
 from PySide6.QtWidgets import (
     QFileDialog,
     QFrame,
@@ -26,7 +28,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from ui.chat.attachment_chips import AttachmentChips
+from app.chat.image_attach import IMAGE_SUFFIXES
+from ui.chat.draft_attachments import DraftAttachments
+from ui.chat.image_files import png_data
 from ui.chat.reply_progress import STOPPING
 from ui.chat.think_controls import ThinkControls
 from ui.chat.tools_button import ToolsButton
@@ -35,7 +39,7 @@ from ui.widgets.auto_height import fit_to_text
 from ui.widgets.icon_button import icon_button
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em, scale_font
-from ui.widgets.view_models import AttachmentView
+from ui.widgets.view_models import ImageView
 
 # Warn once the prompt takes this share of the context window.
 NEAR_CONTEXT_SHARE = 0.9
@@ -71,6 +75,17 @@ def _context_notice(count: int, context_length: int, overflow: str | None) -> tu
     return "", ""
 
 
+# The paperclip's file dialog: what `app.generation.attachments` reads as text, and the images
+# `app.images.store` keeps.
+_IMAGE_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(IMAGE_SUFFIXES))
+IMAGE_FILES = f"Images ({_IMAGE_PATTERNS})"
+ATTACHABLE_FILES = (
+    "Text, code, PDF and images (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js *.ts *.c"
+    " *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml *.toml *.xml *.log"
+    f" *.pdf {_IMAGE_PATTERNS});;{IMAGE_FILES};;All files (*)"
+)
+
+
 def local_files(mime: QMimeData) -> list[str]:
     """The local files a paste or a drop carries (none for text or web links)."""
     if not mime.hasUrls():
@@ -82,15 +97,27 @@ class ComposerEdit(QPlainTextEdit):
     submitted = Signal()
     escapePressed = Signal()
     filesPasted = Signal(list)  # local file paths pasted or dropped onto the box
+    imagePasted = Signal(bytes)  # a picture pasted from the clipboard, as PNG
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
-        return bool(local_files(source)) or super().canInsertFromMimeData(source)
+        return (
+            bool(local_files(source))
+            or source.hasImage()
+            or super().canInsertFromMimeData(source)
+        )
 
     def insertFromMimeData(self, source: QMimeData) -> None:
-        # Pasting or dropping a file attaches it, rather than typing its path.
+        # Pasting or dropping a file attaches it, rather than typing its path. A picture on the
+        # clipboard (a screenshot, a browser's "Copy image", which adds only HTML) is attached;
+        # with plain text beside it (cells copied from a spreadsheet come with a picture of
+        # them) the text is what was meant.
         files = local_files(source)
+        picture = source.hasImage() and not files and not source.hasText()
+        image = QImage(source.imageData()) if picture else QImage()
         if files:
             self.filesPasted.emit(files)
+        elif not image.isNull():
+            self.imagePasted.emit(png_data(image))
         else:
             super().insertFromMimeData(source)
 
@@ -117,6 +144,7 @@ class Composer(QFrame):
     stopRequested = Signal()
     draftChanged = Signal(str)
     attachRequested = Signal(list)  # file paths to read and attach
+    imagePasted = Signal(bytes)  # a pasted picture's PNG bytes, to keep and attach
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -162,13 +190,12 @@ class Composer(QFrame):
         self.attach_button = icon_button(
             "paperclip",
             "Attach files",
-            "Attach text, Markdown, code, CSV, JSON or PDF files",
+            "Attach images, or text, Markdown, code, CSV, JSON or PDF files",
             "AttachButton",
         )
-        self.chips = AttachmentChips(removable=True)
+        self.attached = DraftAttachments()
         self.think = ThinkControls()
         self.tools = ToolsButton()  # which tools this chat may use (ui.window.tool_features)
-        self._attachments: list[dict[str, Any]] = []
 
         box = QFrame()
         box.setObjectName("ComposerBox")
@@ -187,12 +214,13 @@ class Composer(QFrame):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
         layout.addWidget(self.notice)
-        layout.addWidget(self.chips)
+        layout.addWidget(self.attached)
         layout.addWidget(box)
         layout.addLayout(self._footer)
         self.attach_button.clicked.connect(self.choose_files)
         self.edit.filesPasted.connect(self.attachRequested)
-        self.chips.removeRequested.connect(self.remove_attachment)
+        self.edit.imagePasted.connect(self.imagePasted)
+        self.attached.changed.connect(self._attachments_changed)
 
         self.edit.submitted.connect(self.send)
         self.edit.escapePressed.connect(self._on_escape)
@@ -251,42 +279,41 @@ class Composer(QFrame):
         self.edit.moveCursor(self.edit.textCursor().MoveOperation.End)
 
     def attachments(self) -> list[dict[str, Any]]:
-        """The files attached to the draft: {"name", "size", "tokens", "text"} each."""
-        return list(self._attachments)
+        """What is attached to the draft, as the store keeps it: images, then files."""
+        return self.attached.records()
 
     def add_attachment(self, attachment: dict[str, Any]) -> None:
-        self._attachments.append(attachment)
-        self._attachments_changed()
+        """A file read for the draft: {"name", "size", "tokens", "text"}."""
+        self.attached.add_file(attachment)
 
-    def remove_attachment(self, index: int) -> None:
-        del self._attachments[index]
-        self._attachments_changed()
+    def add_image(self, view: ImageView) -> None:
+        """An image kept for the draft, as its chip shows it."""
+        self.attached.add_image(view)
+
+    def set_model_sight(self, blind: str, refusal: str) -> None:
+        """Whether the loaded model sees images: see `DraftAttachments.set_model_sight`."""
+        self.attached.set_model_sight(blind, refusal)
 
     def clear_attachments(self) -> None:
         """After the message went: its files went with it."""
-        self._attachments.clear()
-        self._attachments_changed()
+        self.attached.clear()
 
+    @Slot()
     def _attachments_changed(self) -> None:
-        self.chips.set_attachments([AttachmentView(**a) for a in self._attachments])
+        self._refresh()  # images may make the draft one the model cannot take
         self.draftChanged.emit(self.edit.toPlainText())  # the token count includes them
 
     @Slot()
     def choose_files(self) -> None:
-        paths, _ = QFileDialog.getOpenFileNames(
-            self,
-            "Attach files",
-            "",
-            "Text, code, CSV, JSON and PDF (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js"
-            " *.ts *.c *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml"
-            " *.toml *.xml *.log *.pdf);;All files (*)",
-        )
+        paths, _ = QFileDialog.getOpenFileNames(self, "Attach files", "", ATTACHABLE_FILES)
         if paths:
             self.attachRequested.emit(paths)
 
     @property
     def can_send(self) -> bool:
-        return not (self._generating or self._reason or self._over_context)
+        return not (
+            self._generating or self._reason or self._over_context or self.attached.refusal
+        )
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -320,7 +347,12 @@ class Composer(QFrame):
 
     def _refresh(self) -> None:
         self.edit.setEnabled(self._reason is None)
-        kind, text = ("info", self._reason) if self._reason else self._token_notice
+        refusal = self.attached.refusal
+        kind, text = (
+            ("info", self._reason) if self._reason
+            else ("danger", refusal) if refusal
+            else self._token_notice
+        )
         self.notice.setText(text)
         self.notice.setAccessibleName(text or "Composer notice")
         self.notice.setProperty("kind", kind)
@@ -340,7 +372,7 @@ class Composer(QFrame):
             if self._stopping
             else "Stop generating (Esc)"
             if self._generating
-            else literal(self._reason or "Send message (Enter)")
+            else literal(self._reason or self.attached.refusal or "Send message (Enter)")
         )
         if self._button_stops is not self._generating:
             self._button_stops = self._generating

@@ -7,6 +7,7 @@ actions under it is a `MessageToolbar`; its status line and dimming come from `m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
 
 from PySide6.QtCore import QEvent, Qt, Signal
@@ -23,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from ui.chat.attachment_chips import AttachmentChips
+from ui.chat.image_chips import ImageChips
 from ui.chat.inline_editor import InlineEditor
 from ui.chat.message_state import show_left_out, show_status, status_badge, status_text
 from ui.chat.message_toolbar import MessageToolbar, can_continue
@@ -33,7 +35,7 @@ from ui.chat.trace_section import TraceSection
 from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
 from ui.widgets.theme import em, is_dark, scale_font
-from ui.widgets.view_models import MessageView
+from ui.widgets.view_models import ImageView, MessageView
 from ui.widgets.visibility import set_shown
 
 _ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt",
@@ -57,7 +59,9 @@ class MessageWidget(QFrame):
     control, the status badge, the editor) are only built when a message needs them.
     """
 
-    editSubmitted = Signal(str, str)
+    editSubmitted = Signal(str, str, list)  # message id, new text, its images (ImageViews)
+    editImagesRequested = Signal(str, list)  # message id, image paths its editor adds
+    editImagePasted = Signal(str, bytes)  # message id, a picture pasted into its editor
     regenerateRequested = Signal(str)
     continueRequested = Signal(str)  # a stopped or cut-off reply: write more of it
     siblingRequested = Signal(str, int)
@@ -73,8 +77,10 @@ class MessageWidget(QFrame):
         self._thinking: ThinkingSection | None = None
         self.trace_section: TraceSection | None = None  # an imported turn's tool calls
         self.chips: AttachmentChips | None = None
+        self.image_chips: ImageChips | None = None  # a user message's images, as thumbnails
         self._calls: QLabel | None = None  # the calls a reply made, under its text
         self._note = ""  # set by the window while the reply is being written
+        self._sight = ("", "")  # what its editor says of a model that cannot see images
         role = view.role
         self.setObjectName(_OBJECT_NAMES[role][0])
         self.setAccessibleName(_ROLE_NAMES[role])
@@ -129,6 +135,10 @@ class MessageWidget(QFrame):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
+        if view.images:
+            self.image_chips = ImageChips(removable=False, align_right=role == "user")
+            self.image_chips.set_images(view.images)
+            layout.addWidget(self.image_chips)
         if view.attachments:
             self.chips = AttachmentChips(removable=False, align_right=role == "user")
             self.chips.set_attachments(view.attachments)
@@ -194,21 +204,34 @@ class MessageWidget(QFrame):
         self._render_body(streaming=True)
         self._update_badge()
 
-    def start_editing(self, draft: str | None = None) -> None:
-        """Open the inline editor on a user message, with `draft` in it if given (e.g. an edit
-        the window could not save), else the message's own text."""
+    def start_editing(
+        self, draft: str | None = None, images: Sequence[ImageView] | None = None
+    ) -> None:
+        """Open the inline editor on a user message, with `draft` and `images` in it if given
+        (e.g. an edit the window could not save), else the message's own text and images."""
         if self._view.role != "user" or self._editor is not None:
             return
-        self._editor = InlineEditor(self._view.content)
-        if draft is not None:
-            self._editor.edit.setPlainText(draft)
+        shown = self._view.images if images is None else images
+        self._editor = InlineEditor(self._view.content, shown, draft, self._sight)
+        message_id = self._view.id
+        self._editor.imagesRequested.connect(lambda p: self.editImagesRequested.emit(message_id, p))
+        self._editor.imagePasted.connect(lambda data: self.editImagePasted.emit(message_id, data))
         self._editor.saved.connect(self._submit_edit)
         self._editor.cancelled.connect(self.stop_editing)
         self.layout().insertWidget(0, self._editor)
         self._bubble.hide()
-        self._toolbar.hide()
+        self._apply(self._view, render=False)  # the toolbar and the images go while editing
         self._editor.edit.setFocus()
         self._editor.edit.moveCursor(self._editor.edit.textCursor().MoveOperation.End)
+
+    def set_model_sight(self, blind: str, refusal: str) -> None:  # for the editor's images
+        self._sight = (blind, refusal)
+        if self._editor is not None:
+            self._editor.set_model_sight(blind, refusal)
+
+    def add_edit_image(self, image: ImageView) -> None:  # gone if its editor closed meanwhile
+        if self._editor is not None:
+            self._editor.add_image(image)
 
     def stop_editing(self) -> None:
         if self._editor is None:
@@ -237,6 +260,8 @@ class MessageWidget(QFrame):
         if view.sibling_count > 1 or self._toolbar.nav is not None:
             self._ensure_nav().set_position(view.sibling_index, view.sibling_count)
         self._toolbar.show_for(view, editing=self._editor is not None)
+        if self.image_chips is not None:  # the editor shows them, removable, while it is open
+            set_shown(self.image_chips, self._editor is None)
         show_left_out(self, self._bubble, self.body, view.left_out)
         self._update_badge()
 
@@ -369,7 +394,7 @@ class MessageWidget(QFrame):
     def _request_delete(self) -> None:
         self.deleteRequested.emit(self._view.id)
 
-    def _submit_edit(self, text: str) -> None:
+    def _submit_edit(self, text: str, images: list[ImageView]) -> None:
         message_id = self._view.id
         self.stop_editing()
-        self.editSubmitted.emit(message_id, text)
+        self.editSubmitted.emit(message_id, text, images)

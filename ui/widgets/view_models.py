@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from types import MappingProxyType
-from typing import Literal
+from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant", "tool"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
@@ -28,6 +28,31 @@ class AttachmentView:
     tokens: int
     text: str
     missing: bool = False
+
+    @classmethod
+    def from_record(cls, item: Mapping[str, Any]) -> AttachmentView:
+        """A file's entry as the store keeps it; an imported one may carry more keys (its mime
+        type, its saved file), which the chips do not show."""
+        return cls(name=str(item.get("name", "file")), size=int(item.get("size", 0)),
+                   tokens=int(item.get("tokens", 0)), text=str(item.get("text", "")),
+                   missing=bool(item.get("missing", False)))
+
+
+@dataclass(frozen=True)
+class ImageView:
+    """An image attached to a message or a draft: the name it came with, its size in bytes and
+    in pixels (as shown, after its EXIF orientation), its format, the tokens it costs the model
+    (0: not counted, e.g. for a model that cannot see it) and where its file is kept; `path` is
+    None when the file is gone from the data folder."""
+
+    name: str
+    size: int
+    width: int
+    height: int
+    format: str
+    tokens: int
+    sha256: str
+    path: str | None
 
 
 @dataclass(frozen=True)
@@ -62,6 +87,7 @@ class MessageView:
     reasoning: str = ""
     thinking: bool = False
     attachments: tuple[AttachmentView, ...] = ()
+    images: tuple[ImageView, ...] = ()
     # An imported turn's tool code and output (shown folded, never sent to a model), and the
     # model label of an imported reply (e.g. "gpt-4o"), shown where a local reply's stats go.
     trace: str = ""

@@ -14,10 +14,12 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QApplication
 
+from app.images.store import is_image_record
 from app.store.conversations import Message, StoreError
+from ui.chat.draft_attachments import image_record
 from ui.chat.message_widget import MessageWidget
 from ui.dialogs.delete_confirmation import delete_confirmed
-from ui.widgets.view_models import MessageView
+from ui.widgets.view_models import ImageView, MessageView
 from ui.window.conversation_views import message_views
 
 if TYPE_CHECKING:
@@ -38,18 +40,29 @@ class BranchCommands(QObject):
         if cid is None:
             return []
         try:
-            return message_views(self._store.active_path(cid), [])
+            return message_views(self._store.active_path(cid), [], self._store.images)
         except StoreError:
             return []
 
     # -- from a message's buttons -----------------------------------------------------------
 
-    @Slot(str, str)
-    def edit(self, message_id: str, text: str) -> None:
-        if not self._controller.edit(int(message_id), text):
+    @Slot(str, str, list)
+    def edit(self, message_id: str, text: str, images: list[ImageView]) -> None:
+        """A new version of the message with `text` and `images` (its files kept as they
+        were)."""
+        try:
+            files = [
+                item for item in self._store.get_message(int(message_id)).attachments
+                if not is_image_record(item)
+            ]
+        except StoreError as exc:
+            self._window.show_notice(str(exc))
+            return
+        attachments = [image_record(image) for image in images] + files
+        if not self._controller.edit(int(message_id), text, attachments):
             widget = self._chat_view.message_widget(message_id)
-            if widget is not None:  # reopen the editor with the text, so nothing is lost
-                widget.start_editing(text)
+            if widget is not None:  # reopen the editor as it was, so nothing is lost
+                widget.start_editing(text, images)
 
     @Slot(str)
     def regenerate(self, message_id: str) -> None:
@@ -138,7 +151,9 @@ class BranchCommands(QObject):
         cid = self._window.current_conversation_id
         if cid is None:
             return
-        views = message_views(self._store.active_path(cid), self._store.all_messages(cid))
+        views = message_views(
+            self._store.active_path(cid), self._store.all_messages(cid), self._store.images
+        )
         branched = [v for v in views if v.sibling_count > 1]
         if branched:
             self._controller.switch_sibling(int(branched[-1].id), delta)

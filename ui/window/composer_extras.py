@@ -1,10 +1,13 @@
-"""What the composer holds besides text: the files attached to the draft and the chat's Think
-switch, kept in step with the controller.
+"""What the composer holds besides text: the files and images attached to the draft and the
+chat's Think switch, kept in step with the controller.
 
 Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read
 and counted on the worker; each comes back through `attachmentReady` as a chip, or as a notice
-saying why it was refused. The Think controls show only for a model whose template reads such
-a switch and write the person's choice into the open chat's params.
+saying why it was refused. Images (those files with an image's name, or a picture pasted) are
+kept in the image store and counted the same way and come back through `imageReady`, to the
+composer or to the inline editor that asked. Whether the loaded model sees images is told to
+the composer, whose image chips and Send say so. The Think controls show only for a model whose
+template reads such a switch and write the person's choice into the open chat's params.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtGui import QDragEnterEvent
 
+from app.chat.image_attach import ImageAttached, is_image_path, model_sight
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
+from ui.chat.draft_attachments import stored_image
+from ui.window.conversation_views import image_view
 from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
@@ -38,9 +44,13 @@ class ComposerExtras(QObject):
         self._window = window
         composer, controller = window.composer, window.controller
         composer.attachRequested.connect(self.attach)
+        composer.imagePasted.connect(self.attach_pasted)
+        window.chat_view.editImagesRequested.connect(self._attach_to_edit)
+        window.chat_view.editImagePasted.connect(self._paste_to_edit)
+        controller.imageReady.connect(self._on_image_ready)
         composer.think.changed.connect(self._on_think_changed)
         controller.attachmentReady.connect(self._on_attachment_ready)
-        window.model_status.ready.connect(self.refresh_think)
+        window.model_status.ready.connect(self.refresh_model_controls)
         window.setAcceptDrops(True)
 
     # -- files ------------------------------------------------------------------------------
@@ -52,7 +62,41 @@ class ComposerExtras(QObject):
             window.new_chat()
         cid = window.current_conversation_id
         for path in paths:
-            window.controller.counts.attach_file(cid, path)
+            if is_image_path(path):
+                window.controller.counts.attach_image(cid, path)
+            else:
+                window.controller.counts.attach_file(cid, path)
+
+    @Slot(bytes)
+    def attach_pasted(self, png: bytes) -> None:
+        window = self._window
+        if window.current_conversation_id is None:
+            window.new_chat()
+        window.controller.counts.attach_image(window.current_conversation_id, png)
+
+    @Slot(str, list)
+    def _attach_to_edit(self, message_id: str, paths: list[str]) -> None:
+        cid = self._window.current_conversation_id
+        for path in paths:
+            self._window.controller.counts.attach_image(cid, path, for_message=int(message_id))
+
+    @Slot(str, bytes)
+    def _paste_to_edit(self, message_id: str, png: bytes) -> None:
+        cid = self._window.current_conversation_id
+        self._window.controller.counts.attach_image(cid, png, for_message=int(message_id))
+
+    @Slot(object)
+    def _on_image_ready(self, attached: ImageAttached) -> None:
+        window = self._window
+        if attached.conversation_id != window.current_conversation_id:
+            return  # kept for a chat no longer on screen: its draft went with it
+        view = image_view(attached.record, window.store.images)
+        if attached.for_message is None:
+            window.composer.add_image(view)
+            return
+        widget = window.chat_view.message_widget(str(attached.for_message))
+        if widget is not None:
+            widget.add_edit_image(view)
 
     @Slot(object)
     def _on_attachment_ready(self, payload: dict[str, Any]) -> None:
@@ -64,16 +108,26 @@ class ComposerExtras(QObject):
         if local_files(event.mimeData()):
             event.acceptProposedAction()
 
-    # -- the Think switch -------------------------------------------------------------------
+    # -- what the loaded model takes: the Think switch, images ----------------------------
 
     @Slot()
-    def refresh_think(self) -> None:
-        """Show the controls the loaded model takes, with the open chat's choices."""
+    def refresh_model_controls(self) -> None:
+        """Show the controls the loaded model takes, with the open chat's choices, and whether
+        it sees the draft's images."""
         window = self._window
+        cid = window.current_conversation_id
+        # A remote server is asked whatever it is sent: only the local model is known here.
+        remote = cid is not None and window.controller.remote_model(cid)
+        sight = model_sight(None if remote else window.controller.model_info)
+        window.composer.set_model_sight(sight.blind, sight.refusal)
+        window.chat_view.set_model_sight(sight.blind, sight.refusal)
+        drafted = window.composer.attached.image_views()
+        if drafted and cid is not None and window.controller.model_state == "ready":
+            # Counted for the model loaded when they were attached: count them for this one.
+            window.controller.counts.recount_images(cid, [stored_image(v) for v in drafted])
         info = window.controller.model_info or {}
         controls = window.composer.think
         controls.set_support(bool(info.get("think_switch")), info.get("effort_levels") or [])
-        cid = window.current_conversation_id
         if cid is None:
             return
         try:

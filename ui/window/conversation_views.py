@@ -2,6 +2,7 @@
 
 Sibling positions come from one read of the conversation's whole tree rather than a
 `store.siblings` call per message, so a 500-message conversation costs two queries, not 500.
+An image's file is looked for in the image store once per render: a file gone shows as missing.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from app.images.store import ImageError, ImageStore, StoredImage, is_image_record
 from ui.widgets.view_models import (
     AttachmentView,
     ConversationRow,
+    ImageView,
     MessageView,
     SearchHit,
     ToolCallView,
@@ -26,8 +29,11 @@ if TYPE_CHECKING:
     from app.store.conversations import SearchHit as StoreSearchHit
 
 
-def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[MessageView]:
-    """The active path as MessageViews, each with its `index/count` among its siblings."""
+def message_views(
+    path: Sequence[Message], tree: Iterable[Message], images: ImageStore
+) -> list[MessageView]:
+    """The active path as MessageViews, each with its `index/count` among its siblings and its
+    images found in `images`."""
     children: dict[int | None, list[int]] = defaultdict(list)
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
         children[message.parent_id].append(message.id)
@@ -47,7 +53,14 @@ def message_views(path: Sequence[Message], tree: Iterable[Message]) -> list[Mess
                 error=message.error,
                 left_out=message.id in left_out,
                 reasoning=message.reasoning,
-                attachments=tuple(_attachment(item) for item in message.attachments),
+                attachments=tuple(
+                    AttachmentView.from_record(item) for item in message.attachments
+                    if not is_image_record(item)
+                ),
+                images=tuple(
+                    image_view(item, images) for item in message.attachments
+                    if is_image_record(item)
+                ),
                 trace=message.trace,
                 model_label=_model_label(message),
                 tool_calls=tuple(
@@ -69,12 +82,18 @@ def _model_label(message: Message) -> str:
     return ""
 
 
-def _attachment(item: dict) -> AttachmentView:
-    """An attachment entry as the store keeps it; an imported one may carry more keys (its
-    mime type, its saved file), which the chips do not show."""
-    return AttachmentView(name=str(item.get("name", "file")), size=int(item.get("size", 0)),
-                          tokens=int(item.get("tokens", 0)), text=str(item.get("text", "")),
-                          missing=bool(item.get("missing", False)))
+def image_view(record: dict[str, Any], images: ImageStore) -> ImageView:
+    """An image record as its chip shows it; a record the store cannot name a file for (its
+    file gone, or a digest that is no digest) shows as missing."""
+    try:
+        found = StoredImage.from_record(record)
+        path = str(images.path(found.sha256)) if images.exists(found.sha256) else None
+    except ImageError:
+        return ImageView(str(record.get("name", "image")), 0, 0, 0, "", 0, "", None)
+    return ImageView(
+        found.name, found.size, found.width, found.height, found.format,
+        int(record.get("tokens", 0)), found.sha256, path,
+    )
 
 
 def _left_out(path: Sequence[Message]) -> set[int]:

@@ -262,7 +262,7 @@ class MainWindow(QMainWindow):
         self._render()
         if changed:
             self.composer.clear_attachments()  # a draft's files belong to its chat
-            self.composer_extras.refresh_think()
+            self.composer_extras.refresh_model_controls()
             self.tools.conversation_shown()
             self.token_counter.restart()
             self.composer.edit.setFocus()
@@ -303,7 +303,8 @@ class MainWindow(QMainWindow):
         except StoreError as exc:
             self.show_notice(str(exc))
             return
-        self.chat_view.set_messages(self.stream.with_streamed_text(message_views(path, tree)))
+        views = message_views(path, tree, self.store.images)
+        self.chat_view.set_messages(self.stream.with_streamed_text(views))
 
     @Slot(int)
     def _on_conversation_changed(self, conversation_id: int) -> None:

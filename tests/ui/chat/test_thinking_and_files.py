@@ -153,7 +153,7 @@ def test_files_attach_by_paste_and_drop_and_survive_being_deleted(qtbot, tmp_pat
         window = app.window
         composer = window.composer
         composer.edit.insertFromMimeData(_mime(notes))  # pasted
-        qtbot.waitUntil(lambda: len(composer.chips.chips) == 1)
+        qtbot.waitUntil(lambda: len(composer.attached.files.chips) == 1)
         dropped = _mime(table)  # kept alive: the event only points at it
         drop = QDropEvent(
             QPointF(20, 20),
@@ -163,8 +163,8 @@ def test_files_attach_by_paste_and_drop_and_survive_being_deleted(qtbot, tmp_pat
             Qt.KeyboardModifier.NoModifier,
         )
         window.dropEvent(drop)  # dropped anywhere on the window
-        qtbot.waitUntil(lambda: len(composer.chips.chips) == 2)
-        chip = composer.chips.chips[0]
+        qtbot.waitUntil(lambda: len(composer.attached.files.chips) == 2)
+        chip = composer.attached.files.chips[0]
         assert chip.name_label.text() == "notes.md"
         size = notes.stat().st_size
         assert chip.details_label.text().startswith(f"{size} B · ")
@@ -173,16 +173,16 @@ def test_files_attach_by_paste_and_drop_and_survive_being_deleted(qtbot, tmp_pat
         # The token meter counts the files.
         qtbot.waitUntil(lambda: composer.token_label.isVisible())
         with_files = composer.token_label.text()
-        qtbot.mouseClick(composer.chips.chips[1].remove_button, Qt.MouseButton.LeftButton)
-        assert [c.name_label.text() for c in composer.chips.chips] == ["notes.md"]
+        qtbot.mouseClick(composer.attached.files.chips[1].remove_button, Qt.MouseButton.LeftButton)
+        assert [c.name_label.text() for c in composer.attached.files.chips] == ["notes.md"]
         qtbot.waitUntil(lambda: composer.token_label.text() != with_files)
         composer.attachRequested.emit([str(table)])  # the paperclip's file dialog asks so
-        qtbot.waitUntil(lambda: len(composer.chips.chips) == 2)
+        qtbot.waitUntil(lambda: len(composer.attached.files.chips) == 2)
 
         composer.edit.setPlainText("Which route?")
         with qtbot.waitSignal(app.controller.busyChanged, check_params_cb=lambda b: not b):
             composer.send()
-        assert composer.chips.chips == [] and composer.attachments() == []
+        assert composer.attached.files.chips == [] and composer.attachments() == []
         prompt = engine.prompts[-1][-1]["content"]
         assert prompt.startswith("Attached file: notes.md\n```markdown\n# Trip")
         assert "Attached file: prices.csv\n```csv\nroute,price" in prompt
@@ -206,15 +206,20 @@ def test_files_attach_by_paste_and_drop_and_survive_being_deleted(qtbot, tmp_pat
 def test_files_that_cannot_be_attached_are_refused_by_name(qtbot, tmp_path: Path) -> None:
     engine = ReasoningEngine([])
     engine.context_length = 64
-    picture = tmp_path / "photo.png"
-    picture.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    blob = tmp_path / "photo.raw"
+    blob.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    picture = tmp_path / "photo.png"  # an image by its name: kept as an image, if it is one
+    picture.write_bytes(blob.read_bytes())
     long = tmp_path / "long.txt"
     long.write_text("word " * 400)
     with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
         window = app.window
+        window.composer.attachRequested.emit([str(blob)])
+        qtbot.waitUntil(lambda: "photo.raw is a binary file" in window.banner.text)
         window.composer.attachRequested.emit([str(picture)])
-        qtbot.waitUntil(lambda: "photo.png is a binary file" in window.banner.text)
+        qtbot.waitUntil(lambda: "photo.png is damaged or truncated" in window.banner.text)
         window.composer.attachRequested.emit([str(long)])
         qtbot.waitUntil(lambda: window.banner.text.startswith("long.txt needs "))
         assert "context of 64 tokens" in window.banner.text
-        assert window.composer.chips.chips == []
+        assert window.composer.attached.files.chips == []
+        assert window.composer.attached.images.chips == []

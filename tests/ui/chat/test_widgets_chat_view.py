@@ -123,11 +123,11 @@ def test_message_signals_reach_the_chat_view(qtbot: QtBot, chat: ChatView) -> No
     with qtbot.waitSignal(chat.siblingRequested) as sibling:
         chat.message_widget("a1").nav.step(+1)
     with qtbot.waitSignal(chat.editSubmitted) as edit:
-        chat.message_widget("u1").editSubmitted.emit("u1", "Hi again")
+        chat.message_widget("u1").editSubmitted.emit("u1", "Hi again", [])
 
     assert regenerate.args == ["a1"]
     assert sibling.args == ["a1", 1]
-    assert edit.args == ["u1", "Hi again"]
+    assert edit.args == ["u1", "Hi again", []]
 
 
 def test_streaming_renders_only_the_streaming_message(

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtGui import QColor, QImage
 from pytestqt.qtbot import QtBot
 
 from ui.chat.composer import Composer
@@ -216,3 +217,24 @@ def test_the_meter_warns_at_90_percent_and_at_100_percent_by_the_chats_policy(
     composer.set_token_info(2500, 2048, "stop")
     assert not composer.can_send
     assert "the reply cannot start" in composer.notice.text()
+
+
+def test_a_pasted_picture_is_attached_unless_text_came_with_it(
+    qtbot: QtBot, composer: Composer
+) -> None:
+    picture = QImage(8, 6, QImage.Format.Format_RGB32)
+    picture.fill(QColor("teal"))
+    screenshot = QMimeData()
+    screenshot.setImageData(picture)
+    screenshot.setHtml('<img src="https://example.com/a.png">')  # a browser's "Copy image"
+    with qtbot.waitSignal(composer.imagePasted) as pasted:
+        composer.edit.insertFromMimeData(screenshot)
+    assert QImage.fromData(pasted.args[0], "PNG").size() == picture.size()
+    assert composer.text() == ""
+
+    cells = QMimeData()  # a spreadsheet's copy: the cells' text, and a picture of them
+    cells.setImageData(picture)
+    cells.setText("Paris\t89")
+    with qtbot.assertNotEmitted(composer.imagePasted):
+        composer.edit.insertFromMimeData(cells)
+    assert composer.text() == "Paris\t89"

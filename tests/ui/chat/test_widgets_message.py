@@ -167,7 +167,7 @@ def test_editing_saves_a_new_text_for_this_message(qtbot: QtBot, make: Make) -> 
     with qtbot.waitSignal(widget.editSubmitted) as submitted:
         qtbot.mouseClick(save, Qt.MouseButton.LeftButton)
 
-    assert submitted.args == ["u1", "New question"]
+    assert submitted.args == ["u1", "New question", []]
     assert not widget.is_editing
     assert widget.body.toPlainText() == "Old question", "the old version stays as it was"
 
@@ -175,7 +175,7 @@ def test_editing_saves_a_new_text_for_this_message(qtbot: QtBot, make: Make) -> 
 def test_cancel_and_escape_leave_the_message_untouched(qtbot: QtBot, make: Make) -> None:
     widget = make(role="user", content="Keep me")
     edits: list[str] = []
-    widget.editSubmitted.connect(lambda _mid, text: edits.append(text))
+    widget.editSubmitted.connect(lambda _mid, text, _images: edits.append(text))
 
     widget.start_editing()
     widget.findChild(QPlainTextEdit, "InlineEditorText").setPlainText("Changed")
@@ -204,7 +204,7 @@ def test_ctrl_enter_saves_an_edit_and_a_draft_can_be_restored(qtbot: QtBot, make
     with qtbot.waitSignal(widget.editSubmitted) as submitted:
         qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
 
-    assert submitted.args == ["u2", "A draft the window kept"]
+    assert submitted.args == ["u2", "A draft the window kept", []]
 
 
 def test_stats_line_under_a_finished_reply() -> None:
@@ -379,7 +379,7 @@ def test_enter_saves_an_edit_and_shift_enter_adds_a_line(qtbot: QtBot, make: Mak
     assert widget.is_editing and editor.toPlainText() == "Short\nsecond line"
     with qtbot.waitSignal(widget.editSubmitted) as submitted:
         qtbot.keyClick(editor, Qt.Key.Key_Return)
-    assert submitted.args == ["u3", "Short\nsecond line"]
+    assert submitted.args == ["u3", "Short\nsecond line", []]
 
 
 def test_a_streaming_reply_shows_a_cursor_after_its_text_and_not_in_it(make: Make) -> None:

@@ -128,9 +128,10 @@ def test_screenshots_of_thinking_and_attachments(qtbot, tmp_path: Path) -> None:
         window.set_theme("light")
         composer = window.composer
         composer.attachRequested.emit([str(notes), str(prices)])
-        qtbot.waitUntil(lambda: len(composer.chips.chips) == 2)
+        qtbot.waitUntil(lambda: len(composer.attached.files.chips) == 2)
         qtbot.keyClicks(composer.edit, "Which train should I take?")
-        qtbot.waitUntil(lambda: composer.chips.chips[1].isVisible() and composer.chips.y() >= 0)
+        files = composer.attached.files
+        qtbot.waitUntil(lambda: files.chips[1].isVisible() and files.y() >= 0)
         qtbot.wait(100)  # the window lays the taller composer out
         _save(window, "attachments-in-composer")
         with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,

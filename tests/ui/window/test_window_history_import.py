@@ -49,7 +49,7 @@ def test_a_dropped_export_opens_the_preview_and_a_dropped_text_file_attaches(
     engine = ScriptedEngine([])
     with running_app(qtbot, tmp_path / "data", tmp_path / "model", scripted_worker(engine)) as app:
         window = app.window
-        chips = window.composer.chips
+        chips = window.composer.attached.files
         _drop(window, notes, export, data)
         qtbot.waitUntil(lambda: window.history_import.dialog is not None, timeout=20000)
         dialog = window.history_import.dialog

@@ -1,0 +1,65 @@
+"""Images for a message being written, as the window asks for them: which dropped or chosen
+files are images, what the kept image comes back as (`ImageAttached`), and whether the loaded
+model can see images at all (`ModelSight`), in the words the chips and the refusal use.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from app.images.store import StoredImage
+
+# Files the paperclip, a paste or a drop sends to the image store rather than reads as text:
+# the formats `app.images.store` accepts, by their usual names.
+IMAGE_SUFFIXES = frozenset(
+    {".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff", ".heic", ".heif"}
+)
+
+
+def is_image_path(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in IMAGE_SUFFIXES
+
+
+@dataclass(frozen=True)
+class ImageAttached:
+    """An image kept for a draft: the chat it was asked for, the image, the tokens it costs the
+    loaded model (0 when that model cannot see it) and the message whose editor asked for it
+    (None: the composer's draft)."""
+
+    conversation_id: int
+    image: StoredImage
+    tokens: int
+    for_message: int | None = None
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The attachment record the message will keep."""
+        return self.image.as_record(self.tokens)
+
+
+@dataclass(frozen=True)
+class ModelSight:
+    """Whether the loaded model sees images; when not, `blind` is what an image's chip says
+    ("SmolLM2 can't see images") and `refusal` why a message with images is not sent."""
+
+    sees: bool
+    blind: str = ""
+    refusal: str = ""
+
+
+def model_sight(model_info: Mapping[str, Any] | None) -> ModelSight:
+    """What the loaded model (its info from the worker) makes of images. With no model loaded
+    nothing is said yet: sending waits for a model anyway."""
+    if not model_info or model_info.get("vision"):
+        return ModelSight(True)
+    name = str(model_info.get("model_id") or "This model")
+    reason = str(model_info.get("text_only_reason") or "")
+    return ModelSight(
+        False,
+        f"{name} can't see images",
+        f"{name} can't see images: it is a text-only model.{f' {reason}' if reason else ''}"
+        " Remove the images, or load a vision model, to send this message.",
+    )

@@ -1,0 +1,120 @@
+"""Image chips and the viewer on their own: thumbnails made once per file and turned by EXIF
+orientation, a file Qt cannot read or one gone from the data folder shown as a chip saying so
+(never an error), the viewer scaled to fit with the real size said, Esc closing it."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+from PIL import Image
+from PySide6.QtCore import Qt
+from pytestqt.qtbot import QtBot
+
+from tests.ui.image_pictures import drawn_png
+from ui.chat.image_chips import MISSING, ImageChips
+from ui.chat.image_files import THUMBNAILS, ThumbnailCache, read_image
+from ui.widgets.view_models import ImageView
+
+
+def _view(path: Path | None, width: int = 64, height: int = 48, tokens: int = 81) -> ImageView:
+    size = path.stat().st_size if path else 0
+    return ImageView("chart.png", size, width, height, "PNG", tokens, "ab" * 32,
+                     str(path) if path else None)
+
+
+def test_a_thumbnail_is_read_once_at_its_small_size(qapp: object, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(1200, 800))
+    cache = ThumbnailCache(limit=2)
+    first = cache.get(str(picture), 60)
+    assert first.image is not None and (first.image.width(), first.image.height()) == (60, 40)
+    assert cache.get(str(picture), 60) is first and cache.reads == 1
+    cache.get(str(picture), 30)
+    cache.get(str(picture), 20)  # past the limit: the least recently used goes
+    cache.get(str(picture), 60)
+    assert cache.reads == 4
+
+
+def test_exif_orientation_turns_the_picture(qapp: object, tmp_path: Path) -> None:
+    out = io.BytesIO()
+    exif = Image.Exif()
+    exif[0x0112] = 6  # turned a quarter clockwise when shown
+    Image.new("RGB", (40, 20), (10, 120, 200)).save(out, "JPEG", exif=exif)
+    photo = tmp_path / "photo.jpg"
+    photo.write_bytes(out.getvalue())
+    whole = read_image(str(photo)).image
+    assert whole is not None and (whole.width(), whole.height()) == (20, 40)
+    small = read_image(str(photo), 10).image
+    assert small is not None and (small.width(), small.height()) == (5, 10)
+
+
+def test_chips_show_size_tokens_and_open_the_viewer(qtbot: QtBot, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(1600, 1200))
+    chips = ImageChips(removable=True)
+    qtbot.addWidget(chips)
+    chips.set_images([_view(picture, 1600, 1200, 1234)])
+    chips.show()
+    chip = chips.chips[0]
+    assert chip.details_label.text().startswith("1600×1200 · ")
+    assert chip.note_label.text() == "≈ 1,234 tokens"
+    assert not chip.thumbnail.pixmap().isNull()
+    with qtbot.waitSignal(chips.removeRequested) as removed:
+        chip.remove_button.click()
+    assert removed.args == [0]
+
+    qtbot.mouseClick(chip, Qt.MouseButton.LeftButton)
+    viewer = chips.viewer
+    assert viewer is not None and viewer.isVisible()
+    viewer.resize(640, 520)
+    qtbot.waitUntil(lambda: viewer.shown_scale < 0.5)  # scaled down to fit, never up
+    assert "1600×1200 px" in viewer.caption.text() and "shown at" in viewer.caption.text()
+    qtbot.keyClick(viewer, Qt.Key.Key_Escape)
+    assert not viewer.isVisible()
+
+
+def test_a_blind_model_an_unreadable_file_and_a_missing_one(qtbot: QtBot, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(64, 48))
+    garbage = tmp_path / "garbage.png"
+    garbage.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 40)
+    chips = ImageChips(removable=False, align_right=True)
+    qtbot.addWidget(chips)
+    chips.set_images([_view(picture), _view(garbage), _view(None)], "SmolLM2 can't see images")
+    seen, unreadable, missing = chips.chips
+    assert seen.note_label.text() == "SmolLM2 can't see images"
+    assert seen.note_label.property("kind") == "warning"
+    assert unreadable.note_label.text() == "cannot be read" and unreadable.error
+    assert "cannot be shown" in unreadable.toolTip()
+    assert missing.note_label.text() == MISSING and missing.remove_button is None
+    assert chips.open_viewer(missing) is None  # nothing to show
+    viewer = chips.open_viewer(unreadable)
+    assert viewer is not None and viewer.picture.text().startswith("This image cannot be shown")
+    viewer.close()
+    reads = THUMBNAILS.reads
+    chips.set_images([_view(picture), _view(garbage), _view(None)])  # the model sees now
+    assert THUMBNAILS.reads == reads  # the chips are new, their thumbnails are not
+    assert chips.chips[0].note_label.text() == "≈ 81 tokens"
+
+
+def test_many_images_wrap_into_rows_instead_of_widening(qtbot: QtBot, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(64, 48))
+    for align_right in (False, True):
+        chips = ImageChips(removable=True, align_right=align_right)
+        qtbot.addWidget(chips)
+        chips.set_images([_view(picture)] * 6)
+        assert chips.minimumSizeHint().width() <= chips.chips[0].sizeHint().width() + 1
+        chips.resize(500, chips.heightForWidth(500))
+        chips.show()
+        qtbot.waitUntil(lambda c=chips: c.chips[-1].y() > c.chips[0].y())
+        assert all(chip.geometry().right() < 500 for chip in chips.chips)
+        assert chips.height() >= chips.chips[-1].geometry().bottom()
+        # A row starts at the left edge, or for a user's message ends at the right, as the
+        # bubble under it does.
+        last_row = [c.geometry() for c in chips.chips if c.y() == chips.chips[-1].y()]
+        if align_right:
+            assert max(g.right() for g in last_row) == 499
+        else:
+            assert min(g.left() for g in last_row) == 0

@@ -1,0 +1,86 @@
+"""Attached images read with Qt: thumbnails for the chips and the whole picture for the viewer.
+
+The files are untrusted (an image from the web, an import, a data folder someone edited): Qt's
+`QImageReader` decodes them, a file it cannot read comes back as its error text, never an
+exception. Every read turns the picture by its EXIF orientation (`setAutoTransform`), so a phone
+photo stands the way it was taken.
+
+A thumbnail is decoded at its small size (`setScaledSize`: JPEG decoders scale while they read)
+once per file and size, then kept here, so a chat re-rendered or repainted never reads an image
+file again; the whole picture is read only when the viewer opens.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
+from PySide6.QtGui import QImage, QImageReader
+
+# Thumbnails kept (a few KB each at chip size): more than a long chat shows at once.
+_KEPT_THUMBNAILS = 256
+# Decoders that cannot scale while they read (PNG) hold the whole picture first: room for the
+# largest the image store accepts (64 megapixels at 4 bytes), past Qt's default of 256 MB.
+_DECODE_LIMIT_MB = 320
+
+
+@dataclass(frozen=True)
+class ReadImage:
+    """A decoded picture, or why there is none (`image` is None then)."""
+
+    image: QImage | None
+    error: str = ""
+
+
+def read_image(path: str, longest_edge: int | None = None) -> ReadImage:
+    """The picture at `path`, turned by its EXIF orientation; with `longest_edge`, decoded no
+    larger than that many pixels on its longest side."""
+    reader = QImageReader(path)
+    reader.setAutoTransform(True)
+    reader.setAllocationLimit(_DECODE_LIMIT_MB)
+    size = reader.size()
+    if longest_edge and size.isValid() and max(size.width(), size.height()) > longest_edge:
+        box = QSize(longest_edge, longest_edge)
+        reader.setScaledSize(size.scaled(box, Qt.AspectRatioMode.KeepAspectRatio))
+    image = reader.read()
+    if image.isNull():
+        return ReadImage(None, reader.errorString() or "Qt cannot read this file")
+    return ReadImage(image)
+
+
+class ThumbnailCache:
+    """Thumbnails by (file, longest edge in device pixels), least recently used dropped first.
+    Image files are named by their digest, so a file's thumbnail never goes stale."""
+
+    def __init__(self, limit: int = _KEPT_THUMBNAILS) -> None:
+        self._limit = limit
+        self._kept: OrderedDict[tuple[str, int], ReadImage] = OrderedDict()
+        self.reads = 0  # files decoded so far: what the cache saves is visible to tests
+
+    def get(self, path: str, longest_edge: int) -> ReadImage:
+        key = (path, longest_edge)
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+            return found
+        self.reads += 1
+        found = read_image(path, longest_edge)
+        self._kept[key] = found
+        if len(self._kept) > self._limit:
+            self._kept.popitem(last=False)
+        return found
+
+
+# One for the whole app: the composer's chips and the chat's show the same files.
+THUMBNAILS = ThumbnailCache()
+
+
+def png_data(image: QImage) -> bytes:
+    """A pasted picture as PNG bytes: lossless, and what the image store keeps as it is."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")
+    buffer.close()
+    return data.data()
