@@ -19,18 +19,19 @@ from inference.prompt.reasoning import ANSWER, REASONING, ReasoningFormat, Reply
 from inference.toolcalls.calls import ParsedReply, Scan, Tools, reply_of
 from inference.toolcalls.deepseek import deepseek_calling, deepseek_extract
 from inference.toolcalls.gemma import gemma4_calling, gemma4_extract
+from inference.toolcalls.glm import glm47_calling, glm47_extract
 from inference.toolcalls.harmony import harmony_calling, harmony_extract
+from inference.toolcalls.kimi_k3 import ENDS as KIMI_K3_ENDS
+from inference.toolcalls.kimi_k3 import THINK as KIMI_K3_THINK
+from inference.toolcalls.kimi_k3 import kimi_k3_calling, kimi_k3_extract
 from inference.toolcalls.llama import llama3_calling, llama3_extract
 from inference.toolcalls.mistral import MARKER, mistral_calling, mistral_extract
+from inference.toolcalls.qwen_xml import qwen3_coder_calling, qwen3_coder_extract
 from inference.toolcalls.tagged import (
-    glm47_calling,
-    glm47_extract,
     hermes_calling,
     hermes_extract,
     kimi_k2_calling,
     kimi_k2_extract,
-    qwen3_coder_calling,
-    qwen3_coder_extract,
 )
 
 _THINK = ("<think>", "</think>")
@@ -73,7 +74,7 @@ _FORMATS = (
         families="Qwen3-Coder, Qwen3.5: <tool_call><function=…><parameter=…>",
         reasoning=(_THINK,),
         ends=_QWEN_ENDS,
-        markers=("<tool_call>",),
+        markers=("<tool_call>", "<function="),
         extract=qwen3_coder_extract,
         calling=qwen3_coder_calling,
     ),
@@ -133,8 +134,17 @@ _FORMATS = (
         calling=kimi_k2_calling,
     ),
     ToolFormat(
+        name="kimi_k3",
+        families="Kimi K3: <|open|>tools<|sep|><|open|>call tool=… channels",
+        reasoning=(KIMI_K3_THINK,),
+        ends=KIMI_K3_ENDS,
+        markers=("<|open|>tools<|sep|>", "<|open|>call"),
+        extract=kimi_k3_extract,
+        calling=kimi_k3_calling,
+    ),
+    ToolFormat(
         name="deepseek",
-        families="DeepSeek V3, R1, V3.1 (tool▁calls markers), V3.2 and V4 (DSML)",
+        families="DeepSeek V3, R1, V3.1 (tool▁calls markers), V3.2 to V4.1 (DSML)",
         reasoning=(_THINK,),
         ends=("<｜end▁of▁sentence｜>",),
         markers=("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "｜DSML｜"),
