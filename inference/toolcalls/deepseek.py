@@ -26,7 +26,7 @@ from functools import partial
 from typing import Any
 
 from inference.toolcalls.calls import Block, Found, Scan, Tools, found, json_prefix, scan_blocks
-from inference.toolcalls.values import properties_of, typed
+from inference.toolcalls.values import properties_of, schema_types, typed
 
 _SEP = "<｜tool▁sep｜>"
 _V3_CODE = re.compile(r"\s*([^\s`]+)\s*```(?:json)?\s*(.*?)\s*```\s*", re.DOTALL)
@@ -74,18 +74,31 @@ def _invoke(body: str, tools: Tools) -> list[Found]:
 
 
 def _value(body: str, start: int, is_string: str | None, schema: Any) -> tuple[Any, int]:
-    """A parameter's value and where the markup goes on after its close."""
-    if is_string == "false":  # JSON, which must be whole: its end is where the value ends
-        value, end = json_prefix(body, start)
-        close = _PARAMETER_END.match(body, len(body) - len(body[end:].lstrip()))
-        if close is None:
-            raise ValueError("text after a JSON value")
-        return value, close.end()
+    """A parameter's value and where the markup goes on after its close.
+
+    `string="false"` marks JSON, whose end is where its JSON ends when it is whole; values are
+    typed by the tool's schema first, as vLLM's reader types them (`string="true"` with an
+    integer schema is an integer, JSON `null` for a string schema is the text "null"), and a
+    value that is not what it says stays its text, as vLLM and SGLang keep it."""
+    if is_string == "false":
+        try:
+            _, end = json_prefix(body, start)
+        except ValueError:
+            pass  # not JSON after all: its close is found as a string's is
+        else:
+            close = _PARAMETER_END.match(body, len(body) - len(body[end:].lstrip()))
+            if close is not None:
+                return _typed(body[start:end], is_string, schema), close.end()
     for close in _PARAMETER_END.finditer(body, start):
         if _PARAMETER.match(body, close.end()) or not body[close.end() :].strip():
-            text = body[start : close.start()]
-            return (text if is_string == "true" else typed(text, schema)), close.end()
+            return _typed(body[start : close.start()], is_string, schema), close.end()
     raise ValueError("a parameter was left open")
+
+
+def _typed(text: str, is_string: str | None, schema: Any) -> Any:
+    if schema_types(schema):
+        return typed(text, schema)
+    return typed(text, None, untyped="json" if is_string == "false" else "text")
 
 
 _V3_CALL = Block("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", _v3)
