@@ -11,8 +11,10 @@
 - V4.1: the same markup with a space after the DSML mark: `<｜DSML｜ calls>`, `<｜DSML｜ invoke
   name="…">`, `<｜DSML｜ parameter name="…" string="true">`.
 
-A string value ends at a parameter close the markup continues from (the next parameter or the
-invoke's end), a JSON value where its JSON does, so either may quote DSML itself.
+V4.1 also writes an invoke without its section, or with a JSON object for a body, and its
+reference reader takes both. A string value ends at a parameter close the markup continues from
+(the next parameter or the invoke's end), a JSON value where its JSON does, so either may quote
+DSML itself.
 
 All reason in `<think>…</think>`, split off first by the dispatcher (V3.1 and later open the block
 in the generation prompt in thinking mode).
@@ -61,16 +63,35 @@ def _invoke(body: str, tools: Tools) -> list[Found]:
         return [found(name)]
     if body[head.end()] != ">":
         raise ValueError("an invoke's head ends with >")
+    pos = head.end() + 1
+    if body[pos:].lstrip().startswith("{"):  # V4.1's reference reader takes a JSON body too
+        return [found(name, json.loads(body[pos:]))]
     schemas = properties_of(tools, name)
     arguments: dict[str, Any] = {}
-    pos = head.end() + 1
     while body[pos:].strip():
         parameter = _PARAMETER.match(body, pos)
         if parameter is None:
             raise ValueError("stray text in the call")
         key, is_string = parameter.group(1), parameter.group(2)
         arguments[key], pos = _value(body, parameter.end(), is_string, schemas.get(key))
-    return [found(name, arguments)]
+    return [found(name, _unwrapped(arguments, schemas))]
+
+
+def _unwrapped(arguments: dict[str, Any], schemas: dict[str, Any]) -> dict[str, Any]:
+    """DeepSeek sometimes wraps all of a call's arguments in one `arguments` or `input`
+    parameter; vLLM unwraps it when the schema has no such parameter and names every key
+    inside, and so does this (without a schema there is nothing to tell a wrapper by)."""
+    if len(arguments) != 1 or not schemas:
+        return arguments
+    ((key, value),) = arguments.items()
+    if key not in ("arguments", "input") or key in schemas:
+        return arguments
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return arguments
+    return value if isinstance(value, dict) and value and set(value) <= set(schemas) else arguments
 
 
 def _value(body: str, start: int, is_string: str | None, schema: Any) -> tuple[Any, int]:
@@ -116,7 +137,10 @@ def _dsml_blocks(tools: Tools) -> tuple[Block, ...]:
         Block(open, f"</{_DSML}{space}invoke>", partial(_invoke, tools=tools), also=("/>",))
         for open, space in zip(_INVOKE_OPENS, _SPACINGS, strict=True)
     )
-    return tuple(Block(open, "</" + open[1:], items=invokes) for open in _SECTION_OPENS)
+    sections = tuple(Block(open, "</" + open[1:], items=invokes) for open in _SECTION_OPENS)
+    # V4.1's reference reader (vLLM's, which SGLang's gateway mirrors) also takes an invoke
+    # written without its section; V4's does not, so only the spaced spelling counts bare.
+    return (*sections, invokes[1])
 
 
 def deepseek_extract(answer: str, scan: Scan, tools: Tools) -> None:

@@ -10,8 +10,6 @@ or `<|call|>`): a reader must find where a value really ends, not the next marke
 A format that writes strings raw (no escaping) cannot carry every string: the one thing each
 leaves out is named in `UNWRITABLE`, text that would read as the format's own markup continuing
 (a value holding `</parameter>` and then `<parameter=` is, to any reader, two parameters).
-Reasoning markers (`<think>`, `</think>`…) are left out of the values: the reasoning is split
-off before the calls are read (see docs/tool-calls.md).
 """
 
 from __future__ import annotations
@@ -37,6 +35,7 @@ KEYS = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,10}", fullmatch=True)
 # Every family's markers, so string values quote markup of their own format and of others.
 MARKERS = sorted(
     {marker for form in TOOL_FORMATS.values() for marker in (*form.markers, *form.ends)}
+    | {m for form in TOOL_FORMATS.values() for pair in form.reasoning for m in pair}
     | {
         "</tool_call>",
         "<function=f>",
