@@ -22,6 +22,8 @@ from typing import Any
 
 # The OpenAI-style tool schemas a model was given, when known.
 Tools = Sequence[dict[str, Any]] | None
+# What may stand between JSON calls written one after another.
+_JSON_SEPARATORS = " \t\r\n,;"
 # The tags around a call in the Hermes/Qwen, Qwen3-Coder and GLM families.
 CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 # Tool names: MCP allows [A-Za-z0-9_.-]; some templates add ":" or "/" (namespaces).
@@ -89,9 +91,15 @@ def found_in_json(data: Any, argument_keys: Sequence[str] = ("arguments", "param
 
 def json_calls(body: str) -> list[Found]:
     """The calls of one `<tool_call>` block of JSON (Hermes and Qwen; GLM and Qwen3-Coder
-    replies write some too): one object, or a list of them."""
-    data = json.loads(body)
-    return [found_in_json(item) for item in (data if isinstance(data, list) else [data])]
+    replies write some too): one object, a list of them, or objects one after another
+    (`{…}, {…}`, which SGLang reads)."""
+    items: list[Any] = []
+    pos = 0
+    while body[pos:].strip(_JSON_SEPARATORS):
+        data, pos = json_prefix(body, pos)
+        items += data if isinstance(data, list) else [data]
+        pos = len(body) - len(body[pos:].lstrip(_JSON_SEPARATORS))
+    return [found_in_json(item) for item in items]
 
 
 def json_prefix(text: str, start: int = 0) -> tuple[Any, int]:
@@ -142,7 +150,11 @@ class Block:
     each have their own). `trail`: a marker that may follow an item and belongs to it (a
     Qwen3-Coder `</tool_call>` after a `<function=…>` written without its opener). `lenient`
     reads a body the way servers accept from real models (a last value's close left out); it is
-    tried only when no close reads strictly, so a value quoting the close is not cut short."""
+    tried only when no close reads strictly, so a value quoting the close is not cut short.
+    `ends_at_eof`: the text's end closes an item whose body is whole JSON (the model wrote the
+    call and stopped before its close, a stop token the decoder dropped; vLLM reads it). For
+    markup bodies the end proves nothing (more parameters could have followed), so they stay
+    cut short."""
 
     open: str
     close: str
@@ -151,6 +163,7 @@ class Block:
     items: tuple[Block, ...] = ()
     also: tuple[str, ...] = ()
     trail: str = ""
+    ends_at_eof: bool = False
 
 
 # A call whose close never reads is given up after this many later closes: each try reads the
@@ -183,8 +196,10 @@ def _item(text: str, start: int, block: Block, scan: Scan) -> int:
     assert block.read is not None, "an item block reads its body"
     body = start + len(block.open)
     ends = _ends(text, body, (block.close, *block.also))[:_MOST_ENDS]
-    for read in (block.read, block.lenient):
-        for end, marker in ends if read is not None else ():
+    at_eof = [(len(text), "")] if block.ends_at_eof else []
+    tries = [(block.read, [*ends, *at_eof]), (block.lenient, ends)]
+    for read, candidates in tries:
+        for end, marker in candidates if read is not None else ():
             try:
                 calls = read(text[body:end])
             except Exception:  # untrusted text through json/ast/mlx-lm: any error: unreadable
@@ -194,9 +209,8 @@ def _item(text: str, start: int, block: Block, scan: Scan) -> int:
                     scan.call(call)
                 return _after(text, end + len(marker), block.trail)
     reopen = text.find(block.open, body)
-    cut = ends[0][0] if ends else len(text)
-    closed = cut + len(ends[0][1]) if ends else len(text)
-    stop = reopen if 0 <= reopen < cut else closed
+    cut, marker = ends[0] if ends else (len(text), "")
+    stop = reopen if 0 <= reopen < cut else cut + len(marker)
     scan.bad(text[start:stop])
     return stop
 

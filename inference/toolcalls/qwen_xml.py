@@ -32,6 +32,9 @@ from inference.toolcalls.values import properties_of, schema_types, typed
 
 _FUNCTION, _FUNCTION_END = "<function=", "</function>"
 _PARAMETER, _PARAMETER_END = "<parameter=", "</parameter>"
+# Where a value left open ends: a parameter on a line of its own, or the function's end.
+_OPEN_END = re.compile(r"(?<=\n)<parameter=|</function>")
+_LINE_PARAMETER = re.compile(r"(?<=\n)<parameter=([^>\n]*)>")
 _HEAD = re.compile(r"\s*<(function|parameter)=([^>\n]*)>")
 
 
@@ -43,6 +46,7 @@ class _Reader:
         self.pos = 0
         self.tools = tools
         self.lenient = lenient
+        self.unseen: set[str] = set()  # the schema's parameters the function has not given
 
     def function(self) -> Found:
         head = _HEAD.match(self.text, self.pos)
@@ -52,6 +56,7 @@ class _Reader:
         schemas = properties_of(self.tools, name)
         self.pos = head.end()
         arguments: dict[str, Any] = {}
+        self.unseen = set(schemas)
         while True:
             if self._take(_FUNCTION_END):
                 return found(name, arguments)
@@ -60,31 +65,45 @@ class _Reader:
                 raise ValueError("a function holds parameters")
             key = head.group(2).strip()
             self.pos = head.end()
+            self.unseen.discard(key)
             arguments[key] = _value(self._value_text(), schemas.get(key))
 
     def at_end(self) -> bool:
         return not self.text[self.pos :].strip()
 
     def _value_text(self) -> str:
-        """The text of a value, up to the close the markup continues from; a value left open
-        before `</function>` ends there (the model dropped its `</parameter>`)."""
+        """The text of a value, up to the close the markup continues from. Read leniently, a
+        value left open ends where the next parameter or the function's end begins (the model
+        dropped its `</parameter>`, as SGLang's and vLLM's readers allow)."""
         start = self.pos
         at = self.text.find(_PARAMETER_END, start)
         while at >= 0:
             after = at + len(_PARAMETER_END)
             if self._continues(after):
-                self.pos = after
-                return self.text[start:at]
+                return self._up_to(start, at, after)
             at = self.text.find(_PARAMETER_END, after)
         if not self.lenient:
             raise ValueError("a parameter was left open")
-        at = self.text.find(_FUNCTION_END, start)
-        while at >= 0:
-            if self._continues(at + len(_FUNCTION_END), functions_only=True):
+        ends = [m.start() for m in _OPEN_END.finditer(self.text, start)]
+        for at in ends:
+            if self.text.startswith(_PARAMETER, at) or self._continues(
+                at + len(_FUNCTION_END), functions_only=True
+            ):
                 self.pos = at
                 return self.text[start:at]
-            at = self.text.find(_FUNCTION_END, at + 1)
         raise ValueError("a parameter was left open")
+
+    def _up_to(self, start: int, end: int, after: int) -> str:
+        """The value from `start` to its close at `end`, unless a parameter the schema names
+        and the call has not given yet begins a line inside it: then the model dropped this
+        value's close there (vLLM reads it so), and a value quoting another tool's markup is
+        still read whole."""
+        for head in _LINE_PARAMETER.finditer(self.text, start, end):
+            if head.group(1).strip() in self.unseen:
+                self.pos = head.start()
+                return self.text[start : head.start()]
+        self.pos = after
+        return self.text[start:end]
 
     def _continues(self, pos: int, functions_only: bool = False) -> bool:
         rest = self.text[pos:].lstrip()

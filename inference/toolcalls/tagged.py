@@ -7,17 +7,15 @@ in `qwen_xml`, GLM's in `glm`).
   <|tool_call_argument_begin|>{…}<|tool_call_end|>…<|tool_calls_section_end|>`; the
   `functions.f:0` id is kept, since Kimi's template writes it back into the history.
 
-Kimi K2's calls are read with mlx-lm's public `parse_tool_call`, after checking the call's shape,
-which mlx-lm does not. Where a call ends is
-the scanner's business (`calls.scan_blocks`): JSON strings may hold the closing markers.
+Both are JSON, read whole (not with mlx-lm's readers, which search a body for JSON). Where a call
+ends is the scanner's business (`calls.scan_blocks`): JSON strings may hold the closing markers.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from functools import partial
-
-from mlx_lm.tool_parsers import kimi_k2
 
 from inference.toolcalls.calls import (
     CALL_CLOSE,
@@ -43,7 +41,8 @@ def _hermes(body: str, tools: Tools) -> list[Found]:
 
 
 def hermes_extract(answer: str, scan: Scan, tools: Tools) -> None:
-    scan_blocks(answer, (Block(CALL_OPEN, CALL_CLOSE, partial(_hermes, tools=tools)),), scan)
+    reader = partial(_hermes, tools=tools)
+    scan_blocks(answer, (Block(CALL_OPEN, CALL_CLOSE, reader, ends_at_eof=True),), scan)
 
 
 _HERMES_NAME = re.compile(r'\s*\{\s*"name"\s*:\s*"([^"\\]+)"')
@@ -59,11 +58,17 @@ _KIMI_ITEM = ("<|tool_call_begin|>", "<|tool_call_end|>")
 _KIMI_SECTION = ("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>")
 
 
+_KIMI_HEAD = re.compile(r"\s*((?:functions\.)?([^\s<:]+):\d+)\s*<\|tool_call_argument_begin\|>")
+
+
 def _kimi(body: str) -> list[Found]:
-    # mlx-lm accepts any JSON value (or even Python literal) as the arguments; a call needs an
-    # object.
-    parsed = kimi_k2.parse_tool_call(body)
-    return [found(call["name"], call["arguments"], call.get("id")) for call in parsed]
+    # Not mlx-lm's reader: it searches the body for a call, so a body holding two (the first
+    # broken) reads as the second, and it takes any JSON value (or Python literal) for the
+    # arguments. Here the body is one id and one JSON object, whole.
+    head = _KIMI_HEAD.match(body)
+    if head is None:
+        raise ValueError("a Kimi call starts with functions.NAME:INDEX")
+    return [found(head.group(2), json.loads(body[head.end() :]), head.group(1))]
 
 
 _KIMI_CALL = Block(*_KIMI_ITEM, read=_kimi)

@@ -11,6 +11,7 @@ reports the wrong type better than a dropped call would.
 
 from __future__ import annotations
 
+import ast
 import json
 from typing import Any
 
@@ -31,15 +32,31 @@ def properties_of(tools: Tools, name: str) -> dict[str, Schema]:
     return {}
 
 
+# Type names tool catalogs write besides JSON Schema's (vLLM's and mlx-lm's readers take them).
+_ALIASES = (
+    (("int", "uint", "long", "short"), "integer"),
+    (("num", "float", "double", "decimal"), "number"),
+    (("bool", "binary"), "boolean"),
+    (("str", "text", "char", "varchar"), "string"),
+    (("dict", "obj"), "object"),
+    (("list", "arr"), "array"),
+)
+
+
+def _json_type(name: str) -> str:
+    name = name.strip().lower()
+    return next((kind for prefixes, kind in _ALIASES if name.startswith(prefixes)), name)
+
+
 def schema_types(schema: Any) -> list[str]:
     """The JSON types a schema allows, in the order it names them ([] when it names none)."""
     if not isinstance(schema, dict):
         return []
     kind = schema.get("type")
     if isinstance(kind, str):
-        return [kind.lower()]
+        return [_json_type(kind)]
     if isinstance(kind, list):
-        return [k.lower() for k in kind if isinstance(k, str)]
+        return [_json_type(k) for k in kind if isinstance(k, str)]
     types: list[str] = []
     for key in ("anyOf", "oneOf", "allOf"):
         for option in schema.get(key) or ():
@@ -79,7 +96,13 @@ def _as(kind: str, text: str) -> Any:
     try:
         value = json.loads(stripped)
     except ValueError:
-        return _NOT
+        if kind not in ("object", "array"):
+            return _NOT
+        # Models write Python literals too ({'a': 'b'}, True); vLLM and mlx-lm read them so.
+        try:
+            value = ast.literal_eval(stripped)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            return _NOT
     if kind in _NUMBER_TYPES:
         if isinstance(value, bool) or not isinstance(value, int | float):
             return _NOT

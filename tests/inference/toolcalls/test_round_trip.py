@@ -260,7 +260,9 @@ RENDERERS: dict[str, list[Callable[[list[Call]], str]]] = {
 # going on (a close and then what follows a close) cannot be written so that any reader tells
 # it from the markup. Gemma's strings have no escape for their quote mark at all.
 UNWRITABLE: dict[str, re.Pattern[str]] = {
-    "qwen3_coder": re.compile(r"</parameter>\s*(<parameter=|</function>)"),
+    # ...and a parameter the schema names, on a line of its own: where a model dropped a
+    # value's close, vLLM reads the next parameter there, and so does Branchwise.
+    "qwen3_coder": re.compile(r"</parameter>\s*(<parameter=|</function>)|\n<parameter="),
     "glm47": re.compile(r"</arg_value>\s*(<arg_key>|</tool_call>)"),
     "deepseek": re.compile(
         r"</｜DSML｜ ?parameter>\s*(<｜DSML｜ ?parameter|</｜DSML｜ ?invoke>|$)"
