@@ -24,7 +24,11 @@ from inference.toolcalls.calls import Found, Scan, Tools, found, found_in_json, 
 MARKER = "[TOOL_CALLS]"
 # Mistral's templates refuse to render an id that is not 9 letters and digits; others get new ids.
 _ID = re.compile(r"[A-Za-z0-9]{9}")
-_HEADER = re.compile(r"\s*([^\s\[\]{}<>\"]+?)\s*(?:\[CALL_ID\]\s*([^\s\[\]]+)\s*)?\[ARGS\]")
+# `[ARGS]` is a special token a decoder may leave out of the text (vLLM's v11 tests read
+# `[TOOL_CALLS]add{"a": 1}`), so the arguments' brace may follow the name directly.
+_HEADER = re.compile(
+    r"\s*([^\s\[\]{}<>\"]+?)\s*(?:\[CALL_ID\]\s*([^\s\[\]]+)\s*)?(?:\[ARGS\]|(?=\{))"
+)
 
 
 def mistral_extract(answer: str, scan: Scan, tools: Tools) -> None:
