@@ -22,6 +22,10 @@ from typing import Any
 
 # The OpenAI-style tool schemas a model was given, when known.
 Tools = Sequence[dict[str, Any]] | None
+# What may stand between JSON calls written one after another.
+_JSON_SEPARATORS = " \t\r\n,;"
+# The tags around a call in the Hermes/Qwen, Qwen3-Coder and GLM families.
+CALL_OPEN, CALL_CLOSE = "<tool_call>", "</tool_call>"
 # Tool names: MCP allows [A-Za-z0-9_.-]; some templates add ":" or "/" (namespaces).
 _NAME = re.compile(r"[\w.\-:/]{1,128}")
 _ID_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
@@ -85,6 +89,19 @@ def found_in_json(data: Any, argument_keys: Sequence[str] = ("arguments", "param
     return found(data.get("name"), arguments, data.get("id"))
 
 
+def json_calls(body: str) -> list[Found]:
+    """The calls of one `<tool_call>` block of JSON (Hermes and Qwen; GLM and Qwen3-Coder
+    replies write some too): one object, a list of them, or objects one after another
+    (`{…}, {…}`, which SGLang reads)."""
+    items: list[Any] = []
+    pos = 0
+    while body[pos:].strip(_JSON_SEPARATORS):
+        data, pos = json_prefix(body, pos)
+        items += data if isinstance(data, list) else [data]
+        pos = len(body) - len(body[pos:].lstrip(_JSON_SEPARATORS))
+    return [found_in_json(item) for item in items]
+
+
 def json_prefix(text: str, start: int = 0) -> tuple[Any, int]:
     """The JSON value starting at `start` (after blanks) and where it ends."""
     while start < len(text) and text[start].isspace():
@@ -127,46 +144,111 @@ class Scan:
 
 @dataclass(frozen=True)
 class Block:
-    """Markup between `open` and `close`. An item's body is read by `read` (a missing close
-    means the call was cut short); a section's body holds `items` (a missing close is tolerated,
-    its items each have their own)."""
+    """Markup between `open` and `close` (or one of `also`, other endings the family writes, like
+    DSML's self-closing invoke `/>`). An item's body is read by `read` (a missing close means the
+    call was cut short); a section's body holds `items` (a missing close is tolerated, its items
+    each have their own). `trail`: a marker that may follow an item and belongs to it (a
+    Qwen3-Coder `</tool_call>` after a `<function=…>` written without its opener). `lenient`
+    reads a body the way servers accept from real models (a last value's close left out); it is
+    tried only when no close reads strictly, so a value quoting the close is not cut short.
+    `ends_at_eof`: the text's end closes an item whose body is whole JSON (the model wrote the
+    call and stopped before its close, a stop token the decoder dropped; vLLM reads it). For
+    markup bodies the end proves nothing (more parameters could have followed), so they stay
+    cut short."""
 
     open: str
     close: str
     read: Callable[[str], list[Found]] | None = None
-    items: Block | None = None
+    lenient: Callable[[str], list[Found]] | None = None
+    items: tuple[Block, ...] = ()
+    also: tuple[str, ...] = ()
+    trail: str = ""
+    ends_at_eof: bool = False
 
 
-def scan_blocks(text: str, blocks: Sequence[Block], scan: Scan, inside: bool = False) -> None:
-    """Walk `text`, giving each block's calls to `scan`; text between blocks is answer text, or,
-    inside a section, part of a call that could not be read when it is not blank."""
+# A call whose close never reads is given up after this many later closes: each try reads the
+# body again, and a long reply of broken calls should not cost quadratic time.
+_MOST_ENDS = 64
+
+
+def scan_blocks(text: str, blocks: Sequence[Block], scan: Scan) -> None:
+    """Walk `text`, giving each block's calls to `scan`; text between blocks is answer text."""
     pos = 0
+    while (hit := _next_open(text, pos, blocks)) is not None:
+        start, block = hit
+        scan.text(text[pos:start])
+        pos = _section(text, start, block, scan) if block.items else _item(text, start, block, scan)
+    scan.text(text[pos:])
+
+
+def _next_open(text: str, pos: int, blocks: Sequence[Block]) -> tuple[int, Block] | None:
+    hits = [(i, n, b) for n, b in enumerate(blocks) if (i := text.find(b.open, pos)) >= 0]
+    return min(hits, key=lambda hit: hit[:2])[::2] if hits else None
+
+
+def _item(text: str, start: int, block: Block, scan: Scan) -> int:
+    """Read the item opened at `start`; returns where the text after it begins.
+
+    A call ends at the first of its closes after which its body reads: a string argument may
+    hold the family's own markers (a file documenting `<tool_call>` tags), so the first close
+    is not always the call's. Only when no close reads is the call malformed, up to where it
+    was cut short: a new opener before any close, the first close, or the end of the text."""
+    assert block.read is not None, "an item block reads its body"
+    body = start + len(block.open)
+    ends = _ends(text, body, (block.close, *block.also))[:_MOST_ENDS]
+    at_eof = [(len(text), "")] if block.ends_at_eof else []
+    tries = [(block.read, [*ends, *at_eof]), (block.lenient, ends)]
+    for read, candidates in tries:
+        for end, marker in candidates if read is not None else ():
+            try:
+                calls = read(text[body:end])
+            except Exception:  # untrusted text through json/ast/mlx-lm: any error: unreadable
+                continue
+            if calls:
+                for call in calls:
+                    scan.call(call)
+                return _after(text, end + len(marker), block.trail)
+    reopen = text.find(block.open, body)
+    cut, marker = ends[0] if ends else (len(text), "")
+    stop = reopen if 0 <= reopen < cut else cut + len(marker)
+    scan.bad(text[start:stop])
+    return stop
+
+
+def _after(text: str, pos: int, trail: str) -> int:
+    if not trail:
+        return pos
+    rest = len(text) - len(text[pos:].lstrip())
+    return rest + len(trail) if text.startswith(trail, rest) else pos
+
+
+def _ends(text: str, body: int, closes: Sequence[str]) -> list[tuple[int, str]]:
+    ends = []
+    for close in closes:
+        at = text.find(close, body)
+        while at >= 0:
+            ends.append((at, close))
+            at = text.find(close, at + 1)
+    return sorted(ends)
+
+
+def _section(text: str, start: int, block: Block, scan: Scan) -> int:
+    """Walk the items of the section opened at `start`; text in it that is not an item and not
+    blank is part of a call that could not be read. Its close is looked for between items only,
+    since an item's argument may hold it."""
+    pos = start + len(block.open)
     while True:
-        hits = [(i, b) for b in blocks if (i := text.find(b.open, pos)) >= 0]
-        if not hits:
-            break
-        start, block = min(hits, key=lambda hit: hit[0])
-        _between(text[pos:start], scan, inside)
-        body = start + len(block.open)
-        end = text.find(block.close, body)
-        if block.items is not None:
-            stop = len(text) if end < 0 else end
-            scan_blocks(text[body:stop], (block.items,), scan, inside=True)
-            pos = stop if end < 0 else end + len(block.close)
-            continue
-        reopen = text.find(block.open, body)
-        if reopen >= 0 and (end < 0 or reopen < end):
-            # A call opened again before this one closed: this one was cut short.
-            scan.bad(text[start:reopen])
-            pos = reopen
-            continue
-        if end < 0:
-            scan.bad(text[start:])
-            return
-        assert block.read is not None, "an item block reads its body"
-        scan.read(text[start : end + len(block.close)], block.read, text[body:end])
-        pos = end + len(block.close)
-    _between(text[pos:], scan, inside)
+        close = text.find(block.close, pos)
+        hit = _next_open(text, pos, block.items)
+        if hit is None or 0 <= close < hit[0]:
+            stop = len(text) if close < 0 else close
+            if text[pos:stop].strip():
+                scan.bad(text[pos:stop])
+            return stop if close < 0 else close + len(block.close)
+        at, item = hit
+        if text[pos:at].strip():
+            scan.bad(text[pos:at])
+        pos = _item(text, at, item, scan)
 
 
 def last_started(text: str, opens: Sequence[str], name: re.Pattern[str]) -> str | None:
@@ -177,13 +259,6 @@ def last_started(text: str, opens: Sequence[str], name: re.Pattern[str]) -> str 
         return None
     match = name.match(text, start)
     return match.group(1).strip() if match else ""
-
-
-def _between(piece: str, scan: Scan, inside: bool) -> None:
-    if not inside:
-        scan.text(piece)
-    elif piece.strip():
-        scan.bad(piece)
 
 
 def reply_of(text: str, scan: Scan) -> ParsedReply:

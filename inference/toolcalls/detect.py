@@ -18,7 +18,9 @@ _RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("gemma4", lambda t: "<|tool_call>" in t and "<tool_call|>" in t),
     ("glm47", lambda t: "<arg_key>" in t),
     ("qwen3_coder", lambda t: "<function=" in t and "<parameter=" in t),
+    ("kimi_k3", lambda t: "<|open|>tools<|sep|>" in t or "<|open|>call tool=" in t),
     ("kimi_k2", lambda t: "<|tool_calls_section_begin|>" in t),
+    # V3.2 to V4.1 (DSML, spaced or not) and the older tool▁call markers.
     ("deepseek", lambda t: "tool▁call▁begin" in t or "｜DSML｜" in t),
     ("mistral", lambda t: "[TOOL_CALLS]" in t),
     # Llama 3.1/3.3 name <|python_tag|>; 3.2 and 4 render {"name": …, "parameters": …} calls

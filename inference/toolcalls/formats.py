@@ -1,8 +1,8 @@
 """Every tool-call format Branchwise reads, and the two questions asked of a reply.
 
 `parse_reply(text, tool_format, thinking=False)` reads a finished reply: the reasoning is split off
-first (with `inference.prompt.reasoning`'s splitter and the family's markers, so a call written
-while thinking is not a call), then the family's reader finds the calls in the answer. It never
+first (the family's block, opening the reply or opened by the prompt, so a call drafted while
+thinking is not a call), then the family's reader finds the calls in the answer. It never
 raises on the reply's text: a call that cannot be read stays in the answer and is listed as
 malformed.
 
@@ -15,22 +15,22 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from inference.prompt.reasoning import ANSWER, REASONING, ReasoningFormat, ReplySplitter
 from inference.toolcalls.calls import ParsedReply, Scan, Tools, reply_of
 from inference.toolcalls.deepseek import deepseek_calling, deepseek_extract
 from inference.toolcalls.gemma import gemma4_calling, gemma4_extract
+from inference.toolcalls.glm import glm47_calling, glm47_extract
 from inference.toolcalls.harmony import harmony_calling, harmony_extract
+from inference.toolcalls.kimi_k3 import ENDS as KIMI_K3_ENDS
+from inference.toolcalls.kimi_k3 import THINK as KIMI_K3_THINK
+from inference.toolcalls.kimi_k3 import kimi_k3_calling, kimi_k3_extract
 from inference.toolcalls.llama import llama3_calling, llama3_extract
 from inference.toolcalls.mistral import MARKER, mistral_calling, mistral_extract
+from inference.toolcalls.qwen_xml import qwen3_coder_calling, qwen3_coder_extract
 from inference.toolcalls.tagged import (
-    glm47_calling,
-    glm47_extract,
     hermes_calling,
     hermes_extract,
     kimi_k2_calling,
     kimi_k2_extract,
-    qwen3_coder_calling,
-    qwen3_coder_extract,
 )
 
 _THINK = ("<think>", "</think>")
@@ -44,7 +44,10 @@ class ToolFormat:
     none); `ends`: end-of-turn markers a decoder may leave at the end of the text; `markers`:
     strings one of which a reply must hold (or, for `bare`, start with) before it can hold a
     call, so a streaming check costs a substring search until then; `extract` reads the answer
-    into a `Scan`; `calling` names the call begun in a partial answer.
+    into a `Scan`; `calling` names the call begun in a partial answer. `calls_close_reasoning`:
+    a reply that ends still inside its reasoning, with whole calls as the last thing in it,
+    made those calls (the family's template renders them after the closed block; see
+    docs/tool-calls.md for which families and why).
     """
 
     name: str
@@ -55,6 +58,7 @@ class ToolFormat:
     extract: Callable[[str, Scan, Tools], None]
     calling: Callable[[str], str | None]
     bare: tuple[str, ...] = ()
+    calls_close_reasoning: bool = False
 
 
 _QWEN_ENDS = ("<|im_end|>", "<|endoftext|>")
@@ -67,15 +71,17 @@ _FORMATS = (
         markers=("<tool_call>",),
         extract=hermes_extract,
         calling=hermes_calling,
+        calls_close_reasoning=True,
     ),
     ToolFormat(
         name="qwen3_coder",
         families="Qwen3-Coder, Qwen3.5: <tool_call><function=…><parameter=…>",
         reasoning=(_THINK,),
         ends=_QWEN_ENDS,
-        markers=("<tool_call>",),
+        markers=("<tool_call>", "<function="),
         extract=qwen3_coder_extract,
         calling=qwen3_coder_calling,
+        calls_close_reasoning=True,
     ),
     ToolFormat(
         name="llama3_json",
@@ -131,15 +137,26 @@ _FORMATS = (
         markers=("<|tool_calls_section_begin|>", "<|tool_call_begin|>"),
         extract=kimi_k2_extract,
         calling=kimi_k2_calling,
+        calls_close_reasoning=True,
+    ),
+    ToolFormat(
+        name="kimi_k3",
+        families="Kimi K3: <|open|>tools<|sep|><|open|>call tool=… channels",
+        reasoning=(KIMI_K3_THINK,),
+        ends=KIMI_K3_ENDS,
+        markers=("<|open|>tools<|sep|>", "<|open|>call"),
+        extract=kimi_k3_extract,
+        calling=kimi_k3_calling,
     ),
     ToolFormat(
         name="deepseek",
-        families="DeepSeek V3, R1, V3.1 (tool▁calls markers), V3.2 and V4 (DSML)",
+        families="DeepSeek V3, R1, V3.1 (tool▁calls markers), V3.2 to V4.1 (DSML)",
         reasoning=(_THINK,),
         ends=("<｜end▁of▁sentence｜>",),
         markers=("<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "｜DSML｜"),
         extract=deepseek_extract,
         calling=deepseek_calling,
+        calls_close_reasoning=True,
     ),
 )
 # name -> format, for every family Branchwise reads
@@ -160,12 +177,38 @@ def parse_reply(
     text = _without_ends(text, form.ends)
     scan = Scan()
     if form.reasoning:
-        reasoning, answer = _split(text, form.reasoning, thinking)
+        reasoning, answer = _split(text, form.reasoning, thinking, form)
+        if form.calls_close_reasoning and not answer.strip() and _left_open(text, form):
+            reasoning, answer = _calls_at_end(reasoning, form, tools)
         scan.reasoning.append(reasoning)
     else:
         answer = text
     form.extract(answer, scan, tools)
     return reply_of(text, scan)
+
+
+def _left_open(text: str, form: ToolFormat) -> bool:
+    return not any(end in text for _, end in form.reasoning)
+
+
+def _calls_at_end(reasoning: str, form: ToolFormat, tools: Tools) -> tuple[str, str]:
+    """(reasoning, answer) of a reply that ended inside its reasoning: the calls it ends with,
+    when it ends with whole calls and nothing else, are the answer."""
+    starts = sorted(i for marker in form.markers for i in _positions(reasoning, marker))
+    for start in starts:
+        tail = Scan()
+        form.extract(reasoning[start:], tail, tools)
+        if tail.calls and not tail.malformed and not "".join(tail.content).strip():
+            return reasoning[:start], reasoning[start:]
+    return reasoning, ""
+
+
+def _positions(text: str, marker: str) -> list[int]:
+    found, at = [], text.find(marker)
+    while at >= 0:
+        found.append(at)
+        at = text.find(marker, at + 1)
+    return found
 
 
 def call_in_progress(text: str, tool_format: str, thinking: bool = False) -> str | None:
@@ -176,7 +219,7 @@ def call_in_progress(text: str, tool_format: str, thinking: bool = False) -> str
         form.bare and text.lstrip().startswith(form.bare)
     ):
         return None
-    answer = _split(text, form.reasoning, thinking)[1] if form.reasoning else text
+    answer = _split(text, form.reasoning, thinking, form)[1] if form.reasoning else text
     return form.calling(answer)
 
 
@@ -196,19 +239,36 @@ def _without_ends(text: str, ends: tuple[str, ...]) -> str:
     return stripped
 
 
-def _split(text: str, markers: tuple[tuple[str, str], ...], thinking: bool) -> tuple[str, str]:
-    # A closing marker with no opening one before it: the prompt opened the block after all
-    # (R1-style templates do, and a caller may not know).
-    thinking = thinking or any(
-        end in text and start not in text[: text.find(end)] for start, end in markers
-    )
-    if not thinking and not any(start in text for start, _ in markers):
-        return "", text  # no reasoning: skip the splitter's walk over every character
-    transitions = {
-        ANSWER: [(start, REASONING) for start, _ in markers],
-        REASONING: [(end, ANSWER) for _, end in markers],
-    }
-    splitter = ReplySplitter(ReasoningFormat(transitions), starts_inside=thinking)
-    splitter.feed(text)
-    splitter.finish()
-    return splitter.reasoning, splitter.answer
+def _split(
+    text: str, markers: tuple[tuple[str, str], ...], thinking: bool, form: ToolFormat
+) -> tuple[str, str]:
+    """(reasoning, answer). The reasoning block opens the reply, or the prompt opened it; a
+    reasoning marker anywhere else is text (a call's argument may quote `<think>`). The block
+    ends at its first end marker."""
+    body = text.lstrip()
+    opened = next(((s, e) for s, e in markers if body.startswith(s)), None)
+    if opened is not None:
+        inner, ends = body[len(opened[0]) :], (opened[1],)
+    elif thinking or _lone_end(text, markers, form):
+        inner, ends = text, tuple(e for _, e in markers)
+    else:
+        return "", text
+    hits = [(i, e) for e in ends if (i := inner.find(e)) >= 0]
+    if not hits:
+        return inner, ""
+    at, end = min(hits)
+    return inner[:at], inner[at + len(end) :]
+
+
+def _lone_end(text: str, markers: tuple[tuple[str, str], ...], form: ToolFormat) -> bool:
+    """An end marker with no start before it: the prompt opened the block after all (R1-style
+    templates do, and a caller may not know), unless the marker sits inside a call (the text
+    before it does not read cleanly)."""
+    for _, end in markers:
+        at = text.find(end)
+        if at >= 0:
+            before = Scan()
+            form.extract(text[:at], before, None)
+            if not before.malformed:
+                return True
+    return False

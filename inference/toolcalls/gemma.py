@@ -20,6 +20,7 @@ _QUOTE = '<|"|>'
 _HEAD = re.compile(r"\s*call:([^\s{<]+)\s*(?=\{)")
 _BARE_KEY = re.compile(r"[^:{}\[\],\s]+")
 _SCALAR = re.compile(r"[^,}\]]+")
+_TRAILING_DOT = re.compile(r"-?\d+\.")
 _LITERALS = {"true": True, "false": False, "null": None, "None": None}
 
 
@@ -118,7 +119,8 @@ def _scalar(text: str) -> Any:
     try:
         number = json.loads(text)
     except ValueError:
-        return text  # a bare word: the model meant a string
+        # `108.` is a number to the model (and to vLLM's reader), not to JSON.
+        return float(text) if _TRAILING_DOT.fullmatch(text) else text  # else a bare word
     return number if isinstance(number, int | float) else text
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from inference.toolcalls.calls import Found, Scan, Tools, found
+from inference.toolcalls.calls import Found, Scan, Tools, found, json_prefix
 
 _START, _CHANNEL, _MESSAGE = "<|start|>", "<|channel|>", "<|message|>"
 _ENDS = ("<|end|>", "<|call|>", "<|return|>", _START)
@@ -81,11 +81,29 @@ def _messages(text: str) -> Iterator[tuple[str, str | None, str]]:
             yield text[pos:], None, text[pos:]
             return
         start = at + len(_MESSAGE)
-        ends = [(i, marker) for marker in _ENDS if (i := text.find(marker, start)) >= 0]
-        end, marker = min(ends) if ends else (len(text), "")
+        end, marker = _body_end(text, start, "to=" in text[pos:at])
         after = end if marker in ("", _START) else end + len(marker)
         yield text[pos:at], text[start:end], text[pos:after]
         pos = after
+
+
+def _body_end(text: str, start: int, is_call: bool) -> tuple[int, str]:
+    """Where a message's body ends, and the marker that ends it ("" at the end of the text). A
+    call's JSON arguments end where the JSON does, since a string in them may quote `<|call|>`."""
+    if is_call:
+        try:
+            _, end = json_prefix(text, start)
+        except ValueError:
+            pass  # not whole JSON: the first end marker ends it, and the call is malformed
+        else:
+            after = len(text) - len(text[end:].lstrip())
+            if after == len(text):
+                return after, ""
+            marker = next((m for m in _ENDS if text.startswith(m, after)), None)
+            if marker is not None:
+                return after, marker
+    ends = [(i, marker) for marker in _ENDS if (i := text.find(marker, start)) >= 0]
+    return min(ends) if ends else (len(text), "")
 
 
 _CALLING = re.compile(r"to=(?:functions\.)?([^\s<]+)(?=[\s<])")

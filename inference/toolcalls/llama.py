@@ -38,8 +38,14 @@ def llama3_extract(answer: str, scan: Scan, tools: Tools) -> None:
         _untagged(answer, scan)
         return
     at, tag = min(tags)
+    if at > 0 and _starts_call(answer):
+        _untagged(answer, scan)  # the tag is inside a call's argument, not before it
+        return
     scan.text(answer[:at])
     rest = answer[at + len(tag) :]
+    if _whole(rest):  # calls whose arguments may quote <|python_end|>
+        scan.read(answer[at:], _tagged, rest)
+        return
     inside, closed, after = rest.partition(_PYTHON_END)
     if closed and _starts_call(after):
         # Llama 4's template writes a message's text in the python block and its calls after it.
@@ -50,6 +56,13 @@ def llama3_extract(answer: str, scan: Scan, tools: Tools) -> None:
         scan.text(after)
     else:
         scan.read(answer[at:], _tagged, rest)
+
+
+def _whole(body: str) -> bool:
+    try:
+        return bool(_tagged(body))
+    except Exception:  # untrusted text: any error means the body is not calls alone
+        return False
 
 
 def _starts_call(text: str) -> bool:

@@ -1,6 +1,12 @@
 """Picking a model's tool-call format from its chat template's Jinja source: excerpts of each
 family's published template (the parts that render tools and past calls, in `templates/`), and
-templates that take no tools at all."""
+templates that take no tools at all.
+
+DeepSeek V4 and V4.1 publish their encoding as Python (`encoding/encoding_dsv4.py` in the model
+repositories), not Jinja; their excerpts here write the calls as that encoder does, the way
+vLLM's and SGLang's test suites quote it. Kimi K3's excerpt writes a past assistant turn's
+channels as its template does (quoted in vLLM's `tests/tool_use/test_kimi_k3_tool_parser.py`
+and SGLang's `test/registered/function_call/test_kimik3_detector.py`)."""
 
 from __future__ import annotations
 
@@ -27,9 +33,12 @@ EXPECTED = {
     "gemma-4": "gemma4",
     "glm-4.5": "glm47",
     "kimi-k2": "kimi_k2",
+    "kimi-k3": "kimi_k3",
     "deepseek-v3": "deepseek",
     "deepseek-v3.1": "deepseek",
     "deepseek-v3.2": "deepseek",
+    "deepseek-v4": "deepseek",
+    "deepseek-v4.1": "deepseek",
 }
 
 

@@ -127,11 +127,22 @@ def test_glm_prose_in_a_block_is_malformed_not_a_call() -> None:
     # mlx-lm turns this into a call named "this".
     for text in (
         "<tool_call>this is not a call</tool_call>",
-        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beij</tool_call>",
+        "<tool_call>get_weather<arg_key>city</arg_key><arg_value>Beij",
         "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_val",
+        "<tool_call>get_weather<arg_key>city</arg_key></tool_call>",
     ):
         reply = parse_reply(text, "glm47")
         assert reply.tool_calls == [] and reply.malformed == [text], text
+
+
+def test_glm_last_value_close_left_out_and_blanks_kept() -> None:
+    # vLLM reads a call whose last </arg_value> the model left out, and keeps a string's blanks.
+    text = "<tool_call>get_weather<arg_key>city</arg_key><arg_value>  Beijing  \n</tool_call>"
+    reply = parse_reply(text, "glm47")
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [
+        ("get_weather", {"city": "  Beijing  "})
+    ]
+    assert reply.malformed == []
 
 
 def test_glm_call_inside_thinking_is_ignored() -> None:

@@ -182,12 +182,25 @@ def test_qwen3_coder_parallel_calls_and_two_functions_in_one_block() -> None:
     ]
 
 
-def test_qwen3_coder_a_parameter_left_open_or_a_cut_call_is_malformed() -> None:
-    open_parameter = "<tool_call>\n<function=a>\n<parameter=x>\n1\n</function>\n</tool_call>"
-    cut = "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar"
-    for text in (open_parameter, cut):
+def test_qwen3_coder_a_cut_call_is_malformed() -> None:
+    for text in (
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
+        "<tool_call>\n<function=a>\n<parameter=x>\n1\n</tool_call>",
+    ):
         reply = parse_reply(text, "qwen3_coder")
         assert reply.tool_calls == [] and reply.malformed == [text] and reply.content == text
+
+
+def test_qwen3_coder_lenient_endings_the_servers_accept() -> None:
+    # The last </parameter> left out before </function> (vLLM and SGLang read the call), and
+    # a <function=…> written without its <tool_call> opener, its closer still written.
+    open_parameter = "<tool_call>\n<function=a>\n<parameter=x>\n1\n</function>\n</tool_call>"
+    bare = "Sure.\n<function=a>\n<parameter=x>\n1\n</parameter>\n</function>\n</tool_call>"
+    for text in (open_parameter, bare):
+        reply = parse_reply(text, "qwen3_coder")
+        assert [(c.name, c.arguments) for c in reply.tool_calls] == [("a", {"x": "1"})]
+        assert reply.malformed == []
+    assert parse_reply(bare, "qwen3_coder").content == "Sure."
 
 
 def test_qwen3_coder_call_inside_thinking_is_ignored() -> None:
