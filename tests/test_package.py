@@ -156,7 +156,9 @@ def test_frozen_bundle_carries_no_tests_caches_or_strangers(bundle: tuple[Path, 
     files = [path.relative_to(internal) for path in internal.rglob("*")]
     tops = {path.parts[0] for path in files}
     unwanted = {"tests", "pytest", "_pytest", "pytestqt", "hypothesis", "tkinter", "_tkinter",
-                "matplotlib", "torch", "IPython", "PIL", "PyInstaller", "setuptools", "pip"}
+                "matplotlib", "torch", "IPython", "PyInstaller", "setuptools", "pip",
+                # mlx-vlm's baggage, which image chat never imports (Pillow it does: it stays)
+                "cv2", "datasets", "pyarrow", "pandas", "scipy", "mlx_audio", "fastapi"}
     assert not tops & unwanted
     assert not [p for p in files if "__pycache__" in p.parts or p.suffix == ".pyc"]
     # mlx-lm's modules are compiled into the archive; nothing reads its source files.

@@ -70,7 +70,9 @@ def image_key(digest: str, length: int) -> list[int]:
 def split_images(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """The messages with each image part opened (`{"type": "image", "source": ImageSource}`:
     templates read only the type) and text parts checked. Content that is text stays text."""
-    out: list[Any] = []
+    if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
+        return messages  # type: ignore[return-value]  # refused by validate_messages, by name
+    out: list[Any] = []  # entries that are not messages pass through, to be refused by index
     count = 0
     for index, message in enumerate(messages, start=1):
         content = message.get("content") if isinstance(message, Mapping) else None
@@ -102,7 +104,7 @@ def image_sources(messages: Sequence[Mapping[str, Any]]) -> list[ImageSource]:
     return [
         part["source"]
         for message in messages
-        if isinstance(message.get("content"), list)
+        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
         for part in message["content"]
         if part.get("type") == "image"
     ]
@@ -110,9 +112,11 @@ def image_sources(messages: Sequence[Mapping[str, Any]]) -> list[ImageSource]:
 
 def text_only(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Messages whose parts are all text, with their text joined (what text models read)."""
+    if not isinstance(messages, list):
+        return messages  # refused by validate_messages, by name
     return [
         {**m, "content": "".join(p["text"] for p in m["content"])}
-        if isinstance(m.get("content"), list)
+        if isinstance(m, Mapping) and isinstance(m.get("content"), list)
         else m
         for m in messages
     ]
