@@ -22,6 +22,7 @@ from app.generation.think_settings import template_kwargs
 from app.images.store import is_image_record
 from app.library.draft_choice import chosen_draft, library_path
 from app.store.conversations import StoreError
+from app.store.tree import holds_image
 
 if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
@@ -83,7 +84,7 @@ class MessageActions:
     ) -> bool:
         """Add the person's message (with the files attached to it, as `attachmentReady` gave
         them) under the active leaf and generate a reply to it."""
-        if not text.strip():
+        if not text.strip() and not holds_image(attachments):
             self._host.notice.emit("Type a message first.")
             return False
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
@@ -155,18 +156,18 @@ class MessageActions:
     ) -> bool:
         """A new sibling of a user message with the new text (and its files and images, or
         `attachments` in their place), and a reply to it."""
-        if not new_text.strip():
-            self._host.notice.emit("An edited message cannot be empty.")
-            return False
         original = self._guard(lambda: self._store.get_message(message_id))
         if original is None:
+            return False
+        kept = list(original.attachments) if attachments is None else attachments
+        if not new_text.strip() and not holds_image(kept):
+            self._host.notice.emit("An edited message cannot be empty.")
             return False
         if original.role != "user":
             self._host.notice.emit("Only your own messages can be edited.")
             return False
         if not self._can_generate(original.conversation_id):
             return False
-        kept = list(original.attachments) if attachments is None else attachments
         if self._unseen_images(original.conversation_id, kept):
             return False
         edited = self._guard(lambda: self._store.edit_message(message_id, new_text, attachments))

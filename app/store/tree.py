@@ -10,6 +10,7 @@ import sqlite3
 import time
 from typing import Any
 
+from app.images.store import is_image_record
 from app.store import export as store_export
 from app.store.connection import (
     MESSAGE_COLUMNS,
@@ -57,7 +58,8 @@ class MessageTree(StoreRows):
     ) -> Message:
         """`attachments`: files attached to the message, {"name", "size", "tokens", "text"}
         each (their text is kept here, so the files are never read again)."""
-        check_text(content, "The message", allow_empty=False)
+        # A picture alone is a message: "what is this?" is often all it needs.
+        check_text(content, "The message", allow_empty=holds_image(attachments))
         return self._add_message(
             conversation_id,
             parent_id,
@@ -80,7 +82,8 @@ class MessageTree(StoreRows):
         call, made active; the original stays. An edited tool result is marked so in its stats."""
         original = self.get_message(message_id)
         kept = list(original.attachments) if attachments is None else attachments
-        check_text(new_content, "The message", allow_empty=original.role == "tool")
+        check_text(new_content, "The message",
+                   allow_empty=original.role == "tool" or holds_image(kept))
         return self._add_message(
             original.conversation_id,
             original.parent_id,
@@ -330,3 +333,8 @@ def _edited_stats(original: Message, content: str) -> dict[str, Any]:
     describe the new text."""
     kept = {k: v for k, v in original.stats.items() if k in ("server", "tool")}
     return {**kept, "edited": True, "chars": len(content)}
+
+
+def holds_image(attachments: list[dict[str, Any]] | None) -> bool:
+    """Whether a message's attachments include an image (it may then have no text)."""
+    return any(is_image_record(item) for item in attachments or [])

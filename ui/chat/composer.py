@@ -309,6 +309,10 @@ class Composer(QFrame):
         if paths:
             self.attachRequested.emit(paths)
 
+    def _has_content(self, text: str) -> bool:
+        """Text, or a picture alone ("what is this?" is often all a picture needs)."""
+        return bool(text) or bool(self.attached.image_views())
+
     @property
     def can_send(self) -> bool:
         return not (
@@ -320,7 +324,7 @@ class Composer(QFrame):
     @Slot()
     def send(self) -> None:
         text = self.edit.toPlainText().strip()
-        if not text or not self.can_send:
+        if not self._has_content(text) or not self.can_send:
             return
         self.edit.clear()
         self.sendRequested.emit(text)
@@ -366,7 +370,7 @@ class Composer(QFrame):
         if self._generating:
             button.setEnabled(not self._stopping)
         else:
-            button.setEnabled(self.can_send and bool(self.edit.toPlainText().strip()))
+            button.setEnabled(self.can_send and self._has_content(self.edit.toPlainText().strip()))
         button.setToolTip(
             STOPPING
             if self._stopping

@@ -135,7 +135,8 @@ class InlineEditor(QFrame):
             text != self._original.strip() or self.attached.image_views() != self._original_images
         )
         refusal = self.attached.refusal
-        self.save_button.setEnabled(bool(text) and changed and not refusal)
+        content = bool(text) or bool(self.attached.image_views())
+        self.save_button.setEnabled(content and changed and not refusal)
         self.save_button.setToolTip(
             refusal or "Save as a new version and generate a reply (Enter)"
         )

@@ -131,3 +131,24 @@ def test_a_text_only_model_keeps_the_image_but_refuses_the_message(
         assert not ctl.send(cid, "What is this?", [attached.record])
     assert told.args[0].startswith("llama can't see images: it is a text-only model.")
     assert ctl.store.active_path(cid) == []
+
+
+def test_a_picture_alone_is_a_message_but_nothing_at_all_is_not(
+    qtbot, make_controller, tiny_vision_dir: Path
+) -> None:
+    ctl = make_controller(tiny_vision_dir / "smolvlm")
+    cid = ctl.new_conversation()
+    ctl.update_settings(cid, params=GREEDY)
+    image = _attach(qtbot, ctl, cid, png_bytes(40, 30, 2), name="cat.png").record
+    _finished(qtbot, ctl, lambda: ctl.send(cid, "", [image]))
+    user, reply = ctl.store.active_path(cid)
+    assert (user.content, list(user.attachments)) == ("", [image])
+    assert reply.status == "complete"
+    _finished(qtbot, ctl, lambda: ctl.edit(user.id, "  "))  # still the picture: a new version
+    assert ctl.store.active_path(cid)[0].id != user.id
+    with qtbot.waitSignal(ctl.notice, timeout=5000) as told:
+        assert not ctl.send(cid, "   ", [])
+    assert told.args[0] == "Type a message first."
+    with qtbot.waitSignal(ctl.notice, timeout=5000) as told:
+        assert not ctl.edit(user.id, "", [])
+    assert told.args[0] == "An edited message cannot be empty."

@@ -93,6 +93,7 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         assert [c.image.name for c in chips.chips] == ["Pasted image.png", "chart.png"]
         qtbot.waitUntil(lambda: counts[-1] < with_three, timeout=20000)
 
+        assert composer.text() == "" and composer.button.isEnabled()  # pictures alone may go
         composer.edit.setPlainText("What is in these pictures?")
         assert composer.button.isEnabled()
         _idle(qtbot, app, composer.send)
