@@ -45,6 +45,20 @@ HARMONY_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
 }
 _HARMONY_TOKENS = ("<|channel|>", "<|message|>", "<|start|>", "<|end|>")
 
+# Kimi K3's channels: the reasoning between think markers, the answer between response markers
+# (markup, never shown), the message's close. Its tools section stays in the answer, where the
+# tool-call reader finds it (inference.toolcalls.kimi_k3).
+_K3_THINK = ("<|open|>think<|sep|>", "<|close|>think<|sep|>")
+KIMI_K3_TRANSITIONS: dict[str, list[tuple[str, str]]] = {
+    ANSWER: [
+        (_K3_THINK[0], REASONING),
+        ("<|open|>response<|sep|>", ANSWER),
+        ("<|close|>response<|sep|>", ANSWER),
+        ("<|close|>message<|sep|>", ANSWER),
+    ],
+    REASONING: [(_K3_THINK[1], ANSWER)],
+}
+
 
 @dataclass(frozen=True)
 class ReasoningFormat:
@@ -65,10 +79,12 @@ class ReasoningFormat:
         vocab = tokenizer.get_vocab()
         if all(token in vocab for token in _HARMONY_TOKENS):
             return cls(HARMONY_TRANSITIONS, _HIDDEN)
-        if getattr(tokenizer, "has_thinking", False):
-            return cls.block(tokenizer.think_start, tokenizer.think_end)
         source = tokenizer.chat_template
         sources = [source] if isinstance(source, str) else list((source or {}).values())
+        if any(all(tag in s for tag in _K3_THINK) for s in sources if isinstance(s, str)):
+            return cls(KIMI_K3_TRANSITIONS, ANSWER, *_K3_THINK)
+        if getattr(tokenizer, "has_thinking", False):
+            return cls.block(tokenizer.think_start, tokenizer.think_end)
         if any(all(tag in s for tag in _TEXT_TAGS) for s in sources if isinstance(s, str)):
             return cls.block(*_TEXT_TAGS)
         return None

@@ -106,3 +106,23 @@ def test_no_format_passes_everything_through() -> None:
     splitter = ReplySplitter(None)
     assert splitter.feed("<think>x</think>") == ("", "<think>x</think>")
     assert not splitter.thinking
+
+
+@given(PROSE, PROSE, st.lists(st.integers(min_value=0), max_size=12))
+def test_kimi_k3_channels_split_and_their_markup_never_shows(
+    reasoning: str, answer: str, points: list[int]
+) -> None:
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    template = (Path(__file__).parents[1] / "toolcalls" / "templates" / "kimi-k3.jinja")
+    tokenizer = SimpleNamespace(get_vocab=dict, chat_template=template.read_text())
+    k3 = ReasoningFormat.of(tokenizer)  # read from the template's channel markers
+    assert k3 is not None and k3.start == "<|open|>think<|sep|>"
+    tools = '<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|close|>call<|sep|>'
+    raw = (f"<|open|>think<|sep|>{reasoning}<|close|>think<|sep|><|open|>response<|sep|>"
+           f"{answer}<|close|>response<|sep|>{tools}<|close|>message<|sep|>")
+    splitter = _stream(k3, _cuts(raw, points))
+    assert splitter.reasoning == reasoning.strip()
+    # The tools section stays for the tool-call reader, which hides it as it streams.
+    assert splitter.answer == (answer + tools).lstrip()
