@@ -1,7 +1,8 @@
 """Tool use as the chat controller composes it: the MCP servers and approvals (`ToolSession`),
 the tool loop (`ToolFlow`) fed by replies that end with calls, and the tool schemas a reply is
-offered: the chat's allowed tools, only for a local model whose chat template takes tools (the
-worker reports its tool-call format with the model's info)."""
+offered: the chat's allowed tools, for a remote model (its server reads the calls) or a local
+model whose chat template takes tools (the worker reports its tool-call format with the model's
+info). A remote model's calls come back as a local one's do, so the loop is the same for both."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from app.chat.tool_choice import chat_tools
 from app.chat.tool_flow import ToolFlow
 from app.chat.tool_runs import ToolRunner, app_loop
 from app.chat.tool_session import ToolSession
+from app.remote.connections import is_remote
 from app.settings import Preferences, chat_context_length
 from app.store.conversations import Store, StoreError
 
@@ -54,9 +56,9 @@ class ChatTools(QObject):
 
     def schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply in this chat (OpenAI-style schemas);
-        none for a remote model or one whose template takes no tools."""
+        none for a local model whose template takes no tools."""
         info = self._model_info()
-        if remote or info is None or info.get("tool_format") is None:
+        if not remote and (info is None or info.get("tool_format") is None):
             return []
         try:
             params = self._store.get_conversation(conversation_id).params
@@ -67,9 +69,11 @@ class ChatTools(QObject):
         return [tool.openai_schema() for tool in tools]
 
     def _context_tokens(self, conversation_id: int) -> int | None:
-        info = self._model_info() or {}
+        """The chat's context, which sizes a result's cap: a remote model's is not known here
+        (only the chat's own limit counts), the local model's is."""
         try:
-            params = self._store.get_conversation(conversation_id).params
+            conversation = self._store.get_conversation(conversation_id)
         except StoreError:
-            params = {}
-        return chat_context_length(info.get("context_length"), params)
+            return None  # the chat is gone: the cap that no context narrows
+        local = None if is_remote(conversation.model_id) else self._model_info()
+        return chat_context_length((local or {}).get("context_length"), conversation.params)

@@ -194,21 +194,19 @@ def test_the_tools_button_follows_the_model_and_the_chat(app) -> None:
     shown.shots("tools-off")
 
 
-def test_a_chat_with_a_remote_model_has_the_tools_button_off_with_the_reason(app) -> None:
-    shown = app(["Plain answer."])
+def test_a_chat_with_a_remote_model_is_offered_tools_whatever_the_local_model(app) -> None:
+    shown = app(["Plain answer."], tools=False)
     window, button = shown.window, shown.window.composer.tools
     window.composer.edit.setPlainText("Hello")
     shown.idle(window.composer.send)  # a plain answer: the chat exists now
-    assert button.isEnabled()  # the local model takes tools
+    assert not button.isEnabled()  # the local model takes no tools
     cid = window.current_conversation_id
     shown.controller.update_settings(cid, model_id="remote:Work server/gpt-oss")
     window.tools.conversation_shown()
-    assert not button.isEnabled()
-    assert button.toolTip() == ("This chat's model runs on “Work server”; tools are offered to "
-                                "the local model only.")
+    assert button.isEnabled()  # the server reads the calls; they run here
     shown.controller.update_settings(cid, model_id="demo-model")  # back to the local model
     window.tools.conversation_shown()
-    assert button.isEnabled()
+    assert not button.isEnabled() and "takes no tools" in button.toolTip()
 
 
 def test_preferences_list_servers_and_revocable_approvals(app) -> None:
