@@ -13,13 +13,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
+from app.chat import tool_turns
 from app.chat.tool_choice import chat_tools
 from app.chat.tool_flow import ToolFlow
 from app.chat.tool_runs import ToolRunner, app_loop
 from app.chat.tool_session import ToolSession
+from app.mcp.tool_info import ToolLabel
 from app.remote.connections import is_remote
 from app.settings import Preferences, chat_context_length
 from app.store.conversations import Store, StoreError
+from app.store.records import Message
 
 
 class ChatTools(QObject):
@@ -67,6 +70,21 @@ class ChatTools(QObject):
         available = self.flow.runner.available()
         tools = chat_tools(available, params, self._preferences.default_tool_servers)
         return [tool.openai_schema() for tool in tools]
+
+    def label(self, conversation_id: int, model_name: str) -> ToolLabel:
+        """The tool a model calls `model_name` in this chat, as the person is shown it."""
+        try:
+            tool = self.flow.tool_for(conversation_id, model_name)
+        except StoreError:
+            tool = None
+        return tool.label if tool is not None else ToolLabel("", model_name)
+
+    def call_labels(self, conversation_id: int, path: list[Message]) -> dict[str, ToolLabel]:
+        """Every call on `path` by id, as the person is shown it: the tool its result says ran,
+        else the chat's tool of that name."""
+        ran = tool_turns.result_labels(path)
+        return {call["id"]: ran.get(call["id"]) or self.label(conversation_id, call["name"])
+                for message in path for call in message.tool_calls}
 
     def _context_tokens(self, conversation_id: int) -> int | None:
         """The chat's context, which sizes a result's cap: a remote model's is not known here
