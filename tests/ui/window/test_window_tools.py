@@ -139,7 +139,7 @@ def test_approve_run_and_the_result_folded(app) -> None:
     shown.idle(card.run_button.click)
     assert card.isHidden()
     (result,) = shown.results()
-    assert result.summary.startswith("add · ") and result.summary.endswith("2 characters")
+    assert result.summary.startswith("add on fx · ") and result.summary.endswith("2 characters")
     assert not result.expanded
     roles = [m.role for m in shown.controller.store.active_path(window.current_conversation_id)]
     assert roles == ["user", "assistant", "tool", "assistant"]
@@ -173,7 +173,7 @@ def test_deny_and_edited_arguments(app) -> None:
     cid = shown.window.current_conversation_id
     *_, denied, _answer = store.active_path(cid)
     assert denied.status == "error" and denied.stats["failure"] == "denied"
-    assert shown.results()[0].summary == "add · denied"
+    assert shown.results()[0].summary == "add on fx · denied"
 
     shown.send("Then 20 + 20?")
     card.arguments.setPlainText('{"a": 20, "b": 20}')
@@ -258,7 +258,7 @@ def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
     *_, result, answer = store.active_path(cid)
     assert result.status == "error" and result.stats["failure"] == "cancelled"
     assert answer.content == "It was cancelled."
-    assert shown.results()[0].summary.startswith("sleep · cancelled")
+    assert shown.results()[0].summary.startswith("sleep on fx · cancelled")
 
     button = shown.window.composer.tools
     fx = next(a for a in button.menu().actions() if a.data() == "fx")
