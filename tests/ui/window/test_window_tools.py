@@ -1,8 +1,9 @@
 """Tool use in the window, as a person meets it: the real app with a scripted model whose template
 takes tools and the fixture MCP server. The reply's call shows "Calling…", then the card below
 it asks; Run runs it and the model goes on; the result shows folded and unfolds; Deny, editing
-the arguments (a sibling reply) and the tools button. Screenshots of each, light and dark, go to
-tests/screenshots/."""
+the arguments (a sibling reply) and the tools button; a chat on a remote model (the fake server
+of `tests.fake_openai`) asks and names its tools the same way. Screenshots of each, light and
+dark, go to tests/screenshots/."""
 
 from __future__ import annotations
 
@@ -19,8 +20,10 @@ from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.paths import AppPaths
+from app.remote.connections import Connection, RemoteModel
 from app.settings import Preferences
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
+from tests.fake_openai import Call, FakeServer, Reply
 from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
 from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, scripted_worker, start_app
@@ -281,3 +284,39 @@ def test_quitting_stops_the_tool_servers(app) -> None:
     session.close_at_quit()  # what ui.main.run does once Qt's loop has ended
     assert [i.status for i in session.server_infos()] == ["stopped"]
     assert fixture_servers() == []
+
+
+def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")  # keys: a file
+    shown = app(["Unused."], tools=False)  # the local model takes no tools; the remote one does
+    window, card = shown.window, shown.window.tools.card
+    server = FakeServer([Reply("Let me look that up.", (Call("fx__add", '{"a": 19, "b": 23}'),)),
+                         Reply("19 and 23 make 42.")])
+    url = shown.loop.run_until_complete(server.start())
+    try:
+        shown.controller.connections.save(Connection("Lab", url), None)
+        window.new_chat()
+        cid = window.current_conversation_id
+        shown.controller.update_settings(cid, model_id=RemoteModel("Lab", server.model).model_id)
+        window.tools.conversation_shown()
+        assert window.composer.tools.isEnabled()
+        window.composer.edit.setPlainText("What is 19 + 23?")
+        # Sent with the loop running, as in the app: a remote reply starts only on it.
+        shown.loop.run_until_complete(
+            shown.signal(shown.controller.tool_flow.approvalNeeded, window.composer.send))
+        assert card.title.text() == "Run add from fx?"
+        assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
+        assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
+        shown.shots("tools-remote-approval")
+        shown.idle(card.run_button.click)
+        (result,) = shown.results()
+        assert result.summary.startswith("add on fx · ")
+        assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
+        assert server.requests[1]["messages"][-1]["content"] == "42"
+        shown.shots("tools-remote-done")
+    finally:
+        shown.loop.run_until_complete(server.stop())
+
+
+def _calls_lines(window: QWidget) -> list[str]:
+    return [w.text() for w in window.findChildren(QLabel, "ToolCallsLine") if w.isVisible()]
