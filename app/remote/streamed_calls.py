@@ -41,10 +41,9 @@ class StreamedCalls:
     def add(self, pieces: Sequence[Any]) -> None:
         """One chunk's `delta.tool_calls`."""
         for piece in pieces:
-            index = getattr(piece, "index", None)
-            call = self._by_index.get(index)
+            call = self._by_index.get(piece.index)
             if call is None or (piece.id and call.id and piece.id != call.id):
-                call = self._by_index[index] = _Call()
+                call = self._by_index[piece.index] = _Call()
                 self._calls.append(call)
             call.id = piece.id or call.id
             function = piece.function

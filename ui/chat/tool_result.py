@@ -63,8 +63,11 @@ def result_summary(tool: str, stats: Mapping[str, Any]) -> str:
 
 def calls_summary(calls: Sequence[ToolCallView]) -> str:
     """The line under a reply that called tools, e.g. "Called add("a": 2, "b": 3) on fx"."""
-    return "\n".join(f"Called {tool_text(f'{call.name}({_short(call.arguments)})', call.server)}"
-                     for call in calls)
+    lines = []
+    for call in calls:
+        written = f"{call.name}({_short(call.arguments)})"
+        lines.append(f"Called {tool_text(written, call.server)}")
+    return "\n".join(lines)
 
 
 def _short(arguments: str, limit: int = 160) -> str:
