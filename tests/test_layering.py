@@ -32,11 +32,13 @@ NEVER_IMPORTS = {
     "ui": MLX,
 }
 # The model library in app/ reads what a model folder holds from inference.model_files (file
-# names, context-length keys; no MLX: the package imports its heavy modules lazily), so app and
-# ui load that much of inference (and the fast-BLAS preload `inference` runs): no MLX.
+# names, context-length keys; no MLX: the package imports its heavy modules lazily) and whether
+# it reads images from inference.vision.support (its config and files), so app and ui load that
+# much of inference (and the fast-BLAS preload `inference` runs): no MLX.
 MLX_FREE_INFERENCE = {
     "inference", "inference.loading", "inference.loading.model_files", "inference.cpu",
-    "inference.cpu.fast_blas",
+    "inference.cpu.fast_blas", "inference.vision", "inference.vision.support",
+    "inference.vision.families",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -109,12 +111,13 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
     assert forbidden_loads(package) == []
 
 
-def test_the_model_file_names_load_no_mlx() -> None:
-    code = "import sys, inference.loading.model_files\nprint('\\n'.join(sys.modules))"
+@pytest.mark.parametrize("module", ["inference.loading.model_files", "inference.vision.support"])
+def test_what_the_library_reads_of_a_folder_loads_no_mlx(module: str) -> None:
+    code = f"import sys, {module}\nprint('\\n'.join(sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
     ).stdout.split()
-    assert "inference.loading.model_files" in out
+    assert module in out
     assert not [m for m in out if _banned(m, {"mlx", "mlx_lm", "PySide6"})]
 
 

@@ -188,10 +188,20 @@ def _qwen2_5_vl(folder: Path, seed: int, large: bool = False) -> None:
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
 
 
+def _qwen_ids(tokenizer: Any) -> dict[str, int]:
+    """The token ids a Qwen3 vision config names (images, video, their markers, the end)."""
+    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
+    return {
+        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "vision_start_token_id": ids["<|vision_start|>"],
+        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": tokenizer.get_vocab_size(),
+        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
+    }
+
+
 def _qwen3_vl(folder: Path, seed: int) -> None:
     tokenizer = _tokenizer(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
-    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
     text = {
         "model_type": "qwen3_vl", "hidden_size": 64, "num_hidden_layers": 3,
         "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
@@ -206,14 +216,8 @@ def _qwen3_vl(folder: Path, seed: int) -> None:
         "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
         "deepstack_visual_indexes": [0, 1],
     }
-    config = {
-        "model_type": "qwen3_vl", "text_config": text, "vision_config": vision,
-        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
-        "vision_start_token_id": ids["<|vision_start|>"],
-        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": vocab,
-        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
-        "bos_token_id": tokenizer.token_to_id("<|endoftext|>"),
-    }
+    config = {"model_type": "qwen3_vl", "text_config": text, "vision_config": vision,
+              **_qwen_ids(tokenizer), "bos_token_id": tokenizer.token_to_id("<|endoftext|>")}
     _save(folder, config, tokenizer, seed)
     _qwen3_processor(folder)
 
@@ -233,7 +237,6 @@ def _qwen3_processor(folder: Path) -> None:
 def _qwen3_5(folder: Path, seed: int) -> None:
     tokenizer = _tokenizer(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
-    ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
     text = {
         "model_type": "qwen3_5_text", "hidden_size": 64, "intermediate_size": 128,
         "linear_num_value_heads": 2, "linear_num_key_heads": 2, "linear_key_head_dim": 16,
@@ -249,13 +252,8 @@ def _qwen3_5(folder: Path, seed: int) -> None:
         "out_hidden_size": 64, "num_heads": 2, "patch_size": 16, "spatial_merge_size": 2,
         "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
     }
-    config = {
-        "model_type": "qwen3_5", "text_config": text, "vision_config": vision,
-        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
-        "vision_start_token_id": ids["<|vision_start|>"],
-        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": vocab,
-        "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
-    }
+    config = {"model_type": "qwen3_5", "text_config": text, "vision_config": vision,
+              **_qwen_ids(tokenizer)}
     _save(folder, config, tokenizer, seed)
     _qwen3_processor(folder)
 

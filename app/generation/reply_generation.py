@@ -69,8 +69,6 @@ class _Reply:
     # dropped indexes can be told as messages.
     prompt_ids: list[int | None] = field(default_factory=list)
     called_tools: bool = False  # it ended with tool calls, stored with it
-    # The text before the reply began writing a call: shown instead of the call's markup.
-    before_call: str | None = None
 
 
 class ReplyGeneration(QObject):
@@ -238,16 +236,17 @@ class ReplyGeneration(QObject):
         if reply is None or reply.detached:
             return
         calling = payload.get("calling")
-        if calling is not None and reply.before_call is None:
-            reply.before_call = reply.writer.text  # what shows while the call is written
         self._append(reply, payload["text"], payload.get("reasoning", ""))
         if reply.detached:
             return
+        text = reply.writer.text
+        # A call's markup, or what may become a marker, never shows while it is written.
+        hidden = int(payload.get("hidden", 0))
         self.streamUpdated.emit(
             {
                 "conversation_id": reply.conversation_id,
                 "message_id": reply.message_id,
-                "text": reply.writer.text if reply.before_call is None else reply.before_call,
+                "text": text[: len(text) - hidden] if hidden else text,
                 "reasoning": reply.writer.reasoning,
                 "thinking": payload.get("thinking", False),
                 "calling": calling,

@@ -69,7 +69,8 @@ class InferenceWorker(QObject):
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool,
     #  "calling": the tool a reply offered tools is calling ("" while its name is incomplete),
-    #  else None}
+    #  else None; "hidden": how many of the answer's last characters must not show (a call's
+    #  markup, or what may become a marker)}
     tokensReady = Signal(object)
     # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
     #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}]}; the stats hold

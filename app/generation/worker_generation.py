@@ -50,13 +50,15 @@ def run_generation(
     calling = _call_watch(tool_format if request.tools else None)
 
     def emit(reasoning: str, answer: str) -> None:
+        call, hidden = calling(answer)
         signals.tokensReady.emit(
             {
                 "request_id": rid,
                 "text": answer,
                 "reasoning": reasoning,
                 "thinking": splitter.thinking,
-                "calling": calling(answer),
+                "calling": call,
+                "hidden": hidden,
             }
         )
 
@@ -145,18 +147,21 @@ def _with_draft(
     return params if drafting else {**params, "speculation": "prompt_lookup"}
 
 
-def _call_watch(tool_format: str | None) -> Callable[[str], str | None]:
+def _call_watch(tool_format: str | None) -> Callable[[str], tuple[str | None, int]]:
     """For a reply offered tools: whether its answer so far has begun a call (the tool's name,
-    "" while incomplete), from the whole answer each time (deltas arrive coalesced)."""
+    "" while incomplete) and how many of its last characters must not show (the call's markup,
+    or what may become a marker), from the whole answer each time (deltas arrive coalesced)."""
     if tool_format is None:
-        return lambda _delta: None
+        return lambda _delta: (None, 0)
     from inference.toolcalls.formats import call_in_progress
+    from inference.toolcalls.streaming import hidden_tail
 
     parts: list[str] = []
 
-    def watch(delta: str) -> str | None:
+    def watch(delta: str) -> tuple[str | None, int]:
         parts.append(delta)
-        return call_in_progress("".join(parts), tool_format)
+        answer = "".join(parts)
+        return call_in_progress(answer, tool_format), hidden_tail(answer, tool_format)
 
     return watch
 

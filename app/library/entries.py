@@ -22,6 +22,7 @@ from app.library.model_check import LibraryError, validate_folder
 from app.library.model_facts import parameter_count, quantization_label, size_on_disk
 from app.library.model_support import recorded_problem
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
+from inference.vision.support import is_vision_config, text_only_reason
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,8 @@ class ModelInfo:
     builtin: bool = False
     linked: bool = False
     problem: str | None = None  # why the entry cannot be loaded; None when it can
+    # Images: "" for a text model; for a vision model whether it reads them here, or why not.
+    sight: str = ""
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -71,7 +74,15 @@ def describe(folder: Path) -> ModelInfo:
         builtin=bool(meta.get("builtin")),
         linked=path != folder,
         problem=problem,
+        sight=_sight(path, config),
     )
+
+
+def _sight(path: Path, config: dict[str, Any]) -> str:
+    if not is_vision_config(config):
+        return ""
+    reason = text_only_reason(path, config)
+    return "Reads images" if reason is None else f"Text only: {reason}"
 
 
 def list_models(models_dir: str | Path) -> list[ModelInfo]:

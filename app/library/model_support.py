@@ -73,12 +73,17 @@ def refresh_support(models_dir: str | Path) -> None:
 def _support_record(config: dict[str, Any]) -> dict[str, Any]:
     from inference.loading.load import unsupported_message
     from inference.models.registry import get_model_classes
+    from inference.vision.families import family_for
+    from inference.vision.support import is_vision_config
 
     try:
         get_model_classes(config)
         problem = None
     except ValueError:
         problem = unsupported_message(config["model_type"])
+    # A vision family Branchwise runs through mlx-vlm loads whether or not mlx-lm knows it.
+    if problem is not None and is_vision_config(config) and family_for(config["model_type"]):
+        problem = None
     return {"mlx_lm": _mlx_lm_version(), "model_type": config["model_type"], "problem": problem}
 
 

@@ -30,12 +30,8 @@ from inference.loading.model_files import (
 )
 from inference.models.registry import get_model_classes
 from inference.prompt.template_check import check_template
-from inference.vision.loading import (
-    VisionSupport,
-    is_vision_config,
-    load_vision,
-    text_only_reason,
-)
+from inference.vision.loading import VisionSupport, load_vision
+from inference.vision.support import is_vision_config, text_only_reason
 
 if TYPE_CHECKING:
     import mlx.nn as nn

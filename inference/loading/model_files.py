@@ -30,6 +30,9 @@ MODEL_FILE_PATTERNS = (
     "merges.txt",
     "generation_config.json",
     "chat_template.*",
+    # A vision model's image processor: without it the model reads no images.
+    "preprocessor_config.json",
+    "processor_config.json",
 )
 # A folder has a tokenizer when it holds one of these (besides tokenizer_config.json, which
 # only configures one).

@@ -8,11 +8,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
-    QFrame,
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
@@ -22,6 +20,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.sizes import format_size
+from ui.chat.chip import Chip
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import AttachmentView
@@ -61,10 +60,7 @@ class AttachmentPreview(QDialog):
         self.resize(em(self, 40), em(self, 28))
 
 
-class AttachmentChip(QFrame):
-    openRequested = Signal()
-    removeRequested = Signal()
-
+class AttachmentChip(Chip):
     def __init__(
         self, attachment: AttachmentView, removable: bool, parent: QWidget | None = None
     ) -> None:
@@ -105,17 +101,6 @@ class AttachmentChip(QFrame):
             self.remove_button.setToolTip(f"Remove {attachment.name}")
             self.remove_button.clicked.connect(self.removeRequested)
             row.addWidget(self.remove_button)
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.openRequested.emit()
-        super().mouseReleaseEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.openRequested.emit()
-            return
-        super().keyPressEvent(event)
 
 
 class AttachmentChips(QWidget):

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QKeyEvent, QMouseEvent, QPixmap
+from PySide6.QtGui import QPixmap
 from PySide6.QtWidgets import (
-    QFrame,
     QHBoxLayout,
     QLabel,
     QSizePolicy,
@@ -22,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.sizes import format_size
+from ui.chat.chip import Chip
 from ui.chat.image_files import THUMBNAILS
 from ui.chat.image_viewer import ImageViewer
 from ui.widgets.flow_layout import FlowLayout
@@ -48,10 +48,7 @@ def image_note(image: ImageView, blind: str, error: str) -> tuple[str, str]:
     return "", ""
 
 
-class ImageChip(QFrame):
-    openRequested = Signal()
-    removeRequested = Signal()
-
+class ImageChip(Chip):
     def __init__(
         self, image: ImageView, removable: bool, blind: str, parent: QWidget | None = None
     ) -> None:
@@ -132,17 +129,6 @@ class ImageChip(QFrame):
         if self.error:
             return f"{name} cannot be shown: {self.error}"
         return f"{name}: click to see it full size" + (f" ({note})" if note else "")
-
-    def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() == Qt.MouseButton.LeftButton:
-            self.openRequested.emit()
-        super().mouseReleaseEvent(event)
-
-    def keyPressEvent(self, event: QKeyEvent) -> None:
-        if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter, Qt.Key.Key_Space):
-            self.openRequested.emit()
-            return
-        super().keyPressEvent(event)
 
 
 class ImageChips(QWidget):

@@ -99,7 +99,8 @@ def row_cells(info: ModelInfo) -> tuple[str, ...]:
     """The text of each of COLUMNS for `info`."""
     return (
         info.name,
-        info.architecture,
+        # A vision model that reads images here says so beside its architecture.
+        f"{info.architecture} · images" if info.sight == "Reads images" else info.architecture,
         format_parameters(info.parameters),
         info.quantization,
         format_bytes(info.size_bytes),
@@ -109,7 +110,10 @@ def row_cells(info: ModelInfo) -> tuple[str, ...]:
 
 def row_tooltip(info: ModelInfo, loaded: bool, default: bool) -> str:
     marks = [*(["Loaded now"] if loaded else []), *(["Default for new chats"] if default else [])]
-    return "\n".join([info.name, *marks, info.problem or f"{info.source}\n{info.path}"])
+    sight = [info.sight] if info.sight else []
+    return "\n".join(
+        [info.name, *marks, *sight, info.problem or f"{info.source}\n{info.path}"]
+    )
 
 
 def mark_name(item: QTableWidgetItem, loaded: bool, default: bool) -> None:

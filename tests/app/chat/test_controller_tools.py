@@ -104,7 +104,8 @@ def test_a_streaming_call_shows_its_tool_name(setup, qt_asyncio_loop) -> None:
         _next(qt_asyncio_loop, ctl.tool_flow.approvalNeeded, lambda: ctl.send(cid, "1+1?")))
     calling = [p for p in seen if p.get("calling") is not None]
     assert calling and calling[-1]["calling"] == "fx__add"
-    assert all("<tool_call>" not in p["text"] for p in seen)
+    # Only the text before the call ever shows: no marker, not even its first characters.
+    assert all("Checking.\n".startswith(p["text"]) for p in seen)
 
 
 def test_tools_are_chosen_per_chat(setup, qt_asyncio_loop) -> None:

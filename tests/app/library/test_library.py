@@ -343,3 +343,23 @@ def test_work_left_by_an_interrupted_import_is_removed_but_partial_downloads_are
     removed = remove_abandoned_work(models)
     assert sorted(p.name for p in removed) == [".import-9a8b", ".staging-1f2e"]
     assert sorted(p.name for p in models.iterdir()) == [".download-org--model", "kept-model"]
+
+
+def test_a_vision_model_keeps_its_processor_and_says_it_reads_images(
+    models: Path, tiny_vision_dir: Path, llama_path: Path, tmp_path: Path
+) -> None:
+    entry = model_install.import_folder(tiny_vision_dir / "qwen2_5_vl", models)
+    assert (entry / "preprocessor_config.json").is_file()  # copied with the model files
+    refresh_support(models)  # mlx-lm has no Qwen2.5-VL: loaded through mlx-vlm all the same
+    (info,) = library.list_models(models)
+    assert info.problem is None and info.sight == "Reads images"
+    assert load_model(entry).vision is not None
+    seeing_llama = tmp_path / "seeing-llama"
+    shutil.copytree(llama_path, seeing_llama)
+    config = json.loads((seeing_llama / "config.json").read_text())
+    config["vision_config"] = {"model_type": "siglip_vision_model"}
+    (seeing_llama / "config.json").write_text(json.dumps(config))
+    blind = library.describe(model_install.import_folder(seeing_llama, models))
+    assert blind.problem is None
+    assert blind.sight.startswith("Text only: Images are not supported for 'llama' models")
+    assert library.describe(model_install.import_folder(llama_path, models)).sight == ""

@@ -249,3 +249,16 @@ def test_a_text_only_model_refuses_an_image_by_name(llama_path: Path) -> None:
     # Text parts alone are fine for a text model: they read as the text they hold.
     joined = run.count_prompt_tokens([user(words("What "), words("is it?"))])
     assert joined == run.count_prompt_tokens([{"role": "user", "content": "What is it?"}])
+
+
+def test_regenerate_times_n_with_an_image_equals_each_seed_alone(loaded: LoadedModel) -> None:
+    from dataclasses import replace
+
+    messages = [user(image(A), words("What is this?"))]
+    params = SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8)
+    run = engine(loaded)
+    variants = run.generate_variants(messages, params, seeds=[1, 2, 3], conversation_id="c")
+    alone = [engine(loaded).generate(messages, replace(params, seed=s)).token_ids
+             for s in (1, 2, 3)]
+    assert [v.token_ids for v in variants] == alone
+    assert run._caches.features.encoded == 1
