@@ -10,7 +10,8 @@ real servers stream tool calls (`choices[0].delta.tool_calls[i]`):
 - "whole": each call whole in one chunk (Branchwise's own server, mlx_lm.server).
 
 It runs on the test's asyncio loop, keeps every request's JSON body, and stops itself after
-`lifetime_s` even if the test never does.
+`lifetime_s` even if the test never does. With `hold` set, a reply waits for it before it ends
+(a test looks at the reply while its calls are being written).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ class FakeServer:
         self._runner: web.AppRunner | None = None
         self._deadline: asyncio.TimerHandle | None = None
         self._served = 0
+        self.hold: asyncio.Event | None = None
 
     async def start(self) -> str:
         app = web.Application()
@@ -87,6 +89,8 @@ class FakeServer:
         await response.prepare(request)
         for delta in self._deltas(reply):
             await self._send(response, [{"index": 0, "delta": delta, "finish_reason": None}])
+        if self.hold is not None:
+            await self.hold.wait()
         finish = "tool_calls" if reply.calls else "stop"
         await self._send(response, [{"index": 0, "delta": {}, "finish_reason": finish}])
         usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}

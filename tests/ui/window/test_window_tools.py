@@ -24,6 +24,7 @@ from app.remote.connections import Connection, RemoteModel
 from app.settings import Preferences
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
 from tests.fake_openai import Call, FakeServer, Reply
+from tests.remote_servers import until
 from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
 from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, scripted_worker, start_app
@@ -301,9 +302,16 @@ def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch)
         window.tools.conversation_shown()
         assert window.composer.tools.isEnabled()
         window.composer.edit.setPlainText("What is 19 + 23?")
-        # Sent with the loop running, as in the app: a remote reply starts only on it.
+        server.hold = asyncio.Event()  # the reply stays open once its call is written
+
+        async def calling() -> None:
+            window.composer.send()  # with the loop running: a remote reply starts only on it
+            await until(lambda: _streaming_note(shown) == "Calling add on fx…", LIMIT_S)
+
+        shown.loop.run_until_complete(calling())
+        shown.shots("tools-remote-calling")
         shown.loop.run_until_complete(
-            shown.signal(shown.controller.tool_flow.approvalNeeded, window.composer.send))
+            shown.signal(shown.controller.tool_flow.approvalNeeded, server.hold.set))
         assert card.title.text() == "Run add from fx?"
         assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
         assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
@@ -316,6 +324,12 @@ def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch)
         shown.shots("tools-remote-done")
     finally:
         shown.loop.run_until_complete(server.stop())
+
+
+def _streaming_note(shown: App) -> str:
+    message_id = shown.controller.streaming_message_id()
+    widget = None if message_id is None else shown.window.chat_view.message_widget(str(message_id))
+    return "" if widget is None or widget.badge is None else widget.badge.text()
 
 
 def _calls_lines(window: QWidget) -> list[str]:
