@@ -1,7 +1,8 @@
 """Tool use as the chat controller composes it: the MCP servers and approvals (`ToolSession`),
 the tool loop (`ToolFlow`) fed by replies that end with calls, and the tool schemas a reply is
-offered: the chat's allowed tools, only for a local model whose chat template takes tools (the
-worker reports its tool-call format with the model's info)."""
+offered: the chat's allowed tools, for a remote model (its server reads the calls) or a local
+model whose chat template takes tools (the worker reports its tool-call format with the model's
+info). A remote model's calls come back as a local one's do, so the loop is the same for both."""
 
 from __future__ import annotations
 
@@ -12,12 +13,16 @@ from typing import Any
 
 from PySide6.QtCore import QObject
 
+from app.chat import tool_turns
 from app.chat.tool_choice import chat_tools
 from app.chat.tool_flow import ToolFlow
 from app.chat.tool_runs import ToolRunner, app_loop
 from app.chat.tool_session import ToolSession
+from app.mcp.tool_info import ToolLabel
+from app.remote.connections import is_remote
 from app.settings import Preferences, chat_context_length
 from app.store.conversations import Store, StoreError
+from app.store.records import Message
 
 
 class ChatTools(QObject):
@@ -54,9 +59,9 @@ class ChatTools(QObject):
 
     def schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]:
         """The tools offered to the model for a reply in this chat (OpenAI-style schemas);
-        none for a remote model or one whose template takes no tools."""
+        none for a local model whose template takes no tools."""
         info = self._model_info()
-        if remote or info is None or info.get("tool_format") is None:
+        if not remote and (info is None or info.get("tool_format") is None):
             return []
         try:
             params = self._store.get_conversation(conversation_id).params
@@ -66,10 +71,27 @@ class ChatTools(QObject):
         tools = chat_tools(available, params, self._preferences.default_tool_servers)
         return [tool.openai_schema() for tool in tools]
 
-    def _context_tokens(self, conversation_id: int) -> int | None:
-        info = self._model_info() or {}
+    def label(self, conversation_id: int, model_name: str) -> ToolLabel:
+        """The tool a model calls `model_name` in this chat, as the person is shown it."""
         try:
-            params = self._store.get_conversation(conversation_id).params
+            tool = self.flow.tool_for(conversation_id, model_name)
         except StoreError:
-            params = {}
-        return chat_context_length(info.get("context_length"), params)
+            tool = None
+        return tool.label if tool is not None else ToolLabel("", model_name)
+
+    def call_labels(self, conversation_id: int, path: list[Message]) -> dict[str, ToolLabel]:
+        """Every call on `path` by id, as the person is shown it: the tool its result says ran,
+        else the chat's tool of that name."""
+        ran = tool_turns.result_labels(path)
+        return {call["id"]: ran.get(call["id"]) or self.label(conversation_id, call["name"])
+                for message in path for call in message.tool_calls}
+
+    def _context_tokens(self, conversation_id: int) -> int | None:
+        """The chat's context, which sizes a result's cap: a remote model's is not known here
+        (only the chat's own limit counts), the local model's is."""
+        try:
+            conversation = self._store.get_conversation(conversation_id)
+        except StoreError:
+            return None  # the chat is gone: the cap that no context narrows
+        local = None if is_remote(conversation.model_id) else self._model_info()
+        return chat_context_length((local or {}).get("context_length"), conversation.params)

@@ -13,7 +13,6 @@ from typing import Any
 
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.tool_info import ToolInfo
-from app.remote.connections import ConnectionSettingsError, parse_remote
 
 # In a conversation's params: the names of the servers it may use (the built-in tools count as
 # the server "branchwise"). Absent: the default from Preferences.
@@ -35,19 +34,12 @@ def chat_tools(
     return [t for t in available if allowed is None or t.server in allowed]
 
 
-def tools_off_reason(
-    model_info: dict[str, Any] | None, remote_model: str | None = None
-) -> str | None:
-    """Why no tools can be offered now (a chat with a model on a remote server, no model, or
-    one whose template takes none), or None. Tools run here, so they go to local models only:
-    a remote server would run its own template and tool loop, or none."""
-    if remote_model is not None:
-        try:
-            where = f"“{parse_remote(remote_model).connection}”"
-        except ConnectionSettingsError:
-            where = "a remote server"
-        return (f"This chat's model runs on {where}; tools are offered to the local model "
-                "only.")
+def tools_off_reason(model_info: dict[str, Any] | None, remote: bool = False) -> str | None:
+    """Why no tools can be offered now (no model, or one whose template takes none), or None.
+    A chat with a remote model is always offered them: its server reads the calls, and they
+    run here as a local model's do."""
+    if remote:
+        return None
     if model_info is None:
         return "No model is loaded."
     if model_info.get("tool_format") is None:

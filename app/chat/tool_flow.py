@@ -261,7 +261,7 @@ class ToolFlow(QObject):
                 turn.waiting = "limit"
                 self.limitReached.emit(self._limit_payload(turn))
                 return
-            turn.call, turn.tool = call, self._tool_for(turn.conversation_id, call["name"])
+            turn.call, turn.tool = call, self.tool_for(turn.conversation_id, call["name"])
             if turn.tool is None:
                 unknown = f"There is no tool named {call['name']} in this chat; it did not run."
                 self._store_result(turn, ToolResult(unknown, ToolFailure.BAD_ARGUMENTS))
@@ -368,7 +368,8 @@ class ToolFlow(QObject):
         self.settled.emit({"conversation_id": turn.conversation_id, "call_id": None})
         self.notice.emit(message)
 
-    def _tool_for(self, conversation_id: int, model_name: str) -> ToolInfo | None:
+    def tool_for(self, conversation_id: int, model_name: str) -> ToolInfo | None:
+        """The chat's tool the model calls `model_name`; raises StoreError."""
         return next((t for t in self.offered(conversation_id) if t.model_name == model_name),
                     None)
 

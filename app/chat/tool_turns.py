@@ -1,12 +1,14 @@
 """Where a chat stands in a tool loop, read from the tree alone: the reply whose calls are being
 answered, which of its calls have results on a branch, how many calls the current reply has
 made since the person last wrote (the limit counts them), and whether a call repeats one
-already answered since then (a model going round in circles)."""
+already answered since then (a model going round in circles), and which tool each answered call
+ran, as its result records it."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from app.mcp.tool_info import ToolLabel
 from app.store.records import Message
 
 
@@ -86,3 +88,14 @@ def repeats_answered_call(path: list[Message], call: dict[str, Any]) -> bool:
                     and earlier["arguments"] == call["arguments"]):
                 return True
     return False
+
+
+def result_labels(path: list[Message]) -> dict[str, ToolLabel]:
+    """The tool each call answered on `path` ran (its result's record of server and tool), by
+    call id: it names the tool even once its server is gone."""
+    labels: dict[str, ToolLabel] = {}
+    for message in path:
+        server, tool = message.stats.get("server"), message.stats.get("tool")
+        if message.role == "tool" and message.tool_call_id and server and tool:
+            labels.setdefault(message.tool_call_id, ToolLabel(str(server), str(tool)))
+    return labels

@@ -1,5 +1,6 @@
 """A tool as Branchwise knows it: which server offers it, what it says it does, its arguments'
-JSON Schema, and the name and OpenAI-style schema a model sees."""
+JSON Schema, and the name and OpenAI-style schema a model sees; and a tool as the person is
+shown it (`ToolLabel`: its own name and its server's)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,16 @@ from app.mcp.config import BUILTIN_SERVER
 _NOT_NAME = re.compile(r"[^A-Za-z0-9_-]")
 _MAX_NAME = 64
 SEPARATOR = "__"
+
+
+@dataclass(frozen=True)
+class ToolLabel:
+    """A tool by its own name and its server's, as the window shows it; the namespaced
+    `model_name` is only what the model sees. `server` is "" where no tool of the chat has the
+    name the model called."""
+
+    server: str
+    name: str
 
 
 @dataclass(frozen=True)
@@ -40,6 +51,10 @@ class ToolInfo:
     @property
     def model_name(self) -> str:
         return model_name(self.server, self.name)
+
+    @property
+    def label(self) -> ToolLabel:
+        return ToolLabel(self.server, self.name)
 
     def openai_schema(self) -> dict[str, Any]:
         """The tool as chat templates take it: `{"type": "function", "function": {…}}`."""

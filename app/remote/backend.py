@@ -40,7 +40,9 @@ class RemoteBackend(QObject):
     # {"request_id", "done": 0, "total": WAITING} when sent, {..., "done": 1, "total": 1} at the
     # first token
     prefillProgress = Signal(object)
-    tokensReady = Signal(object)  # {"request_id", "text": delta since the last update}
+    # {"request_id", "text": delta since the last update, "calling": the tool being called or
+    #  None}
+    tokensReady = Signal(object)
     # {"request_id", "text", "finish_reason", "stats", "tool_calls"}
     generationFinished = Signal(object)
     # {"request_id", "message", "status": "error"|"interrupted"}
@@ -73,19 +75,32 @@ class RemoteBackend(QObject):
     async def _run(self, request: GenerationRequest) -> None:
         rid = request.request_id
         parts: list[str] = []
-        coalescer = TokenCoalescer(
-            lambda text: self.tokensReady.emit({"request_id": rid, "text": text})
-        )
+        # The tool the reply is calling, told with every update from its first piece on, as
+        # the worker tells a local reply's (the window shows "Calling …" instead of more text).
+        calling: str | None = None
+        coalescer = TokenCoalescer(lambda text: self.tokensReady.emit(
+            {"request_id": rid, "text": text, "calling": calling}))
+
+        def first_output() -> None:
+            if not parts and calling is None:  # the wait is over
+                self.prefillProgress.emit({"request_id": rid, "done": 1, "total": 1})
 
         def on_text(text: str) -> None:
-            if not parts:  # the wait is over
-                self.prefillProgress.emit({"request_id": rid, "done": 1, "total": 1})
+            first_output()
             parts.append(text)
             coalescer.add(text)
 
+        def on_call(name: str) -> None:
+            nonlocal calling
+            first_output()
+            if name != calling:
+                coalescer.flush()  # the text before the call goes out as text
+                calling = name
+                self.tokensReady.emit({"request_id": rid, "text": "", "calling": name})
+
         self.prefillProgress.emit({"request_id": rid, "done": 0, "total": WAITING})
         try:
-            result = await self._stream(request, on_text)
+            result = await self._stream(request, on_text, on_call)
         except asyncio.CancelledError:
             coalescer.flush()
             self.generationFinished.emit(_finished(rid, "".join(parts), "cancelled", {}))
@@ -109,7 +124,8 @@ class RemoteBackend(QObject):
         )
 
     async def _stream(
-        self, request: GenerationRequest, on_text: Callable[[str], None]
+        self, request: GenerationRequest, on_text: Callable[[str], None],
+        on_call: Callable[[str], None],
     ) -> ChatResult:
         """Stream the reply from the conversation's server; raises ConnectionSettingsError or
         RemoteError (whose `interrupted` says whether the reply had begun)."""
@@ -133,6 +149,7 @@ class RemoteBackend(QObject):
             request.params,
             on_text,
             request.tools,
+            on_call,
         )
 
 

@@ -20,6 +20,7 @@ from app.images.data_urls import image_url_part
 from app.images.store import ImageError
 from app.remote.connections import Connections, RemoteModel
 from app.remote.errors import RemoteError
+from app.remote.streamed_calls import StreamedCalls
 
 __all__ = [
     "ChatResult", "RemoteError", "describe", "list_models", "remote_model_ids", "request_params",
@@ -88,13 +89,15 @@ async def stream_chat(
     params: dict[str, Any],
     on_text: Callable[[str], None],
     tools: Sequence[dict] | None = None,
+    on_call: Callable[[str], None] = lambda _name: None,
 ) -> ChatResult:
     """Stream a chat completion, handing each piece of text to `on_text` as it arrives.
 
     `messages` go out exactly as given (the stored text, byte for byte; a call's arguments held
     as an object are sent as the JSON text OpenAI's shape wants), so a server with a prefix
     cache finds the shared history. `tools` (OpenAI-style schemas) are offered to the model,
-    and the calls it streams back (`delta.tool_calls`, in pieces) come whole in the result.
+    and the calls it streams back (`delta.tool_calls`, in pieces: `app.remote.streamed_calls`)
+    come whole in the result; `on_call` is told the tool being called as each piece arrives.
     Cancelling the task closes the connection, which stops the generation on servers that
     notice (vLLM, llama.cpp, mlx_lm.server, Branchwise).
     Raises RemoteError."""
@@ -125,13 +128,15 @@ async def stream_chat(
                         usage = chunk.usage
                     for choice in chunk.choices:
                         text = choice.delta.content if choice.delta else None
+                        pieces = choice.delta.tool_calls if choice.delta else None
+                        if (text or pieces) and first_token_at is None:
+                            first_token_at = time.perf_counter()
                         if text:
-                            if first_token_at is None:
-                                first_token_at = time.perf_counter()
                             parts.append(text)
                             on_text(text)
-                        if choice.delta and choice.delta.tool_calls:
-                            calls.add(choice.delta.tool_calls)
+                        if pieces:
+                            calls.add(pieces)
+                            on_call(calls.calling or "")
                         if choice.finish_reason:
                             finish_reason = choice.finish_reason
     except Exception as exc:  # any failure: see the note at the top
@@ -148,40 +153,6 @@ async def stream_chat(
         _stats(usage, started, first_token_at, len(parts)),
         made,
     )
-
-
-class StreamedCalls:
-    """Calls streamed as `delta.tool_calls` pieces (by index: the id and name first, then the
-    arguments' text in parts), put together when the reply ends."""
-
-    def __init__(self) -> None:
-        self._calls: dict[int, dict[str, str]] = {}
-
-    def add(self, pieces: Sequence[Any]) -> None:
-        for piece in pieces:
-            call = self._calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
-            call["id"] = piece.id or call["id"]
-            function = piece.function
-            if function is not None:
-                call["name"] = function.name or call["name"]
-                call["arguments"] += function.arguments or ""
-
-    def whole(self) -> tuple[tuple[dict[str, Any], ...], str]:
-        """The calls in order, and the text of those whose arguments are not a JSON object
-        (kept as reply text, never dropped)."""
-        made, unreadable = [], ""
-        for index in sorted(self._calls):
-            call = self._calls[index]
-            try:
-                arguments = json.loads(call["arguments"] or "{}")
-            except ValueError:
-                arguments = None
-            if not isinstance(arguments, dict) or not call["name"]:
-                unreadable += f"\n{call['name']}({call['arguments']})"
-                continue
-            made.append({"id": call["id"] or f"call_{index}", "name": call["name"],
-                         "arguments": arguments})
-        return tuple(made), unreadable
 
 
 def _outgoing(message: dict) -> dict:

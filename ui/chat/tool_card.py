@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.chat.tool_names import server_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.theme import em, scale_font
@@ -110,7 +111,7 @@ class ToolCard(QFrame):
 
     def ask(self, call: Mapping[str, Any]) -> None:
         """Ask before running `call` (ToolFlow's approvalNeeded payload)."""
-        self._show_call("approval", call, f"Run {call['tool']} from {_server(call['server'])}?")
+        self._show_call("approval", call, f"Run {call['tool']} from {server_text(call['server'])}?")
         self.arguments.setReadOnly(False)
         self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
         notes = []
@@ -127,7 +128,7 @@ class ToolCard(QFrame):
 
     def show_running(self, call: Mapping[str, Any]) -> None:
         self._show_call("running", call, "")
-        self._running_title = f"Running {call['tool']} on {_server(call['server'])}"
+        self._running_title = f"Running {call['tool']} on {server_text(call['server'])}"
         self.arguments.setReadOnly(True)
         self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
         self.changed.hide()
@@ -213,7 +214,3 @@ class ToolCard(QFrame):
         button.setCursor(Qt.CursorShape.PointingHandCursor)
         button.setAutoDefault(False)
         return button
-
-
-def _server(server: str) -> str:
-    return "Branchwise (built in)" if server == "branchwise" else server

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from ui.chat.tool_names import tool_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
 from ui.widgets.fold_toggle import fold_toggle, show_fold
@@ -40,8 +41,9 @@ _FAILURES = {
 
 
 def result_summary(tool: str, stats: Mapping[str, Any]) -> str:
-    """The folded line, e.g. "add · 0.21 s · 1 character" or "search · failed"."""
-    parts = [tool]
+    """The folded line, e.g. "add on fx · 0.21 s · 1 character" or "search on web · failed"
+    (the server as the result records it)."""
+    parts = [tool_text(tool, str(stats.get("server") or ""))]
     failure = stats.get("failure")
     if failure:
         parts.append(_FAILURES.get(str(failure), "failed"))
@@ -60,8 +62,12 @@ def result_summary(tool: str, stats: Mapping[str, Any]) -> str:
 
 
 def calls_summary(calls: Sequence[ToolCallView]) -> str:
-    """The line under a reply that called tools, e.g. "Called add({"a": 2, "b": 3})"."""
-    return "\n".join(f"Called {call.name}({_short(call.arguments)})" for call in calls)
+    """The line under a reply that called tools, e.g. "Called add("a": 2, "b": 3) on fx"."""
+    lines = []
+    for call in calls:
+        written = f"{call.name}({_short(call.arguments)})"
+        lines.append(f"Called {tool_text(written, call.server)}")
+    return "\n".join(lines)
 
 
 def _short(arguments: str, limit: int = 160) -> str:

@@ -57,11 +57,13 @@ class ImageView:
 
 @dataclass(frozen=True)
 class ToolCallView:
-    """A call a reply made: its id, the tool's model-facing name and the arguments as JSON."""
+    """A call a reply made: its id, the tool's own name and its server's ("" when no tool of
+    the chat has the name the model called, which `name` then is), the arguments as JSON."""
 
     id: str
     name: str
     arguments: str
+    server: str = ""
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from app.images.store import ImageError, ImageStore, StoredImage, is_image_record
+from app.mcp.tool_info import ToolLabel
 from ui.widgets.view_models import (
     AttachmentView,
     ConversationRow,
@@ -30,10 +31,13 @@ if TYPE_CHECKING:
 
 
 def message_views(
-    path: Sequence[Message], tree: Iterable[Message], images: ImageStore
+    path: Sequence[Message], tree: Iterable[Message], images: ImageStore,
+    tools: Mapping[str, ToolLabel] | None = None,
 ) -> list[MessageView]:
-    """The active path as MessageViews, each with its `index/count` among its siblings and its
-    images found in `images`."""
+    """The active path as MessageViews, each with its `index/count` among its siblings, its
+    images found in `images` and its calls' tools named as `tools` says (by call id; else by
+    the name the model called)."""
+    tools = tools or {}
     children: dict[int | None, list[int]] = defaultdict(list)
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
         children[message.parent_id].append(message.id)
@@ -63,15 +67,17 @@ def message_views(
                 ),
                 trace=message.trace,
                 model_label=_model_label(message),
-                tool_calls=tuple(
-                    ToolCallView(call["id"], call["name"],
-                                 json.dumps(call["arguments"], ensure_ascii=False))
-                    for call in message.tool_calls
-                ),
+                tool_calls=tuple(_call_view(call, tools) for call in message.tool_calls),
                 tool_name=message.tool_name,
             )
         )
     return views
+
+
+def _call_view(call: dict[str, Any], tools: Mapping[str, ToolLabel]) -> ToolCallView:
+    label = tools.get(call["id"], ToolLabel("", call["name"]))
+    arguments = json.dumps(call["arguments"], ensure_ascii=False)
+    return ToolCallView(call["id"], label.name, arguments, label.server)
 
 
 def _model_label(message: Message) -> str:

@@ -303,7 +303,8 @@ class MainWindow(QMainWindow):
         except StoreError as exc:
             self.show_notice(str(exc))
             return
-        views = message_views(path, tree, self.store.images)
+        tools = self.controller.tools.call_labels(self._cid, path)
+        views = message_views(path, tree, self.store.images, tools)
         self.chat_view.set_messages(self.stream.with_streamed_text(views))
 
     @Slot(int)

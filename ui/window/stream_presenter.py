@@ -6,7 +6,8 @@ Tokens arrive far faster than a person reads, and re-rendering Markdown is not f
 latest text is kept, and the streaming message is re-rendered at most `STREAM_FPS` times a
 second. Re-rendering the whole conversation meanwhile (a switch of branch, a title change) shows
 the newest streamed text, not the older one the store holds. A reply that starts writing a
-tool call shows "Calling get_weather…" instead of the call's markup.
+tool call shows "Calling get_weather on weather…" instead of the call's markup (the tool by its
+own name and its server's, whether the model is local or remote).
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from app.mcp.tool_info import ToolLabel
 from ui.chat.reply_progress import STOPPING, PrefillEstimate
+from ui.chat.tool_names import tool_text
 from ui.widgets.view_models import MessageView
 from ui.window.window_host import ChatPane
 
@@ -27,9 +30,9 @@ if TYPE_CHECKING:
 STREAM_FPS = 30
 
 
-def calling_note(tool: str) -> str:
+def calling_note(tool: ToolLabel) -> str:
     """What a reply shows instead of the markup of the call it is writing."""
-    return f"Calling {tool}…" if tool else "Calling a tool…"
+    return f"Calling {tool_text(tool.name, tool.server)}…" if tool.name else "Calling a tool…"
 
 
 class StreamHost(ChatPane, Protocol):
@@ -91,7 +94,8 @@ class StreamPresenter(QObject):
             )
             calling = payload.get("calling")
             if calling is not None and not self._stopping:
-                self._show_note(payload["message_id"], calling_note(calling))
+                tool = window.controller.tools.label(payload["conversation_id"], calling)
+                self._show_note(payload["message_id"], calling_note(tool))
 
     @Slot(object)
     def on_prefill(self, payload: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
 """Tool use in the window: the tools button by the composer (which servers this chat may use,
-disabled with the reason for a model whose template takes none or a chat with a remote model),
+disabled with the reason for a local model whose template takes none),
 the card under the last message that asks before a call, shows it running or stops at the call
 limit, and the folded results' Run again / Edit, all kept in step with the controller's tool
 loop.
@@ -87,7 +87,7 @@ class ToolFeatures(QObject):
         window = self._window
         cid = window.current_conversation_id
         params: dict[str, Any] = {}
-        remote = None
+        remote = False
         if cid is not None:
             try:
                 conversation = window.store.get_conversation(cid)  # read once for both
@@ -95,7 +95,7 @@ class ToolFeatures(QObject):
                 pass
             else:
                 params = conversation.params
-                remote = conversation.model_id if is_remote(conversation.model_id) else None
+                remote = is_remote(conversation.model_id)
         reason = tools_off_reason(window.controller.model_info, remote)
         allowed = chat_servers(params, window.controller.preferences.default_tool_servers)
         infos = [self.session.builtin_info(), *self.session.server_infos()]

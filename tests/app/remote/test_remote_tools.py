@@ -15,8 +15,8 @@ import pytest
 
 from app.generation.worker import GenerationRequest
 from app.remote.backend import RemoteBackend
-from app.remote.client import StreamedCalls
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
+from app.remote.streamed_calls import StreamedCalls
 from tests.remote_servers import RecordingProxy, play, until
 from tests.server_harness import Served, serving, start_worker
 from tests.tiny_models import (

@@ -8,10 +8,12 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.mcp.tool_info import ToolLabel
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView, calls_summary, result_summary
 from ui.chat.tools_button import ServerChoice, ToolsButton
 from ui.widgets.view_models import ToolCallView
+from ui.window.stream_presenter import calling_note
 
 HOSTILE = "<b>bold</b><img src=x><a href='file:///etc/passwd'>link</a>"
 CALL = {"call_id": "c1", "server": "weather", "tool": "get_weather",
@@ -115,7 +117,19 @@ def test_summaries_say_what_happened() -> None:
         "f · timed out · 60 s · 30 characters")
     assert result_summary("h", {"chars": 50000, "cut": 46000, "edited": True}) == (
         "h · 50,000 characters · 46,000 cut · edited by you")
-    assert calls_summary([ToolCallView("1", "fx__add", '{"a": 2}')]) == 'Called fx__add("a": 2)'
+    # A tool by its own name and its server's; a call to no tool of the chat, as it was called.
+    assert result_summary("add", {"server": "fx", "chars": 1}) == "add on fx · 1 character"
+    assert result_summary("search_conversations", {"server": "branchwise"}) == (
+        "search_conversations (built in)")
+    assert calls_summary([ToolCallView("1", "add", '{"a": 2}', "fx"),
+                          ToolCallView("2", "nowhere__x", "{}")]) == (
+        'Called add("a": 2) on fx\nCalled nowhere__x()')
+
+
+def test_a_call_being_written_is_shown_by_its_tools_own_name() -> None:
+    assert calling_note(ToolLabel("fx", "add")) == "Calling add on fx…"
+    assert calling_note(ToolLabel("", "nowhere__x")) == "Calling nowhere__x…"
+    assert calling_note(ToolLabel("", "")) == "Calling a tool…"  # its name not written yet
 
 
 def test_the_tools_button_lists_servers_and_says_why_it_is_off(qtbot: QtBot) -> None:

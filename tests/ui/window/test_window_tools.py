@@ -1,8 +1,9 @@
 """Tool use in the window, as a person meets it: the real app with a scripted model whose template
 takes tools and the fixture MCP server. The reply's call shows "Calling…", then the card below
 it asks; Run runs it and the model goes on; the result shows folded and unfolds; Deny, editing
-the arguments (a sibling reply) and the tools button. Screenshots of each, light and dark, go to
-tests/screenshots/."""
+the arguments (a sibling reply) and the tools button; a chat on a remote model (the fake server
+of `tests.fake_openai`) asks and names its tools the same way. Screenshots of each, light and
+dark, go to tests/screenshots/."""
 
 from __future__ import annotations
 
@@ -19,8 +20,11 @@ from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
 from app.paths import AppPaths
+from app.remote.connections import Connection, RemoteModel
 from app.settings import Preferences
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
+from tests.fake_openai import Call, FakeServer, Reply
+from tests.remote_servers import until
 from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
 from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, scripted_worker, start_app
@@ -139,7 +143,7 @@ def test_approve_run_and_the_result_folded(app) -> None:
     shown.idle(card.run_button.click)
     assert card.isHidden()
     (result,) = shown.results()
-    assert result.summary.startswith("add · ") and result.summary.endswith("2 characters")
+    assert result.summary.startswith("add on fx · ") and result.summary.endswith("2 characters")
     assert not result.expanded
     roles = [m.role for m in shown.controller.store.active_path(window.current_conversation_id)]
     assert roles == ["user", "assistant", "tool", "assistant"]
@@ -173,7 +177,7 @@ def test_deny_and_edited_arguments(app) -> None:
     cid = shown.window.current_conversation_id
     *_, denied, _answer = store.active_path(cid)
     assert denied.status == "error" and denied.stats["failure"] == "denied"
-    assert shown.results()[0].summary == "add · denied"
+    assert shown.results()[0].summary == "add on fx · denied"
 
     shown.send("Then 20 + 20?")
     card.arguments.setPlainText('{"a": 20, "b": 20}')
@@ -194,21 +198,19 @@ def test_the_tools_button_follows_the_model_and_the_chat(app) -> None:
     shown.shots("tools-off")
 
 
-def test_a_chat_with_a_remote_model_has_the_tools_button_off_with_the_reason(app) -> None:
-    shown = app(["Plain answer."])
+def test_a_chat_with_a_remote_model_is_offered_tools_whatever_the_local_model(app) -> None:
+    shown = app(["Plain answer."], tools=False)
     window, button = shown.window, shown.window.composer.tools
     window.composer.edit.setPlainText("Hello")
     shown.idle(window.composer.send)  # a plain answer: the chat exists now
-    assert button.isEnabled()  # the local model takes tools
+    assert not button.isEnabled()  # the local model takes no tools
     cid = window.current_conversation_id
     shown.controller.update_settings(cid, model_id="remote:Work server/gpt-oss")
     window.tools.conversation_shown()
-    assert not button.isEnabled()
-    assert button.toolTip() == ("This chat's model runs on “Work server”; tools are offered to "
-                                "the local model only.")
+    assert button.isEnabled()  # the server reads the calls; they run here
     shown.controller.update_settings(cid, model_id="demo-model")  # back to the local model
     window.tools.conversation_shown()
-    assert button.isEnabled()
+    assert not button.isEnabled() and "takes no tools" in button.toolTip()
 
 
 def test_preferences_list_servers_and_revocable_approvals(app) -> None:
@@ -260,7 +262,7 @@ def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
     *_, result, answer = store.active_path(cid)
     assert result.status == "error" and result.stats["failure"] == "cancelled"
     assert answer.content == "It was cancelled."
-    assert shown.results()[0].summary.startswith("sleep · cancelled")
+    assert shown.results()[0].summary.startswith("sleep on fx · cancelled")
 
     button = shown.window.composer.tools
     fx = next(a for a in button.menu().actions() if a.data() == "fx")
@@ -283,3 +285,52 @@ def test_quitting_stops_the_tool_servers(app) -> None:
     session.close_at_quit()  # what ui.main.run does once Qt's loop has ended
     assert [i.status for i in session.server_infos()] == ["stopped"]
     assert fixture_servers() == []
+
+
+def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch) -> None:
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")  # keys: a file
+    shown = app(["Unused."], tools=False)  # the local model takes no tools; the remote one does
+    window, card = shown.window, shown.window.tools.card
+    server = FakeServer([Reply("Let me look that up.", (Call("fx__add", '{"a": 19, "b": 23}'),)),
+                         Reply("19 and 23 make 42.")])
+    url = shown.loop.run_until_complete(server.start())
+    try:
+        shown.controller.connections.save(Connection("Lab", url), None)
+        window.new_chat()
+        cid = window.current_conversation_id
+        shown.controller.update_settings(cid, model_id=RemoteModel("Lab", server.model).model_id)
+        window.tools.conversation_shown()
+        assert window.composer.tools.isEnabled()
+        window.composer.edit.setPlainText("What is 19 + 23?")
+        server.hold = asyncio.Event()  # the reply stays open once its call is written
+
+        async def calling() -> None:
+            window.composer.send()  # with the loop running: a remote reply starts only on it
+            await until(lambda: _streaming_note(shown) == "Calling add on fx…", LIMIT_S)
+
+        shown.loop.run_until_complete(calling())
+        shown.shots("tools-remote-calling")
+        shown.loop.run_until_complete(
+            shown.signal(shown.controller.tool_flow.approvalNeeded, server.hold.set))
+        assert card.title.text() == "Run add from fx?"
+        assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
+        assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
+        shown.shots("tools-remote-approval")
+        shown.idle(card.run_button.click)
+        (result,) = shown.results()
+        assert result.summary.startswith("add on fx · ")
+        assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
+        assert server.requests[1]["messages"][-1]["content"] == "42"
+        shown.shots("tools-remote-done")
+    finally:
+        shown.loop.run_until_complete(server.stop())
+
+
+def _streaming_note(shown: App) -> str:
+    message_id = shown.controller.streaming_message_id()
+    widget = None if message_id is None else shown.window.chat_view.message_widget(str(message_id))
+    return "" if widget is None or widget.badge is None else widget.badge.text()
+
+
+def _calls_lines(window: QWidget) -> list[str]:
+    return [w.text() for w in window.findChildren(QLabel, "ToolCallsLine") if w.isVisible()]
