@@ -44,6 +44,8 @@ class CountingHost(Protocol):
 
     def overflow_policy(self, conversation_id: int) -> str: ...
 
+    def image_detail(self, model_id: str | None = None) -> int | None: ...
+
 
 class PromptCounts:
     def __init__(self, controller: CountingHost) -> None:
@@ -65,12 +67,13 @@ class PromptCounts:
         try:
             conversation = self._store.get_conversation(conversation_id)
             path = self._store.active_path(conversation_id)
-            messages = prompt_messages(self._store, conversation_id, path)
+            detail = controller.image_detail()
+            messages = prompt_messages(self._store, conversation_id, path, detail)
             overflow = controller.overflow_policy(conversation_id)
         except StoreError:
             return
         if draft.strip() or attachments:
-            content = message_content(draft, attachments or [], self._store.images)
+            content = message_content(draft, attachments or [], self._store.images, detail)
             messages.append({"role": "user", "content": content})
         kwargs = template_kwargs(controller.model_info, conversation.params)
         params = conversation.params
@@ -153,6 +156,7 @@ class PromptCounts:
             controller.notice.emit("Images can be attached once the model has loaded.")
             return
         sees = model_sight(controller.model_info).sees
+        detail = controller.image_detail()  # counted as replies will show it
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
@@ -160,7 +164,7 @@ class PromptCounts:
 
         def count(engine: EngineLike | None) -> ImageAttached:
             image = image_of()
-            tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
+            tokens = self._image_tokens(engine, image, detail) if sees and engine is not None else 0
             too_many = engine is not None and _over_context(image.name, tokens, engine, params)
             if too_many:
                 raise ImageError(too_many)
@@ -170,9 +174,10 @@ class PromptCounts:
             count, on_done=controller.imageReady.emit, on_error=controller.notice.emit
         )
 
-    def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
-        """The tokens one image adds to a message, as the model's processor splits it."""
-        alone = message_content("", [image.as_record(0)], self._store.images)
+    def _image_tokens(self, engine: EngineLike, image: StoredImage, detail: int | None) -> int:
+        """The tokens one image adds to a message at `detail`, as the model's processor splits
+        it."""
+        alone = message_content("", [image.as_record(0)], self._store.images, detail)
         return engine.count_prompt_tokens(
             [{"role": "user", "content": alone}]
         ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])
