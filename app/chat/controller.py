@@ -69,6 +69,7 @@ class ChatController(QObject):
     # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
     attachmentReady = Signal(object)
     imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
+    scannedPdf = Signal(object)  # a ScannedPdf (app.chat.image_attach): offer its pages
 
     def __init__(
         self,
