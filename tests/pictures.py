@@ -20,6 +20,6 @@ def picture_bytes(
 
 def scanned_pdf(path: Path, pages: int, size: tuple[int, int] = (300, 400)) -> Path:
     """A PDF of `pages` pictures of `size` points and no text: what a scanner writes."""
-    pictures = [Image.new("RGB", size, (40 * i % 256, 100, 200)) for i in range(pages)]
+    pictures = [Image.new("RGB", size, (40 * i % 256, 100 + i % 128, 200)) for i in range(pages)]
     pictures[0].save(path, format="PDF", save_all=True, append_images=pictures[1:])
     return path
