@@ -50,14 +50,16 @@ class PdfPagesOffer(QDialog):
         self.last_page.setAccessibleName("Last page")
         for box in (self.first_page, self.last_page):
             box.setRange(1, offer.pages)
+            box.setSuffix(f" of {offer.pages:,}")
         self.last_page.setValue(offer.most)
         self.total = QLabel()
         self.total.setObjectName("PreferencesHint")
         self.total.setWordWrap(True)
         form = QFormLayout()
+        # A page number needs a few digits, not the dialog's width.
+        form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.FieldsStayAtSizeHint)
         form.addRow("First page", self.first_page)
         form.addRow("Last page", self.last_page)
-        form.addRow("", self.total)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         self.attach_button = self.buttons.addButton(
             ATTACH_TEXT, QDialogButtonBox.ButtonRole.AcceptRole
@@ -67,9 +69,11 @@ class PdfPagesOffer(QDialog):
         self.buttons.accepted.connect(self.accept)
         self.buttons.rejected.connect(self.reject)
         layout = QVBoxLayout(self)
+        layout.setSpacing(em(self, 0.6))
         layout.addWidget(intro)
         layout.addWidget(facts)
         layout.addLayout(form)
+        layout.addWidget(self.total)
         layout.addWidget(self.buttons)
         self.setMinimumWidth(em(self, 28))
         self.first_page.valueChanged.connect(self._show_total)
