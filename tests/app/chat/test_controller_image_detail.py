@@ -91,3 +91,11 @@ def test_the_detail_changes_the_tokens_counted_and_the_prompt_sent(
     again = ctl.store.active_path(cid)[-1]
     assert again.id != reply.id and again.content == reply.content
     assert again.stats["prompt_tokens"] == reply.stats["prompt_tokens"]
+
+    # Regenerate ×N sends the same parts at the same detail: one prefill, the same prompt.
+    with qtbot.waitSignal(ctl.variants.ended, timeout=60000):
+        assert ctl.regenerate_variants(reply.id, 2)
+    versions = [m for m in ctl.store.all_messages(cid) if m.parent_id == user.id]
+    newest = sorted(versions, key=lambda m: m.id)[-2:]
+    assert [m.status for m in newest] == ["complete", "complete"]
+    assert {m.stats.get("prompt_tokens") for m in newest} == {reply.stats["prompt_tokens"]}
