@@ -1,5 +1,5 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server.
+theme, window state, the local server, each model's draft model and image detail.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -26,6 +26,9 @@ DEFAULT_MAX_TOOL_CALLS = 8
 # "On the CPU, trade memory for speed": when weights become float32 on MLX's CPU backend
 # (`inference.cpu.float32_weights.POLICIES`).
 CPU_FLOAT32_POLICIES = ("auto", "always", "never")
+# The image detail a model may be given: the longest edge, in pixels, each image is shown at
+# (the engine's "detail"; without one, the model's processor sizes images its own way).
+IMAGE_DETAILS = (512, 768, 1024, 1536, 2048)
 
 
 def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
@@ -156,12 +159,30 @@ class Preferences:
         return value if isinstance(value, str) and value else None
 
     def set_draft_model_for(self, model_id: str, draft_id: str | None) -> None:
-        drafts = self._json_object("models/drafts")
-        if draft_id:
-            drafts[model_id] = draft_id
+        self._set_for_model("models/drafts", model_id, draft_id or None)
+
+    def image_detail_for(self, model_id: str) -> int | None:
+        """The longest edge, in pixels, `model_id` is shown images at; None: what its own
+        processor takes. A value not offered (hand-edited file) counts as none chosen."""
+        value = self._json_object("models/image_detail").get(model_id)
+        return value if value in IMAGE_DETAILS and not isinstance(value, bool) else None
+
+    def set_image_detail_for(self, model_id: str, detail: int | None) -> None:
+        if detail is not None and detail not in IMAGE_DETAILS:
+            raise ValueError(
+                f"Unknown image detail {detail!r}; choose one of "
+                f"{', '.join(map(str, IMAGE_DETAILS))} pixels, or none."
+            )
+        self._set_for_model("models/image_detail", model_id, detail)
+
+    def _set_for_model(self, key: str, model_id: str, value: str | int | None) -> None:
+        """Keep `value` for `model_id` in the JSON object at `key` (None: forget its choice)."""
+        chosen = self._json_object(key)
+        if value is None:
+            chosen.pop(model_id, None)
         else:
-            drafts.pop(model_id, None)
-        self._qs.setValue("models/drafts", json.dumps(drafts))
+            chosen[model_id] = value
+        self._qs.setValue(key, json.dumps(chosen))
 
     def _json_object(self, key: str) -> dict[str, Any]:
         try:

@@ -315,6 +315,18 @@ def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
     return folder
 
 
+def widen_pixel_budget(folder: Path, image_tokens: int = 1024) -> Path:
+    """Let the tiny Qwen in `folder` take images of up to `image_tokens` tokens (about 896×896
+    pixels by default, where it takes about 224×224 as built): Qwen's token count follows the
+    pixels it is given, so the image details offered (512 px and up) then shrink a big picture
+    as they would a real model's."""
+    config_path = folder / "preprocessor_config.json"
+    config = json.loads(config_path.read_text())
+    config["max_pixels"] = 28 * 28 * image_tokens
+    config_path.write_text(json.dumps(config, indent=2))
+    return folder
+
+
 def png_bytes(width: int, height: int, seed: int, mode: str = "RGB") -> bytes:
     """A PNG of random pixels: the image pool's A and B share a size and differ in content."""
     from PIL import Image

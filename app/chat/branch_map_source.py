@@ -6,6 +6,7 @@ on finished replies.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -22,10 +23,19 @@ class BranchMapSource(QObject):
     # {"conversation_id", "states": {last_id: {..cache state.., "ttft_s": float | None}}}
     statesReady = Signal(object)
 
-    def __init__(self, store: Store, worker: InferenceWorker, parent: QObject | None = None):
+    def __init__(
+        self,
+        store: Store,
+        worker: InferenceWorker,
+        parent: QObject | None = None,
+        detail: Callable[[], int | None] = lambda: None,
+    ):
+        """`detail()` is the image detail the loaded model is given: the states are looked up
+        for the prompts its replies would send."""
         super().__init__(parent)
         self.store = store
         self.worker = worker
+        self._detail = detail
         self.rates = MeasuredRates()
         self._conversation_id: int | None = None
         self._generation = 0  # answers for an older refresh are dropped
@@ -47,7 +57,8 @@ class BranchMapSource(QObject):
         self.outlineReady.emit({"conversation_id": conversation_id, "nodes": nodes})
         ends = [node.last_id for node in walk(nodes)]
         paths = paths_to(messages, ends)
-        prompts = [prompt_messages(self.store, conversation_id, paths[end]) for end in ends]
+        detail = self._detail()
+        prompts = [prompt_messages(self.store, conversation_id, paths[end], detail) for end in ends]
         generation = self._generation
 
         def states(engine: EngineLike | None) -> list[dict[str, Any]] | None:

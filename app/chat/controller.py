@@ -69,6 +69,7 @@ class ChatController(QObject):
     # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
     attachmentReady = Signal(object)
     imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
+    scannedPdf = Signal(object)  # a ScannedPdf (app.chat.image_attach): offer its pages
 
     def __init__(
         self,
@@ -100,6 +101,7 @@ class ChatController(QObject):
             lambda: preferences.overflow_policy,
             worker.next_request_id,
             parent=self,
+            detail_for=self.image_detail,
         )
         self._generation.streamUpdated.connect(self.streamUpdated)
         self._generation.prefillProgress.connect(self.prefillProgress)
@@ -107,7 +109,9 @@ class ChatController(QObject):
         self._generation.notice.connect(self.notice)
         self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
-        self.variants = VariantGeneration(store, worker, parent=self)
+        self.variants = VariantGeneration(
+            store, worker, parent=self, detail_for=self.image_detail
+        )
         self.variants.busyChanged.connect(self.busyChanged)
         self.variants.notice.connect(self.notice)
         self.variants.ended.connect(self._on_reply_ended)
@@ -171,6 +175,14 @@ class ChatController(QObject):
         params = self.store.get_conversation(conversation_id).params
         policy = params.get("overflow")
         return policy if policy in OVERFLOW_POLICIES else self.preferences.overflow_policy
+
+    def image_detail(self, model_id: str | None = None) -> int | None:
+        """The image detail Preferences keeps for `model_id` (by default the loaded model);
+        None for what its processor takes, and for a remote model, which sizes images itself."""
+        model_id = model_id or (self.model_info or {}).get("model_id")
+        if not model_id or is_remote(model_id):
+            return None
+        return self.preferences.image_detail_for(str(model_id))
 
     def remote_model(self, conversation_id: int) -> str | None:
         """The conversation's remote model id, or None when it uses the local model."""

@@ -1,6 +1,7 @@
 """Images for a message being written, as the window asks for them: which dropped or chosen
-files are images, what the kept image comes back as (`ImageAttached`), and whether the loaded
-model can see images at all (`ModelSight`), in the words the chips and the refusal use.
+files are images, what the kept image comes back as (`ImageAttached`), a scanned PDF offered as
+page images (`ScannedPdf`), and whether the loaded model can see images at all (`ModelSight`),
+in the words the chips and the refusals use.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.images.pdf_pages import MAX_PAGES
 from app.images.store import StoredImage
 
 # Files the paperclip, a paste or a drop sends to the image store rather than reads as text:
@@ -41,6 +43,24 @@ class ImageAttached:
 
 
 @dataclass(frozen=True)
+class ScannedPdf:
+    """A PDF with no text layer, offered to the draft of `conversation_id` as one image per
+    page: its `pages`, and `page_tokens`, what its first page costs the loaded model at its
+    image detail (a scanner's pages share a size, so the others cost about as much)."""
+
+    conversation_id: int
+    path: str
+    name: str
+    pages: int
+    page_tokens: int
+
+    @property
+    def most(self) -> int:
+        """The last page one attachment can reach from page 1 (pdf_pages.MAX_PAGES at once)."""
+        return min(self.pages, MAX_PAGES)
+
+
+@dataclass(frozen=True)
 class ModelSight:
     """Whether the loaded model sees images; when not, `blind` is what an image's chip says
     ("SmolLM2 can't see images") and `refusal` why a message with images is not sent."""
@@ -62,4 +82,13 @@ def model_sight(model_info: Mapping[str, Any] | None) -> ModelSight:
         f"{name} can't see images",
         f"{name} can't see images: it is a text-only model.{f' {reason}' if reason else ''}"
         " Remove the images, or load a vision model, to send this message.",
+    )
+
+
+def unreadable_scan(name: str, sight: ModelSight) -> str:
+    """Why the scanned PDF `name` cannot be attached for a model that cannot see images."""
+    return (
+        f"{name} has no text layer: it is a scanned document, whose pages are images. "
+        f"{sight.blind}, so it cannot read scanned pages. Load a vision model to attach its "
+        "pages as images."
     )

@@ -1,7 +1,10 @@
 """Token counts for the composer, made on the worker: how many tokens the prompt a draft would
 make takes (with its attached files and images), and what a file or an image to attach costs,
-refusing one the model's context cannot hold. Answers come back through the controller's
-`tokenCount`, `attachmentReady` and `imageReady` signals, or its `notice`.
+refusing one the model's context cannot hold. A PDF with no text layer is offered as page
+images instead (`scannedPdf`, with what a page costs), and the pages chosen are rendered, kept
+and counted one per worker call, so neither the window nor a reply waits for the whole document.
+Answers come back through the controller's `tokenCount`, `attachmentReady`, `scannedPdf` and
+`imageReady` signals, or its `notice`.
 """
 
 from __future__ import annotations
@@ -11,10 +14,17 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
-from app.chat.image_attach import ImageAttached, model_sight
-from app.generation.attachments import AttachmentError, read_attachment, wrap_file
+from app.chat.image_attach import (
+    ImageAttached,
+    ModelSight,
+    ScannedPdf,
+    model_sight,
+    unreadable_scan,
+)
+from app.generation.attachments import AttachmentError, NoTextLayer, read_attachment, wrap_file
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
+from app.images.pdf_pages import outline, render_pages
 from app.images.store import ImageError, StoredImage
 from app.settings import chat_context_length
 from app.store.conversations import StoreError
@@ -32,6 +42,7 @@ class CountingHost(Protocol):
     notice: SignalInstance
     tokenCount: SignalInstance
     attachmentReady: SignalInstance
+    scannedPdf: SignalInstance
     imageReady: SignalInstance
 
     @property
@@ -43,6 +54,8 @@ class CountingHost(Protocol):
     def remote_model(self, conversation_id: int) -> str | None: ...
 
     def overflow_policy(self, conversation_id: int) -> str: ...
+
+    def image_detail(self, model_id: str | None = None) -> int | None: ...
 
 
 class PromptCounts:
@@ -65,12 +78,13 @@ class PromptCounts:
         try:
             conversation = self._store.get_conversation(conversation_id)
             path = self._store.active_path(conversation_id)
-            messages = prompt_messages(self._store, conversation_id, path)
+            detail = controller.image_detail()
+            messages = prompt_messages(self._store, conversation_id, path, detail)
             overflow = controller.overflow_policy(conversation_id)
         except StoreError:
             return
         if draft.strip() or attachments:
-            content = message_content(draft, attachments or [], self._store.images)
+            content = message_content(draft, attachments or [], self._store.images, detail)
             messages.append({"role": "user", "content": content})
         kwargs = template_kwargs(controller.model_info, conversation.params)
         params = conversation.params
@@ -90,8 +104,9 @@ class PromptCounts:
 
     def attach_file(self, conversation_id: int, path: str) -> None:
         """Read a file and count its tokens on the worker (after any reply being written);
-        answers with `attachmentReady`, or a notice saying why the file was refused (not
-        text, unreadable, or more tokens than the chat's context holds: its own context length
+        answers with `attachmentReady`, `scannedPdf` for a PDF with no text layer, or a notice
+        saying why the file was refused (not text, unreadable, a scanned PDF a text-only model
+        cannot read, or more tokens than the chat's context holds: its own context length
         when it set one, else the model's)."""
         controller = self._controller
         if controller.model_state != "ready":
@@ -101,11 +116,15 @@ class PromptCounts:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
             params = {}
+        sight, detail = model_sight(controller.model_info), controller.image_detail()
 
-        def read(engine: EngineLike | None) -> dict[str, Any]:
-            attached = read_attachment(path)
+        def read(engine: EngineLike | None) -> dict[str, Any] | ScannedPdf:
             if engine is None:
                 raise AttachmentError("Files can be attached once the model has loaded.")
+            try:
+                attached = read_attachment(path)
+            except NoTextLayer:
+                return self._scanned(conversation_id, path, engine, sight, detail)
             bare = [{"role": "user", "content": ""}]
             wrapped = [{"role": "user", "content": wrap_file(attached.name, attached.text)}]
             tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
@@ -113,9 +132,41 @@ class PromptCounts:
                 raise AttachmentError(too_many)
             return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
 
-        self._worker.call(
-            read, on_done=controller.attachmentReady.emit, on_error=controller.notice.emit
-        )
+        def done(result: dict[str, Any] | ScannedPdf) -> None:
+            scanned = isinstance(result, ScannedPdf)
+            (controller.scannedPdf if scanned else controller.attachmentReady).emit(result)
+
+        self._worker.call(read, on_done=done, on_error=controller.notice.emit)
+
+    def _scanned(
+        self,
+        conversation_id: int,
+        path: str,
+        engine: EngineLike,
+        sight: ModelSight,
+        detail: int | None,
+    ) -> ScannedPdf:
+        """On the worker: the offer of a scanned PDF's pages, with what its first page costs,
+        counted as its chip will be (rendered, kept, then counted at the model's detail)."""
+        found = outline(path)
+        if not sight.sees:
+            raise AttachmentError(unreadable_scan(found.name, sight))
+        name, png = render_pages(path, 1, 1)[0]
+        tokens = self._image_tokens(engine, self._store.images.add_bytes(png, name), detail)
+        return ScannedPdf(conversation_id, path, found.name, found.pages, tokens)
+
+    def attach_pdf_pages(self, conversation_id: int, path: str, first: int, last: int) -> None:
+        """Pages `first` to `last` of a scanned PDF as image chips named "<doc> page N.png":
+        each rendered, kept and counted on the worker in its own call (in page order), and
+        answered with `imageReady` as an attached image is."""
+        images = self._store.images
+
+        def page(number: int) -> StoredImage:
+            name, png = render_pages(path, number, number)[0]
+            return images.add_bytes(png, name)
+
+        for number in range(first, last + 1):
+            self._count_image(conversation_id, lambda number=number: page(number), None)
 
     def attach_image(
         self,
@@ -153,6 +204,7 @@ class PromptCounts:
             controller.notice.emit("Images can be attached once the model has loaded.")
             return
         sees = model_sight(controller.model_info).sees
+        detail = controller.image_detail()  # counted as replies will show it
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
@@ -160,7 +212,7 @@ class PromptCounts:
 
         def count(engine: EngineLike | None) -> ImageAttached:
             image = image_of()
-            tokens = self._image_tokens(engine, image) if sees and engine is not None else 0
+            tokens = self._image_tokens(engine, image, detail) if sees and engine is not None else 0
             too_many = engine is not None and _over_context(image.name, tokens, engine, params)
             if too_many:
                 raise ImageError(too_many)
@@ -170,9 +222,10 @@ class PromptCounts:
             count, on_done=controller.imageReady.emit, on_error=controller.notice.emit
         )
 
-    def _image_tokens(self, engine: EngineLike, image: StoredImage) -> int:
-        """The tokens one image adds to a message, as the model's processor splits it."""
-        alone = message_content("", [image.as_record(0)], self._store.images)
+    def _image_tokens(self, engine: EngineLike, image: StoredImage, detail: int | None) -> int:
+        """The tokens one image adds to a message at `detail`, as the model's processor splits
+        it."""
+        alone = message_content("", [image.as_record(0)], self._store.images, detail)
         return engine.count_prompt_tokens(
             [{"role": "user", "content": alone}]
         ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])

@@ -56,6 +56,11 @@ class AttachmentError(Exception):
     """A file that cannot be attached; the message says which and why, for the person."""
 
 
+class NoTextLayer(AttachmentError):
+    """A PDF with no text to read: a scanned one, whose pages a vision model can read as images
+    (app.images.pdf_pages)."""
+
+
 @dataclass(frozen=True)
 class AttachedFile:
     name: str
@@ -114,7 +119,7 @@ def _pdf_text(path: Path) -> str:
         raise AttachmentError(f"{path.name} is not a readable PDF: {exc}.") from exc
     text = "\n\n".join(page for page in pages if page)
     if not text:
-        raise AttachmentError(
+        raise NoTextLayer(
             f"{path.name} has no text to read (a scanned PDF holds only images of its pages)."
         )
     return text

@@ -12,13 +12,22 @@ on that branch fails with that sentence instead of reaching the model.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.generation.attachments import with_attachments
 from app.images.store import ImageStore, is_image_record
 from app.store.conversations import Store
 from app.store.records import Message
+
+# The image detail a model is given (its id; None: no model named), as Preferences keeps it
+# per model: the longest edge in pixels, None for what the model's processor takes.
+ImageDetailFor = Callable[[str | None], int | None]
+
+
+def no_detail(_model_id: str | None) -> None:
+    """Every model sees images as its processor sizes them (tests, callers without settings)."""
+    return None
 
 
 def call_entries(message: Message) -> list[dict[str, Any]]:

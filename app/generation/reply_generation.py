@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
 
-from app.generation.prompt_messages import missing_image, prompt_messages
+from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
 from app.store.conversations import NotFoundError, Store, StoreError
@@ -92,9 +92,12 @@ class ReplyGeneration(QObject):
         default_overflow: Callable[[], str],
         request_ids: Callable[[], int],
         parent: QObject | None = None,
+        detail_for: ImageDetailFor = no_detail,
     ) -> None:
+        """`detail_for(model_id)` is the image detail each reply's model is given."""
         super().__init__(parent)
         self.store = store
+        self._detail_for = detail_for
         self._default_overflow = default_overflow
         self._next_request_id = request_ids
         self._reply: _Reply | None = None
@@ -145,7 +148,7 @@ class ReplyGeneration(QObject):
         )
         reply = self.store.begin_reply(conversation_id, parent_id, model_id, params)
         path = self.store.active_path(conversation_id)[:-1]
-        messages = prompt_messages(self.store, conversation_id, path)
+        messages = prompt_messages(self.store, conversation_id, path, self._detail_for(model_id))
         refused = missing_image(self.store, path)
         writer = self.store.reply_writer(reply.id)
         if continued:

@@ -22,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
-from app.generation.prompt_messages import missing_image, prompt_messages
+from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.reply_generation import DEFAULT_PARAMS
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker import EngineLike, InferenceWorker
@@ -60,10 +60,18 @@ class VariantGeneration(QObject):
     ended = Signal(int)  # the conversation whose variants are all finished
     notice = Signal(str)
 
-    def __init__(self, store: Store, worker: InferenceWorker, parent: QObject | None = None):
+    def __init__(
+        self,
+        store: Store,
+        worker: InferenceWorker,
+        parent: QObject | None = None,
+        detail_for: ImageDetailFor = no_detail,
+    ):
+        """`detail_for(model_id)` is the image detail the versions' model is given."""
         super().__init__(parent)
         self.store = store
         self.worker = worker
+        self._detail_for = detail_for
         self._ids = itertools.count(1)
         self._run: _Run | None = None
         self._last: _Run | None = None  # the run finished last, for `keep` afterwards
@@ -100,7 +108,7 @@ class VariantGeneration(QObject):
             )
             variants.append(_Variant(reply.id, seed, self.store.reply_writer(reply.id)))
         path = self.store.active_path(conversation_id)[:-1]  # up to the message answered
-        messages = prompt_messages(self.store, conversation_id, path)
+        messages = prompt_messages(self.store, conversation_id, path, self._detail_for(model_id))
         run = _Run(next(self._ids), conversation_id, variants)
         self._run = run
         coalescers = [

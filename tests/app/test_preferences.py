@@ -2,6 +2,8 @@
 
 from pathlib import Path
 
+import pytest
+
 from app.settings import Preferences
 
 
@@ -34,3 +36,23 @@ def test_a_hand_damaged_file_reads_as_no_choice(tmp_path: Path) -> None:
     assert preferences.default_params == {}
     assert preferences.draft_model_for("anything") is None
     assert preferences.default_system_prompt == ""
+
+
+def test_a_models_image_detail_is_kept_and_only_offered_sizes_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "settings.ini"
+    preferences = Preferences(path)
+    assert preferences.image_detail_for("Qwen2.5-VL-3B") is None  # the model's own
+    preferences.set_image_detail_for("Qwen2.5-VL-3B", 768)
+    preferences.set_draft_model_for("Qwen2.5-VL-3B", "Qwen2.5-VL-0.5B")  # kept beside it
+    preferences.sync()
+    again = Preferences(path)
+    assert again.image_detail_for("Qwen2.5-VL-3B") == 768
+    assert again.draft_model_for("Qwen2.5-VL-3B") == "Qwen2.5-VL-0.5B"
+    assert again.image_detail_for("SmolVLM") is None
+    with pytest.raises(ValueError, match="Unknown image detail 700"):
+        again.set_image_detail_for("SmolVLM", 700)
+    again.set_image_detail_for("Qwen2.5-VL-3B", None)
+    assert again.image_detail_for("Qwen2.5-VL-3B") is None
+    path.write_text('[models]\nimage_detail="{\\"a\\": 700, \\"b\\": true, \\"c\\": \\"512\\"}"\n')
+    damaged = Preferences(path)
+    assert [damaged.image_detail_for(m) for m in "abc"] == [None, None, None]

@@ -156,13 +156,21 @@ class ImageChips(QWidget):
         """Show `images`; `blind` is what each chip says when the model cannot see them."""
         if self._shown == (tuple(images), blind):
             return
+        # Chips that show what they showed stay: a scanned PDF's pages arrive one at a time,
+        # and rebuilding every chip for each would make the fiftieth page cost fifty chips.
+        kept = 0
+        if blind == self._shown[1]:
+            for chip, image in zip(self.chips, images, strict=False):
+                if chip.image != image:
+                    break
+                kept += 1
         self._shown = (tuple(images), blind)
-        for chip in self.chips:
+        for chip in self.chips[kept:]:
             chip.hide()
             chip.setParent(None)
             chip.deleteLater()
-        self.chips = []
-        for index, image in enumerate(images):
+        del self.chips[kept:]
+        for index, image in enumerate(images[kept:], kept):
             chip = ImageChip(image, self._removable, blind, self)
             chip.openRequested.connect(lambda c=chip: self.open_viewer(c))
             chip.removeRequested.connect(lambda i=index: self.removeRequested.emit(i))

@@ -1,7 +1,8 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
 chat does by default once it outgrows the model's context, the theme, each model's default draft
-model, the local server (tab "General"), what new chats start with (tab "New chats",
-`ui.dialogs.new_chat_defaults`) and tool use (tab "Tools", `ui.dialogs.tools_page`)."""
+model and image detail (`ui.forms.model_defaults`), the local server (tab "General"), what new
+chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`) and tool use (tab "Tools",
+`ui.dialogs.tools_page`)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ from app.library.cpu_weights import cpu_backend
 from app.server.config import ServerConfig, ServerConfigError
 from app.sizes import format_bytes
 from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
-from ui.forms.draft_model_choice import DraftDefaults
+from ui.forms.model_defaults import ModelDefaults
 from ui.forms.overflow_choice import overflow_box
 from ui.widgets.theme import THEME_MODES, ThemeMode, em
 
@@ -66,11 +67,12 @@ class PreferencesDialog(QDialog):
         models: Sequence[ModelInfo] = (),
         current_model: str | None = None,
         draft_for: Callable[[str], str | None] = lambda _model: None,
+        detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
-        choose their model from; with `draft_for(model)` it also fills "Draft models",
-        showing `current_model` first."""
+        choose their model from; with `draft_for(model)` and `detail_for(model)` it also fills
+        "Models" (each model's draft model and image detail), showing `current_model` first."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -138,7 +140,7 @@ class PreferencesDialog(QDialog):
         self.cpu_float32 = _cpu_float32_box(cpu_float32)
         if cpu_backend():  # MLX computes on the CPU here: no GPU to run the weights on
             form.addRow("On the CPU, trade memory for speed", self.cpu_float32)
-        self.drafts = DraftDefaults(models, current_model, draft_for)
+        self.model_defaults = ModelDefaults(models, current_model, draft_for, detail_for)
         self.server_group = self._server_group(server_enabled, server or ServerConfig())
         self.server_error = QLabel()
         self.server_error.setObjectName("PreferencesError")
@@ -154,7 +156,7 @@ class PreferencesDialog(QDialog):
         self.general = QWidget()
         general = QVBoxLayout(self.general)
         general.addLayout(form)
-        general.addWidget(self.drafts)
+        general.addWidget(self.model_defaults)
         general.addWidget(self.server_group)
         general.addStretch(1)
         self.new_chats_page = NewChatDefaultsPage(new_chats or ChatDefaults(None, "", {}), models)
@@ -249,7 +251,11 @@ class PreferencesDialog(QDialog):
 
     def draft_defaults(self) -> dict[str, str | None]:
         """The default draft models the person changed: {model: draft, None for none}."""
-        return self.drafts.changes()
+        return self.model_defaults.draft_changes()
+
+    def image_details(self) -> dict[str, int | None]:
+        """The image details the person changed: {model: pixels, None for the model's own}."""
+        return self.model_defaults.detail_changes()
 
     def set_disk_bytes(self, disk_bytes: int) -> None:
         self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")

@@ -1,6 +1,6 @@
 """The choice of a draft model: a smaller model of the same family that guesses a few tokens
 ahead, which the chat's model checks at once (the same reply, often faster). One combo box for
-a chat's settings, and the per-model defaults in Preferences.
+a chat's settings and for the per-model defaults in Preferences (`ui.forms.model_defaults`).
 
 Every library model but the main one is offered: whether it shares the main model's tokenizer is
 checked by the worker when it is first used, and a refusal says why. Values are library folder
@@ -9,13 +9,11 @@ names (a loaded model's id), None for "guess from the conversation" (prompt look
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Slot
-from PySide6.QtWidgets import QComboBox, QFormLayout, QGroupBox, QWidget
-
-from ui.text.plain_text import plain_label
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QComboBox, QWidget
 
 if TYPE_CHECKING:
     from app.library.entries import ModelInfo
@@ -57,64 +55,3 @@ class DraftModelBox(QComboBox):
     def chosen(self) -> str | None:
         return self.currentData()
 
-
-class DraftDefaults(QGroupBox):
-    """Preferences' "Draft models": for a chosen library model, the draft model its chats use
-    unless they choose their own. `changes()` holds what the person set, by model."""
-
-    def __init__(
-        self,
-        models: Sequence[ModelInfo],
-        current: str | None,
-        draft_for: Callable[[str], str | None],
-        parent: QWidget | None = None,
-    ) -> None:
-        super().__init__("Draft models", parent)
-        self.setAccessibleName("Draft models")
-        self._models = [m for m in models if m.problem is None]
-        self._draft_for = draft_for
-        self._changes: dict[str, str | None] = {}
-        self.model = QComboBox()
-        self.model.setAccessibleName("Model")
-        self.model.setToolTip("The model whose default draft model is shown below")
-        for info in self._models:
-            self.model.addItem(info.name, info.path.name)
-        self.model.setCurrentIndex(max(0, self.model.findData(current)))
-        self.draft = DraftModelBox()
-        self.draft.setAccessibleName("Its draft model")
-        hint = plain_label(
-            "Chats with this model guess ahead with it unless their own settings choose "
-            "otherwise. It must use the same tokenizer; it is checked when first used."
-            if len(self._models) > 1
-            else "With two models of the same family in the library (File › Download "
-            "Model…), the smaller one can guess ahead for the larger."
-        )
-        hint.setObjectName("PreferencesHint")
-        hint.setWordWrap(True)
-        form = QFormLayout(self)
-        form.addRow("Model", self.model)
-        form.addRow("Draft model", self.draft)
-        form.addRow("", hint)
-        for box in (self.model, self.draft):
-            box.setEnabled(len(self._models) > 1)
-        self._show_draft()
-        self.model.currentIndexChanged.connect(self._show_draft)
-        self.draft.activated.connect(self._on_draft_chosen)
-
-    def changes(self) -> dict[str, str | None]:
-        """{model folder name: its new default draft, None for prompt lookup}."""
-        return dict(self._changes)
-
-    @Slot()
-    def _show_draft(self) -> None:
-        main = self.model.currentData()
-        chosen = self._changes[main] if main in self._changes else (
-            self._draft_for(main) if main is not None else None
-        )
-        self.draft.set_models(self._models, main, chosen)
-
-    @Slot()
-    def _on_draft_chosen(self) -> None:
-        main = self.model.currentData()
-        if main is not None:
-            self._changes[main] = self.draft.chosen()

@@ -69,7 +69,9 @@ class CompareFeatures(QObject):
         self.map_action.setShortcut(QKeySequence("Ctrl+Alt+B"))
         window.addAction(self.map_action)
         self._add_to_menus()
-        self.source = BranchMapSource(window.store, window.controller.worker, self)
+        self.source = BranchMapSource(
+            window.store, window.controller.worker, self, window.controller.image_detail
+        )
         self._connect()
 
     def _add_to_menus(self) -> None:

@@ -5,7 +5,9 @@ Files asked for (paperclip, paste, or a drop on the window that is no chat expor
 and counted on the worker; each comes back through `attachmentReady` as a chip, or as a notice
 saying why it was refused. Images (those files with an image's name, or a picture pasted) are
 kept in the image store and counted the same way and come back through `imageReady`, to the
-composer or to the inline editor that asked. Whether the loaded model sees images is told to
+composer or to the inline editor that asked. A PDF with no text layer comes back as an offer of
+its pages as images (`ui.dialogs.pdf_pages_offer`); the pages chosen arrive one by one as image
+chips, rendered on the worker. Whether the loaded model sees images is told to
 the composer, whose image chips and Send say so. The Think controls show only for a model whose
 template reads such a switch and write the person's choice into the open chat's params.
 """
@@ -14,10 +16,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QDragEnterEvent
 
-from app.chat.image_attach import ImageAttached, is_image_path, model_sight
+from app.chat.image_attach import ImageAttached, ScannedPdf, is_image_path, model_sight
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
 from ui.chat.draft_attachments import stored_image
@@ -50,6 +52,7 @@ class ComposerExtras(QObject):
         controller.imageReady.connect(self._on_image_ready)
         composer.think.changed.connect(self._on_think_changed)
         controller.attachmentReady.connect(self._on_attachment_ready)
+        controller.scannedPdf.connect(self._offer_pages)
         window.model_status.ready.connect(self.refresh_model_controls)
         window.setAcceptDrops(True)
 
@@ -103,6 +106,20 @@ class ComposerExtras(QObject):
         # A file read for another chat (the person switched meanwhile) is not attached here.
         if payload["conversation_id"] == self._window.current_conversation_id:
             self._window.composer.add_attachment(payload["attachment"])
+
+    @Slot(object)
+    def _offer_pages(self, offer: ScannedPdf) -> None:
+        from ui.dialogs.pdf_pages_offer import PdfPagesOffer  # imported when first used
+
+        window = self._window
+        if offer.conversation_id != window.current_conversation_id:
+            return  # asked for a chat no longer on screen: its draft went with it
+        dialog = PdfPagesOffer(offer, window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.accepted.connect(lambda: window.controller.counts.attach_pdf_pages(
+            offer.conversation_id, offer.path, dialog.first(), dialog.last()
+        ))
+        dialog.open()
 
     def drag_enter(self, event: QDragEnterEvent) -> None:
         if local_files(event.mimeData()):

@@ -1,8 +1,8 @@
 """The settings, as the window handles them: the open conversation's settings dialog (the
 header and the token count follow what it saves), and the app's Preferences dialog, opened with
 today's values and applied when accepted (memory and disk budgets, the overflow policy, new-chat
-defaults, draft models, the theme, the local server, tool use), which can also clear the saved
-caches.
+defaults, each model's draft model and image detail, the theme, the local server, tool use),
+which can also clear the saved caches.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ui.dialogs.conversation_settings import ConversationSettingsDialog
     from ui.dialogs.preferences_dialog import PreferencesDialog
     from ui.widgets.theme import ThemeMode
+    from ui.window.composer_extras import ComposerExtras
     from ui.window.models import WindowModels
     from ui.window.status_panel import StatusPanel
     from ui.window.token_counter import TokenCounter
@@ -37,6 +38,7 @@ class SettingsHost(ChatWindow, Protocol):
     models: WindowModels
     token_counter: TokenCounter
     tools: ToolFeatures
+    composer_extras: ComposerExtras
 
     def set_theme(self, mode: ThemeMode) -> None: ...
 
@@ -99,6 +101,7 @@ class SettingsCommands(QObject):
             models=self._window.models.library(),
             current_model=self._window.models.loaded_id(),
             draft_for=preferences.draft_model_for,
+            detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -118,6 +121,12 @@ class SettingsCommands(QObject):
         dialog.new_chats().save_to(self._preferences)
         for model_id, draft_id in dialog.draft_defaults().items():
             self._preferences.set_draft_model_for(model_id, draft_id)
+        loaded_detail = self._controller.image_detail()
+        for model_id, detail in dialog.image_details().items():
+            self._preferences.set_image_detail_for(model_id, detail)
+        if self._controller.image_detail() != loaded_detail:
+            # The draft's images cost another number of tokens at the new size.
+            self._window.composer_extras.refresh_model_controls()
         self._window.token_counter.schedule()  # the meter's warning names the policy
         self._window.set_theme(dialog.theme_mode())
         self._apply_server(dialog.server_enabled(), dialog.server_config())

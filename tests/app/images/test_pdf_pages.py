@@ -10,13 +10,7 @@ from PIL import Image
 
 from app.images.pdf_pages import MAX_EDGE, PdfPagesError, outline, render_pages
 from tests.app.generation.test_attachments import make_pdf
-
-
-def scanned_pdf(path: Path, pages: int) -> Path:
-    """A PDF of `pages` pictures and no text: what a scanner writes."""
-    pictures = [Image.new("RGB", (300, 400), (40 * i, 100, 200)) for i in range(pages)]
-    pictures[0].save(path, format="PDF", save_all=True, append_images=pictures[1:])
-    return path
+from tests.pictures import scanned_pdf
 
 
 def test_a_scanned_pdf_has_pages_and_no_text(tmp_path: Path) -> None:

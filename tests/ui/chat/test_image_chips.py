@@ -118,3 +118,25 @@ def test_many_images_wrap_into_rows_instead_of_widening(qtbot: QtBot, tmp_path: 
             assert max(g.right() for g in last_row) == 499
         else:
             assert min(g.left() for g in last_row) == 0
+
+
+def test_an_added_image_keeps_the_chips_already_shown(qtbot: QtBot, tmp_path: Path) -> None:
+    picture = tmp_path / "chart.png"
+    picture.write_bytes(drawn_png(64, 48))
+    chips = ImageChips(removable=True)
+    qtbot.addWidget(chips)
+    first = _view(picture)
+    second = ImageView("page 2.png", 10, 64, 48, "PNG", 81, "cd" * 32, str(picture))
+    chips.set_images([first])
+    shown = chips.chips[0]
+    chips.set_images([first, second])  # a scanned PDF's next page arriving
+    assert chips.chips[0] is shown and len(chips.chips) == 2
+    removed: list[int] = []
+    chips.removeRequested.connect(removed.append)
+    chips.chips[1].removeRequested.emit()
+    assert removed == [1]
+    recounted = _view(picture, tokens=40)  # counted again for another model: shown anew
+    chips.set_images([recounted, second])
+    assert chips.chips[0] is not shown and chips.chips[0].image.tokens == 40
+    chips.set_images([recounted, second], "SmolLM2 can't see images")
+    assert chips.chips[1].note_label.text() == "SmolLM2 can't see images"

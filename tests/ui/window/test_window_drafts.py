@@ -78,7 +78,7 @@ def test_preferences_set_a_models_default_draft_which_chats_without_their_own_us
     with running_app(qtbot, data_dir, models_dir / "llama-main") as app:
         window = app.window
         preferences = window.open_preferences()
-        drafts = preferences.drafts
+        drafts = preferences.model_defaults
         assert drafts.model.currentData() == "llama-main", "the loaded model first"
         assert offered(drafts.draft) == [NO_DRAFT_TEXT, "llama-draft"]
         drafts.draft.setCurrentIndex(1)
@@ -100,8 +100,8 @@ def test_preferences_set_a_models_default_draft_which_chats_without_their_own_us
 
         # Cleared in Preferences, the default is gone for every chat without its own choice.
         preferences = window.open_preferences()
-        preferences.drafts.draft.setCurrentIndex(0)
-        preferences.drafts.draft.activated.emit(0)
+        preferences.model_defaults.draft.setCurrentIndex(0)
+        preferences.model_defaults.draft.activated.emit(0)
         preferences.accept()
         assert app.controller.preferences.draft_model_for("llama-main") is None
         assert window.open_settings().draft_model.chosen() is None
