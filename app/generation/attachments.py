@@ -56,6 +56,9 @@ class AttachmentError(Exception):
     """A file that cannot be attached; the message says which and why, for the person."""
 
 
+_SCANNED = "{name} has no text to read (a scanned PDF holds only images of its pages)."
+
+
 class NoTextLayer(AttachmentError):
     """A PDF with no text to read: a scanned one, whose pages a vision model can read as images
     (app.images.pdf_pages)."""
@@ -80,17 +83,33 @@ def read_attachment(path: str | Path) -> AttachedFile:
         size = path.stat().st_size
         if not path.is_file():
             raise AttachmentError(f"{name} is not a file.")
+        pdf = path.suffix.lower() == ".pdf"
         if size > MAX_FILE_BYTES:
+            # A scan is large for the little text it holds: its pages may still be offered.
+            if pdf and _is_scan(path):
+                raise NoTextLayer(_SCANNED.format(name=name))
             raise AttachmentError(
                 f"{name} is too large to attach ({format_size(size)}; the limit is "
                 f"{format_size(MAX_FILE_BYTES)})."
             )
-        text = _pdf_text(path) if path.suffix.lower() == ".pdf" else _plain_text(path)
+        text = _pdf_text(path) if pdf else _plain_text(path)
     except OSError as exc:
         raise AttachmentError(f"{name} could not be read: {exc.strerror or exc}.") from exc
     if len(text) > MAX_CONTENT_CHARS:
         raise AttachmentError(f"{name} holds too much text to attach ({len(text):,} characters).")
     return AttachedFile(name, size, text)
+
+
+def _is_scan(path: Path) -> bool:
+    """Whether a PDF has pages and no text layer (read by PDFium, which reads only what it
+    needs of a large file)."""
+    from app.images.pdf_pages import PdfPagesError, outline
+
+    try:
+        found = outline(path)
+    except PdfPagesError:
+        return False
+    return found.pages > 0 and not found.has_text
 
 
 def _plain_text(path: Path) -> str:
@@ -119,9 +138,7 @@ def _pdf_text(path: Path) -> str:
         raise AttachmentError(f"{path.name} is not a readable PDF: {exc}.") from exc
     text = "\n\n".join(page for page in pages if page)
     if not text:
-        raise NoTextLayer(
-            f"{path.name} has no text to read (a scanned PDF holds only images of its pages)."
-        )
+        raise NoTextLayer(_SCANNED.format(name=path.name))
     return text
 
 

@@ -110,6 +110,21 @@ def test_a_huge_file_is_refused_before_it_is_read(
         read_attachment(path)
 
 
+def test_a_scan_too_large_to_read_as_text_is_still_offered_as_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.generation.attachments import NoTextLayer
+    from tests.pictures import scanned_pdf
+
+    scan = scanned_pdf(tmp_path / "scan.pdf", 2)
+    typed = make_pdf(tmp_path / "typed.pdf", ["Hello there"])
+    monkeypatch.setattr("app.generation.attachments.MAX_FILE_BYTES", 10)
+    with pytest.raises(NoTextLayer, match=r"scan\.pdf has no text to read"):
+        read_attachment(scan)
+    with pytest.raises(AttachmentError, match=r"typed\.pdf is too large to attach"):
+        read_attachment(typed)
+
+
 def test_the_wrapper_names_each_file_and_fences_it_safely() -> None:
     wrapped = wrap_file("snippet.md", "Use ```code``` fences")
     assert wrapped == "Attached file: snippet.md\n````markdown\nUse ```code``` fences\n````"
