@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
 from PySide6.QtGui import QImage, QImageReader
@@ -84,3 +85,20 @@ def png_data(image: QImage) -> bytes:
     image.save(buffer, "PNG")
     buffer.close()
     return data.data()
+
+
+# Formats Pillow (the image store, the model's processor) may not read where Qt can: a Mac's
+# HEIC photos through Qt's image plugins. They are kept as PNG, decoded by Qt.
+_QT_CONVERTED = (".heic", ".heif")
+
+
+def converted_for_store(path: str) -> tuple[bytes, str] | None:
+    """A photo in a format only Qt may read, as PNG bytes and a name for them, or None when it
+    need not (or cannot) be converted: the store then reads the file and says why it cannot."""
+    file = Path(path)
+    if file.suffix.lower() not in _QT_CONVERTED:
+        return None
+    found = read_image(path)
+    if found.image is None:
+        return None
+    return png_data(found.image), f"{file.stem}.png"

@@ -23,6 +23,7 @@ from app.chat.image_attach import ImageAttached, ScannedPdf, is_image_path, mode
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
 from ui.chat.draft_attachments import stored_image
+from ui.chat.image_files import converted_for_store
 from ui.window.conversation_views import image_view
 from ui.window.window_host import ChatPane
 
@@ -66,9 +67,17 @@ class ComposerExtras(QObject):
         cid = window.current_conversation_id
         for path in paths:
             if is_image_path(path):
-                window.controller.counts.attach_image(cid, path)
+                self._attach_image(cid, path)
             else:
                 window.controller.counts.attach_file(cid, path)
+
+    def _attach_image(self, cid: int, path: str, for_message: int | None = None) -> None:
+        counts = self._window.controller.counts
+        converted = converted_for_store(path)
+        if converted is None:
+            counts.attach_image(cid, path, for_message=for_message)
+        else:
+            counts.attach_image(cid, converted[0], converted[1], for_message=for_message)
 
     @Slot(bytes)
     def attach_pasted(self, png: bytes) -> None:
@@ -81,7 +90,7 @@ class ComposerExtras(QObject):
     def _attach_to_edit(self, message_id: str, paths: list[str]) -> None:
         cid = self._window.current_conversation_id
         for path in paths:
-            self._window.controller.counts.attach_image(cid, path, for_message=int(message_id))
+            self._attach_image(cid, path, for_message=int(message_id))
 
     @Slot(str, bytes)
     def _paste_to_edit(self, message_id: str, png: bytes) -> None:

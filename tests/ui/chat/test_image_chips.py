@@ -140,3 +140,19 @@ def test_an_added_image_keeps_the_chips_already_shown(qtbot: QtBot, tmp_path: Pa
     assert chips.chips[0] is not shown and chips.chips[0].image.tokens == 40
     chips.set_images([recounted, second], "SmolLM2 can't see images")
     assert chips.chips[1].note_label.text() == "SmolLM2 can't see images"
+
+
+def test_a_photo_only_qt_may_read_is_kept_as_png(qapp: object, tmp_path: Path) -> None:
+    """HEIC, which Qt reads through the platform's plugins where Pillow cannot, goes to the
+    store as PNG (here a PNG in disguise: Qt reads by content when it has no HEIC plugin)."""
+    from ui.chat.image_files import converted_for_store
+
+    photo = tmp_path / "holiday.heic"
+    photo.write_bytes(drawn_png(30, 20))
+    data, name = converted_for_store(str(photo)) or (b"", "")
+    assert name == "holiday.png"
+    assert Image.open(io.BytesIO(data)).size == (30, 20)
+    broken = tmp_path / "broken.heic"
+    broken.write_bytes(b"not an image")
+    assert converted_for_store(str(broken)) is None  # the store says why it cannot be read
+    assert converted_for_store(str(tmp_path / "plain.png")) is None  # Pillow reads these
