@@ -92,20 +92,24 @@ class StreamingReplies(ToolMessages):
         error: str | None = None,
         reasoning: str = "",
         tool_calls: list[dict[str, Any]] | None = None,
+        provenance: dict[str, Any] | None = None,
     ) -> Message:
-        """`tool_calls`: the calls the reply ends with, {"id", "name", "arguments"} each."""
+        """`tool_calls`: the calls the reply ends with, {"id", "name", "arguments"} each;
+        `provenance`: where the reply came from (app.store.provenance)."""
         check_text(content, "The reply", allow_empty=True)
         check_text(reasoning, "The reply's reasoning", allow_empty=True)
         check_status(status, FINAL_STATUSES)
         stats_json = dump_mapping(stats, "The reply statistics")
         calls_json = dump_tool_calls(tool_calls)
+        origin_json = dump_mapping(provenance, "The reply's provenance")
         check_optional_text(error, "The error message")
         message = self._streaming(message_id)
         with self._write() as db:
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
-                " tool_calls = ? WHERE id = ?",
-                (content, status, stats_json, error, reasoning, calls_json, message_id),
+                " tool_calls = ?, provenance = ? WHERE id = ?",
+                (content, status, stats_json, error, reasoning, calls_json, origin_json,
+                 message_id),
             )
             self._touch(db, message.conversation_id)
         self._writers.pop(message_id, None)
