@@ -135,7 +135,7 @@ def test_a_reply_whose_model_is_gone_cannot_be_replayed(
 ) -> None:
     reply = reply_to(qtbot, controller, GREEDY)
     shutil.rmtree(model)
-    with pytest.raises(ReplayError, match="llama.*missing"):
+    with pytest.raises(ReplayError, match=r"llama.*missing"):
         plan_replay(controller.store, reply.id)
     code, printed = replay_cli(tmp_path, reply.id, capsys)
     assert code == cli.CANNOT_RUN and str(model) in printed["error"]
