@@ -23,13 +23,16 @@ from app.replay.plan import ReplayPlan
 _PIECE_TOKENS = 8
 
 
-def run_replay(plan: ReplayPlan, engine: EngineLike | None = None) -> ReplayOutcome:
-    """Generate the reply `plan` describes again and compare it, token for token."""
+def run_replay(
+    plan: ReplayPlan, engine: EngineLike | None = None, loaded: dict[str, Any] | None = None
+) -> ReplayOutcome:
+    """Generate the reply `plan` describes again and compare it, token for token; `engine`,
+    when given, is the one at hand and `loaded` the identity its model had when it loaded."""
     from inference.loading.identity import model_identity
     from inference.prompt.reasoning import reply_splitter
 
-    engine = _engine_for(plan, engine)
-    loaded = engine.model  # type: ignore[attr-defined]
+    engine, identity = _engine_for(plan, engine, loaded)
+    model = engine.model  # type: ignore[attr-defined]
     request = GenerationRequest(
         -1, plan.messages, plan.params, conversation_id=plan.conversation_id,
         template_kwargs=plan.template_kwargs, continue_reply=plan.continued is not None,
@@ -39,33 +42,41 @@ def run_replay(plan: ReplayPlan, engine: EngineLike | None = None) -> ReplayOutc
     result = generate_chat(engine, request, params, conversation_id=plan.conversation_id)
     context = int(plan.params.get("context_length") or engine.context_length)
     now = reply_provenance(
-        model_identity(loaded), request, plan.params, sampling_json(params, plan.params),
+        identity or model_identity(model), request, plan.params, sampling_json(params, plan.params),
         False, context, list(result.token_ids),
     )
-    splitter = reply_splitter(loaded.tokenizer, plan.messages, plan.template_kwargs)
+    splitter = reply_splitter(model.tokenizer, plan.messages, plan.template_kwargs)
     splitter.feed(result.text)
     splitter.finish()
     outcome = compare(plan.message_id, plan.recorded, now, (splitter.answer, splitter.reasoning),
                       plan.notes)
     if outcome.first_difference is None:
         return outcome
-    was, is_now = _pieces(loaded.tokenizer, plan.recorded, now, outcome.first_difference)
+    was, is_now = _pieces(model.tokenizer, plan.recorded, now, outcome.first_difference)
     return replace(outcome, recorded_piece=was, replayed_piece=is_now)
 
 
-def _engine_for(plan: ReplayPlan, engine: EngineLike | None) -> EngineLike:
-    """The engine at hand when its model is the recorded folder; else one loaded for this
-    replay, its weights in the form recorded (float32 on the CPU or as stored) so the replay
-    computes what the reply computed."""
+def _engine_for(
+    plan: ReplayPlan, engine: EngineLike | None, loaded: dict[str, Any] | None
+) -> tuple[EngineLike, dict[str, Any] | None]:
+    """The engine at hand, with what its model was at load, when it runs the recorded folder
+    and the folder has not changed since (else its weights in memory are not the file's); or
+    one loaded for this replay, its weights in the form recorded (float32 on the CPU or as
+    stored) so the replay computes what the reply computed (its identity then read anew)."""
+    from inference.loading.identity import unchanged_on_disk
+
     current = getattr(engine, "model", None)
-    if engine is not None and current is not None and _same(current.path, plan.model_path):
-        return engine
+    if (
+        engine is not None and current is not None and loaded is not None
+        and _same(current.path, plan.model_path) and unchanged_on_disk(loaded, plan.model_path)
+    ):
+        return engine, loaded
     form = str((plan.recorded.get("model") or {}).get("form") or "")
     policy = "always" if form.startswith("float32 (") else "never"
-    loaded, _info = default_engine_factory(
+    fresh, _info = default_engine_factory(
         plan.model_path, lambda _stage, _done, _total: None, cpu_float32=lambda: policy
     )
-    return loaded
+    return fresh, None
 
 
 def _same(a: Path, b: Path) -> bool:

@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from inference.loading.model_files import WEIGHTS_PATTERN
+from inference.loading.model_files import WEIGHTS_PATTERN, is_model_file
 
 if TYPE_CHECKING:
     from inference.loading.load import LoadedModel
@@ -27,12 +27,14 @@ _PACKAGES = {"branchwise": "branchwise", "mlx": "mlx", "mlx_lm": "mlx-lm"}
 
 
 def model_identity(loaded: LoadedModel) -> dict[str, Any]:
-    """{"model": {"name", "path", "weights_digest", "form"}, "template_digest", "versions"}."""
+    """{"model": {"name", "path", "weights_digest", "files_digest", "form"},
+    "template_digest", "versions"}."""
     return {
         "model": {
             "name": loaded.model_id,
             "path": str(loaded.path.resolve()),
             "weights_digest": weights_digest(loaded.path),
+            "files_digest": files_digest(loaded.path),
             "form": loaded.weights_form,
         },
         "template_digest": template_digest(loaded.tokenizer.chat_template),
@@ -50,6 +52,27 @@ def weights_digest(folder: Path) -> str:
                 file.seek(offset)
                 digest.update(file.read(_SAMPLE))
     return digest.hexdigest()
+
+
+def files_digest(folder: Path) -> str:
+    """A digest of the folder's small model files (config.json, the tokenizer and its
+    template), read whole: a change to any of them changes what a model in memory no longer is."""
+    digest = hashlib.blake2b(digest_size=16)
+    for path in sorted(folder.iterdir()):
+        if path.is_file() and is_model_file(path.name) and not path.match(WEIGHTS_PATTERN):
+            digest.update(f"{path.name}\0".encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def unchanged_on_disk(identity: dict[str, Any], folder: Path) -> bool:
+    """Whether the folder still holds the model `identity` was taken of at its load: a model
+    in memory is then the one on disk."""
+    model = identity.get("model") or {}
+    return (
+        model.get("weights_digest") == weights_digest(folder)
+        and model.get("files_digest") == files_digest(folder)
+    )
 
 
 def template_digest(template: str | dict[str, str] | None) -> str | None:
