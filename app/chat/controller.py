@@ -108,7 +108,7 @@ class ChatController(QObject):
         self._generation.notice.connect(self.notice)
         self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
-        self.variants = VariantGeneration(store, worker, parent=self)
+        self.variants = VariantGeneration(store, worker, lambda: self.model_info, parent=self)
         self.variants.busyChanged.connect(self.busyChanged)
         self.variants.notice.connect(self.notice)
         self.variants.ended.connect(self._on_reply_ended)

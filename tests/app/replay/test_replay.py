@@ -139,3 +139,17 @@ def test_a_reply_whose_model_is_gone_cannot_be_replayed(
         plan_replay(controller.store, reply.id)
     code, printed = replay_cli(tmp_path, reply.id, capsys)
     assert code == cli.CANNOT_RUN and str(model) in printed["error"]
+
+
+def test_each_regenerated_version_records_its_seed_and_replays_identically(
+    qtbot, controller: ChatController
+) -> None:
+    first = reply_to(qtbot, controller, {**SAMPLED, "seed": 40})
+    with qtbot.waitSignal(controller.variants.ended, timeout=60000):
+        controller.regenerate_variants(first.id, 2)
+    siblings, _ = controller.store.siblings(first.id)
+    versions = siblings[1:]
+    assert [v.provenance["seed"] for v in versions] == [40, 41]
+    for version in versions:
+        outcome = run_replay(plan_replay(controller.store, version.id))
+        assert outcome.identical, outcome.summary()
