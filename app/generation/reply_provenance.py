@@ -54,12 +54,14 @@ def reply_provenance(
     params: dict[str, Any],
     sampling: dict[str, Any],
     seed_drawn: bool,
-    context_length: int,
+    model_context: int | None,
     token_ids: Sequence[int],
 ) -> dict[str, Any]:
     """The provenance of a reply generated for `request` by the model `identity` names
     (`inference.loading.identity.model_identity`): `params` as the engine was given them (seed
-    drawn, draft settled), `sampling` every sampling setting in JSON form."""
+    drawn, draft settled), `sampling` every sampling setting in JSON form; `model_context` the
+    engine's context length (None where the model does not say), used unless the chat set its
+    own."""
     speculation = str(params.get("speculation") or "off")
     return {
         **identity,
@@ -70,7 +72,7 @@ def reply_provenance(
         "draft_model": str(request.draft_model) if speculation == "draft" else None,
         "tools": list(request.tools or ()),
         "template_kwargs": dict(request.template_kwargs),
-        "context_length": context_length,
+        "context_length": params.get("context_length") or model_context,
         "context_limit": params.get("context_length"),
         "overflow": params.get("overflow") or "truncate_middle",
         "prompt_digest": prompt_digest(request.messages),

@@ -265,6 +265,5 @@ def _provenance(
         return None
     own = {**params, "seed": seed, "speculation": "off"}
     request = GenerationRequest(-1, messages, own)
-    context = int(params.get("context_length") or engine.context_length)
     return reply_provenance(identity, request, own, sampling_json(sampling_params(own), own),
-                            False, context, list(result.token_ids))
+                            False, engine.context_length, list(result.token_ids))

@@ -8,6 +8,7 @@ answer and coalesced, its end or failure reported through the worker's signals a
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -16,6 +17,8 @@ from PySide6.QtCore import SignalInstance
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker_errors import error_message, is_error, is_invalid_request
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
@@ -111,11 +114,13 @@ def run_generation(
     calls = list(getattr(result, "tool_calls", ()))
     provenance = None
     if identity is not None and request.prompt is None:
-        provenance = reply_provenance(
-            identity, request, settled, sampling_json(params, settled), seed_drawn,
-            int(request.params.get("context_length") or engine.context_length),
-            list(result.token_ids),
-        )
+        try:
+            provenance = reply_provenance(
+                identity, request, settled, sampling_json(params, settled), seed_drawn,
+                engine.context_length, list(result.token_ids),
+            )
+        except Exception:  # a bug here must cost the record, never the reply (or the thread)
+            _log.exception("The provenance of reply %s could not be recorded", rid)
     signals.generationFinished.emit(
         {
             "request_id": rid,

@@ -56,7 +56,8 @@ def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         speculation += f": {origin['draft_model']}"
     tools = [str(item(t, "function.name") or "?") for t in origin.get("tools") or ()]
     limit = origin.get("context_limit")
-    context = f"{origin.get('context_length')} tokens" + (
+    length = origin.get("context_length")
+    context = (f"{length} tokens" if length else "as long as the model takes") + (
         " (the chat's own)" if limit is not None else " (the model's)"
     )
     versions = origin.get("versions") or {}

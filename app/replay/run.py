@@ -40,10 +40,9 @@ def run_replay(
     )
     params = sampling_params(plan.params)
     result = generate_chat(engine, request, params, conversation_id=plan.conversation_id)
-    context = int(plan.params.get("context_length") or engine.context_length)
     now = reply_provenance(
         identity or model_identity(model), request, plan.params, sampling_json(params, plan.params),
-        False, context, list(result.token_ids),
+        False, engine.context_length, list(result.token_ids),
     )
     splitter = reply_splitter(model.tokenizer, plan.messages, plan.template_kwargs)
     splitter.feed(result.text)
