@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +27,8 @@ from app.store.records import Message
 from tests.tiny_models import NO_EOS, build_model
 
 pytestmark = pytest.mark.usefixtures("free_drafts")
+
+ROOT = Path(__file__).resolve().parents[3]
 
 GREEDY = {"temperature": 0.0, "max_tokens": 12, "logit_bias": NO_EOS, "speculation": "off"}
 SAMPLED = {**GREEDY, "temperature": 1.0, "seed": None}
@@ -139,6 +143,11 @@ def test_a_reply_whose_model_is_gone_cannot_be_replayed(
         plan_replay(controller.store, reply.id)
     code, printed = replay_cli(tmp_path, reply.id, capsys)
     assert code == cli.CANNOT_RUN and str(model) in printed["error"]
+    # The command itself, as a script runs it (and loads no MLX to refuse).
+    command = [sys.executable, "-m", "ui.entry", "replay", "--data-dir", str(tmp_path / "data"),
+               "--message", str(reply.id)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.returncode == 2 and "is missing" in done.stderr
 
 
 def test_each_regenerated_version_records_its_seed_and_replays_identically(
