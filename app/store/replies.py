@@ -213,6 +213,7 @@ def _unsaved(writer: ReplyWriter) -> UnsavedReply:
         error=error,
         reasoning=writer.reasoning,
         tool_calls=writer.tool_calls,
+        provenance=writer.provenance,
     )
 
 
@@ -221,6 +222,7 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
     Running it twice changes nothing more."""
     stats = json.dumps(reply.stats, ensure_ascii=False, sort_keys=True)
     calls = dump_tool_calls(reply.tool_calls)
+    origin = dump_mapping(reply.provenance, "An unsaved reply's provenance")
     row = db.execute(
         "SELECT status FROM messages WHERE id = ? AND conversation_id = ? AND role = 'assistant'",
         (reply.message_id, reply.conversation_id),
@@ -230,8 +232,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         if row[0] in ("streaming", "interrupted"):
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
-                " tool_calls = ? WHERE id = ?",
-                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls,
+                " tool_calls = ?, provenance = ? WHERE id = ?",
+                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls, origin,
                  reply.message_id),
             )
         return True
@@ -250,8 +252,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         return True
     (new_id,) = db.execute(
         "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-        " model_id, params, stats, error, reasoning, tool_calls)"
-        " VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        " model_id, params, stats, error, reasoning, tool_calls, provenance)"
+        " VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             reply.conversation_id,
             reply.parent_id,
@@ -264,6 +266,7 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
             reply.error,
             reply.reasoning,
             calls,
+            origin,
         ),
     ).fetchone()
     # The parent was the active leaf: keep the active leaf a leaf, showing the reply.

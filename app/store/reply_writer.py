@@ -80,6 +80,11 @@ class ReplyWriter:
         return list(self._tool_calls or [])
 
     @property
+    def provenance(self) -> dict[str, Any]:
+        """The provenance given to `finish` (none before it)."""
+        return dict(self._provenance or {})
+
+    @property
     def done(self) -> bool:
         return self._done
 
