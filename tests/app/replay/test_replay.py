@@ -162,3 +162,29 @@ def test_each_regenerated_version_records_its_seed_and_replays_identically(
     for version in versions:
         outcome = run_replay(plan_replay(controller.store, version.id))
         assert outcome.identical, outcome.summary()
+
+
+def test_a_continued_reply_replays_from_the_text_it_went_on_from(
+    qtbot, controller: ChatController
+) -> None:
+    first = reply_to(qtbot, controller, {**SAMPLED, "seed": 5})
+    assert first.stats["finish_reason"] == "length"
+    with qtbot.waitSignal(controller.worker.generationFinished, timeout=30000):
+        assert controller.continue_reply(first.id)
+    qtbot.waitUntil(lambda: not controller.is_busy(), timeout=5000)
+    continued = controller.store.active_path(first.conversation_id)[-1]
+    assert continued.id != first.id and continued.provenance["continued"] == first.content
+    outcome = run_replay(plan_replay(controller.store, continued.id))
+    assert outcome.identical, outcome.summary()
+
+
+def test_a_stopped_reply_replays_as_far_as_it_went(qtbot, controller: ChatController) -> None:
+    reply = reply_to(qtbot, controller, GREEDY)
+    origin = {**reply.provenance, "token_ids": reply.provenance["token_ids"][:5]}
+    stopped = controller.store.begin_reply(reply.conversation_id, reply.parent_id, "llama")
+    controller.store.finish_reply(stopped.id, "cut", "stopped",
+                                  stats={"finish_reason": "cancelled"}, provenance=origin)
+    plan = plan_replay(controller.store, stopped.id)
+    assert plan.params["max_tokens"] == 5 and "stopped after 5 tokens" in plan.notes[0]
+    outcome = run_replay(plan)
+    assert outcome.identical, outcome.summary()
