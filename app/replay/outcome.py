@@ -40,13 +40,12 @@ class ReplayOutcome:
 
     def summary(self) -> str:
         """One paragraph for the person."""
-        if self.identical:
+        if self.first_difference is None:
             head = f"Identical: all {self.recorded_tokens} tokens are the same."
         else:
             head = (
                 f"Different: the tokens first differ at token {self.first_difference + 1} "
                 f"(of {self.recorded_tokens} recorded, {self.replayed_tokens} now)."
-                if self.first_difference is not None else "Different."
             )
         if self.changed:
             head += " Changed since: " + "; ".join(_changed(c) for c in self.changed) + "."

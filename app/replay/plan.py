@@ -22,9 +22,7 @@ class ReplayError(Exception):
 class ReplayPlan:
     message_id: int
     conversation_id: int
-    parent_id: int
     model_path: Path
-    model_name: str
     messages: list[dict[str, Any]] = field(hash=False)
     # The engine's parameters: the recorded sampling settings and context options.
     params: dict[str, Any] = field(hash=False)
@@ -87,9 +85,7 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
     return ReplayPlan(
         message_id=message_id,
         conversation_id=reply.conversation_id,
-        parent_id=reply.parent_id,
         model_path=model_path,
-        model_name=name,
         messages=messages,
         params=params,
         template_kwargs=dict(recorded.get("template_kwargs") or {}),
