@@ -34,6 +34,7 @@ class ReplayOutcome:
     text: str
     reasoning: str
     provenance: dict[str, Any]
+    tool_calls: tuple[dict[str, Any], ...] = ()
     # The tokens around the first difference, as text: what the reply said, what it says now.
     recorded_piece: str = ""
     replayed_piece: str = ""
@@ -66,10 +67,10 @@ def compare(
     now: dict[str, Any],
     texts: tuple[str, str],
     notes: Sequence[str] = (),
-    pieces: tuple[str, str] = ("", ""),
+    tool_calls: tuple[dict[str, Any], ...] = (),
 ) -> ReplayOutcome:
     """The outcome of a replay whose provenance is `now` against the reply's `recorded` one;
-    `texts` is the replayed reply's (answer, reasoning)."""
+    `texts` is the replayed reply's (answer, reasoning), `tool_calls` the calls it made."""
     old = [int(t) for t in recorded.get("token_ids") or ()]
     new = [int(t) for t in now.get("token_ids") or ()]
     first = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), None)
@@ -91,8 +92,7 @@ def compare(
         text=texts[0],
         reasoning=texts[1],
         provenance=now,
-        recorded_piece=pieces[0],
-        replayed_piece=pieces[1],
+        tool_calls=tool_calls,
     )
 
 

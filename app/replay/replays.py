@@ -73,7 +73,8 @@ class Replays(QObject):
                                            original.model_id, original.params)
             self.store.finish_reply(
                 reply.id, outcome.text, stats={"generated_tokens": outcome.replayed_tokens},
-                reasoning=outcome.reasoning, provenance=outcome.provenance,
+                reasoning=outcome.reasoning, tool_calls=list(outcome.tool_calls) or None,
+                provenance=outcome.provenance,
             )
         except StoreError as exc:
             self.failed.emit(outcome.message_id, str(exc))

@@ -47,8 +47,11 @@ def run_replay(
     splitter = reply_splitter(model.tokenizer, plan.messages, plan.template_kwargs)
     splitter.feed(result.text)
     splitter.finish()
-    outcome = compare(plan.message_id, plan.recorded, now, (splitter.answer, splitter.reasoning),
-                      plan.notes)
+    calls = tuple(result.tool_calls)
+    # As a reply stores it: an answer that called tools without the calls' markup, and its calls.
+    answer = result.content if calls else splitter.answer
+    outcome = compare(plan.message_id, plan.recorded, now, (answer, splitter.reasoning),
+                      plan.notes, calls)
     if outcome.first_difference is None:
         return outcome
     was, is_now = _pieces(model.tokenizer, plan.recorded, now, outcome.first_difference)
