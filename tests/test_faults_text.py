@@ -129,7 +129,8 @@ def _close_with_the_disk_full(path: Path, monkeypatch: pytest.MonkeyPatch) -> Me
     writer.append("and the unsaved tail", reasoning="then I call.")
     refused = _refuse_final_writes(monkeypatch, store)
     with pytest.raises(StoreError):
-        writer.finish("complete", stats={"generated_tokens": 5}, tool_calls=[CALL])
+        writer.finish("complete", stats={"generated_tokens": 5}, tool_calls=[CALL],
+                      provenance={"seed": 3, "token_ids": [1, 2]})
     store.close()
     monkeypatch.undo()
     assert refused == [writer.message_id, writer.message_id], "retried once at close"
@@ -153,6 +154,7 @@ def test_a_reply_refused_until_close_comes_back_at_the_next_start(
         assert reply.stats == {"generated_tokens": 5}
         # The whole reply: its reasoning and the call it ended with came back too.
         assert (reply.reasoning, reply.tool_calls) == ("First I think, then I call.", (CALL,))
+        assert reply.provenance == {"seed": 3, "token_ids": [1, 2]}
         assert store.active_path(begun.conversation_id)[-1].id == begun.id
         assert store.recovery_report and "put back" in store.recovery_report
         assert [h.message_id for h in store.search("unsaved tail")] == [begun.id]

@@ -1,7 +1,8 @@
 """The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
 QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools,
 `branchwise import ...` / `branchwise export ...` bring chat history in and back up every
-conversation; anything else starts the app."""
+conversation, `branchwise replay ...` generates a stored reply again and compares it; anything
+else starts the app."""
 
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.importers.cli import main as history
 
         return history(argv)
+    if argv[:1] == ["replay"]:
+        from app.replay.cli import main as replay
+
+        return replay(argv[1:])
     from ui.main import main as run_app
 
     return run_app(argv)

@@ -34,6 +34,7 @@ from app.generation.variant_generation import VariantGeneration
 from app.generation.worker import EngineLike, InferenceWorker
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connections, is_remote
+from app.replay.replays import Replays
 from app.server.host import ServerHost
 from app.settings import OVERFLOW_POLICIES, Preferences
 from app.store.conversations import Conversation, Store, StoreError
@@ -110,11 +111,13 @@ class ChatController(QObject):
         self._generation.contextFull.connect(self.contextFull)
         self._generation.ended.connect(self._on_reply_ended)
         self.variants = VariantGeneration(
-            store, worker, parent=self, detail_for=self.image_detail
+            store, worker, lambda: self.model_info, parent=self, detail_for=self.image_detail
         )
         self.variants.busyChanged.connect(self.busyChanged)
         self.variants.notice.connect(self.notice)
         self.variants.ended.connect(self._on_reply_ended)
+        self.replays = Replays(store, worker, lambda: self.model_info, parent=self)
+        self.replays.kept.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
         worker.draftModelFailed.connect(self.notice)

@@ -291,7 +291,7 @@ class ReplyGeneration(QObject):
                         "tool_calls": calls}
                     self._finish_writer(
                         reply, status, stats=stats, reasoning=payload.get("reasoning", ""),
-                        **tool_kwargs,
+                        provenance=payload.get("provenance"), **tool_kwargs,
                     )
                     reply.called_tools = bool(tool_kwargs) and not reply.detached
         finally:

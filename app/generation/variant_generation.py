@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import random
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,9 +25,16 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.reply_generation import DEFAULT_PARAMS
+from app.generation.reply_provenance import reply_provenance
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker import EngineLike, InferenceWorker
-from app.generation.worker_generation import fit_options, plain_stats, sampling_params
+from app.generation.worker_generation import (
+    fit_options,
+    plain_stats,
+    sampling_json,
+    sampling_params,
+)
+from app.generation.worker_requests import GenerationRequest
 from app.store.conversations import Store, StoreError
 from app.store.reply_writer import ReplyWriter
 
@@ -64,13 +72,17 @@ class VariantGeneration(QObject):
         self,
         store: Store,
         worker: InferenceWorker,
+        model_info: Callable[[], dict[str, Any] | None] = lambda: None,
         parent: QObject | None = None,
         detail_for: ImageDetailFor = no_detail,
-    ):
-        """`detail_for(model_id)` is the image detail the versions' model is given."""
+    ) -> None:
+        """`model_info`: the worker's info on its model, whose "identity" each version's
+        provenance records; `detail_for(model_id)`: the image detail the versions' model is
+        given."""
         super().__init__(parent)
         self.store = store
         self.worker = worker
+        self._model_info = model_info
         self._detail_for = detail_for
         self._ids = itertools.count(1)
         self._run: _Run | None = None
@@ -111,6 +123,7 @@ class VariantGeneration(QObject):
         messages = prompt_messages(self.store, conversation_id, path, self._detail_for(model_id))
         run = _Run(next(self._ids), conversation_id, variants)
         self._run = run
+        identity = (self._model_info() or {}).get("identity")
         coalescers = [
             TokenCoalescer(self.worker.relay.wrap(lambda text, i=i: self._on_text(run, i, text)))
             for i in range(n)
@@ -131,8 +144,9 @@ class VariantGeneration(QObject):
             for coalescer in coalescers:
                 coalescer.flush()
             return [
-                {"text": r.text, "finish_reason": r.finish_reason, "stats": plain_stats(r.stats)}
-                for r in results
+                {"text": r.text, "finish_reason": r.finish_reason, "stats": plain_stats(r.stats),
+                 "provenance": _provenance(identity, engine, messages, params, seed, r)}
+                for seed, r in zip(seeds, results, strict=True)
             ]
 
         refused = missing_image(self.store, path)
@@ -204,7 +218,7 @@ class VariantGeneration(QObject):
                 self._on_text(run, index, missing)
             status = "stopped" if result["finish_reason"] == "cancelled" else "complete"
             stats = {**result["stats"], "finish_reason": result["finish_reason"]}
-            self._finish(variant, status, stats)
+            self._finish(variant, status, stats, provenance=result["provenance"])
             self.variantFinished.emit(
                 {"index": index, "message_id": variant.message_id, "status": status,
                  "stats": stats}
@@ -242,3 +256,17 @@ class VariantGeneration(QObject):
         self._flush_timer.stop()
         self.busyChanged.emit(False)
         self.ended.emit(run.conversation_id)
+
+
+def _provenance(
+    identity: dict[str, Any] | None, engine: EngineLike, messages: list[dict],
+    params: dict[str, Any], seed: int, result: Any,
+) -> dict[str, Any] | None:
+    """A version's provenance (on the worker thread): its own seed, decoded in the batch
+    without speculation and without template switches, as `decode` asks."""
+    if identity is None:
+        return None
+    own = {**params, "seed": seed, "speculation": "off"}
+    request = GenerationRequest(-1, messages, own)
+    return reply_provenance(identity, request, own, sampling_json(sampling_params(own), own),
+                            False, engine.context_length, list(result.token_ids))

@@ -73,7 +73,8 @@ class InferenceWorker(QObject):
     #  markup, or what may become a marker)}
     tokensReady = Signal(object)
     # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
-    #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}]}; the stats hold
+    #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}], "provenance": the
+    #  reply's (app.store.provenance) or None}; the stats hold
     #  "reasoning_tokens" and "reasoning_s" when the reply reasoned
     generationFinished = Signal(object)
     # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop"),
@@ -93,6 +94,8 @@ class InferenceWorker(QObject):
         self._engine: EngineLike | None = None
         self._model_id = ""
         self._tool_format: str | None = None  # the loaded model's tool-call format
+        # What names the loaded model in a reply's provenance (inference.loading.identity).
+        self._identity: dict[str, Any] | None = None
         self._weights_bytes = 0
         self._drafts = WorkerDrafts()
         self._current: GenerationRequest | None = None
@@ -219,6 +222,7 @@ class InferenceWorker(QObject):
         self._engine = engine
         self._model_id = str(info.get("model_id") or path.name)
         self._tool_format = info.get("tool_format")
+        self._identity = info.get("identity")
         self._weights_bytes = int(info.get("weights_bytes", 0))
         self._drafts.follow(str(info.get("cpu_float32") or "auto"))
         self.modelLoaded.emit(info)
@@ -238,7 +242,8 @@ class InferenceWorker(QObject):
                 )
                 return
             run_generation(
-                self._engine, request, self, self._drafts, self._model_id, self._tool_format
+                self._engine, request, self, self._drafts, self._model_id, self._tool_format,
+                self._identity,
             )
         finally:
             with self._lock:

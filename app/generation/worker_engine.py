@@ -55,6 +55,7 @@ def default_engine_factory(
     reads the preference for float32 weights on the CPU at each load ("auto" without it)."""
     from inference import Engine, load_model
     from inference.cpu.fast_blas import in_use, outcome, report_once
+    from inference.loading.identity import model_identity
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
     from inference.toolcalls.detect import tool_format_for
@@ -82,5 +83,7 @@ def default_engine_factory(
         # Whether it reads images, and if a vision model reads none here, why.
         "vision": model.vision is not None,
         "text_only_reason": model.text_only_reason,
+        # What names this model in each reply's provenance (weights' and template's digests).
+        "identity": model_identity(model),
     }
     return engine, info

@@ -8,13 +8,17 @@ answer and coalesced, its end or failure reported through the worker's signals a
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import SignalInstance
 
+from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker_errors import error_message, is_error, is_invalid_request
+
+_log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
@@ -40,10 +44,11 @@ def run_generation(
     drafts: WorkerDrafts,
     model_id: str,
     tool_format: str | None = None,
+    identity: dict[str, Any] | None = None,
 ) -> None:
-    """Generate the reply to `request` with `engine` (whose model is `model_id` and writes tool
-    calls in `tool_format`), streaming it through `signals`; a failure is reported, never
-    raised."""
+    """Generate the reply to `request` with `engine` (whose model is `model_id`, writes tool
+    calls in `tool_format` and is named for provenance by `identity`), streaming it through
+    `signals`; a failure is reported, never raised."""
     signals.generationStarted.emit(request.request_id)
     rid = request.request_id
     splitter = _reply_splitter(engine, request)
@@ -78,17 +83,12 @@ def run_generation(
         "cancel": request.cancel,
     }
     try:
-        params = sampling_params(_with_draft(engine, request, signals, drafts, model_id))
+        settled, seed_drawn = with_drawn_seed(
+            _with_draft(engine, request, signals, drafts, model_id)
+        )
+        params = sampling_params(settled)
         if request.prompt is None:
-            result = engine.generate(
-                request.messages,
-                params,
-                template_kwargs=request.template_kwargs,
-                continue_reply=request.continue_reply,
-                **fit_options(request.params),
-                **({"tools": request.tools} if request.tools else {}),
-                **listeners,
-            )
+            result = generate_chat(engine, request, params, **listeners)
         else:
             result = engine.complete(request.prompt, params, **listeners)
     except Exception as exc:
@@ -114,6 +114,15 @@ def run_generation(
         )
         stats["reasoning_s"] = splitter.reasoning_s
     calls = list(getattr(result, "tool_calls", ()))
+    provenance = None
+    if identity is not None and request.prompt is None:
+        try:
+            provenance = reply_provenance(
+                identity, request, settled, sampling_json(params, settled), seed_drawn,
+                engine.context_length, list(result.token_ids),
+            )
+        except Exception:  # a bug here must cost the record, never the reply (or the thread)
+            _log.exception("The provenance of reply %s could not be recorded", rid)
     signals.generationFinished.emit(
         {
             "request_id": rid,
@@ -125,7 +134,25 @@ def run_generation(
             "stats": stats,
             # Indexes into request.messages of those left out of the model's view.
             "dropped_messages": list(result.dropped_messages),
+            # Where the reply came from, token ids included (app.store.provenance); None for
+            # a raw prompt or an engine that cannot say.
+            "provenance": provenance,
         }
+    )
+
+
+def generate_chat(engine: EngineLike, request: GenerationRequest, params: Any, **listeners: Any
+                  ) -> Any:
+    """`engine.generate` for a chat request: its messages, template switches, continuation,
+    context options and tools. A replay calls it too, so both ask the engine alike."""
+    return engine.generate(
+        request.messages,
+        params,
+        template_kwargs=request.template_kwargs,
+        continue_reply=request.continue_reply,
+        **fit_options(request.params),
+        **({"tools": request.tools} if request.tools else {}),
+        **listeners,
     )
 
 
@@ -182,6 +209,13 @@ def sampling_params(params: dict) -> Any:
 
     known = set(SamplingParams.__dataclass_fields__)
     return SamplingParams(**{k: v for k, v in params.items() if k in known})
+
+
+def sampling_json(params: Any, given: dict) -> dict[str, Any]:
+    """Every field of the engine's SamplingParams `params` as JSON values; the logit bias as
+    `given` (the store's JSON form: decimal-string keys)."""
+    fields = {name: getattr(params, name) for name in params.__dataclass_fields__}
+    return {**fields, "stop": list(params.stop), "logit_bias": dict(given.get("logit_bias") or {})}
 
 
 def fit_options(params: dict) -> dict[str, Any]:

@@ -74,7 +74,7 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             created_at=m.created_at, model=m.model_id, reasoning=m.reasoning,
             attachments=tuple(_attachment(a, record.images) for a in m.attachments),
             trace=m.trace, status=m.status,  # type: ignore[arg-type]
-            error=m.error, params=m.params, stats=m.stats,
+            error=m.error, params=m.params, stats=m.stats, provenance=m.provenance,
         ))
     conversation = ImportedConversation(
         source_format, source_id, record.title, messages, created_at=record.created_at,

@@ -61,6 +61,9 @@ class ImportedMessage:
     # Branchwise's own exports only: the reply's sampling settings and its statistics.
     params: dict[str, Any] = field(default_factory=dict)
     stats: dict[str, Any] = field(default_factory=dict)
+    # Branchwise's own exports: the reply's provenance as recorded (app.store.provenance).
+    # None: another app's reply, which the writer marks as imported with the model it named.
+    provenance: dict[str, Any] | None = None
 
 
 @dataclass(slots=True)

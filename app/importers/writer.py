@@ -25,6 +25,7 @@ from typing import Any, Literal
 from app.images.store import ImageError, ImageStore
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 from app.store.conversations import Store
+from app.store.provenance import imported_provenance
 from app.store.records import StoreError, check_optional_text, check_text, dump_mapping
 
 Status = Literal["imported", "updated", "unchanged", "skipped", "refused"]
@@ -98,7 +99,8 @@ def write(
         return outcome
     files = store.path.parent / FILES_DIR
     try:
-        rows = [_row(m, files, store.images) for m in conversation.messages]
+        rows = [_row(m, files, store.images, conversation.source_format)
+                for m in conversation.messages]
         with store.transaction() as db:
             found = db.execute(
                 "SELECT id, deleted_at FROM conversations WHERE source_format = ? AND"
@@ -226,8 +228,9 @@ def _insert_messages(
         parent = None if message.parent_id is None else ids[message.parent_id]
         (ids[message.source_id],) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-            " model_id, params, stats, error, reasoning, attachments, trace, source_id,"
-            " import_batch) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " model_id, params, stats, error, reasoning, attachments, trace, provenance,"
+            " source_id, import_batch)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (conversation_id, parent, message.role, row[0], times[message.source_id],
              message.status, *row[1:], message.source_id, batch_id),
         ).fetchone()
@@ -245,10 +248,18 @@ def _insert_messages(
     return added
 
 
-def _row(message: ImportedMessage, files: Path, images: ImageStore) -> tuple[Any, ...]:
+def _row(
+    message: ImportedMessage, files: Path, images: ImageStore, source_format: str
+) -> tuple[Any, ...]:
     """The checked column values of a message: content, model, params, stats, error,
-    reasoning, attachments, trace."""
+    reasoning, attachments, trace, provenance."""
     what = f"Message {message.source_id}"
+    provenance = message.provenance
+    if provenance is None:
+        provenance = (
+            imported_provenance(source_format, message.model)
+            if message.role == "assistant" else {}
+        )
     return (
         check_text(message.content, what, allow_empty=True),
         check_optional_text(message.model, f"{what}: the model"),
@@ -259,6 +270,7 @@ def _row(message: ImportedMessage, files: Path, images: ImageStore) -> tuple[Any
         json.dumps([_attachment(a, files, images, what) for a in message.attachments],
                    ensure_ascii=False, sort_keys=True),
         check_text(message.trace, f"{what}: the trace", allow_empty=True),
+        dump_mapping(provenance, f"{what}: the provenance"),
     )
 
 

@@ -37,6 +37,7 @@ MESSAGE_FIELDS = (
     "tool_calls",
     "tool_call_id",
     "tool_name",
+    "provenance",
 )
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 # Every image digest any message names, deleted conversations' included (an undo needs them).
@@ -137,12 +138,13 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name = row
+    *head, params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name = row[:-1]
+    origin = row[-1]
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
     return Message(
         *head, _loads(params), _loads(stats), error, reasoning, loaded, trace, tool_calls,
-        call_id, tool_name,
+        call_id, tool_name, _loads(origin),
     )
 
 

@@ -2,12 +2,12 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 4, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 5, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
                    "params", "stats", "error", "visit", "reasoning", "attachments",
-                   "trace", "tool_calls", "tool_call_id", "tool_name"}, ...],
+                   "trace", "tool_calls", "tool_call_id", "tool_name", "provenance"}, ...],
      "images": {sha256: base64 of the bytes, ...}}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
@@ -17,7 +17,9 @@ code and output) is optional in version 2. Version 3 added tool use: the `tool` 
 `tool_name`; older files read without them. Version 4 added images: image records among the
 attachments ({"kind": "image", "name", "size", "sha256", "width", "height", "format",
 "tokens"}) and their bytes in `"images"` (`app.store.export_images`); an image whose bytes the
-file lacks keeps its record. In Markdown a reply's calls and each tool result
+file lacks keeps its record. Version 5 added a reply's `provenance` (app.store.provenance):
+restored as it was, so a replay after an import compares with the original reply's tokens.
+In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, each
 attached file as a folded block of its text, and each image as a line naming it.
@@ -57,7 +59,7 @@ from app.store.records import (
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 4
+EXPORT_VERSION = 5
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -87,6 +89,7 @@ class MessageRecord:
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +144,7 @@ def to_json(
                 "tool_calls": list(m.tool_calls),
                 "tool_call_id": m.tool_call_id,
                 "tool_name": m.tool_name,
+                "provenance": m.provenance,
             }
             for m in messages
         ],
@@ -311,6 +315,7 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         tool_calls=tuple(dict(call) for call in calls) if isinstance(calls, list) else (),
         tool_call_id=check_optional_text(item.get("tool_call_id"), f"{where}.tool_call_id"),
         tool_name=check_optional_text(item.get("tool_name"), f"{where}.tool_name"),
+        provenance=_json_mapping(item.get("provenance"), f"{where}.provenance"),
     )
 
 

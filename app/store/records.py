@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
 from app.store.message_checks import MessageFieldError, check_choice
@@ -77,6 +77,8 @@ class Message:
     # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tool_flow).
     tool_call_id: str | None = None
     tool_name: str | None = None
+    # A reply's provenance as `app.store.provenance` writes it ({} when not recorded).
+    provenance: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

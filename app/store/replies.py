@@ -92,20 +92,24 @@ class StreamingReplies(ToolMessages):
         error: str | None = None,
         reasoning: str = "",
         tool_calls: list[dict[str, Any]] | None = None,
+        provenance: dict[str, Any] | None = None,
     ) -> Message:
-        """`tool_calls`: the calls the reply ends with, {"id", "name", "arguments"} each."""
+        """`tool_calls`: the calls the reply ends with, {"id", "name", "arguments"} each;
+        `provenance`: where the reply came from (app.store.provenance)."""
         check_text(content, "The reply", allow_empty=True)
         check_text(reasoning, "The reply's reasoning", allow_empty=True)
         check_status(status, FINAL_STATUSES)
         stats_json = dump_mapping(stats, "The reply statistics")
         calls_json = dump_tool_calls(tool_calls)
+        origin_json = dump_mapping(provenance, "The reply's provenance")
         check_optional_text(error, "The error message")
         message = self._streaming(message_id)
         with self._write() as db:
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
-                " tool_calls = ? WHERE id = ?",
-                (content, status, stats_json, error, reasoning, calls_json, message_id),
+                " tool_calls = ?, provenance = ? WHERE id = ?",
+                (content, status, stats_json, error, reasoning, calls_json, origin_json,
+                 message_id),
             )
             self._touch(db, message.conversation_id)
         self._writers.pop(message_id, None)
@@ -209,6 +213,7 @@ def _unsaved(writer: ReplyWriter) -> UnsavedReply:
         error=error,
         reasoning=writer.reasoning,
         tool_calls=writer.tool_calls,
+        provenance=writer.provenance,
     )
 
 
@@ -217,6 +222,7 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
     Running it twice changes nothing more."""
     stats = json.dumps(reply.stats, ensure_ascii=False, sort_keys=True)
     calls = dump_tool_calls(reply.tool_calls)
+    origin = dump_mapping(reply.provenance, "An unsaved reply's provenance")
     row = db.execute(
         "SELECT status FROM messages WHERE id = ? AND conversation_id = ? AND role = 'assistant'",
         (reply.message_id, reply.conversation_id),
@@ -226,8 +232,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         if row[0] in ("streaming", "interrupted"):
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
-                " tool_calls = ? WHERE id = ?",
-                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls,
+                " tool_calls = ?, provenance = ? WHERE id = ?",
+                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls, origin,
                  reply.message_id),
             )
         return True
@@ -246,8 +252,8 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
         return True
     (new_id,) = db.execute(
         "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-        " model_id, params, stats, error, reasoning, tool_calls)"
-        " VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+        " model_id, params, stats, error, reasoning, tool_calls, provenance)"
+        " VALUES (?, ?, 'assistant', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
             reply.conversation_id,
             reply.parent_id,
@@ -260,6 +266,7 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
             reply.error,
             reply.reasoning,
             calls,
+            origin,
         ),
     ).fetchone()
     # The parent was the active leaf: keep the active leaf a leaf, showing the reply.

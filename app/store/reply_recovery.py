@@ -1,9 +1,9 @@
 """Replies the database would not take at close, kept in a file beside it until the next start.
 
 When a reply's final write still fails as the store closes (a full disk, a locked file), its
-whole text, reasoning and tool calls go to `<database stem>-unsaved-replies.json` in the data
-folder, written to a temporary file and renamed over, so a crash mid-write leaves either the old
-file or the new one.
+whole text, reasoning, tool calls and provenance go to `<database stem>-unsaved-replies.json`
+in the data folder, written to a temporary file and renamed over, so a crash mid-write leaves
+either the old file or the new one.
 The next `Store.open` puts each reply back: into its own row if that still exists, else as a new
 reply under the message it answered. Applying is idempotent (a reply already back is recognised
 by its text and time), and a reply with nowhere to go stays in the file and is reported.
@@ -22,6 +22,7 @@ from app.store.records import (
     InvalidInputError,
     check_status,
     check_text,
+    dump_mapping,
     dump_tool_calls,
 )
 
@@ -41,6 +42,7 @@ class UnsavedReply:
     # Absent from files written before they were kept (version 1 without them still loads).
     reasoning: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    provenance: dict[str, Any] = field(default_factory=dict)  # app.store.provenance
 
 
 def recovery_path(database: Path) -> Path:
@@ -81,6 +83,7 @@ def load(path: Path) -> list[UnsavedReply]:
             check_text(reply.content, "An unsaved reply", allow_empty=True)
             check_text(reply.reasoning, "An unsaved reply's reasoning", allow_empty=True)
             dump_tool_calls(reply.tool_calls, "An unsaved reply's tool calls")
+            dump_mapping(reply.provenance, "An unsaved reply's provenance")
             check_status(reply.status, FINAL_STATUSES)
     except (KeyError, TypeError, InvalidInputError) as exc:
         raise InvalidInputError(f"The unsaved replies in {path} are malformed: {exc}.") from exc

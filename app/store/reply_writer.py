@@ -33,6 +33,7 @@ class ReplySink(Protocol):
         error: str | None = None,
         reasoning: str = "",
         tool_calls: list[dict[str, Any]] | None = None,
+        provenance: dict[str, Any] | None = None,
     ) -> Message: ...
 
 
@@ -56,6 +57,7 @@ class ReplyWriter:
         self._done = False
         self._final: tuple[Status, dict[str, Any] | None, str | None] | None = None
         self._tool_calls: list[dict[str, Any]] | None = None
+        self._provenance: dict[str, Any] | None = None
         self._interval_s = interval_s
         self._clock = clock or time.monotonic
         self._last_write = self._clock()
@@ -76,6 +78,11 @@ class ReplyWriter:
     def tool_calls(self) -> list[dict[str, Any]]:
         """The calls given to `finish` (none before it)."""
         return list(self._tool_calls or [])
+
+    @property
+    def provenance(self) -> dict[str, Any]:
+        """The provenance given to `finish` (none before it)."""
+        return dict(self._provenance or {})
 
     @property
     def done(self) -> bool:
@@ -115,13 +122,14 @@ class ReplyWriter:
         reasoning: str | None = None,
         content: str | None = None,
         tool_calls: list[dict[str, Any]] | None = None,
+        provenance: dict[str, Any] | None = None,
     ) -> Message:
         """Write the whole text with its final status ("complete", "stopped", "error",
         "interrupted"); the writer takes no more text, even when the write fails (StoreError):
         `retry_finish` then tries again. `reasoning`, when given, is the final form of the
         streamed reasoning (trimmed once the reply ended); `content`, the final form of the
         answer (a reply that called tools, without the calls' markup) and `tool_calls` its
-        calls."""
+        calls; `provenance`, where the reply came from (app.store.provenance)."""
         if reasoning is not None:
             self._reasoning_parts = [reasoning]
         if content is not None:
@@ -129,6 +137,7 @@ class ReplyWriter:
         if self._final is None:
             self._final = (status, stats, error)
             self._tool_calls = tool_calls
+            self._provenance = provenance
         return self.retry_finish()
 
     def retry_finish(self) -> Message:
@@ -138,7 +147,8 @@ class ReplyWriter:
             raise InvalidInputError(f"Reply {self.message_id} was never finished.")
         status, stats, error = self._final
         message = self._store.finish_reply(
-            self.message_id, self.text, status, stats, error, self.reasoning, self._tool_calls
+            self.message_id, self.text, status, stats, error, self.reasoning, self._tool_calls,
+            self._provenance,
         )
         self._done = True
         return message

@@ -155,6 +155,15 @@ def _v5_tool_messages(conn: sqlite3.Connection) -> None:
     )
 
 
+# Where each reply came from (app.store.provenance): the model, its weights' and template's
+# digests, the sampling settings with the seed actually drawn, the tools, the context options,
+# the versions, and the generated token ids, so a replay can compare token for token. JSON, as
+# `params` and `stats` are: it is read whole and never queried.
+_V6_PROVENANCE = """
+ALTER TABLE messages ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
+"""
+
+
 # A step is SQL text, or a function for what SQL alone cannot say (a table rebuilt from its
 # stored definition). Either runs inside the migration's transaction, foreign keys off.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -165,6 +174,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V3_REASONING_ATTACHMENTS,
     _V4_IMPORTS,
     _v5_tool_messages,
+    _V6_PROVENANCE,
 )
 
 

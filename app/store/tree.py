@@ -250,8 +250,8 @@ class MessageTree(StoreRows):
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
             " model_id, params, stats, error, visit, reasoning, attachments, trace, tool_calls,"
-            " tool_call_id, tool_name)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " tool_call_id, tool_name, provenance)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -271,6 +271,7 @@ class MessageTree(StoreRows):
                 json.dumps(list(message.tool_calls), ensure_ascii=False, sort_keys=True),
                 message.tool_call_id,
                 message.tool_name,
+                json.dumps(message.provenance, ensure_ascii=False, sort_keys=True),
             ),
         ).fetchone()
         return int(new_id)

@@ -17,6 +17,10 @@ from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import MessageView
 from ui.widgets.visibility import set_shown
 
+# A property a reply's Details button holds, so ui.window.replay_features finds it (its object
+# name is the message actions' own, which the style sheet reads).
+DETAILS_BUTTON = "replyDetails"
+
 
 class MessageToolbar(QWidget):
     def __init__(self, role: str, parent: QWidget) -> None:
@@ -32,6 +36,7 @@ class MessageToolbar(QWidget):
         self.regenerate_button: QToolButton | None = None
         self.continue_button: QToolButton | None = None
         self.delete_button: QToolButton | None = None
+        self.details_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         self.copy_button = message_action("copy", "Copy message")
         if role != "system":
@@ -51,6 +56,10 @@ class MessageToolbar(QWidget):
             )
             self.continue_button.setText("Continue")
             self.continue_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            self.details_button = message_action(
+                "file-text", "Details: where this reply came from, and Replay"
+            )
+            self.details_button.setProperty(DETAILS_BUTTON, True)
             self.stats_label = QLabel()
             self.stats_label.setObjectName("StatsLabel")
             self.stats_label.setWordWrap(True)
@@ -60,6 +69,7 @@ class MessageToolbar(QWidget):
             self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self._tools.addWidget(self.continue_button)
             self._tools.addWidget(self.regenerate_button)
+            self._tools.addWidget(self.details_button)
             self._tools.addWidget(self.delete_button)
             self._tools.addSpacing(em(parent, 0.5))
             self._tools.addWidget(self.stats_label, 1)
@@ -76,7 +86,8 @@ class MessageToolbar(QWidget):
 
     def action_buttons(self) -> list[QToolButton]:
         """The buttons that act on a finished message (hidden while it streams)."""
-        buttons = (self.copy_button, self.edit_button, self.regenerate_button, self.delete_button)
+        buttons = (self.copy_button, self.edit_button, self.regenerate_button,
+                   self.details_button, self.delete_button)
         return [b for b in buttons if b is not None]
 
     def show_for(self, view: MessageView, editing: bool) -> None:

@@ -39,6 +39,7 @@ from ui.window.history_import import HistoryImport
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
+from ui.window.replay_features import ReplayFeatures
 from ui.window.settings_commands import SettingsCommands
 from ui.window.sidebar_commands import SidebarCommands
 from ui.window.status_panel import StatusPanel
@@ -136,6 +137,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self.compare = CompareFeatures(self)
         self.tools = ToolFeatures(self)
+        self.replay = ReplayFeatures(self)  # each reply's Details and Replay
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         set_first_size(self)
