@@ -48,6 +48,16 @@ def prompt_digest(messages: Sequence[dict[str, Any]]) -> str:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
+def image_detail(messages: Sequence[dict[str, Any]]) -> int | None:
+    """The detail the prompt's images were given at (one per model, so all share it)."""
+    for message in messages:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else ():
+            if isinstance(part, dict) and part.get("type") == "image" and part.get("detail"):
+                return int(part["detail"])
+    return None
+
+
 def reply_provenance(
     identity: dict[str, Any],
     request: GenerationRequest,
@@ -76,6 +86,8 @@ def reply_provenance(
         "context_limit": params.get("context_length"),
         "overflow": params.get("overflow") or "truncate_middle",
         "prompt_digest": prompt_digest(request.messages),
+        # The largest size the model was given its pictures at (None: its processor's own).
+        "image_detail": image_detail(request.messages),
         # A continued reply: the text it went on from, which the prompt ends with.
         "continued": request.messages[-1]["content"] if request.continue_reply else None,
         "token_ids": [int(t) for t in token_ids],

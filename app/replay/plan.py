@@ -61,7 +61,10 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
     refused = missing_image(store, path)
     if refused is not None:
         raise ReplayError(refused)
-    messages = prompt_messages(store, reply.conversation_id, path)
+    detail = recorded.get("image_detail")
+    messages = prompt_messages(
+        store, reply.conversation_id, path, detail if isinstance(detail, int) else None
+    )
     continued = recorded.get("continued")
     if continued:
         messages.append({"role": "assistant", "content": continued})

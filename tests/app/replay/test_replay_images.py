@@ -51,3 +51,34 @@ def test_a_reply_about_a_picture_replays_with_the_picture(
                 plan_replay(store, reply_id)
     finally:
         worker.shutdown()
+
+
+def test_a_reply_at_an_image_detail_replays_at_that_detail(
+    qtbot, tmp_path: Path, tiny_vision_dir: Path
+) -> None:
+    from tests.tiny_vision import png_bytes, widen_pixel_budget
+
+    model = widen_pixel_budget(
+        Path(shutil.copytree(tiny_vision_dir / "qwen2_5_vl", tmp_path / "library" / "qwen"))
+    )
+    worker = InferenceWorker()
+    try:
+        with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
+            worker.load_model(model)
+        with Store.open(tmp_path / "data" / "conversations.sqlite3") as store:
+            chat = store.create_conversation("Picture", params=PARAMS)
+            image = store.images.add_bytes(png_bytes(1000, 750, 3), "chart.png")
+            question = store.append_message(chat.id, None, "user", "What is this?",
+                                            attachments=[image.as_record(9)])
+            replies = ReplyGeneration(store, [worker], lambda: "truncate_middle",
+                                      worker.next_request_id, detail_for=lambda _: 512)
+            with qtbot.waitSignal(replies.ended, timeout=60000):
+                reply_id = replies.start(chat.id, question.id, "qwen", worker)
+            reply = store.get_message(reply_id)
+            assert reply.provenance["image_detail"] == 512
+            plan = plan_replay(store, reply_id)
+            assert plan.messages[-1]["content"][0]["detail"] == 512  # as the reply was asked
+            outcome = run_replay(plan)
+            assert outcome.identical, outcome.summary()
+    finally:
+        worker.shutdown()
