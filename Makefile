@@ -29,7 +29,7 @@ run: $(STAMP)
 # which fits in CI's time, and a bundle that cannot start is a bug like any other.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
-	QT_QPA_PLATFORM=offscreen $(PY) -m pytest --run-package -m "not perf" -n 2 --dist loadfile
+	QT_QPA_PLATFORM=offscreen $(PY) -m pytest --run-package -m "not perf" -n 2 --dist loadfile --no-loadscope-reorder
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m perf
 
 lint: $(STAMP)
