@@ -124,6 +124,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # so a run on one process keeps its usual order.
 LONGEST_FIRST = (
     "tests/test_package.py",
+    "tests/app/importers/test_big_export.py",
     "tests/test_layering.py",
     "tests/app/mcp/test_connection.py",
     "tests/inference/cpu/test_float32_weights.py",
