@@ -117,7 +117,34 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+# The two-worker run (`make test`: --dist loadfile --no-loadscope-reorder) hands out whole files in
+# collection order. These go first, longest first, so each worker takes one early and none is
+# left running a long file alone at the end: the bundle build (minutes) above all, which xdist's
+# default order (files with the most tests first) started last, beside nothing. Only on workers,
+# so a run on one process keeps its usual order.
+LONGEST_FIRST = (
+    "tests/test_package.py",
+    "tests/app/importers/test_big_export.py",
+    "tests/test_layering.py",
+    "tests/app/mcp/test_connection.py",
+    "tests/inference/cpu/test_float32_weights.py",
+    "tests/ui/window/test_window_tools.py",
+    "tests/app/importers/test_fuzz.py",
+    "tests/inference/vision/test_vision_engine.py",
+    "tests/app/library/test_library.py",
+    "tests/test_faults_text.py",
+    "tests/inference/decoding/test_speculative.py",
+)
+
+
+def _in_longest_first_order(items: list[pytest.Item]) -> None:
+    rank = {path: i for i, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):
+        _in_longest_first_order(items)
     if config.getoption("--run-package"):
         return
     skip = pytest.mark.skip(reason="builds the PyInstaller bundle: run with --run-package "

@@ -3,6 +3,7 @@ their system prompt and their sampling; and a chat's own context length reaches 
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,13 +17,24 @@ from app.store.conversations import Store
 from tests.tiny_models import NO_EOS
 
 
-@pytest.fixture
-def controller(qtbot, tmp_path: Path, tiny_models_dir: Path) -> Iterator[ChatController]:
-    """The tiny llama loaded; the library holds it and the tiny gemma3 (linked in place)."""
-    models = tmp_path / "models"
-    models.mkdir()
+@pytest.fixture(scope="module")
+def linked_library(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny llama and gemma3 linked in place, imported once for the module: each import
+    checks the folder in a child process (seconds on the 2-core VM), and a linked entry is only
+    its branchwise.json, naming the folder by its absolute path, so a copy is the same entry."""
+    models = tmp_path_factory.mktemp("linked-library")
     for kind in ("llama", "gemma3_text"):
         import_folder(tiny_models_dir / kind, models, link=True)
+    return models
+
+
+@pytest.fixture
+def controller(qtbot, tmp_path: Path, tiny_models_dir: Path,
+               linked_library: Path) -> Iterator[ChatController]:
+    """The tiny llama loaded; the library (this test's own copy) holds it and the tiny gemma3
+    (linked in place)."""
+    models = tmp_path / "models"
+    shutil.copytree(linked_library, models, symlinks=True)
     worker = InferenceWorker()
     ctl = ChatController(
         Store.open(tmp_path / "chat.sqlite3"), worker, Preferences(tmp_path / "settings.ini"),
