@@ -93,13 +93,7 @@ class AttachmentChip(Chip):
         row.addWidget(self.details_label)
         self.remove_button: QToolButton | None = None
         if removable:
-            self.remove_button = QToolButton()
-            self.remove_button.setObjectName("AttachmentRemove")
-            self.remove_button.setIcon(themed_icon("x"))
-            self.remove_button.setAutoRaise(True)
-            self.remove_button.setAccessibleName(f"Remove {attachment.name}")
-            self.remove_button.setToolTip(f"Remove {attachment.name}")
-            self.remove_button.clicked.connect(self.removeRequested)
+            self.remove_button = self._remove_button(attachment.name)
             row.addWidget(self.remove_button)
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeyEvent, QMouseEvent
-from PySide6.QtWidgets import QFrame
+from PySide6.QtWidgets import QFrame, QToolButton
+
+from ui.widgets.icons import themed_icon
 
 
 class Chip(QFrame):
@@ -14,6 +16,17 @@ class Chip(QFrame):
 
     openRequested = Signal()
     removeRequested = Signal()
+
+    def _remove_button(self, name: str) -> QToolButton:
+        """The small × that asks for the chip named `name` to go."""
+        button = QToolButton()
+        button.setObjectName("AttachmentRemove")
+        button.setIcon(themed_icon("x"))
+        button.setAutoRaise(True)
+        button.setAccessibleName(f"Remove {name}")
+        button.setToolTip(f"Remove {name}")
+        button.clicked.connect(self.removeRequested)
+        return button
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         if event.button() == Qt.MouseButton.LeftButton:

@@ -98,13 +98,7 @@ class ImageChip(Chip):
         row.addLayout(text)
         self.remove_button: QToolButton | None = None
         if removable:
-            self.remove_button = QToolButton()
-            self.remove_button.setObjectName("AttachmentRemove")
-            self.remove_button.setIcon(themed_icon("x"))
-            self.remove_button.setAutoRaise(True)
-            self.remove_button.setAccessibleName(f"Remove {image.name}")
-            self.remove_button.setToolTip(f"Remove {image.name}")
-            self.remove_button.clicked.connect(self.removeRequested)
+            self.remove_button = self._remove_button(image.name)
             row.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
 
     def _show_thumbnail(self, side: int) -> str:
