@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from inference.vision.families import Family, family_for
+from inference.vision.image_attention import overlay_images_after_prefix
 from inference.vision.language_view import LanguageView
 from inference.vision.processing import ImageProcessing
 
@@ -24,6 +25,9 @@ class VisionSupport:
     model: Any  # the mlx-vlm model (vision tower, projector and language model)
     processing: ImageProcessing
     image_token_id: int
+    # Image tokens attend both ways: each image's tokens are prefilled in one chunk and no
+    # cache cut falls inside one (Family.atomic_images).
+    atomic_images: bool = False
 
 
 def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
@@ -41,10 +45,14 @@ def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
     placeholder_id = tokenizer.convert_tokens_to_ids(family.placeholder)
     if not isinstance(placeholder_id, int) or placeholder_id < 0:
         raise ValueError(f"the tokenizer has no {family.placeholder} token")
+    atomic = family.atomic_images(config)
+    if atomic:
+        overlay_images_after_prefix(model.language_model.model)
     support = VisionSupport(
         family=family,
         model=model,
         processing=ImageProcessing(processor, family),
         image_token_id=family.image_token_id(config),
+        atomic_images=atomic,
     )
     return LanguageView(model, family), support
