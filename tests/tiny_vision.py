@@ -8,7 +8,7 @@ family's image tokens, the image processor's settings and the family's chat temp
 - `qwen3_vl`: M-RoPE, 16 px patches, and deepstack features added into the first two layers.
 - `qwen3_5`: Qwen3-VL's vision with a hybrid language model (Gated DeltaNet recurrent layers
   between attention layers), whose caches cannot rewind: checkpoints at message boundaries.
-- `gemma3`: tests.tiny_vision_gemma.
+- `gemma3`, `gemma4`: tests.tiny_vision_gemma.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from tests.tiny_vision_gemma import gemma3
+from tests.tiny_vision_gemma import gemma3, gemma4
 from tests.tiny_vision_weights import save_model, tokenizer_with
 
-VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "gemma3")
+VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "gemma3", "gemma4")
 
 _SMOLVLM_TOKENS = [
     "<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>",
@@ -208,7 +208,7 @@ def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """Write the tiny `kind` vision model into `folder` (created) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
     builders = {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
-                "qwen3_5": _qwen3_5, "gemma3": gemma3}
+                "qwen3_5": _qwen3_5, "gemma3": gemma3, "gemma4": gemma4}
     builders[kind](folder, seed)
     return folder
 

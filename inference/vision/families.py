@@ -57,6 +57,11 @@ FAMILIES = (
     # Causal over image tokens too: mlx-vlm's merge makes a both-ways mask that its generation
     # never hands to the language model, and mlx-vlm is the reference.
     Family("Gemma 3", ("gemma3",), "<start_of_image>"),
+    # Per-layer inputs computed from the ids with image tokens as padding (the chunk's own
+    # embedding step returns them), the last layers reading earlier layers' keys and values
+    # (they have no cache of their own), sliding-window layers checkpointed as Gemma 3's, and
+    # image tokens that attend both ways (inference.vision.image_attention).
+    Family("Gemma 4", ("gemma4",), "<|image|>", bidirectional_switch=True),
     # Qwen3.5's Gated DeltaNet layers cannot rewind: the branch cache checkpoints them.
     Family("Qwen3.5", ("qwen3_5", "qwen3_5_moe"), "<|image_pad|>", mrope=True),
 )

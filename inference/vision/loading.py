@@ -7,6 +7,7 @@ for the hub, and nothing in the folder is written.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,11 @@ def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
     family = family_for(str(config.get("model_type")))
     assert family is not None, "inference.vision.support.text_only_reason is asked first"
     model = load_model(folder)
-    processor = load_processor(folder, add_detokenizer=False, local_files_only=True)
+    with warnings.catch_warnings():
+        # Gemma 4's processor builds its audio feature extractor too, whose default mel
+        # filters warn; Branchwise never hands it audio.
+        warnings.filterwarnings("ignore", "At least one mel filter has all zero values")
+        processor = load_processor(folder, add_detokenizer=False, local_files_only=True)
     # The placeholder must be one token of its own, or text around it could merge with it.
     placeholder_id = tokenizer.convert_tokens_to_ids(family.placeholder)
     if not isinstance(placeholder_id, int) or placeholder_id < 0:
