@@ -172,7 +172,7 @@ class RequestBuilder:
             return None
         images = [vision.processing.prepare(source, source.detail) for source in sources]
         return expand(prompt, self._loaded.tokenizer, vision.family.placeholder,
-                      vision.image_token_id, images)
+                      vision.image_token_id, images, vision.atomic_images)
 
     def _with_tools(
         self,
