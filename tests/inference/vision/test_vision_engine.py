@@ -109,6 +109,23 @@ def test_an_image_added_later_keeps_the_earlier_prefix(loaded: LoadedModel) -> N
     assert_reference(loaded, follow, second.token_ids)
 
 
+def test_the_branch_map_sees_the_cache_past_an_image_and_not_another_images(
+    loaded: LoadedModel,
+) -> None:
+    run = engine(loaded)
+    history = [user(image(A), words("What is it?")),
+               {"role": "assistant", "content": "The cat sat on the mat."}]
+    run.generate([*history, user(words("Thanks"))], GREEDY, "c")
+    swapped = [user(image(B), words("What is it?")), history[1]]  # B: A's size, so A's ids
+    spans = run._builder.chat_request(
+        [*history, user(words("Thanks"))], GREEDY, "c", "truncate_middle"
+    ).vision.spans
+    kept, other = run.cache_state([history, swapped])
+    assert kept["memory_tokens"] > spans[0].end
+    assert other["memory_tokens"] <= spans[0].start
+    assert other["tokens"] == kept["tokens"]
+
+
 def test_regenerate_edit_switch_and_follow_up_never_encode_again(loaded: LoadedModel) -> None:
     """A reply is written as its text (as the app stores it), so a turn after it resumes from
     the reply's end (hybrid models: from the checkpoint at that message boundary)."""
