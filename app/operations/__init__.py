@@ -1,0 +1,11 @@
+"""Work off the GUI thread, done one way: an `Operation` runs a job on a thread of its own (or
+on the inference worker, for jobs that run MLX), hands the job a context to report progress and
+see a cancel, and delivers progress, the result or a typed `Failure` to callbacks on the GUI
+thread, never to an owner already deleted. What the job changed is announced as `Changes`
+through the app-wide notifier, and each view that shows such things subscribes and refreshes
+itself (`operation`, `changes`).
+
+May import: `PySide6.QtCore`.
+
+Never `ui`, never widgets.
+"""
