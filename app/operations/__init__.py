@@ -5,7 +5,10 @@ thread, never to an owner already deleted. What the job changed is announced as 
 through the app-wide notifier, and each view that shows such things subscribes and refreshes
 itself (`operation`, `changes`).
 
-May import: `PySide6.QtCore`.
+The app's operations live beside the idiom, one module per subject: chat history from other
+apps (the preview, the import, its undo, sorting dropped files: `chat_history`).
+
+May import: `PySide6.QtCore`, `app.importers` and `app.store`.
 
 Never `ui`, never widgets.
 """
