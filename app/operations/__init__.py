@@ -6,9 +6,12 @@ through the app-wide notifier, and each view that shows such things subscribes a
 itself (`operation`, `changes`).
 
 The app's operations live beside the idiom, one module per subject: chat history from other
-apps (the preview, the import, its undo, sorting dropped files: `chat_history`).
+apps (the preview, the import, its undo, sorting dropped files: `chat_history`) and the model
+library (imports, conversions, downloads and the look before one: `models`).
 
-May import: `PySide6.QtCore`, `app.importers` and `app.store`.
+May import: `PySide6.QtCore`, `app.importers`, `app.store`, `app.library`, and `inference.errors`
+lazily, inside a job that runs on the inference worker (which has loaded `inference` by then).
 
-Never `ui`, never widgets.
+Never `ui`, never widgets, and never `inference` at import time: the window shows before MLX
+loads.
 """

@@ -11,7 +11,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from PySide6.QtCore import QObject, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 
 _log = logging.getLogger(__name__)
 
@@ -53,11 +53,23 @@ class ChangeNotifier(QObject):
     subscribed."""
 
     _announced = Signal(object)  # Changes
+    _posted = Signal(object)  # Changes, from any thread
 
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._posted.connect(self.announce, Qt.ConnectionType.QueuedConnection)
+
+    @Slot(object)
     def announce(self, changes: Changes) -> None:
         """Call on the GUI thread: every subscriber runs before this returns."""
         if not changes.empty:
             self._announced.emit(changes)
+
+    def post(self, changes: Changes) -> None:
+        """From any thread: announced on the GUI thread once its event loop gets there, ahead
+        of anything the same thread posts after it."""
+        if not changes.empty:
+            self._posted.emit(changes)
 
     def subscribe(self, owner: QObject, callback: Callable[[Changes], object]) -> None:
         """`callback(changes)` after each announcement, for as long as `owner` lives."""

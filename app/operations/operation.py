@@ -13,7 +13,9 @@ thread (`in_thread`), or on the inference worker (`on_worker`) when it runs MLX.
 What the job hands back travels through a queued signal of a relay that is a child of the
 operation's owner, so it runs on the owner's thread, in the order it was sent. Once the owner is
 deleted (a dialog closed mid-way) the relay goes with it: the job is told to cancel, and nothing
-more is delivered, so no callback ever reaches a deleted object.
+more is delivered, so no callback ever reaches a deleted object. What a success changed is
+announced all the same (through the notifier, which outlives every owner, and ahead of the
+success callbacks): a conversation written before the dialog closed is listed.
 
 An exception of one of the `expected` types is the person's to read: its text is the failure's
 message. Any other is a bug: its traceback goes to the log, and the person still hears that the
@@ -169,14 +171,15 @@ class Operation[R, P]:
         notifier: ChangeNotifier | None = None,
     ) -> None:
         """`description` names the work for the person ("Importing chats"); `expected` are the
-        exceptions whose text is written for the person; `changes(result)` says what a success
-        changed; `notifier` (the app's when None) hears it."""
+        exceptions whose text is written for the person; `changes(result)`, run on the job's
+        thread, says what a success changed; `notifier` (the app's when None) hears it."""
         self.description = description
         self._job = job
         self._expected = expected
         self._changes = changes
         self._runs_on = runs_on
-        self._notifier = notifier
+        # Looked up here, on the GUI thread: the app's notifier is made where it is first asked.
+        self._notifier = notifier or app_changes()
         self._cancel = threading.Event()
         self._ended = threading.Event()
         self._started = False
@@ -230,13 +233,6 @@ class Operation[R, P]:
             _call(callback, progress)
 
     def _succeed(self, result: R) -> None:
-        if self._changes is not None:
-            try:
-                changes = self._changes(result)
-            except Exception:  # the result still reaches its callbacks
-                _log.exception("%s: what changed could not be said", self.description)
-            else:
-                (self._notifier or app_changes()).announce(changes)
         for callback in self._success:
             _call(callback, result)
 
@@ -256,9 +252,22 @@ class Operation[R, P]:
         except Exception as error:
             self._post(functools.partial(self._fail, self._failure_of(error)))
         else:
+            self._announce(result)
             self._post(functools.partial(self._succeed, result))
         finally:
             self._ended.set()
+
+    def _announce(self, result: R) -> None:
+        """Tell the views what the job changed, ahead of the success callbacks, and even when
+        the owner has gone meanwhile: what was written is shown all the same."""
+        if self._changes is None:
+            return
+        try:
+            changes = self._changes(result)
+        except Exception:  # the result still reaches its callbacks
+            _log.exception("%s: what changed could not be said", self.description)
+            return
+        self._notifier.post(changes)
 
     def _report(self, progress: P) -> None:
         self._post(functools.partial(self._deliver_progress, progress))

@@ -180,21 +180,30 @@ def test_a_failure_announces_nothing(qtbot) -> None:
 def test_nothing_is_delivered_once_the_owner_is_gone_and_the_job_is_cancelled(qtbot) -> None:
     owner = QObject()
     seen = _Seen()
+    notifier = ChangeNotifier()
+    heard: list[Changes] = []
+    view = QObject()
+    notifier.subscribe(view, heard.append)
     started, release = threading.Event(), threading.Event()
 
     def slow(context: JobContext[int]) -> str:
         started.set()
         release.wait(TIMEOUT_MS / 1000)
         context.report(1)  # to no one: the owner has gone
-        return "done"
+        return "written"
 
-    operation = seen.watch(Operation(owner, "Importing", slow)).start()
+    operation = seen.watch(Operation(owner, "Importing", slow, notifier=notifier,
+                                     changes=lambda _: Changes(conversation_list=True)))
+    operation.start()
     assert started.wait(TIMEOUT_MS / 1000)
     shiboken6.delete(owner)  # its dialog closed mid-way
     assert operation.cancelled
     release.set()
     assert operation.wait(TIMEOUT_MS / 1000)
-    qtbot.wait(100)  # the event loop runs: anything posted would be delivered now
+    # What the job wrote is still announced to the views; its owner hears nothing.
+    qtbot.waitUntil(lambda: bool(heard), timeout=TIMEOUT_MS)
+    qtbot.wait(100)  # the event loop runs: anything posted to the owner would be delivered now
+    assert heard == [Changes(conversation_list=True)]
     assert seen.events == []
 
 
