@@ -1,16 +1,19 @@
 """The Import Chats dialog on its own (a real store file, no window): the preview's numbers for a
 small ChatGPT export with branches, unticking a conversation, Cancel keeping whole
-conversations only, and refusals shown with their reason."""
+conversations only (and so does a dialog deleted mid-import, which hears nothing after), and
+refusals shown with their reason."""
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+import shiboken6
 from PySide6.QtCore import Qt
 
 from app.importers import run
@@ -190,3 +193,34 @@ def test_an_empty_conversation_cannot_be_ticked_and_is_reported_skipped(
     assert dialog.report.statuses() == [("Imported", "Greetings", "7 messages"),
                                         ("Skipped", "Nothing said", "It has no messages.")]
     assert _titles(database) == {"Greetings": 7}
+
+
+def test_a_dialog_deleted_mid_import_cancels_it_and_reports_to_no_one(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = tmp_path / "branchwise.sqlite3"
+    dialog = ImportChatsDialog([chatgpt_export(tmp_path / "export.zip")], database)
+    dialog.show()
+    _wait_step(qtbot, dialog, "preview")
+    first_written, window_closed = threading.Event(), threading.Event()
+    import_paths = run.import_paths
+
+    def import_then_wait(*args: Any, progress: Any, **kwargs: Any) -> run.ImportReport:
+        def report(outcome: Any) -> None:
+            progress(outcome)
+            first_written.set()
+            window_closed.wait(20)
+
+        return import_paths(*args, progress=report, **kwargs)
+
+    monkeypatch.setattr(run, "import_paths", import_then_wait)
+    dialog.start_import()
+    operation = dialog.operation
+    assert first_written.wait(20)
+    shiboken6.delete(dialog)  # the window closing takes its dialogs with it
+    assert operation.cancelled
+    window_closed.set()
+    assert operation.wait(20)
+    qtbot.wait(100)  # anything still posted to the dialog would be delivered now
+    assert _titles(database) == {"Greetings": 7}  # whole, and nothing after the cancel
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
