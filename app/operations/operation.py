@@ -136,9 +136,12 @@ class _Relay(QObject):
         call()
 
 
-def _owner_gone(gate: _Gate, cancel: threading.Event, *_: object) -> None:
+def _owner_gone(
+    gate: _Gate, cancel: threading.Event, ended: threading.Event, *_: object
+) -> None:
     gate.close()
-    cancel.set()
+    if not ended.is_set():  # a job still running stops; one that has ended stays as it ended
+        cancel.set()
 
 
 def _said(error: BaseException) -> str:
@@ -188,7 +191,8 @@ class Operation[R, P]:
         self._failure: list[Callable[[Failure], object]] = []
         self._gate = _Gate()
         self._relay = _Relay(owner)
-        self._relay.destroyed.connect(functools.partial(_owner_gone, self._gate, self._cancel))
+        self._relay.destroyed.connect(
+            functools.partial(_owner_gone, self._gate, self._cancel, self._ended))
 
     # -- on the GUI thread ------------------------------------------------------------------
 
@@ -235,10 +239,18 @@ class Operation[R, P]:
     def _succeed(self, result: R) -> None:
         for callback in self._success:
             _call(callback, result)
+        self._retire()
 
     def _fail(self, failure: Failure) -> None:
         for callback in self._failure:
             _call(callback, failure)
+        self._retire()
+
+    def _retire(self) -> None:
+        """After the last delivery the relay goes, rather than living on as a child of its
+        owner (the window, for some) as long as the owner does."""
+        self._gate.close()
+        self._relay.deleteLater()
 
     # -- on the job's thread ----------------------------------------------------------------
 

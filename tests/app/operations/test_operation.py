@@ -63,6 +63,11 @@ def test_the_result_and_the_progress_arrive_on_the_gui_thread_in_order(qtbot) ->
     assert seen.events == [*(("progress", n) for n in range(1, 6)), ("success", "counted")]
     assert seen.threads == {threading.main_thread().name}
     assert operation.wait(1) and not operation.running
+    # Done, it leaves nothing behind in its owner, and a later delete of the owner cancels
+    # nothing.
+    qtbot.waitUntil(lambda: not owner.children(), timeout=TIMEOUT_MS)
+    shiboken6.delete(owner)
+    assert not operation.cancelled
 
 
 def test_a_callback_never_runs_inside_start(qtbot) -> None:
