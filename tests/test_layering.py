@@ -34,12 +34,14 @@ NEVER_IMPORTS = {
 }
 # The model library in app/ reads what a model folder holds from inference.model_files (file
 # names, context-length keys; no MLX: the package imports its heavy modules lazily) and whether
-# it reads images from inference.vision.support (its config and files), so app and ui load that
-# much of inference (and the fast-BLAS preload `inference` runs): no MLX.
+# it reads images from inference.vision.support (its config and files), and the worker's failures
+# are matched against inference's error classes, so app and ui load that much of inference (and
+# the fast-BLAS preload `inference` runs): no MLX.
 MLX_FREE_INFERENCE = {
     "inference", "inference.loading", "inference.loading.model_files", "inference.cpu",
     "inference.cpu.fast_blas", "inference.vision", "inference.vision.support",
-    "inference.vision.families",
+    "inference.vision.families", "inference.errors", "inference.importing",
+    "inference.importing.model_folder",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -113,8 +115,9 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
     assert forbidden_loads(package) == []
 
 
-@pytest.mark.parametrize("module", ["inference.loading.model_files", "inference.vision.support"])
-def test_what_the_library_reads_of_a_folder_loads_no_mlx(module: str) -> None:
+@pytest.mark.parametrize("module", ["inference.loading.model_files", "inference.vision.support",
+                                    "inference.errors", "inference.importing.model_folder"])
+def test_what_app_reads_of_inference_loads_no_mlx(module: str) -> None:
     code = f"import sys, {module}\nprint('\\n'.join(sys.modules))"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT

@@ -22,6 +22,7 @@ from PySide6.QtGui import QColor, QImage, QPainter, QTextDocument
 from PySide6.QtWidgets import QApplication
 
 from app.generation.worker import GenerationRequest, InferenceWorker
+from app.generation.worker_errors import WorkerFailure
 from app.paths import AppPaths
 from ui.text.markdown_render import render
 
@@ -132,8 +133,8 @@ class _Outcome(QObject):
 
     @Slot(object)
     def failed(self, value: Any) -> None:
-        # loadFailed carries the message; generationFailed a dict with it.
-        self.error = value["message"] if isinstance(value, dict) else str(value)
+        # The worker's signals carry a WorkerFailure; the import's relay its message.
+        self.error = value.message if isinstance(value, WorkerFailure) else str(value)
         self._loop.quit()
 
 

@@ -4,8 +4,9 @@ Regenerate xN written into the store as they stream, what a prompt is made of (a
 think settings), and the relay of callbacks to the GUI thread.
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
-`pypdf` (text out of attached PDFs), and `inference` and `mlx.core` lazily on the worker thread only
-(the one MLX call is the thread's stream teardown).
+`pypdf` (text out of attached PDFs), inference's error classes at import time (`inference.errors`,
+`inference.importing.model_folder`: no MLX), and `inference` and `mlx.core` lazily on the worker
+thread only (the one MLX call is the thread's stream teardown).
 
 Never `app.chat` (which drives it) or `ui`.
 """

@@ -16,6 +16,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker_errors import WorkerFailure
 from app.settings import Preferences
 
 # Runs on the worker thread and returns the folder of the model to load at start-up (for the
@@ -122,11 +123,11 @@ class ModelSession(QObject):
             vision=bool(info.get("vision")),
         )
 
-    @Slot(str)
-    def _on_load_failed(self, message: str) -> None:
+    @Slot(object)
+    def _on_load_failed(self, failure: WorkerFailure) -> None:
         self.model_info = None
-        self._set_model_state("failed", message=message)
-        self.notice.emit(f"The model could not be loaded: {message}")
+        self._set_model_state("failed", message=failure.message)
+        self.notice.emit(f"The model could not be loaded: {failure.message}")
 
 
 def _apply_budget(budget_bytes: int, engine: EngineLike | None) -> None:

@@ -25,6 +25,7 @@ from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Si
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.worker import GenerationRequest
+from app.generation.worker_errors import FailureKind, WorkerFailure
 from app.library.draft_choice import with_draft
 from app.store.conversations import NotFoundError, Store, StoreError
 from app.store.reply_writer import ReplyWriter
@@ -43,13 +44,13 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 class ReplyBackend(Protocol):
-    """What generates replies: payloads as documented on `InferenceWorker`'s signals;
-    `generationFailed` may add "status": "interrupted" (the text so far is good), else "error"."""
+    """What generates replies: payloads as documented on `InferenceWorker`'s signals; a failure
+    INTERRUPTED keeps the text so far as "interrupted", any other kind ends it as an "error"."""
 
     tokensReady: SignalInstance  # {"request_id", "text": delta}
     prefillProgress: SignalInstance  # {"request_id", "done", "total" (-1: size unknown)}
     generationFinished: SignalInstance  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed: SignalInstance  # {"request_id", "message", "status"?}
+    generationFailed: SignalInstance  # a WorkerFailure with its request id
 
     def submit(self, request: GenerationRequest) -> None: ...
     def cancel(self, request_id: int | None = None) -> None: ...
@@ -175,7 +176,7 @@ class ReplyGeneration(QObject):
         self.busyChanged.emit(True)
         if refused is not None:
             # Ended as the engine ends a prompt it refuses: an error reply, and a notice.
-            self._on_failed({"request_id": request_id, "message": refused})
+            self._on_failed(WorkerFailure(FailureKind.INVALID_REQUEST, refused, request_id))
         return reply.id
 
     def stop(self) -> None:
@@ -229,7 +230,7 @@ class ReplyGeneration(QObject):
                 return False
         return False
 
-    def _current(self, request_id: int) -> _Reply | None:
+    def _current(self, request_id: int | None) -> _Reply | None:
         reply = self._reply
         return reply if reply is not None and reply.request_id == request_id else None
 
@@ -300,20 +301,19 @@ class ReplyGeneration(QObject):
             self.toolCallsMade.emit(reply.conversation_id, reply.message_id)
 
     @Slot(object)
-    def _on_failed(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_failed(self, failure: WorkerFailure) -> None:
+        reply = self._current(failure.request_id)
         if reply is None:
             return
         try:
             if not reply.detached:
-                status = payload.get("status", "error")
-                self._finish_writer(reply, status, error=payload["message"])
-            if payload.get("context_full"):
-                self.contextFull.emit(
-                    {"conversation_id": reply.conversation_id, "message": payload["message"]}
-                )
+                status = "interrupted" if failure.kind is FailureKind.INTERRUPTED else "error"
+                self._finish_writer(reply, status, error=failure.message)
+            if failure.kind is FailureKind.CONTEXT_FULL:
+                self.contextFull.emit({"conversation_id": reply.conversation_id,
+                                       "message": failure.message})
             else:
-                self.notice.emit(payload["message"])
+                self.notice.emit(failure.message)
         finally:
             self._end(reply)
 

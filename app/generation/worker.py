@@ -1,8 +1,9 @@
 """The inference worker: one long-lived thread that owns the model, the engine and every MLX object.
 
 The GUI thread talks to it through a queue and hears back through Qt signals that carry plain
-Python values only (never mx.arrays; structured payloads are `Signal(object)`
-because a `Signal(dict)` can arrive empty). MLX streams and lazy arrays belong to the thread that
+Python values only (never mx.arrays; structured payloads are `Signal(object)` because a
+`Signal(dict)` can arrive empty), failures as a `WorkerFailure` whose `kind` says what went wrong
+(app.generation.worker_errors). MLX streams and lazy arrays belong to the thread that
 made them, so the model is loaded here too, and `inference`/`mlx` are imported lazily on this
 thread: importing `app` must not load MLX (the window appears before the model loads).
 
@@ -37,7 +38,7 @@ from PySide6.QtCore import QObject, Signal
 from app.generation.gui_relay import GuiRelay
 from app.generation.worker_drafts import WorkerDrafts
 from app.generation.worker_engine import EngineFactory, EngineLike, default_engine_factory
-from app.generation.worker_errors import error_message
+from app.generation.worker_errors import FailureKind, WorkerFailure, failure_of
 from app.generation.worker_generation import run_generation
 from app.generation.worker_requests import STOP, EngineCall, GenerationRequest, LoadRequest
 
@@ -64,7 +65,7 @@ class InferenceWorker(QObject):
     loadProgress = Signal(object)  # {"stage": str, "done": int, "total": int}
     # {"model_id", "model_type", "path", "context_length", "weights_bytes"}
     modelLoaded = Signal(object)
-    loadFailed = Signal(str)  # message for the person
+    loadFailed = Signal(object)  # a WorkerFailure: LOAD_FAILED, or a BUG
     generationStarted = Signal(int)  # request id
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool,
@@ -77,8 +78,7 @@ class InferenceWorker(QObject):
     #  reply's (app.store.provenance) or None}; the stats hold
     #  "reasoning_tokens" and "reasoning_s" when the reply reasoned
     generationFinished = Signal(object)
-    # {"request_id", "message", "context_full": the chat outgrew the context (policy "stop"),
-    #  "invalid_request": the request itself was at fault}
+    # A WorkerFailure with its request id: CONTEXT_FULL, INVALID_REQUEST, NO_MODEL, a BUG...
     generationFailed = Signal(object)
     # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
     memoryChanged = Signal(object)
@@ -215,9 +215,9 @@ class InferenceWorker(QObject):
         try:
             engine, info = self._factory(path, progress)
         except Exception as exc:  # every failure must reach the person, and the worker lives on
-            message = error_message(exc)
-            _log.warning("The model at %s failed to load: %s", path, message)
-            self.loadFailed.emit(message)
+            failure = failure_of(exc)
+            _log.warning("The model at %s failed to load: %s", path, failure.message)
+            self.loadFailed.emit(failure)
             return
         self._engine = engine
         self._model_id = str(info.get("model_id") or path.name)
@@ -233,13 +233,8 @@ class InferenceWorker(QObject):
             self._current = request
         try:
             if self._engine is None:
-                self.generationFailed.emit(
-                    {
-                        "request_id": request.request_id,
-                        "message": "No model is loaded yet.",
-                        "invalid_request": False,
-                    }
-                )
+                self.generationFailed.emit(WorkerFailure(
+                    FailureKind.NO_MODEL, "No model is loaded yet.", request.request_id))
                 return
             run_generation(
                 self._engine, request, self, self._drafts, self._model_id, self._tool_format,

@@ -1,6 +1,7 @@
 """One generation on the worker thread: the request turned into an engine call (with its draft
 model set, its sampling parameters and context options), its tokens split into reasoning and
-answer and coalesced, its end or failure reported through the worker's signals as plain values.
+answer and coalesced, its end reported through the worker's signals as plain values, its failure
+as a `WorkerFailure`.
 
 `inference` is imported here lazily, on the worker thread only.
 """
@@ -16,7 +17,7 @@ from PySide6.QtCore import SignalInstance
 
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
-from app.generation.worker_errors import error_message, is_error, is_invalid_request
+from app.generation.worker_errors import failure_of
 
 _log = logging.getLogger(__name__)
 
@@ -94,14 +95,7 @@ def run_generation(
     except Exception as exc:
         coalescer.add(*splitter.finish())
         coalescer.flush()
-        signals.generationFailed.emit(
-            {
-                "request_id": rid,
-                "message": error_message(exc),
-                "context_full": is_error(exc, "ContextOverflowError"),
-                "invalid_request": is_invalid_request(exc),
-            }
-        )
+        signals.generationFailed.emit(failure_of(exc, rid))
         return
     coalescer.add(*splitter.finish())
     coalescer.flush()

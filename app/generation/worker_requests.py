@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from app.generation.worker_errors import error_message
+from app.generation.worker_errors import failure_of
 
 if TYPE_CHECKING:
     from app.generation.worker_engine import EngineLike
@@ -73,7 +73,7 @@ class EngineCall:
         if self.on_error is None:
             _log.error("A background task failed", exc_info=exc)
         else:
-            self.on_error(error_message(exc))
+            self.on_error(failure_of(exc).message)
 
 
 STOP = object()  # the thread saves what it quickly can and ends

@@ -5,7 +5,7 @@
 `app.generation.reply_generation.ReplyBackend`). Each request runs as an asyncio task on the loop
 (in the app the qasync loop, which is the Qt loop: its signals are emitted on the GUI thread).
 
-A server that dies after the reply began fails it with `"status": "interrupted"`: its text so
+A server that dies after the reply began fails it as `FailureKind.INTERRUPTED`: its text so
 far is kept and marked as such, with the reason.
 """
 
@@ -22,6 +22,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.async_tasks import NO_LOOP, spawn
 from app.generation.token_coalescer import TokenCoalescer
+from app.generation.worker_errors import FailureKind, WorkerFailure
 from app.generation.worker_requests import GenerationRequest
 from app.remote.connections import Connections, ConnectionSettingsError, parse_remote
 from app.remote.errors import RemoteError
@@ -45,7 +46,7 @@ class RemoteBackend(QObject):
     tokensReady = Signal(object)
     # {"request_id", "text", "finish_reason", "stats", "tool_calls"}
     generationFinished = Signal(object)
-    # {"request_id", "message", "status": "error"|"interrupted"}
+    # A WorkerFailure: INTERRUPTED (the text so far is good), REFUSED or BUG
     generationFailed = Signal(object)
 
     def __init__(self, connections: Connections, parent: QObject | None = None) -> None:
@@ -59,7 +60,7 @@ class RemoteBackend(QObject):
         rid = request.request_id
         task = spawn(self._run(request))
         if task is None:
-            failure = {"request_id": rid, "message": NO_LOOP, "status": "error"}
+            failure = WorkerFailure(FailureKind.REFUSED, NO_LOOP, rid)
             QTimer.singleShot(0, self, partial(self.generationFailed.emit, failure))
             return
         self._tasks[rid] = task
@@ -108,15 +109,15 @@ class RemoteBackend(QObject):
         except (RemoteError, ConnectionSettingsError) as exc:
             coalescer.flush()
             interrupted = isinstance(exc, RemoteError) and exc.interrupted
-            status = "interrupted" if interrupted else "error"
-            _log.warning("A remote reply failed (%s): %s", status, exc)
-            self.generationFailed.emit({"request_id": rid, "message": str(exc), "status": status})
+            kind = FailureKind.INTERRUPTED if interrupted else FailureKind.REFUSED
+            _log.warning("A remote reply failed (%s): %s", kind.name.lower(), exc)
+            self.generationFailed.emit(WorkerFailure(kind, str(exc), rid))
             return
         except Exception as exc:  # a bug here must still end the reply, its text kept
             coalescer.flush()
             _log.error("A remote reply failed", exc_info=exc)
             message = f"The remote reply failed: {exc!r}"
-            self.generationFailed.emit({"request_id": rid, "message": message, "status": "error"})
+            self.generationFailed.emit(WorkerFailure(FailureKind.BUG, message, rid))
             return
         coalescer.flush()
         self.generationFinished.emit(

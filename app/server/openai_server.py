@@ -19,7 +19,13 @@ from app.server.guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewar
 from app.server.openai_images import MAX_REQUEST_BYTES
 from app.server.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
 from app.server.openai_tools import ContentStream
-from app.server.served_requests import Event, QueueFullError, ServedGenerations, ServedRequest
+from app.server.served_requests import (
+    Event,
+    EventKind,
+    QueueFullError,
+    ServedGenerations,
+    ServedRequest,
+)
 
 _GENERATIONS = web.AppKey("generations", ServedGenerations)
 # Used when the body sets no max_tokens and the model's context is unknown.
@@ -152,7 +158,7 @@ async def _whole(served: ServedRequest, shaper: Shaper) -> web.Response:
         error = _error_of(event)
         if error is not None:
             raise error
-        if event.kind == "finished":
+        if event.kind is EventKind.FINISHED:
             payload = event.payload
             body = shaper.complete(
                 payload["text"], payload["finish_reason"], payload["stats"],
@@ -185,7 +191,7 @@ async def _stream(
                 await _send(response, shaper.chunk("", first=True), parsed)
         if error is not None:
             await _send(response, error.body(), parsed)
-        elif event.kind == "tokens":
+        elif event.kind is EventKind.TOKENS:
             text = content.feed(event.payload["text"])
             if text:
                 await _send(response, shaper.chunk(text), parsed)
@@ -221,11 +227,11 @@ async def _send(response: web.StreamResponse, data: dict[str, Any], parsed: Pars
 def _error_of(event: Event) -> ApiError | None:
     """The error to answer for a failed request, or for one stopped by the app itself (quitting,
     or the server stopping): clients cancel only by going away."""
-    payload = event.payload
-    if event.kind == "failed":
-        if payload.get("invalid_request"):
-            return ApiError(400, payload["message"], "invalid_request")
-        return ApiError(500, f"The model failed to answer: {payload['message']}", "model_error")
-    if event.kind == "finished" and payload["finish_reason"] == "cancelled":
+    failure = event.failure
+    if failure is not None:
+        if failure.invalid_request:
+            return ApiError(400, failure.message, "invalid_request")
+        return ApiError(500, f"The model failed to answer: {failure.message}", "model_error")
+    if event.kind is EventKind.FINISHED and event.payload["finish_reason"] == "cancelled":
         return ApiError(503, "The generation was stopped: the server is shutting down.", "stopped")
     return None

@@ -94,7 +94,9 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int) -> int:
     # Direct: this process runs no Qt event loop to deliver queued signals.
     direct = Qt.ConnectionType.DirectConnection
     worker.modelLoaded.connect(lambda _info: loop.call_soon_threadsafe(settle, None), direct)
-    worker.loadFailed.connect(lambda text: loop.call_soon_threadsafe(settle, text), direct)
+    worker.loadFailed.connect(
+        lambda failure: loop.call_soon_threadsafe(settle, failure.message), direct
+    )
     print(f"Loading {model}…", file=sys.stderr, flush=True)
     worker.load_model(model)
     server = LocalServer(generations, config)

@@ -15,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import Enum, auto
 from typing import Any
 
 from PySide6.QtCore import Qt
 
 from app.generation.worker import GenerationRequest, InferenceWorker
+from app.generation.worker_errors import WorkerFailure
 
 # Prefixes of served requests are cached under this id, apart from the window's conversations.
 SERVER_CONVERSATION = "local-server"
@@ -31,14 +33,19 @@ class QueueFullError(Exception):
     """Too many served requests are already waiting or running."""
 
 
+class EventKind(Enum):
+    """What the worker said about one request."""
+
+    TOKENS = auto()  # payload["text"] is the new text
+    FINISHED = auto()  # payload: {"text", "finish_reason", "stats", "tool_calls"}
+    FAILED = auto()  # `failure` says why
+
+
 @dataclass(frozen=True)
 class Event:
-    """What the worker said about one request: "tokens" (payload["text"] is the new text),
-    "finished" ({"text", "finish_reason", "stats", "tool_calls"}) or "failed" ({"message",
-    "invalid_request"})."""
-
-    kind: str
-    payload: dict[str, Any]
+    kind: EventKind
+    payload: dict[str, Any] = field(default_factory=dict[str, Any])
+    failure: WorkerFailure | None = None  # set for FAILED
 
 
 class ServedRequest:
@@ -56,16 +63,16 @@ class ServedRequest:
 
     def deliver(self, event: Event) -> None:
         """On the request's loop."""
-        if event.kind != "tokens":
+        if event.kind is not EventKind.TOKENS:
             self.done = True
         self._events.put_nowait(event)
 
     async def events(self) -> AsyncIterator[Event]:
-        """The request's events in order, ending after "finished" or "failed"."""
+        """The request's events in order, ending after FINISHED or FAILED."""
         while True:
             event = await self._events.get()
             yield event
-            if event.kind != "tokens":
+            if event.kind is not EventKind.TOKENS:
                 return
 
 
@@ -151,26 +158,26 @@ class ServedGenerations:
             signal.disconnect(slot)
 
     # ---- worker thread ---------------------------------------------------------------------
-    def _route(self, kind: str, payload: dict[str, Any], last: bool) -> None:
+    def _route(self, request_id: int | None, event: Event) -> None:
         with self._lock:
-            served = self._requests.get(payload["request_id"])
-            if served is not None and last:
-                del self._requests[payload["request_id"]]
+            served = self._requests.get(request_id) if request_id is not None else None
+            if served is not None and event.kind is not EventKind.TOKENS:
+                del self._requests[served.request_id]
         if served is None:
             return  # the window's request, or one of another server
         try:
-            served.loop.call_soon_threadsafe(served.deliver, Event(kind, payload))
+            served.loop.call_soon_threadsafe(served.deliver, event)
         except RuntimeError:
             served.request.cancel.set()  # its loop has closed: nobody is listening any more
 
     def _on_tokens(self, payload: dict) -> None:
-        self._route("tokens", payload, last=False)
+        self._route(payload["request_id"], Event(EventKind.TOKENS, payload))
 
     def _on_finished(self, payload: dict) -> None:
-        self._route("finished", payload, last=True)
+        self._route(payload["request_id"], Event(EventKind.FINISHED, payload))
 
-    def _on_failed(self, payload: dict) -> None:
-        self._route("failed", payload, last=True)
+    def _on_failed(self, failure: WorkerFailure) -> None:
+        self._route(failure.request_id, Event(EventKind.FAILED, failure=failure))
 
     def _on_model_loaded(self, info: dict) -> None:
         self._model = dict(info)

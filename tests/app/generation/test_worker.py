@@ -15,6 +15,7 @@ import pytest
 from PySide6.QtCore import QElapsedTimer, QTimer
 
 from app.generation.worker import GenerationRequest, InferenceWorker
+from app.generation.worker_errors import FailureKind, WorkerFailure
 from tests.cacheless_engine import CachelessEngine
 from tests.perf import best_of
 from tests.tiny_models import NO_EOS
@@ -192,10 +193,7 @@ def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
     engine.fail_with = MemoryError("out of memory")
     with qtbot.waitSignal(worker.generationFailed, timeout=5000) as failed:
         worker.submit(_request(1))
-    assert failed.args[0] == {
-        "request_id": 1, "message": "out of memory", "context_full": False,
-        "invalid_request": False,
-    }
+    assert failed.args[0] == WorkerFailure(FailureKind.BUG, "out of memory", 1)
     engine.fail_with = None
     with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
         worker.submit(_request(2))
@@ -221,11 +219,11 @@ def test_failed_load_is_reported_and_generation_is_refused(qtbot) -> None:
     worker = InferenceWorker(broken_factory)
     with qtbot.waitSignal(worker.loadFailed, timeout=5000) as failed:
         worker.load_model(Path("/nowhere"))
-    assert "No config.json" in failed.args[0]
+    assert "No config.json" in failed.args[0].message
     with qtbot.waitSignal(worker.generationFailed, timeout=5000) as refused:
         worker.submit(_request(3))
     worker.shutdown()
-    assert refused.args[0]["message"] == "No model is loaded yet."
+    assert refused.args[0] == WorkerFailure(FailureKind.NO_MODEL, "No model is loaded yet.", 3)
 
 
 def test_shutdown_during_generation_stops_within_a_token_and_joins(qtbot) -> None:
