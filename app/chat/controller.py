@@ -28,7 +28,7 @@ from app.chat.chat_tools import ChatTools
 from app.chat.conversation_actions import ConversationActions, new_chat_params
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
 from app.chat.prompt_counts import PromptCounts
-from app.generation.model_session import ModelResolver, ModelSession
+from app.generation.model_session import ModelResolver, ModelSession, ModelState
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.generation.variant_generation import VariantGeneration
 from app.generation.worker import EngineLike, InferenceWorker
@@ -55,8 +55,7 @@ class ChatController(QObject):
     streamUpdated = Signal(object)
     busyChanged = Signal(bool)
     notice = Signal(str)  # a message for the person: a refusal or an error
-    # {"state": "loading"|"ready"|"failed", "model_id", "message", "done", "total",
-    #  "context_length"}
+    # {"state": a ModelState, "model_id", "message", "done", "total", "context_length"}
     modelStatus = Signal(object)
     memoryChanged = Signal(object)  # {"cache_bytes", "disk_bytes", "weights_bytes"}
     prefillProgress = Signal(object)  # {"message_id", "done", "total"}
@@ -141,8 +140,7 @@ class ChatController(QObject):
         return self._session.model_info
 
     @property
-    def model_state(self) -> str:
-        """One of "none", "loading", "ready" and "failed"."""
+    def model_state(self) -> ModelState:
         return self._session.model_state
 
     @property

@@ -18,6 +18,7 @@ from PySide6.QtCore import SignalInstance
 
 from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
+from app.generation.model_session import ModelState
 from app.generation.think_settings import template_kwargs
 from app.images.store import is_image_record
 from app.library.draft_choice import chosen_draft, library_path
@@ -219,7 +220,7 @@ class MessageActions:
                 )
                 return False
             return True
-        if self._session.model_state != "ready":
+        if self._session.model_state != ModelState.READY:
             host.notice.emit("The model is not ready yet: wait for it to finish loading.")
             return False
         return True

@@ -22,6 +22,7 @@ from app.chat.image_attach import (
     unreadable_scan,
 )
 from app.generation.attachments import AttachmentError, NoTextLayer, read_attachment, wrap_file
+from app.generation.model_session import ModelState
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
 from app.images.pdf_pages import outline, render_pages
@@ -46,7 +47,7 @@ class CountingHost(Protocol):
     imageReady: SignalInstance
 
     @property
-    def model_state(self) -> str: ...
+    def model_state(self) -> ModelState: ...
 
     @property
     def model_info(self) -> dict[str, Any] | None: ...
@@ -73,7 +74,7 @@ class PromptCounts:
         """Count the prompt the draft and its attached files would make (on the worker);
         answers with `tokenCount`."""
         controller = self._controller
-        if controller.model_state != "ready" or controller.remote_model(conversation_id):
+        if controller.model_state != ModelState.READY or controller.remote_model(conversation_id):
             return  # a remote model's tokenizer is not here to count with
         try:
             conversation = self._store.get_conversation(conversation_id)
@@ -109,7 +110,7 @@ class PromptCounts:
         cannot read, or more tokens than the chat's context holds: its own context length
         when it set one, else the model's)."""
         controller = self._controller
-        if controller.model_state != "ready":
+        if controller.model_state != ModelState.READY:
             controller.notice.emit("Files can be attached once the model has loaded.")
             return
         try:
@@ -200,7 +201,7 @@ class PromptCounts:
     ) -> None:
         """On the worker: the image `image_of` keeps (or names), counted for the loaded model."""
         controller = self._controller
-        if controller.model_state != "ready":
+        if controller.model_state != ModelState.READY:
             controller.notice.emit("Images can be attached once the model has loaded.")
             return
         sees = model_sight(controller.model_info).sees

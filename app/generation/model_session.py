@@ -1,7 +1,7 @@
 """The model session: which model the worker holds and how far its loading has come.
 
 It resolves the start-up model in the background, follows the worker's load, keeps the model's
-state ("none", "loading", "ready", "failed") with the status the window shows for it, and hands
+state (`ModelState`) with the status the window shows for it, and hands
 the cache budget to the engine. Progress of the start-up resolve is reported from the worker
 thread, so `modelStatus` may be emitted there: connect it to methods of GUI-thread QObjects.
 """
@@ -9,6 +9,7 @@ thread, so `modelStatus` may be emitted there: connect it to methods of GUI-thre
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -24,9 +25,18 @@ from app.settings import Preferences
 ModelResolver = Callable[[Callable[[str, int, int], None]], Path]
 
 
+class ModelState(StrEnum):
+    """How far the model has come. A StrEnum: the status payload and what reads it as text
+    (logs, a test's output) keep the words they always had."""
+
+    NONE = "none"
+    LOADING = "loading"
+    READY = "ready"
+    FAILED = "failed"
+
+
 class ModelSession(QObject):
-    # {"state": "loading"|"ready"|"failed", "model_id", "message", "done", "total",
-    #  "context_length"}
+    # {"state": a ModelState, "model_id", "message", "done", "total", "context_length"}
     modelStatus = Signal(object)
     notice = Signal(str)  # a load failed: a message for the person
 
@@ -42,13 +52,13 @@ class ModelSession(QObject):
         self.preferences = preferences
         self._resolver = model_resolver
         self.model_info: dict[str, Any] | None = None
-        self.model_state = "none"
+        self.model_state = ModelState.NONE
         # The window shows this before start() runs, so a model about to load never reads as
         # "no model" for a frame.
-        self.last_model_status: dict[str, Any] = _status("none")
+        self.last_model_status: dict[str, Any] = _status(ModelState.NONE)
         if model_resolver is not None:
-            self.model_state = "loading"
-            self.last_model_status = _status("loading", message="Preparing the model…")
+            self.model_state = ModelState.LOADING
+            self.last_model_status = _status(ModelState.LOADING, message="Preparing the model…")
         worker.loadStarted.connect(self._on_load_started)
         worker.loadProgress.connect(self._on_load_progress)
         worker.modelLoaded.connect(self._on_model_loaded)
@@ -64,7 +74,7 @@ class ModelSession(QObject):
         if self._resolver is None:
             return
         resolver = self._resolver
-        self._set_model_state("loading", message="Preparing the model…")
+        self._set_model_state(ModelState.LOADING, message="Preparing the model…")
 
         def resolve(_engine: EngineLike | None) -> Path:
             return resolver(self._report_progress)
@@ -83,12 +93,12 @@ class ModelSession(QObject):
         self.worker.call(partial(_apply_disk_budget, budget_bytes))
 
     def _report_progress(self, stage: str, done: int, total: int) -> None:
-        self._set_model_state("loading", message=stage, done=done, total=total)
+        self._set_model_state(ModelState.LOADING, message=stage, done=done, total=total)
 
     def _resolve_failed(self, message: str) -> None:
-        self._set_model_state("failed", message=message)
+        self._set_model_state(ModelState.FAILED, message=message)
 
-    def _set_model_state(self, state: str, **fields: Any) -> None:
+    def _set_model_state(self, state: ModelState, **fields: Any) -> None:
         self.model_state = state
         self.last_model_status = _status(state, **fields)
         self.modelStatus.emit(self.last_model_status)
@@ -96,12 +106,13 @@ class ModelSession(QObject):
     @Slot(str)
     def _on_load_started(self, path: str) -> None:
         self.model_info = None
-        self._set_model_state("loading", message=f"Loading {Path(path).name}…")
+        self._set_model_state(ModelState.LOADING, message=f"Loading {Path(path).name}…")
 
     @Slot(object)
     def _on_load_progress(self, progress: dict) -> None:
         self._set_model_state(
-            "loading", message=progress["stage"], done=progress["done"], total=progress["total"]
+            ModelState.LOADING,
+            message=progress["stage"], done=progress["done"], total=progress["total"],
         )
 
     @Slot(object)
@@ -114,7 +125,7 @@ class ModelSession(QObject):
         if disk_budget is not None:  # else the engine's default, worked out on the worker
             self.worker.call(partial(_apply_disk_budget, disk_budget))
         self._set_model_state(
-            "ready",
+            ModelState.READY,
             model_id=info.get("model_id"),
             message=f"{info.get('model_id')} is ready",
             context_length=info.get("context_length"),
@@ -126,7 +137,7 @@ class ModelSession(QObject):
     @Slot(object)
     def _on_load_failed(self, failure: WorkerFailure) -> None:
         self.model_info = None
-        self._set_model_state("failed", message=failure.message)
+        self._set_model_state(ModelState.FAILED, message=failure.message)
         self.notice.emit(f"The model could not be loaded: {failure.message}")
 
 
@@ -140,5 +151,5 @@ def _apply_disk_budget(budget_bytes: int, engine: EngineLike | None) -> None:
         engine.disk_budget_bytes = budget_bytes
 
 
-def _status(state: str, **fields: Any) -> dict[str, Any]:
+def _status(state: ModelState, **fields: Any) -> dict[str, Any]:
     return {"state": state, "model_id": None, "message": "", "done": 0, "total": 0, **fields}

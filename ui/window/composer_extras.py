@@ -20,6 +20,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QDragEnterEvent
 
 from app.chat.image_attach import ImageAttached, ScannedPdf, is_image_path, model_sight
+from app.generation.model_session import ModelState
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
 from ui.chat.draft_attachments import stored_image
@@ -148,7 +149,7 @@ class ComposerExtras(QObject):
         window.composer.set_model_sight(sight.blind, sight.refusal)
         window.chat_view.set_model_sight(sight.blind, sight.refusal)
         drafted = window.composer.attached.image_views()
-        if drafted and cid is not None and window.controller.model_state == "ready":
+        if drafted and cid is not None and window.controller.model_state == ModelState.READY:
             # Counted for the model loaded when they were attached: count them for this one.
             window.controller.counts.recount_images(cid, [stored_image(v) for v in drafted])
         info = window.controller.model_info or {}

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
+from app.generation.model_session import ModelState
+
 if TYPE_CHECKING:
     from ui.chat.composer import Composer
     from ui.window.models import WindowModels
@@ -34,14 +36,14 @@ class ModelStatusPresenter(QObject):
     @Slot(object)
     def show_status(self, status: dict[str, Any]) -> None:
         state = status.get("state")
-        if state == "ready":
+        if state == ModelState.READY:
             self._composer.set_enabled_reason(None)
             self.ready.emit()
             focused = QApplication.focusWidget()
             if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
                 self._composer.edit.setFocus()  # typing goes where it is expected
             status = {**status, "model_id": self._models.display_name(status.get("model_id"))}
-        elif state == "loading":
+        elif state == ModelState.LOADING:
             stage = str(status.get("message") or "Loading the model").rstrip(".…")
             self._composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
         else:

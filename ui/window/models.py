@@ -16,6 +16,7 @@ from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import QWidget
 
 from app.async_tasks import spawn
+from app.generation.model_session import ModelState
 from app.remote.connections import is_remote
 
 if TYPE_CHECKING:
@@ -75,7 +76,7 @@ class WindowModels(QObject):
             return False
         if conversation_id is not None:
             self._controller.update_settings(conversation_id, model_id=info.path.name)
-        ready = self._controller.model_state == "ready"
+        ready = self._controller.model_state == ModelState.READY
         if loaded.get("model_id") != info.path.name or not ready:
             self._controller.load_model(info.path)
         return True

@@ -9,6 +9,7 @@ from typing import Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
+from app.generation.model_session import ModelState
 from app.sizes import format_bytes
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.theme import em
@@ -59,8 +60,8 @@ class StatusPanel(QWidget):
     def set_model_status(self, status: dict[str, Any]) -> None:
         state = status.get("state")
         message = str(status.get("message") or "")
-        self._loading = state == "loading"
-        if state == "ready":
+        self._loading = state == ModelState.LOADING
+        if state == ModelState.READY:
             context = status.get("context_length")
             self.model_label.setText(str(status.get("model_id") or "Model ready"))
             self._weights_form = str(status.get("weights_form") or "")
@@ -71,7 +72,7 @@ class StatusPanel(QWidget):
                 *runs,
             ]))
             self.progress.hide()
-        elif state == "loading":
+        elif state == ModelState.LOADING:
             self.model_label.setText(message or "Loading the model…")
             self.model_label.setToolTip("The model is loading; you can read and search meanwhile")
             self._show_progress(int(status.get("done") or 0), int(status.get("total") or 0))

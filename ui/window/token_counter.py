@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
+from app.generation.model_session import ModelState
+
 if TYPE_CHECKING:
     from ui.window.window_host import ChatPane
 
@@ -42,7 +44,7 @@ class TokenCounter(QObject):
     @Slot()
     def _request(self) -> None:
         cid, controller = self._window.current_conversation_id, self._window.controller
-        if cid is not None and controller.model_state == "ready":
+        if cid is not None and controller.model_state == ModelState.READY:
             composer = self._window.composer
             controller.counts.request_token_count(cid, composer.text(), composer.attachments())
 
