@@ -26,6 +26,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.chat import tool_payloads, tool_turns
 from app.chat.tool_choice import chat_tools
+from app.chat.tool_payloads import ToolWait
 from app.chat.tool_runs import ToolRun, ToolRunner
 from app.mcp.approvals import ToolApprovals
 from app.mcp.results import ToolFailure, ToolResult, cap_text, result_cap
@@ -50,7 +51,7 @@ class _Turn:
     tool: ToolInfo | None = None
     run: ToolRun | None = None
     started: float = 0.0
-    waiting: str = ""  # "approval", "running", "limit" or ""
+    waiting: ToolWait | None = None  # None: nothing (yet), or the card is done with
     ask_always: bool = False  # ask before each call even under "always" (a resumed turn)
     reused: dict[str, Message] = field(default_factory=dict)  # results to copy, by call id
     approved: set[str] = field(default_factory=set)  # calls the person already said to run
@@ -97,10 +98,10 @@ class ToolFlow(QObject):
         """What the chat waits for now, as its card shows it (the payload of `approvalNeeded`,
         `callRunning` or `limitReached` with "waiting" added), or None."""
         turn = self._turns.get(conversation_id)
-        if turn is None or not turn.waiting:
+        if turn is None or turn.waiting is None:
             return None
-        if turn.waiting == "limit":
-            return {"waiting": "limit", **self._limit_payload(turn)}
+        if turn.waiting is ToolWait.LIMIT:
+            return {"waiting": ToolWait.LIMIT, **self._limit_payload(turn)}
         return {"waiting": turn.waiting, **self._call_payload(turn)}
 
     def is_running(self, conversation_id: int) -> bool:
@@ -144,7 +145,8 @@ class ToolFlow(QObject):
         """Run the call asked about; `arguments` as the person edited them (a sibling reply
         holds them when they differ); `remember` "chat" or "tool" keeps the answer."""
         turn = self._turns.get(conversation_id)
-        if turn is None or turn.waiting != "approval" or turn.call is None or turn.tool is None:
+        if (turn is None or turn.waiting is not ToolWait.APPROVAL or turn.call is None
+                or turn.tool is None):
             return
         if remember in REMEMBER:
             self.approvals.approve(turn.tool, conversation_id if remember == "chat" else None)
@@ -156,7 +158,7 @@ class ToolFlow(QObject):
     def deny(self, conversation_id: int) -> None:
         """Refuse the call asked about: the model reads that it was denied and goes on."""
         turn = self._turns.get(conversation_id)
-        if turn is None or turn.waiting != "approval" or turn.call is None:
+        if turn is None or turn.waiting is not ToolWait.APPROVAL or turn.call is None:
             return
         self._store_result(turn, ToolResult(DENIED_TEXT, ToolFailure.TOOL), denied=True)
 
@@ -169,11 +171,11 @@ class ToolFlow(QObject):
     def continue_past_limit(self, conversation_id: int) -> None:
         """Let the reply make as many calls again as the limit allows."""
         turn = self._turns.get(conversation_id)
-        if turn is not None and turn.waiting == "limit":
+        if turn is not None and turn.waiting is ToolWait.LIMIT:
             key = (conversation_id, turn.user_id)
             self._extra[key] = self._extra.get(key, 0) + self._max_calls()
             turn.limit += self._max_calls()
-            turn.waiting = ""
+            turn.waiting = None
             self.settled.emit({"conversation_id": conversation_id, "call_id": None})
             self._advance(turn)
 
@@ -258,7 +260,7 @@ class ToolFlow(QObject):
                 self._copy_result(turn, reused)
                 continue
             if turn.count >= turn.limit:
-                turn.waiting = "limit"
+                turn.waiting = ToolWait.LIMIT
                 self.limitReached.emit(self._limit_payload(turn))
                 return
             turn.call, turn.tool = call, self.tool_for(turn.conversation_id, call["name"])
@@ -273,7 +275,7 @@ class ToolFlow(QObject):
             ):
                 self._run(turn)
                 return
-            turn.waiting = "approval"
+            turn.waiting = ToolWait.APPROVAL
             self.approvalNeeded.emit(self._call_payload(turn))
             return
         del self._turns[turn.conversation_id]
@@ -281,7 +283,7 @@ class ToolFlow(QObject):
 
     def _run(self, turn: _Turn) -> None:
         assert turn.call is not None and turn.tool is not None
-        turn.waiting = "running"
+        turn.waiting = ToolWait.RUNNING
         turn.started = time.monotonic()
         self.callRunning.emit(self._call_payload(turn))
         this = turn
@@ -311,7 +313,7 @@ class ToolFlow(QObject):
         if self._saved(turn, call["id"], call["name"], shown, status, stats) is None:
             return
         turn.call = turn.tool = None
-        turn.waiting = ""
+        turn.waiting = None
         self.settled.emit({"conversation_id": turn.conversation_id, "call_id": call["id"]})
         self.conversationChanged.emit(turn.conversation_id)
         self._advance(turn)
@@ -359,7 +361,7 @@ class ToolFlow(QObject):
         turn.remaining = calls
         turn.count -= len(turn.reused)  # copied below again, counted once
         turn.call = turn.tool = None
-        turn.waiting = ""
+        turn.waiting = None
         self.conversationChanged.emit(turn.conversation_id)
         self._advance(turn)  # copies the earlier results, then runs the edited call
 

@@ -3,9 +3,18 @@ flow's state."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Any
 
 from app.mcp.tool_info import ToolInfo
+
+
+class ToolWait(StrEnum):
+    """What a chat's tool turn waits for. A StrEnum: the card's style sheet reads its value."""
+
+    APPROVAL = "approval"  # the person's Run or Deny
+    RUNNING = "running"  # the call to end
+    LIMIT = "limit"  # the person's Continue past the reply's call limit
 
 
 def call_payload(

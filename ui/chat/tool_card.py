@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.chat.tool_payloads import ToolWait
 from ui.chat.tool_names import server_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
@@ -47,7 +48,7 @@ class ToolCard(QFrame):
         self.setAccessibleName("Tool call")
         # As tall as its content, like the messages above it (the chat's spare room is not its).
         self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
-        self.state = ""
+        self.state: ToolWait | None = None
         self._call_id: str | None = None
         self.title = plain_label()
         self.title.setObjectName("ToolCardTitle")
@@ -111,7 +112,8 @@ class ToolCard(QFrame):
 
     def ask(self, call: Mapping[str, Any]) -> None:
         """Ask before running `call` (ToolFlow's approvalNeeded payload)."""
-        self._show_call("approval", call, f"Run {call['tool']} from {server_text(call['server'])}?")
+        title = f"Run {call['tool']} from {server_text(call['server'])}?"
+        self._show_call(ToolWait.APPROVAL, call, title)
         self.arguments.setReadOnly(False)
         self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
         notes = []
@@ -127,7 +129,7 @@ class ToolCard(QFrame):
         self.run_button.setFocus()
 
     def show_running(self, call: Mapping[str, Any]) -> None:
-        self._show_call("running", call, "")
+        self._show_call(ToolWait.RUNNING, call, "")
         self._running_title = f"Running {call['tool']} on {server_text(call['server'])}"
         self.arguments.setReadOnly(True)
         self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
@@ -138,7 +140,7 @@ class ToolCard(QFrame):
 
     def show_limit(self, count: int, limit: int) -> None:
         """The reply made `count` calls, the most one reply may make before asking."""
-        self._set_state("limit")
+        self._set_state(ToolWait.LIMIT)
         self._call_id = None
         self.title.setText(f"This reply has made {count} tool calls (the limit is {limit}).")
         self.description.setText("Continue lets it make more; Stop here ends the reply.")
@@ -148,11 +150,11 @@ class ToolCard(QFrame):
 
     def clear(self) -> None:
         self._tick.stop()
-        self._set_state("")
+        self._set_state(None)
         self._call_id = None
         self.hide()
 
-    def _show_call(self, state: str, call: Mapping[str, Any], title: str) -> None:
+    def _show_call(self, state: ToolWait, call: Mapping[str, Any], title: str) -> None:
         self._tick.stop()
         self._set_state(state)
         self._call_id = call.get("call_id")
@@ -163,15 +165,15 @@ class ToolCard(QFrame):
         self.problem.hide()
         self.show()
 
-    def _set_state(self, state: str) -> None:
+    def _set_state(self, state: ToolWait | None) -> None:
         self.state = state
-        asking = state == "approval"
+        asking = state is ToolWait.APPROVAL
         for button in (self.run_button, self.deny_button, self.always_chat, self.always_tool):
             button.setVisible(asking)
-        self.cancel_button.setVisible(state == "running")
-        self.continue_button.setVisible(state == "limit")
-        self.stop_button.setVisible(state == "limit")
-        self.setProperty("state", state)
+        self.cancel_button.setVisible(state is ToolWait.RUNNING)
+        self.continue_button.setVisible(state is ToolWait.LIMIT)
+        self.stop_button.setVisible(state is ToolWait.LIMIT)
+        self.setProperty("state", "" if state is None else state.value)  # theme.qss reads it
         self.style().unpolish(self)
         self.style().polish(self)
 
@@ -195,7 +197,7 @@ class ToolCard(QFrame):
         return value
 
     def _check_arguments(self) -> None:
-        if self.state != "approval":
+        if self.state is not ToolWait.APPROVAL:
             return
         problem = self._parsed_arguments()
         bad = isinstance(problem, str)

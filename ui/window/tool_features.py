@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Slot
 
 from app.chat.tool_choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
+from app.chat.tool_payloads import ToolWait
 from app.chat.tool_session import approval_text
 from app.remote.connections import is_remote
 from app.store.conversations import StoreError
@@ -73,9 +74,9 @@ class ToolFeatures(QObject):
         pending = None if cid is None else self.flow.pending(cid)
         if pending is None:
             self.card.clear()
-        elif pending["waiting"] == "approval":
+        elif pending["waiting"] is ToolWait.APPROVAL:
             self.card.ask(pending)
-        elif pending["waiting"] == "running":
+        elif pending["waiting"] is ToolWait.RUNNING:
             self.card.show_running(pending)
         else:
             self.card.show_limit(pending["count"], pending["limit"])

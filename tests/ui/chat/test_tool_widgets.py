@@ -87,10 +87,11 @@ def test_running_shows_cancel_and_the_limit_shows_continue(qtbot: QtBot) -> None
         card.cancel_button.click()
     card.show_limit(8, 8)
     assert "8 tool calls" in card.title.text() and card.continue_button.isVisible()
+    assert card.property("state") == "limit"  # what theme.qss colours the card's border by
     with qtbot.waitSignal(card.continueRequested):
         card.continue_button.click()
     card.clear()
-    assert card.isHidden()
+    assert card.isHidden() and card.property("state") == ""
 
 
 def test_a_result_opens_folded_and_unfolds(qtbot: QtBot) -> None:
