@@ -25,17 +25,18 @@ from typing import Any
 
 from app.importers import run
 from app.importers.archive import write_archive
+from app.importers.writer import ImportStatus
 from app.paths import AppPaths
 from app.store.conversations import Store
 from app.store.database_file import snapshot
 from app.store.records import StoreError
 
 _DONE = {
-    "imported": "imported",
-    "updated": "updated",
-    "unchanged": "unchanged",
-    "skipped": "skipped",
-    "refused": "REFUSED",
+    ImportStatus.IMPORTED: "imported",
+    ImportStatus.UPDATED: "updated",
+    ImportStatus.UNCHANGED: "unchanged",
+    ImportStatus.SKIPPED: "skipped",
+    ImportStatus.REFUSED: "REFUSED",
 }
 
 
@@ -91,9 +92,9 @@ def _store_for(database: Path, dry_run: bool) -> Iterator[Store | None]:
 
 def _print_outcome(outcome: Any) -> None:
     line = f"{_DONE[outcome.status]:<10} {outcome.title or outcome.where}"
-    if outcome.status == "updated":
+    if outcome.status is ImportStatus.UPDATED:
         line += f" ({outcome.new_messages} new messages)"
-    elif outcome.status == "imported":
+    elif outcome.status is ImportStatus.IMPORTED:
         line += f" ({outcome.new_messages} messages)"
     if outcome.reason:
         line += f": {outcome.reason}"

@@ -18,6 +18,7 @@ from app.importers import detect, writer
 from app.importers.entries import Entry, RefusedEntry
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import open_source
+from app.importers.writer import ImportStatus
 from app.store.conversations import Store
 
 Progress = Callable[[writer.Outcome], None]
@@ -33,7 +34,7 @@ class InputReport:
     @property
     def failed(self) -> bool:
         """Unreadable, or every conversation in it refused."""
-        refused = [o for o in self.outcomes if o.status == "refused"]
+        refused = [o for o in self.outcomes if o.status is ImportStatus.REFUSED]
         return self.error is not None or (bool(refused) and len(refused) == len(self.outcomes))
 
 
@@ -65,15 +66,16 @@ class ImportReport:
         outcomes = self.outcomes
         by_status = Counter(o.status for o in outcomes)
         return ImportCounts(
-            by_status["imported"], by_status["updated"], by_status["unchanged"],
-            by_status["skipped"], by_status["refused"],
-            sum(o.new_messages for o in outcomes if o.status != "refused"),
+            by_status[ImportStatus.IMPORTED], by_status[ImportStatus.UPDATED],
+            by_status[ImportStatus.UNCHANGED], by_status[ImportStatus.SKIPPED],
+            by_status[ImportStatus.REFUSED],
+            sum(o.new_messages for o in outcomes if o.status is not ImportStatus.REFUSED),
         )
 
     def written(self) -> frozenset[int]:
         """The conversations this import added or added messages to."""
         return frozenset(o.conversation_id for o in self.outcomes if o.conversation_id is not None
-                         and o.status in ("imported", "updated"))
+                         and o.status in (ImportStatus.IMPORTED, ImportStatus.UPDATED))
 
 
 @dataclass(slots=True)
@@ -131,7 +133,7 @@ def _import_input(
         if cancel is not None and cancel.is_set():
             return True
         if isinstance(entry, RefusedEntry):
-            outcome = writer.Outcome("refused", entry.where, entry.title, None,
+            outcome = writer.Outcome(ImportStatus.REFUSED, entry.where, entry.title, None,
                                      entry.source_id, reason=entry.reason)
         elif only is not None and (entry.source_format, entry.source_id) not in only:
             continue
@@ -166,4 +168,5 @@ def read_entries(item: InputReading) -> Iterator[Entry]:
         if not item.outcomes:
             item.error = str(exc)
         else:
-            item.outcomes.append(writer.Outcome("refused", path.name, reason=str(exc)))
+            item.outcomes.append(
+                writer.Outcome(ImportStatus.REFUSED, path.name, reason=str(exc)))

@@ -19,8 +19,9 @@ import re
 import sqlite3
 import time
 from dataclasses import dataclass, replace
+from enum import StrEnum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from app.images.store import ImageError, ImageStore
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
@@ -28,17 +29,27 @@ from app.store.conversations import Store
 from app.store.provenance import imported_provenance
 from app.store.records import StoreError, check_optional_text, check_text, dump_mapping
 
-Status = Literal["imported", "updated", "unchanged", "skipped", "refused"]
 FILES_DIR = "imported-files"
 _NO_MESSAGES = "It has no messages."
 _DELETED = "It was imported before and then deleted."
+
+
+class ImportStatus(StrEnum):
+    """How one conversation of an import ended. A StrEnum: `branchwise import --json` writes
+    its value."""
+
+    IMPORTED = "imported"
+    UPDATED = "updated"  # known already: only its new messages were added
+    UNCHANGED = "unchanged"  # known already, with nothing new
+    SKIPPED = "skipped"  # no messages, or imported before and deleted since
+    REFUSED = "refused"  # the store could not take it (or its entry could not be read)
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What happened to one conversation (or one refused entry) of an import."""
 
-    status: Status
+    status: ImportStatus
     where: str
     title: str | None = None
     source_format: str | None = None
@@ -80,13 +91,12 @@ def plan(store: Store | None, conversation: ImportedConversation, where: str) ->
     """What `write` would do, without writing (the dry run)."""
     outcome = _outcome(conversation, where)
     if not conversation.messages:
-        return replace(outcome, status="skipped", reason=_NO_MESSAGES)
+        return replace(outcome, status=ImportStatus.SKIPPED, reason=_NO_MESSAGES)
     row, known = (None, set()) if store is None else _existing(store, conversation)
     if row is not None and row[1] is not None:
-        return replace(outcome, status="skipped", reason=_DELETED)
+        return replace(outcome, status=ImportStatus.SKIPPED, reason=_DELETED)
     new = sum(1 for m in conversation.messages if m.source_id not in known)
-    status: Status = "imported" if row is None else ("updated" if new else "unchanged")
-    return replace(outcome, status=status, new_messages=new)
+    return replace(outcome, status=_new_or_updated(row is None, new), new_messages=new)
 
 
 def write(
@@ -96,7 +106,7 @@ def write(
     store cannot hold) leaves nothing of it behind."""
     outcome = _outcome(conversation, where)
     if not conversation.messages:
-        return replace(outcome, status="skipped", reason=_NO_MESSAGES)
+        return replace(outcome, status=ImportStatus.SKIPPED, reason=_NO_MESSAGES)
     files = store.path.parent / FILES_DIR
     conversation_id: int | None = None
     try:
@@ -109,7 +119,7 @@ def write(
                 (conversation.source_format, conversation.source_id),
             ).fetchone()
             if found is not None and found[1] is not None:
-                return replace(outcome, status="skipped", reason=_DELETED)
+                return replace(outcome, status=ImportStatus.SKIPPED, reason=_DELETED)
             conversation_id = (
                 _insert_conversation(db, conversation, batch_id) if found is None
                 else int(found[0])
@@ -118,9 +128,10 @@ def write(
                 db, conversation_id, conversation, rows, batch_id, new=found is None
             )
     except StoreError as exc:
-        return replace(outcome, status="refused", reason=str(exc), conversation_id=conversation_id)
-    status: Status = "imported" if found is None else ("updated" if added else "unchanged")
-    return replace(outcome, status=status, new_messages=added, conversation_id=conversation_id)
+        return replace(outcome, status=ImportStatus.REFUSED, reason=str(exc),
+                       conversation_id=conversation_id)
+    return replace(outcome, status=_new_or_updated(found is None, added), new_messages=added,
+                   conversation_id=conversation_id)
 
 
 def undo_batch(store: Store, batch_id: int) -> UndoResult:
@@ -163,8 +174,15 @@ def undo_batch(store: Store, batch_id: int) -> UndoResult:
     return UndoResult(removed, len(doomed), len(keep), frozenset(conversations))
 
 
+def _new_or_updated(new: bool, added: int) -> ImportStatus:
+    """A conversation not known before is imported; a known one updated by the messages added."""
+    if new:
+        return ImportStatus.IMPORTED
+    return ImportStatus.UPDATED if added else ImportStatus.UNCHANGED
+
+
 def _outcome(conversation: ImportedConversation, where: str) -> Outcome:
-    return Outcome("imported", where, conversation.title, conversation.source_format,
+    return Outcome(ImportStatus.IMPORTED, where, conversation.title, conversation.source_format,
                    conversation.source_id, warnings=tuple(conversation.warnings))
 
 

@@ -151,7 +151,7 @@ class ImportChatsDialog(QDialog):
         )
 
     def _on_progress(self, outcome: writer.Outcome) -> None:
-        if outcome.status != "refused":
+        if outcome.status is not writer.ImportStatus.REFUSED:
             self._done += 1
             self.progress.setValue(min(self._done, self._total))
         if self.operation.cancelled:

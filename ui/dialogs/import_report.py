@@ -19,25 +19,25 @@ from PySide6.QtWidgets import (
 )
 
 from app.importers import run
-from app.importers.writer import Outcome
+from app.importers.writer import ImportStatus, Outcome
 
 _STATUS_NAMES = {
-    "imported": "Imported",
-    "updated": "Updated",
-    "unchanged": "Unchanged",
-    "skipped": "Skipped",
-    "refused": "Refused",
+    ImportStatus.IMPORTED: "Imported",
+    ImportStatus.UPDATED: "Updated",
+    ImportStatus.UNCHANGED: "Unchanged",
+    ImportStatus.SKIPPED: "Skipped",
+    ImportStatus.REFUSED: "Refused",
 }
 
 
 def outcome_detail(outcome: Outcome) -> str:
     """The row's last column: how many messages, or why not."""
     status, count = outcome.status, outcome.new_messages
-    if status == "imported":
+    if status is ImportStatus.IMPORTED:
         return f"{count:,} message{'' if count == 1 else 's'}"
-    if status == "updated":
+    if status is ImportStatus.UPDATED:
         return f"{count:,} new message{'' if count == 1 else 's'}"
-    if status == "unchanged":
+    if status is ImportStatus.UNCHANGED:
         return outcome.reason or "Already here: nothing new."
     return outcome.reason
 

@@ -122,7 +122,7 @@ class HistoryImport(QObject):
         self.update_undo_action()
         window = self._window
         new = [o.conversation_id for o in report.outcomes
-               if o.status == "imported" and o.conversation_id is not None]
+               if o.status is writer.ImportStatus.IMPORTED and o.conversation_id is not None]
         cid = window.current_conversation_id
         if new and (cid is None or window.is_empty(cid)):
             window.open_conversation(new[0])  # rather than the empty chat the app opened with
