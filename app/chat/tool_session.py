@@ -41,7 +41,7 @@ class ServerInfo:
 
     name: str
     label: str
-    status: str
+    status: ServerStatus
     command: str
     enabled: bool
     tools: tuple[str, ...]
@@ -139,7 +139,7 @@ class ToolSession(QObject):
         for spec in self.config.servers.values():
             state = states.get(spec.name, ServerState(spec.name, ServerStatus.STOPPED))
             infos.append(ServerInfo(
-                spec.name, spec.name, state.status.value,
+                spec.name, spec.name, state.status,
                 display_command(spec) if spec.problem is None else spec.problem,
                 spec.enabled, tuple(t.name for t in state.tools), state.error or spec.problem,
                 state.stderr_tail, spec.name not in known,
@@ -147,8 +147,8 @@ class ToolSession(QObject):
         return infos
 
     def builtin_info(self) -> ServerInfo:
-        return ServerInfo(BUILTIN_SERVER, server_label(BUILTIN_SERVER), "ready", "", True,
-                          ("search_conversations",), None, (), False)
+        return ServerInfo(BUILTIN_SERVER, server_label(BUILTIN_SERVER), ServerStatus.READY, "",
+                          True, ("search_conversations",), None, (), False)
 
     def approval_list(self) -> list[Approval]:
         return self.approvals.approvals()

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
+from app.mcp.server_state import ServerStatus
 from ui.text.plain_text import literal, menu_text
 
 _MAX_TOOLS_LISTED = 12
@@ -23,7 +24,7 @@ class ServerChoice:
 
     name: str
     label: str
-    status: str  # "ready", "starting", "failed" or "stopped"
+    status: ServerStatus
     tools: tuple[str, ...]
     chosen: bool
 
@@ -57,7 +58,8 @@ class ToolsButton(QToolButton):
         if not self._servers:
             empty = self._menu.addAction("No tools are set up (Preferences › Tools).")
             empty.setEnabled(False)
-        tools = sum(len(s.tools) for s in self._servers if s.chosen and s.status == "ready")
+        tools = sum(len(s.tools) for s in self._servers
+                    if s.chosen and s.status == ServerStatus.READY)
         # A count only where the model is offered them: a template without tools gets none.
         self.setText(f"Tools · {tools}" if tools and off_reason is None else "Tools")
         self.setEnabled(off_reason is None)
@@ -72,7 +74,7 @@ class ToolsButton(QToolButton):
             self.setAccessibleDescription(tip)
 
     def _add_server(self, server: ServerChoice) -> None:
-        state = "" if server.status == "ready" else f" ({server.status})"
+        state = "" if server.status == ServerStatus.READY else f" ({server.status})"
         action = QAction(menu_text(server.label + state), self._menu)
         action.setCheckable(True)
         action.setChecked(server.chosen)

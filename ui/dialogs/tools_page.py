@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.mcp.server_state import ServerStatus
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.theme import em, scale_font
 
@@ -33,7 +34,7 @@ from ui.widgets.theme import em, scale_font
 @dataclass(frozen=True)
 class ServerRow:
     name: str
-    status: str  # "stopped", "starting", "ready" or "failed"
+    status: ServerStatus
     command: str  # as it runs, environment and header values masked
     enabled: bool
     tools: tuple[str, ...] = ()
@@ -50,14 +51,15 @@ class ApprovalRow:
 
 
 def status_text(row: ServerRow) -> str:
-    if row.status == "ready":
+    if row.status == ServerStatus.READY:
         count = len(row.tools)
         return f"Ready · {count} tool{'s' if count != 1 else ''}"
-    if row.status == "failed":
+    if row.status == ServerStatus.FAILED:
         return "Failed" + (f": {row.error}" if row.error else "")
     if row.never_started:
         return "Not started yet: check the command below, then Start."
-    return {"starting": "Starting…", "stopped": "Stopped"}.get(row.status, row.status)
+    names = {ServerStatus.STARTING: "Starting…", ServerStatus.STOPPED: "Stopped"}
+    return names.get(row.status, row.status)
 
 
 class ToolsPage(QWidget):
@@ -162,12 +164,12 @@ class _ServerFrame(QFrame):
     def __init__(self, row: ServerRow, in_new_chats: bool, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ServerRow")
-        self.setProperty("status", row.status)
+        self.setProperty("status", row.status.value)  # theme.qss reads it
         name = plain_label("Built-in tools" if row.built_in else row.name)
         scale_font(name, 1.0, bold=True)
         self.status = plain_label(status_text(row))
         self.status.setObjectName("ServerStatus")
-        self.status.setProperty("status", row.status)
+        self.status.setProperty("status", row.status.value)
         self.status.setWordWrap(True)
         self.enabled = QCheckBox("Enabled")
         self.enabled.setChecked(row.enabled)
@@ -196,12 +198,12 @@ class _ServerFrame(QFrame):
         layout.setSpacing(em(self, 0.2))
         layout.addLayout(top)
         layout.addWidget(self.command)
-        if row.status == "ready" and row.tools:
+        if row.status == ServerStatus.READY and row.tools:
             tools = plain_label("Tools: " + ", ".join(row.tools))
             tools.setObjectName("ServerTools")
             tools.setWordWrap(True)
             layout.addWidget(tools)
-        if row.status == "failed" and row.stderr_tail:
+        if row.status == ServerStatus.FAILED and row.stderr_tail:
             self.stderr = plain_label("\n".join(row.stderr_tail))
             self.stderr.setObjectName("ServerStderr")
             self.stderr.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -145,8 +145,9 @@ class ToolFeatures(QObject):
 
     def server_rows(self) -> list[ServerRow]:
         built_in = self.session.builtin_info()
-        rows = [ServerRow(built_in.name, "ready", "Built into Branchwise: your conversations",
-                          True, built_in.tools, built_in=True)]
+        rows = [ServerRow(built_in.name, built_in.status,
+                          "Built into Branchwise: your conversations", True, built_in.tools,
+                          built_in=True)]
         return rows + [ServerRow(i.name, i.status, i.command, i.enabled, i.tools, i.error,
                                  i.stderr_tail, i.never_started)
                        for i in self.session.server_infos()]

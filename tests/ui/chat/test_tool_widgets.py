@@ -8,6 +8,7 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.mcp.server_state import ServerStatus
 from app.mcp.tool_info import ToolLabel
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView, calls_summary, result_summary
@@ -137,8 +138,8 @@ def test_the_tools_button_lists_servers_and_says_why_it_is_off(qtbot: QtBot) -> 
     button = ToolsButton()
     qtbot.addWidget(button)
     button.set_servers([
-        ServerChoice("branchwise", "Built in", "ready", ("search_conversations",), True),
-        ServerChoice("w&x", "w&x", "failed", (), False),
+        ServerChoice("branchwise", "Built in", ServerStatus.READY, ("search_conversations",), True),
+        ServerChoice("w&x", "w&x", ServerStatus.FAILED, (), False),
     ])
     assert button.isEnabled() and button.text() == "Tools · 1"
     texts = [a.text() for a in button.menu().actions()]
