@@ -23,12 +23,21 @@ import signal
 import threading
 import time
 from collections.abc import Callable
+from enum import Enum, auto
 from multiprocessing.connection import Connection, wait
 from typing import Any
 
 Progress = Callable[[int, int], None]
 
 _POLL_S = 0.05
+
+
+class _Sent(Enum):
+    """What the child says, first in each message it sends back (the rest, after it)."""
+
+    PROGRESS = auto()  # done, total
+    DONE = auto()  # the job's result
+    FAILED = auto()  # why the job failed, for the person
 
 
 def run_isolated(
@@ -75,11 +84,11 @@ def run_isolated(
             except EOFError:
                 child.join()
                 raise failure(_death(label, child.exitcode)) from None
-            if kind == "progress" and progress is not None:
+            if kind is _Sent.PROGRESS and progress is not None:
                 progress(*values)
-            elif kind == "done":
+            elif kind is _Sent.DONE:
                 return values[0]
-            elif kind == "failed":
+            elif kind is _Sent.FAILED:
                 raise failure(values[0])
     finally:
         if child.is_alive():
@@ -116,12 +125,12 @@ def _child_main(sender: Connection, job: str, args: tuple[Any, ...], relay: bool
         function = getattr(importlib.import_module(module), name)
 
         def progress(done: int, total: int) -> None:
-            sender.send(("progress", done, total))
+            sender.send((_Sent.PROGRESS, done, total))
 
         result = function(*args, progress=progress) if relay else function(*args)
-        sender.send(("done", result))
+        sender.send((_Sent.DONE, result))
     except BaseException as error:  # the child's one duty is to say why it failed
-        sender.send(("failed", _message(error)))
+        sender.send((_Sent.FAILED, _message(error)))
     finally:
         sender.close()
 
