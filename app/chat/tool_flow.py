@@ -160,7 +160,7 @@ class ToolFlow(QObject):
         turn = self._turns.get(conversation_id)
         if turn is None or turn.waiting is not ToolWait.APPROVAL or turn.call is None:
             return
-        self._store_result(turn, ToolResult(DENIED_TEXT, ToolFailure.TOOL), denied=True)
+        self._store_result(turn, ToolResult(DENIED_TEXT, ToolFailure.DENIED))
 
     def cancel(self, conversation_id: int) -> None:
         """Cancel the call running in this chat; it ends as a cancelled (error) result."""
@@ -295,7 +295,7 @@ class ToolFlow(QObject):
 
         turn.run = self.runner.start(turn.tool, turn.call["arguments"], done)
 
-    def _store_result(self, turn: _Turn, result: ToolResult, denied: bool = False) -> None:
+    def _store_result(self, turn: _Turn, result: ToolResult) -> None:
         call = turn.call
         assert call is not None
         tool = turn.tool
@@ -308,7 +308,7 @@ class ToolFlow(QObject):
             "cut": len(result.text) - len(shown) if shown != result.text else 0,
         }
         if result.failure is not None:
-            stats["failure"] = "denied" if denied else result.failure.value
+            stats["failure"] = result.failure.value
         status = "error" if result.is_error else "complete"
         if self._saved(turn, call["id"], call["name"], shown, status, stats) is None:
             return

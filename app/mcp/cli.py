@@ -33,6 +33,7 @@ _EXIT_BY_FAILURE = {
     ToolFailure.TOOL: EXIT_FAILED,
     ToolFailure.SERVER: EXIT_FAILED,
     ToolFailure.CANCELLED: EXIT_FAILED,
+    ToolFailure.DENIED: EXIT_FAILED,  # never asked here: the command runs what it is told
     ToolFailure.BAD_ARGUMENTS: EXIT_USAGE,
     ToolFailure.TIMEOUT: EXIT_TIMEOUT,
 }

@@ -26,13 +26,15 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class ToolFailure(StrEnum):
-    """Why a call gave no usable result; the model is told so in the result text."""
+    """Why a call gave no usable result; the model is told so in the result text. A StrEnum:
+    a stored result's stats keep the value as its "failure"."""
 
     TOOL = "tool_error"  # the tool ran and reported an error
     BAD_ARGUMENTS = "bad_arguments"
     TIMEOUT = "timeout"
     SERVER = "server_error"  # not running, crashed, or broke the protocol
     CANCELLED = "cancelled"
+    DENIED = "denied"  # the person refused to run it
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.mcp.results import ToolFailure
 from ui.chat.tool_names import tool_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
@@ -30,13 +31,14 @@ from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import ToolCallView
 
 _MAX_LINES = 16
-_FAILURES = {
-    "denied": "denied",
-    "cancelled": "cancelled",
-    "timeout": "timed out",
-    "server_error": "server error",
-    "bad_arguments": "bad arguments",
-    "tool_error": "failed",
+# A stored result's "failure" is a ToolFailure's value: found by it.
+_FAILURES: dict[str, str] = {
+    ToolFailure.DENIED: "denied",
+    ToolFailure.CANCELLED: "cancelled",
+    ToolFailure.TIMEOUT: "timed out",
+    ToolFailure.SERVER: "server error",
+    ToolFailure.BAD_ARGUMENTS: "bad arguments",
+    ToolFailure.TOOL: "failed",
 }
 
 
@@ -48,10 +50,10 @@ def result_summary(tool: str, stats: Mapping[str, Any]) -> str:
     if failure:
         parts.append(_FAILURES.get(str(failure), "failed"))
     duration = stats.get("duration_s")
-    if isinstance(duration, int | float) and duration > 0 and failure != "denied":
+    if isinstance(duration, int | float) and duration > 0 and failure != ToolFailure.DENIED:
         parts.append(f"{duration:.2f} s" if duration < 10 else f"{duration:.0f} s")
     chars = stats.get("chars")
-    if isinstance(chars, int) and failure != "denied":
+    if isinstance(chars, int) and failure != ToolFailure.DENIED:
         parts.append(f"{chars:,} character{'s' if chars != 1 else ''}")
     cut = stats.get("cut")
     if isinstance(cut, int) and cut > 0:
