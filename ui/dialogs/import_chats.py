@@ -12,6 +12,7 @@ out, which answers with `show_undone`.
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,14 @@ from ui.dialogs.import_report import ImportReport
 from ui.widgets.theme import em, scale_font
 from ui.widgets.visibility import set_shown
 
-Step = str  # "reading", "preview", "importing", "report"
+
+class Step(StrEnum):
+    """Where the dialog is. A StrEnum: `stepChanged` carries it as text."""
+
+    READING = "reading"  # the files, before anything is written
+    PREVIEW = "preview"  # the conversations found, to choose from
+    IMPORTING = "importing"
+    REPORT = "report"  # what the import did, or why it could not go on
 
 
 class ImportChatsDialog(QDialog):
@@ -50,7 +58,7 @@ class ImportChatsDialog(QDialog):
         self.setAccessibleName("Import chats")
         self.paths = paths
         self.database = database
-        self.step: Step = "reading"
+        self.step = Step.READING
         self.preview: ImportPreview | None = None
         self.report: ImportReport | None = None
         self.batch_id: int | None = None
@@ -94,7 +102,7 @@ class ImportChatsDialog(QDialog):
         layout.addWidget(self.buttons)
         self.resize(em(self, 46), em(self, 32))
         names = ", ".join(p.name for p in paths)
-        self._show_step("reading", f"Reading {names}… Nothing is written yet.")
+        self._show_step(Step.READING, f"Reading {names}… Nothing is written yet.")
         self.progress.setRange(0, 0)  # busy: the number of conversations is not known yet
         self.operation.on_success(self._on_previewed).on_failure(self._on_failed).start()
 
@@ -103,22 +111,22 @@ class ImportChatsDialog(QDialog):
     def _show_step(self, step: Step, heading: str) -> None:
         self.step = step
         self.heading.setText(heading)
-        set_shown(self.progress, step in ("reading", "importing"))
-        set_shown(self.import_button, step == "preview")
-        set_shown(self.cancel_button, step in ("reading", "preview", "importing"))
-        set_shown(self.close_button, step == "report")
-        set_shown(self.undo_button, step == "report" and self.batch_id is not None)
+        set_shown(self.progress, step in (Step.READING, Step.IMPORTING))
+        set_shown(self.import_button, step is Step.PREVIEW)
+        set_shown(self.cancel_button, step is not Step.REPORT)
+        set_shown(self.close_button, step is Step.REPORT)
+        set_shown(self.undo_button, step is Step.REPORT and self.batch_id is not None)
         self.stepChanged.emit(step)
 
     def _on_previewed(self, result: preview.Preview) -> None:
-        if self.step != "reading":
+        if self.step is not Step.READING:
             return
         self.preview = ImportPreview(result)
         self.preview.tree.itemChanged.connect(self._update_import_button)
         self.pages.addWidget(self.preview)
         self.pages.setCurrentWidget(self.preview)
         found = bool(self.preview.rows())
-        self._show_step("preview", "Untick the conversations to leave out, then Import."
+        self._show_step(Step.PREVIEW, "Untick the conversations to leave out, then Import."
                         if found else "Nothing in these files can be imported.")
         self._update_import_button()
         self.import_button.setFocus()
@@ -133,7 +141,7 @@ class ImportChatsDialog(QDialog):
 
     @Slot()
     def start_import(self) -> None:
-        if self.step != "preview" or self.preview is None or not self.preview.chosen():
+        if self.step is not Step.PREVIEW or self.preview is None or not self.preview.chosen():
             return
         chosen = self.preview.chosen()
         self._total, self._done = len(chosen), 0
@@ -141,7 +149,7 @@ class ImportChatsDialog(QDialog):
         self.progress.setRange(0, self._total)
         self.progress.setValue(0)
         self.preview.setEnabled(False)
-        self._show_step("importing", "Importing… Cancel keeps the conversations already done, "
+        self._show_step(Step.IMPORTING, "Importing… Cancel keeps the conversations already done, "
                         "each whole.")
         self.cancel_button.setEnabled(True)
         self.operation = (
@@ -164,7 +172,7 @@ class ImportChatsDialog(QDialog):
         self.report = ImportReport(report)
         self.pages.addWidget(self.report)
         self.pages.setCurrentWidget(self.report)
-        self._show_step("report", "Import cancelled." if report.cancelled else
+        self._show_step(Step.REPORT, "Import cancelled." if report.cancelled else
                         "Import finished.")
         self.close_button.setDefault(True)
         self.imported.emit(report)
@@ -172,14 +180,14 @@ class ImportChatsDialog(QDialog):
     def _on_failed(self, failure: Failure) -> None:
         """A failure the import could not put into a report: said in words, nothing half-done
         (each conversation is one transaction)."""
-        self._show_step("report", f"The import could not go on: {failure.message}")
+        self._show_step(Step.REPORT, f"The import could not go on: {failure.message}")
 
     # -- cancel and undo --------------------------------------------------------------------
 
     @Slot()
     def cancel(self) -> None:
         """While importing: stop after the conversation being written. Before: close."""
-        if self.step == "importing":
+        if self.step is Step.IMPORTING:
             self.operation.cancel()
             self.cancel_button.setEnabled(False)
             self.heading.setText("Cancelling after the conversation being written…")
@@ -202,15 +210,15 @@ class ImportChatsDialog(QDialog):
         if result.kept_messages:
             text += (f" {result.kept_messages:,} imported messages stay: you continued from "
                      "them.")
-        self._show_step("report", text)
+        self._show_step(Step.REPORT, text)
 
     def reject(self) -> None:
         # Esc or the window's close box while importing cancels instead of leaving the import
         # running unseen; the dialog stays to show the report. Closed while reading, the
         # preview stops.
-        if self.step == "importing":
+        if self.step is Step.IMPORTING:
             self.cancel()
             return
-        if self.step == "reading":
+        if self.step is Step.READING:
             self.operation.cancel()
         super().reject()
