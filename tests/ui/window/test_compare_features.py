@@ -162,7 +162,7 @@ def test_switching_conversation_mid_way_keeps_the_versions_marked_stopped(
         set_params(app, SAMPLED)
         send_and_wait(qtbot, app, "Hello there")
         ctl.update_settings(window.current_conversation_id, params={**SAMPLED, "max_tokens": 3000})
-        with qtbot.waitSignal(ctl.variants.variantUpdated, timeout=30000):
+        with qtbot.waitSignal(ctl.variants.replyUpdated, timeout=30000):
             window.compare.regenerate_last(2)
         ids = ctl.variants.message_ids()
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
