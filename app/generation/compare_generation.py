@@ -174,10 +174,9 @@ class CompareGeneration(SiblingReplies):
     @Slot(object)
     def _on_preparing(self, preparing: ModelPreparing) -> None:
         found = self._column({"request_id": preparing.request_id})
-        if found is not None and self._plan is not None:
-            name = self._plan.models[found[1]].name
+        if found is not None:
             how = "beside the others" if preparing.beside else "in place of the others"
-            self.progress.emit(CompareProgress(found[1], f"Loading {name} {how}…"))
+            self.progress.emit(CompareProgress(found[1], f"Loading {self._label(found[1])} {how}…"))
 
     @Slot(object)
     def _on_prefill(self, payload: dict) -> None:
