@@ -166,21 +166,22 @@ class CompareGeneration(SiblingReplies):
     def _kept(self, run: SiblingRun, index: int) -> None:
         self.reveal()
 
-    def _column(self, payload: dict) -> tuple[SiblingRun, int] | None:
+    def _column(self, request_id: int) -> tuple[SiblingRun, int] | None:
+        """The run in progress and the column `request_id` answers (None: not this run's)."""
         run = self._run
-        index = self._requests.get(payload["request_id"])
+        index = self._requests.get(request_id)
         return None if run is None or index is None else (run, index)
 
     @Slot(object)
     def _on_preparing(self, preparing: ModelPreparing) -> None:
-        found = self._column({"request_id": preparing.request_id})
+        found = self._column(preparing.request_id)
         if found is not None:
             how = "beside the others" if preparing.beside else "in place of the others"
             self.progress.emit(CompareProgress(found[1], f"Loading {self._label(found[1])} {how}…"))
 
     @Slot(object)
     def _on_prefill(self, payload: dict) -> None:
-        found = self._column(payload)
+        found = self._column(payload["request_id"])
         if found is None:
             return
         done, total = payload["done"], payload["total"]
@@ -190,13 +191,13 @@ class CompareGeneration(SiblingReplies):
 
     @Slot(object)
     def _on_tokens(self, payload: dict) -> None:
-        found = self._column(payload)
+        found = self._column(payload["request_id"])
         if found is not None:
             self._on_text(*found, payload["text"], payload.get("reasoning", ""))
 
     @Slot(object)
     def _on_finished(self, payload: dict) -> None:
-        found = self._column(payload)
+        found = self._column(payload["request_id"])
         if found is None:
             return
         run, index = found
@@ -212,7 +213,7 @@ class CompareGeneration(SiblingReplies):
 
     @Slot(object)
     def _on_failed(self, payload: dict) -> None:
-        found = self._column(payload)
+        found = self._column(payload["request_id"])
         if found is None or self._plan is None:
             return
         run, index = found

@@ -159,6 +159,16 @@ class InferenceWorker(QObject):
         traceback)."""
         self._queue.put(EngineCall(fn, on_done, on_error))
 
+    def call_held(
+        self,
+        fn: Callable[[dict[str, EngineLike]], Any],
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        """As `call`, with the engine of every model held by its model id (the main first)."""
+        self.call(lambda _main: fn({r.model_id: r.engine for r in self._models.all()}),
+                  on_done, on_error)
+
     def call_each(self, fn: Callable[[EngineLike], Any]) -> None:
         """Run `fn(engine)` on the worker thread for every model held, the main one first:
         what concerns each model's caches (forgetting a conversation, the disk budget)."""

@@ -125,8 +125,8 @@ class ModelCompare(QObject):
             action.triggered.connect(
                 lambda _=False, w=widget: self.choose_for_message(int(w.view.id)))
 
-    @Slot()
-    def _refresh_button(self, *_args: object) -> None:
+    def _refresh_button(self, *_changed: object) -> None:
+        """Compare with… can send what Send could (it is told of a busy change, a draft's)."""
         composer = self._window.composer
         has_words = bool(composer.text().strip()) or bool(composer.attachments())
         self.button.setEnabled(has_words and composer.can_send)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from app.chat.branch_map_source import BranchMapSource
 from app.chat.branch_model import ModelFollowed
 from app.chat.compare_actions import library_model
 from app.chat.controller import ChatController
@@ -143,6 +144,14 @@ def test_models_that_fit_together_run_side_by_side_and_each_branch_keeps_its_cac
     held = ctl.worker.held_models()
     assert [(h.model_id, h.main) for h in held] == [("llama", True), ("llama-b", False)]
     assert ctl.store.active_path(cid)[-1].id == replies[0].id
+    # The branch map finds each branch, its answer included, in its own model's memory (the
+    # loaded model's caches hold only the shared question for the other one).
+    source = BranchMapSource(ctl.store, ctl.worker)
+    with qtbot.waitSignal(source.statesReady, timeout=10000) as got:
+        source.refresh(cid)
+    states = got.args[0]["states"]
+    assert states[replies[1].id]["memory_tokens"] == states[replies[0].id]["memory_tokens"]
+    assert states[replies[1].id]["memory_tokens"] > replies[1].stats["prompt_tokens"]
 
     first = _follow_up(qtbot, ctl, cid)
     assert first.model_id == "llama"
