@@ -3,7 +3,7 @@ side by side.
 
 Three ways in: the composer's *Compare with…* button beside Send (the draft goes to the models),
 the Compare button on a message of the person's, and *Compare with Other Models…* in a reply's
-regenerate menu (both: the message asked again), plus Chat › Compare Models… (Ctrl+Alt+M: the
+regenerate menu (both: the message asked again), plus Chat › Compare Models… (Ctrl+Shift+M: the
 draft if there is one, else the last message). Each opens the chooser (the chat's own model
 checked, library models, then the servers' models once they answer); its Send starts the run.
 The answers stream in the same columns as Regenerate ×N (`ui.chat.columns_view`), titled with
@@ -77,7 +77,7 @@ class ModelCompare(QObject):
         window.composer.add_beside_send(self.button)
         self.button.clicked.connect(self.choose_for_draft)
         self.action = QAction("Compare &Models…", window)  # type: ignore[arg-type]
-        self.action.setShortcut(QKeySequence("Ctrl+Alt+M"))
+        self.action.setShortcut(QKeySequence("Ctrl+Shift+M"))
         self.action.triggered.connect(self.choose)
         window.addAction(self.action)
         menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}

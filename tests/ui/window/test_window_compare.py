@@ -11,6 +11,7 @@ from functools import partial
 from pathlib import Path
 
 import pytest
+from PySide6.QtWidgets import QToolButton
 
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.library.entries import list_models, rename_model
@@ -18,6 +19,7 @@ from app.library.install import import_folder
 from app.paths import AppPaths
 from tests.tiny_models import NO_EOS, build_model
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app, set_params
+from ui.chat.message_toolbar import COMPARE_BUTTON
 from ui.main import Launched
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
@@ -106,7 +108,20 @@ def test_compare_two_models_keep_one_and_the_chat_goes_on_with_its_model(
         with qtbot.waitSignal(ctl.modelFollowed, timeout=5000):
             reply._toolbar.nav.previous_button.click()
         assert ctl.store.get_conversation(cid).model_id == "llama"
-        qtbot.waitUntil(lambda: window.models.loaded_id() == "llama", timeout=60000)
+        qtbot.waitUntil(lambda: window.models.loaded_id() == "llama"
+                        and ctl.model_state == "ready", timeout=60000)
+
+        # The Compare button on the sent message asks the models again: two more siblings.
+        user = window.chat_view.message_widget(str(path[0].id))
+        button = next(b for b in user.findChildren(QToolButton) if b.property(COMPARE_BUTTON))
+        button.click()
+        again = window.model_compare.chooser
+        again.set_checked(["llama", "llama-b"])
+        with qtbot.waitSignal(ctl.compare.ended, timeout=60000):
+            again.send_button.click()
+        siblings = ctl.store.children(path[0].id)
+        assert [m.model_id for m in siblings] == ["llama", "llama-b", "llama", "llama-b"]
+        assert [m.status for m in siblings] == ["complete"] * 4
 
 
 def test_blind_mode_hides_the_names_until_an_answer_is_kept(
