@@ -110,14 +110,16 @@ class MessageToolbar(QWidget):
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
             tip = stats_details(view.stats)
-            if view.model_name and not streaming:
+            if not stats_text and view.model_label:
+                # Imported: no stats of ours, only the model its app named (first, so a chat
+                # whose versions came from several models still says where this one came from).
+                stats_text = view.model_name or view.model_label
+                tip = (f"Written by {view.model_label} in the app it was imported from; "
+                       "continuing uses your chosen local model")
+            elif view.model_name and not streaming:
                 # Its versions were written by several models: say which wrote this one.
                 stats_text = " · ".join(p for p in (view.model_name, stats_text) if p)
                 tip = f"Written by {view.model_name}\n{tip}"
-            if not stats_text and view.model_label:
-                stats_text = view.model_label
-                tip = (f"Written by {view.model_label} in the app it was imported from; "
-                       "continuing uses your chosen local model")
             self.stats_label.setText(stats_text)
             self.stats_label.setToolTip(tip)
             set_shown(self.stats_label, bool(stats_text))
