@@ -44,7 +44,7 @@ from inference.cache.stack import CacheStack
 from inference.cache.trie import CacheTrie, Node, common_prefix_length
 
 if TYPE_CHECKING:
-    import mlx.nn as nn
+    from mlx import nn
 
 
 @dataclass(frozen=True)

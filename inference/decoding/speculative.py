@@ -36,7 +36,7 @@ from inference.decoding.draft_length import DraftLength
 from inference.decoding.prompt_lookup import PromptLookup
 
 if TYPE_CHECKING:
-    import mlx.nn as nn
+    from mlx import nn
 
     from inference.decoding.sampling import LogitsProcessor, Sampler
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import mlx.core as mx
-import mlx.nn as nn
+from mlx import nn
 
 from inference.vision.families import Family
 
