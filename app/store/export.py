@@ -89,7 +89,7 @@ class MessageRecord:
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,8 @@ class ConversationRecord:
     archived: bool
     active_leaf_id: int | None
     messages: tuple[MessageRecord, ...]
-    images: dict[str, bytes] = field(default_factory=dict)  # digest: bytes, each checked
+    # digest: bytes, each checked
+    images: dict[str, bytes] = field(default_factory=dict[str, bytes])
 
 
 def to_json(

@@ -78,7 +78,7 @@ class Message:
     tool_call_id: str | None = None
     tool_name: str | None = None
     # A reply's provenance as `app.store.provenance` writes it ({} when not recorded).
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)

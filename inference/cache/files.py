@@ -66,7 +66,7 @@ class Record:
     digest: str
     has_checkpoint: bool
     last_used: float
-    owners: list[Any] = field(default_factory=list)
+    owners: list[Any] = field(default_factory=list[Any])
 
     @property
     def file_name(self) -> str:

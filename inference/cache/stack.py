@@ -27,7 +27,7 @@ class CacheStack:
     """Per-layer caches plus the token ids they have consumed (`len(tokens)` == cache offset)."""
 
     caches: list[Any]
-    tokens: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list[int])
 
     @classmethod
     def empty(cls, model: nn.Module) -> CacheStack:

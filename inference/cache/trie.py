@@ -41,7 +41,7 @@ class Node:
     parent: Node | None
     start: int
     tokens: list[int]
-    children: dict[int, Node] = field(default_factory=dict)
+    children: dict[int, Node] = field(default_factory=lambda: {})  # Node: not defined yet here
     kv: list[Segment] | None = None
     checkpoint: list[Any] | None = None
     hot: bool = False
@@ -51,7 +51,7 @@ class Node:
     # `last_used` when the disk budget dropped this node's file: not saved again until used
     # again, or a budget smaller than one node would save and drop it forever.
     dropped_at: int | None = None
-    owners: set[Hashable] = field(default_factory=set)
+    owners: set[Hashable] = field(default_factory=set[Hashable])
 
     @property
     def end(self) -> int:

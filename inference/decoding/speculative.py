@@ -276,5 +276,5 @@ class _Progress:
     runs), `produced` the tokens handed to the caller."""
 
     pending: int
-    fed: list[int] = field(default_factory=list)
+    fed: list[int] = field(default_factory=list[int])
     produced: int = 0

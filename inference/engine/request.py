@@ -42,8 +42,8 @@ class Request:
     started: float
     # The rendered chat and its messages; None and empty for a raw prompt.
     prompt: RenderedPrompt | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    template_kwargs: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    template_kwargs: dict[str, Any] = field(default_factory=dict[str, Any])
     dropped: tuple[int, ...] = ()
     on_token: Callable[[str], None] = _no_text
     on_progress: Callable[[int, int], None] = _no_progress
@@ -53,7 +53,7 @@ class Request:
     # With tools offered: the tool-call format the reply is read in, the schemas (which type
     # some formats' values), and whether the prompt left a reasoning block open.
     tool_format: str | None = None
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     starts_thinking: bool = False
     # With images: where each image's tokens lie, and the key the branch cache stores the
     # prompt under (image spans replaced by ids from each image's digest).

@@ -113,10 +113,10 @@ def json_prefix(text: str, start: int = 0) -> tuple[Any, int]:
 class Scan:
     """What a reader found, in order."""
 
-    content: list[str] = field(default_factory=list)
-    calls: list[Found] = field(default_factory=list)
-    malformed: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
+    content: list[str] = field(default_factory=list[str])
+    calls: list[Found] = field(default_factory=list[Found])
+    malformed: list[str] = field(default_factory=list[str])
+    reasoning: list[str] = field(default_factory=list[str])
 
     def text(self, piece: str) -> None:
         self.content.append(piece)
