@@ -68,4 +68,4 @@ class CacheStack:
 
     def evaluate(self) -> None:
         """Materialise pending cache computations, so the stack holds no lazy graph."""
-        mx.eval([c.state for c in self.caches])
+        mx.eval([c.state for c in self.caches])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped

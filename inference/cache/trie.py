@@ -70,8 +70,8 @@ class Node:
     def path(self) -> list[Node]:
         """The nodes from the root's first child down to this one."""
         nodes: list[Node] = []
-        node: Node | None = self
-        while node is not None and node.parent is not None:
+        node: Node = self
+        while node.parent is not None:
             nodes.append(node)
             node = node.parent
         return nodes[::-1]
@@ -95,7 +95,8 @@ class CacheTrie:
     def walk(self, tokens: Sequence[int]) -> tuple[int, list[Node]]:
         """How many leading `tokens` the trie holds, and the nodes they run through (the last
         one may hold them only in part)."""
-        node, depth, path = self.root, 0, []
+        node, depth = self.root, 0
+        path: list[Node] = []
         while depth < len(tokens):
             child = node.children.get(tokens[depth])
             if child is None:
@@ -141,7 +142,8 @@ class CacheTrie:
 
     def descendants(self, node: Node) -> list[Node]:
         """Every node below `node`."""
-        found, stack = [], list(node.children.values())
+        found: list[Node] = []
+        stack = list(node.children.values())
         while stack:
             below = stack.pop()
             found.append(below)
