@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from inference.decoding.sampling import SamplingParams
 from inference.engine.result import GenerationResult, GenerationStats
@@ -28,6 +28,12 @@ def _no_text(text: str) -> None:
 
 def _no_progress(done: int, total: int) -> None:
     """The default `on_progress`: nobody is listening."""
+
+
+class CancelFlag(Protocol):
+    """What a request polls to learn it was cancelled: a `threading.Event`, or several."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass
@@ -47,7 +53,7 @@ class Request:
     dropped: tuple[int, ...] = ()
     on_token: Callable[[str], None] = _no_text
     on_progress: Callable[[int, int], None] = _no_progress
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: CancelFlag = field(default_factory=threading.Event)
     cached: int = 0
     disk_tokens: int = 0
     # With tools offered: the tool-call format the reply is read in, the schemas (which type
