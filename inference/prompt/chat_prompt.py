@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
 from inference.errors import PromptError
-from inference.prompt.tool_messages import clean_tool_calls, clean_tool_message
+from inference.prompt.tool_messages import as_mapping, clean_tool_calls, clean_tool_message
 
 if TYPE_CHECKING:
     from mlx_lm.tokenizer_utils import TokenizerWrapper
@@ -27,9 +27,9 @@ def validate_messages(messages: object) -> list[dict[str, Any]]:
         raise PromptError("There is nothing to answer: the message list is empty.")
     clean: list[dict[str, Any]] = []
     for index, entry in enumerate(entries, start=1):
-        if not isinstance(entry, Mapping):
+        message = as_mapping(entry)
+        if message is None:
             raise PromptError(f"Message {index} is not a {{'role', 'content'}} entry.")
-        message = cast("Mapping[str, Any]", entry)
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
             raise PromptError(

@@ -29,8 +29,8 @@ def clean_tools(tools: object) -> list[dict[str, Any]]:
         raise PromptError("Tools must be a list of {'type': 'function', 'function': …} entries.")
     clean: list[dict[str, Any]] = []
     for index, item in enumerate(cast("Sequence[object]", tools), start=1):
-        tool = _mapping(item)
-        function = _mapping(tool.get("function")) if tool is not None else None
+        tool = as_mapping(item)
+        function = as_mapping(tool.get("function")) if tool is not None else None
         if (
             tool is None
             or function is None
@@ -51,8 +51,8 @@ def clean_tool_calls(calls: object, index: int) -> list[dict[str, Any]]:
     clean: list[dict[str, Any]] = []
     for number, item in enumerate(cast("Sequence[object]", calls), start=1):
         where = f"Message {index}, tool call {number}"
-        call = _mapping(item)
-        function = _mapping(call.get("function")) if call is not None else None
+        call = as_mapping(item)
+        function = as_mapping(call.get("function")) if call is not None else None
         if call is None or function is None or call.get("type", "function") != "function":
             raise PromptError(f"{where} is not a {{'type': 'function', 'function': …}} entry.")
         name = function.get("name")
@@ -115,7 +115,7 @@ def _arguments(arguments: object, where: str) -> dict[str, Any]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except ValueError as error:
             raise PromptError(f"{where} has arguments that are not JSON: {error}") from None
-    found = _mapping(arguments)
+    found = as_mapping(arguments)
     if found is None:
         raise PromptError(f"{where} has arguments that are not a JSON object.")
     return _plain(found, where)
@@ -129,8 +129,9 @@ def _plain(value: Mapping[str, Any], where: str) -> dict[str, Any]:
         raise PromptError(f"{where} holds a value that is not JSON: {error}") from None
 
 
-def _mapping(value: object) -> Mapping[str, Any] | None:
-    """`value` when it is a mapping (a JSON object: its keys are text), else None."""
+def as_mapping(value: object) -> Mapping[str, Any] | None:
+    """`value` when it is a mapping (as a JSON object, taken to have text keys), else None:
+    how the checks here read a value that may be anything."""
     return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
 
 
