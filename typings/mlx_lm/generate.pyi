@@ -54,15 +54,14 @@ class TextStateMachine:
     @staticmethod
     def flush(state: _MachineState) -> tuple[_MachineState, str, str | None]: ...
 
-class _GenerationBatchResponse:
-    """mlx-lm's GenerationBatch.Response."""
-
-    uid: int
-    token: int
-    logprobs: mx.array
-    finish_reason: str | None
-    prompt_cache: list[Any] | None
-    all_tokens: list[int] | None
+class GenerationBatch:
+    class Response:
+        uid: int
+        token: int
+        logprobs: mx.array
+        finish_reason: str | None
+        prompt_cache: list[Any] | None
+        all_tokens: list[int] | None
 
 class BatchGenerator:
     def __init__(
@@ -94,4 +93,4 @@ class BatchGenerator:
     def remove(
         self, uids: list[int], return_prompt_caches: bool = False
     ) -> dict[int, tuple[list[Any], list[int]]]: ...
-    def next_generated(self) -> list[_GenerationBatchResponse]: ...
+    def next_generated(self) -> list[GenerationBatch.Response]: ...
