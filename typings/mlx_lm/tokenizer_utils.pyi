@@ -24,6 +24,9 @@ class TokenizerWrapper:
     """mlx-lm's wrapper: its own members, and the transformers tokenizer's (`_tokenizer`),
     which it forwards by name; the forwarded ones used are declared here."""
 
+    # Private to mlx-lm, and read by Branchwise all the same: the fast tokenizer's character
+    # offsets have no public way through the wrapper (pyright does not flag a stub's private
+    # names, so this comment is the flag).
     _tokenizer: _HFTokenizer
     has_chat_template: bool
     @property
