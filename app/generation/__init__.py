@@ -3,6 +3,9 @@ parts (requests, engine calls, coalesced tokens, errors), the model session it h
 Regenerate xN written into the store as they stream, what a prompt is made of (attached files,
 think settings), and the relay of callbacks to the GUI thread.
 
-May import QtCore, `app.store`, `app.library`, `app.settings`, `app.sizes`, and `inference`
-lazily on the worker thread only. Never `app.chat` (which drives it) or `ui`.
+May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
+`pypdf` (text out of attached PDFs), and `inference` and `mlx.core` lazily on the worker thread only
+(the one MLX call is the thread's stream teardown).
+
+Never `app.chat` (which drives it) or `ui`.
 """

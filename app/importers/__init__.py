@@ -6,7 +6,12 @@ Each format's reader (one module per format family) turns its files into `Import
 values (`tree.py`) without touching the store, following the shared rules of `forest.py`;
 `sources.py` and `streams.py` make hostile files harmless, `detect.py` picks readers by shape,
 `writer.py` writes one conversation per transaction (idempotent by source id, undoable by batch),
-`run.py` runs an import or a preview, `cli.py` and `archive.py` are `branchwise import/export`.
-May import the standard library, ijson, and the store modules of `app` (`app.store.conversations`,
-`app.store.records`, `app.store.export`) and `app.paths`; never Qt, `ui` or `inference`.
+`run.py` runs an import and `preview.py` a preview (both report in frozen dataclasses), `cli.py`
+and `archive.py` are `branchwise import/export`. The window runs them as operations
+(`app.operations.chat_history`).
+
+May import: `ijson`, `app.store` (conversations, records, export formats, the database file),
+`app.images` (the images an export carries) and `app.paths`.
+
+Never Qt, `ui` or `inference`.
 """

@@ -104,11 +104,11 @@ def _print_summary(report: run.ImportReport) -> None:
     for item in report.inputs:
         if item.error:
             print(f"branchwise import: {item.path}: {item.error}", file=sys.stderr)
-    counts = report.counts()
+    counts = report.counts
     verb = "Would import" if report.dry_run else "Imported"
-    print(f"{verb}: {counts['imported']} new, {counts['updated']} updated "
-          f"({counts['new_messages']} new messages in all), {counts['unchanged']} unchanged, "
-          f"{counts['skipped']} skipped, {counts['refused']} refused.")
+    print(f"{verb}: {counts.imported} new, {counts.updated} updated "
+          f"({counts.new_messages} new messages in all), {counts.unchanged} unchanged, "
+          f"{counts.skipped} skipped, {counts.refused} refused.")
     if report.batch_id is not None:
         print(f"Import batch {report.batch_id}.")
 
@@ -117,9 +117,9 @@ def _as_json(report: run.ImportReport) -> dict[str, Any]:
     return {
         "dry_run": report.dry_run,
         "batch_id": report.batch_id,
-        "counts": report.counts(),
+        "counts": dataclasses.asdict(report.counts),
         "inputs": [
-            {"path": item.path, "formats": item.formats, "error": item.error,
+            {"path": item.path, "formats": list(item.formats), "error": item.error,
              "conversations": [dataclasses.asdict(o) for o in item.outcomes]}
             for item in report.inputs
         ],

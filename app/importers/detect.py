@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 from app.importers import (
@@ -26,8 +27,9 @@ from app.importers import (
 )
 from app.importers.entries import Entry, each
 from app.importers.errors import ImportRefusedError
-from app.importers.sources import Member, Source
+from app.importers.sources import Member, Source, open_source
 
+EXPORT_SUFFIXES = (".json", ".jsonl")
 MAX_OBJECT_BYTES = 512 * 1024 * 1024  # a file that is one JSON object is read whole
 _PEEK_ELEMENTS = 50
 _EXPORT_FILE = re.compile(r"(?:^|/)conversations(?:-\d+)?\.json$")
@@ -78,6 +80,23 @@ def readers(source: Source) -> list[tuple[str, Iterator[Entry]]]:
             "Chatbox or Branchwise)."
         )
     return found
+
+
+def is_chat_export(path: Path) -> bool:
+    """Whether a dropped path is meant for an import rather than as an attachment: a folder or a
+    zip always (the preview then says what it holds), a JSON or JSONL file when its contents
+    are a known app's conversations; anything else is an attachment. Reads the file: call it
+    off the GUI thread."""
+    suffix = path.suffix.lower()
+    if path.is_dir() or suffix == ".zip":
+        return True
+    if suffix not in EXPORT_SUFFIXES:
+        return False
+    try:
+        with open_source(path) as source:
+            return bool(readers(source))
+    except (ImportRefusedError, OSError):
+        return False
 
 
 def _whole_export(source: Source) -> tuple[str, Iterator[Entry]] | None:

@@ -1,36 +1,34 @@
-"""An import from start to end, for the command line and (later) the window's worker: read each
+"""An import from start to end, for the command line and the window's operation: read each
 input, write each conversation in its own transaction, report per conversation, call back after
-each one, stop between conversations when cancelled (what is written is whole). `preview` reads
-the same inputs and writes nothing.
+each one, stop between conversations when cancelled (what is written is whole). `preview.py`
+reads the same inputs (`read_entries`) and writes nothing.
 
-Both return plain data (dataclasses, or dicts for the preview) so any front end can show them.
+The report is frozen dataclasses, so any front end (and any thread) can show it.
 """
 
 from __future__ import annotations
 
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from app.importers import detect, writer
 from app.importers.entries import Entry, RefusedEntry
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import open_source
-from app.importers.tree import ImportedConversation
 from app.store.conversations import Store
 
 Progress = Callable[[writer.Outcome], None]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class InputReport:
     path: str
-    formats: list[str] = field(default_factory=list)
+    formats: tuple[str, ...] = ()
     error: str | None = None  # the input could not be read at all
-    outcomes: list[writer.Outcome] = field(default_factory=list)
+    outcomes: tuple[writer.Outcome, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -39,22 +37,57 @@ class InputReport:
         return self.error is not None or (bool(refused) and len(refused) == len(self.outcomes))
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
+class ImportCounts:
+    """How many conversations ended each way, and the messages added in all."""
+
+    imported: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    skipped: int = 0
+    refused: int = 0
+    new_messages: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class ImportReport:
-    inputs: list[InputReport]
+    inputs: tuple[InputReport, ...]
     batch_id: int | None
     dry_run: bool
     cancelled: bool = False
 
-    def counts(self) -> dict[str, int]:
-        counts = dict.fromkeys(("imported", "updated", "unchanged", "skipped", "refused"), 0)
-        for item in self.inputs:
-            for outcome in item.outcomes:
-                counts[outcome.status] += 1
-        counts["new_messages"] = sum(
-            o.new_messages for i in self.inputs for o in i.outcomes if o.status != "refused"
+    @property
+    def outcomes(self) -> list[writer.Outcome]:
+        return [o for item in self.inputs for o in item.outcomes]
+
+    @property
+    def counts(self) -> ImportCounts:
+        outcomes = self.outcomes
+        by_status = Counter(o.status for o in outcomes)
+        return ImportCounts(
+            by_status["imported"], by_status["updated"], by_status["unchanged"],
+            by_status["skipped"], by_status["refused"],
+            sum(o.new_messages for o in outcomes if o.status != "refused"),
         )
-        return counts
+
+    def written(self) -> frozenset[int]:
+        """The conversations this import added or added messages to."""
+        return frozenset(o.conversation_id for o in self.outcomes if o.conversation_id is not None
+                         and o.status in ("imported", "updated"))
+
+
+@dataclass(slots=True)
+class InputReading:
+    """One input while it is read (its formats, outcomes, or why it cannot be): what its
+    `InputReport` will hold."""
+
+    path: Path
+    formats: list[str] = field(default_factory=list)
+    error: str | None = None
+    outcomes: list[writer.Outcome] = field(default_factory=list)
+
+    def report(self) -> InputReport:
+        return InputReport(str(self.path), tuple(self.formats), self.error, tuple(self.outcomes))
 
 
 def import_paths(
@@ -74,33 +107,47 @@ def import_paths(
         if store is None:
             raise ValueError("A store is needed unless dry_run is set.")
         batch = writer.begin_batch(store, ", ".join(p.name for p in paths))
-    report = ImportReport([], batch, dry_run)
+    readings: list[InputReading] = []
     for path in paths:
-        item = InputReport(str(path))
-        report.inputs.append(item)
-        for entry in _entries(path, item):
-            if cancel is not None and cancel.is_set():
-                report.cancelled = True
-                return report
-            if isinstance(entry, RefusedEntry):
-                outcome = writer.Outcome("refused", entry.where, entry.title, None,
-                                         entry.source_id, reason=entry.reason)
-            elif only is not None and (entry.source_format, entry.source_id) not in only:
-                continue
-            elif dry_run or store is None:
-                outcome = writer.plan(store, entry, entry.where)
-            else:
-                outcome = writer.write(store, batch or 0, entry, entry.where)
-            item.outcomes.append(outcome)
-            if progress is not None:
-                progress(outcome)
-    if batch is not None and not report.counts()["new_messages"]:
-        writer.drop_empty_batch(store, batch)  # type: ignore[arg-type]
-        report.batch_id = None
+        item = InputReading(path)
+        readings.append(item)
+        if _import_input(item, store, batch, dry_run, progress, cancel, only):
+            # Stopped between conversations: what was written stays, with its batch to undo.
+            return ImportReport(tuple(i.report() for i in readings), batch, dry_run, True)
+    report = ImportReport(tuple(item.report() for item in readings), batch, dry_run)
+    if batch is not None and store is not None and not report.counts.new_messages:
+        writer.drop_empty_batch(store, batch)
+        report = replace(report, batch_id=None)
     return report
 
 
-def _entries(path: Path, item: InputReport) -> Iterator[Entry]:
+def _import_input(
+    item: InputReading, store: Store | None, batch: int | None, dry_run: bool,
+    progress: Progress | None, cancel: threading.Event | None,
+    only: set[tuple[str, str]] | None,
+) -> bool:
+    """Import one input's conversations into `item`; True when a cancel stopped it."""
+    for entry in read_entries(item):
+        if cancel is not None and cancel.is_set():
+            return True
+        if isinstance(entry, RefusedEntry):
+            outcome = writer.Outcome("refused", entry.where, entry.title, None,
+                                     entry.source_id, reason=entry.reason)
+        elif only is not None and (entry.source_format, entry.source_id) not in only:
+            continue
+        elif dry_run or store is None:
+            outcome = writer.plan(store, entry, entry.where)
+        else:
+            outcome = writer.write(store, batch or 0, entry, entry.where)
+        item.outcomes.append(outcome)
+        if progress is not None:
+            progress(outcome)
+    return False
+
+
+def read_entries(item: InputReading) -> Iterator[Entry]:
+    """The entries of one input, its formats and a failure to read it noted in `item`."""
+    path = item.path
     try:
         with open_source(path) as source:
             for kind, entries in detect.readers(source):
@@ -120,64 +167,3 @@ def _entries(path: Path, item: InputReport) -> Iterator[Entry]:
             item.error = str(exc)
         else:
             item.outcomes.append(writer.Outcome("refused", path.name, reason=str(exc)))
-
-
-def preview(paths: Iterable[Path], cancel: threading.Event | None = None) -> dict[str, Any]:
-    """What an import of `paths` would bring, without writing: per input and format, the
-    conversations (with their source ids, for choosing), messages, branches, date range,
-    attachments found and missing, and problems. `cancel` stops it between conversations (the
-    person closed the preview)."""
-    inputs = []
-    for path in paths:
-        item = InputReport(str(path))
-        formats: dict[str, dict[str, Any]] = {}
-        problems: list[str] = []
-        for entry in _entries(path, item):
-            if cancel is not None and cancel.is_set():
-                break
-            if isinstance(entry, RefusedEntry):
-                said = entry.reason.startswith(entry.where)
-                problems.append(entry.reason if said else f"{entry.where}: {entry.reason}")
-                continue
-            summary = formats.setdefault(entry.source_format, _empty_summary())
-            _add(summary, entry)
-        if item.error:
-            problems.append(item.error)
-        for summary in formats.values():
-            times = summary.pop("_times")
-            summary["first"] = _iso(min(times)) if times else None
-            summary["last"] = _iso(max(times)) if times else None
-        inputs.append({"path": str(path), "formats": formats, "problems": problems,
-                       "readable": item.error is None})
-    return {"inputs": inputs}
-
-
-def _empty_summary() -> dict[str, Any]:
-    return {"conversations": [], "messages": 0, "branches": 0, "attachments_found": 0,
-            "attachments_missing": [], "warnings": [], "_times": []}
-
-
-def _add(summary: dict[str, Any], conversation: ImportedConversation) -> None:
-    parents: dict[str | None, int] = {}
-    for message in conversation.messages:
-        parents[message.parent_id] = parents.get(message.parent_id, 0) + 1
-        for attachment in message.attachments:
-            if attachment.missing:
-                summary["attachments_missing"].append(attachment.name)
-            else:
-                summary["attachments_found"] += 1
-        if message.created_at is not None:
-            summary["_times"].append(message.created_at)
-    leaves = sum(1 for m in conversation.messages if m.source_id not in parents)
-    summary["messages"] += len(conversation.messages)
-    summary["branches"] += leaves
-    summary["warnings"] += [f"{conversation.title}: {w}" for w in conversation.warnings]
-    summary["conversations"].append({
-        "source_id": conversation.source_id, "title": conversation.title,
-        "messages": len(conversation.messages), "branches": leaves,
-        "empty": not conversation.messages,
-    })
-
-
-def _iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="seconds")

@@ -18,7 +18,7 @@ import mimetypes
 import re
 import sqlite3
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -30,9 +30,11 @@ from app.store.records import StoreError, check_optional_text, check_text, dump_
 
 Status = Literal["imported", "updated", "unchanged", "skipped", "refused"]
 FILES_DIR = "imported-files"
+_NO_MESSAGES = "It has no messages."
+_DELETED = "It was imported before and then deleted."
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Outcome:
     """What happened to one conversation (or one refused entry) of an import."""
 
@@ -44,7 +46,7 @@ class Outcome:
     new_messages: int = 0
     conversation_id: int | None = None
     reason: str = ""
-    warnings: list[str] = field(default_factory=list)
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +54,8 @@ class UndoResult:
     removed_conversations: int
     removed_messages: int
     kept_messages: int  # imported messages the person has since continued from: left in place
+    # Every conversation the undo took messages from (those it removed whole among them).
+    conversation_ids: frozenset[int] = frozenset()
 
 
 def begin_batch(store: Store, label: str) -> int:
@@ -76,16 +80,13 @@ def plan(store: Store | None, conversation: ImportedConversation, where: str) ->
     """What `write` would do, without writing (the dry run)."""
     outcome = _outcome(conversation, where)
     if not conversation.messages:
-        outcome.status, outcome.reason = "skipped", "It has no messages."
-        return outcome
+        return replace(outcome, status="skipped", reason=_NO_MESSAGES)
     row, known = (None, set()) if store is None else _existing(store, conversation)
     if row is not None and row[1] is not None:
-        outcome.status, outcome.reason = "skipped", "It was imported before and then deleted."
-        return outcome
+        return replace(outcome, status="skipped", reason=_DELETED)
     new = sum(1 for m in conversation.messages if m.source_id not in known)
-    outcome.new_messages = new
-    outcome.status = "imported" if row is None else ("updated" if new else "unchanged")
-    return outcome
+    status: Status = "imported" if row is None else ("updated" if new else "unchanged")
+    return replace(outcome, status=status, new_messages=new)
 
 
 def write(
@@ -95,9 +96,9 @@ def write(
     store cannot hold) leaves nothing of it behind."""
     outcome = _outcome(conversation, where)
     if not conversation.messages:
-        outcome.status, outcome.reason = "skipped", "It has no messages."
-        return outcome
+        return replace(outcome, status="skipped", reason=_NO_MESSAGES)
     files = store.path.parent / FILES_DIR
+    conversation_id: int | None = None
     try:
         rows = [_row(m, files, store.images, conversation.source_format)
                 for m in conversation.messages]
@@ -108,23 +109,18 @@ def write(
                 (conversation.source_format, conversation.source_id),
             ).fetchone()
             if found is not None and found[1] is not None:
-                outcome.status = "skipped"
-                outcome.reason = "It was imported before and then deleted."
-                return outcome
+                return replace(outcome, status="skipped", reason=_DELETED)
             conversation_id = (
-                _insert_conversation(db, conversation, batch_id) if found is None else found[0]
+                _insert_conversation(db, conversation, batch_id) if found is None
+                else int(found[0])
             )
-            outcome.conversation_id = conversation_id
-            outcome.new_messages = _insert_messages(
+            added = _insert_messages(
                 db, conversation_id, conversation, rows, batch_id, new=found is None
             )
     except StoreError as exc:
-        outcome.status, outcome.reason = "refused", str(exc)
-        return outcome
-    outcome.status = (
-        "imported" if found is None else ("updated" if outcome.new_messages else "unchanged")
-    )
-    return outcome
+        return replace(outcome, status="refused", reason=str(exc), conversation_id=conversation_id)
+    status: Status = "imported" if found is None else ("updated" if added else "unchanged")
+    return replace(outcome, status=status, new_messages=added, conversation_id=conversation_id)
 
 
 def undo_batch(store: Store, batch_id: int) -> UndoResult:
@@ -164,12 +160,12 @@ def undo_batch(store: Store, batch_id: int) -> UndoResult:
                        " active_leaf_id IS NULL", (leaf, conversation_id))
         db.execute("DELETE FROM import_batches WHERE id = ?", (batch_id,))
     store.collect_images()
-    return UndoResult(removed, len(doomed), len(keep))
+    return UndoResult(removed, len(doomed), len(keep), frozenset(conversations))
 
 
 def _outcome(conversation: ImportedConversation, where: str) -> Outcome:
     return Outcome("imported", where, conversation.title, conversation.source_format,
-                   conversation.source_id, warnings=list(conversation.warnings))
+                   conversation.source_id, warnings=tuple(conversation.warnings))
 
 
 def _existing(store: Store, conversation: ImportedConversation) -> tuple[

@@ -2,7 +2,9 @@
 load (checks in a child process), adding them (copy, link, GGUF import, the embedded default),
 downloads from the Hugging Face hub with a look first, and draft-model choices.
 
-May import `app.paths`, `app.settings`, QtCore, and the MLX-free parts of `inference`
-(`inference.loading.model_files`, `inference.errors`); the heavy imports run lazily in child
-processes. Never `ui`.
+May import: `app.paths`, `app.settings`, `PySide6.QtCore`, `huggingface_hub`, `psutil` and
+`inference`: only its MLX-free parts (`inference.loading.model_files`, `inference.vision.support`,
+`inference.errors`) at import time; the heavy imports run lazily in child processes.
+
+Never `ui`.
 """

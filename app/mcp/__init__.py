@@ -1,7 +1,9 @@
 """Tools for models: MCP servers (the `mcpServers` config, connections, results), remembered
 tool approvals, the built-in `search_conversations` tool and the `branchwise tools` command.
 
-Non-GUI. May import the standard library, the `mcp` SDK (only in `connection.py`, whose import costs
-half a second, so the rest stays light), jsonschema, `app.store.conversations`, `app.paths` and
-`app.kept_files`; never Qt widgets, `ui` or `inference`.
+May import: `mcp`, `mcp_types` and `httpx2` (the SDK, only in `connection.py` and `errors.py`,
+whose import costs half a second, so the rest stays light), `jsonschema`, `app.store`,
+`app.paths`, `app.sizes` and `app.kept_files`.
+
+Non-GUI: never Qt widgets, `ui` or `inference`.
 """

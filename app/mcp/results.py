@@ -15,6 +15,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
+from app.sizes import format_size
+
 MAX_RESULT_CHARS = 16_000
 # A token is about four characters of English text: enough to size a cap, which needs no
 # tokenizer (the model may not even be loaded).
@@ -102,7 +104,7 @@ def _block_text(block: Any) -> str:
     if kind in ("image", "audio"):
         mime = getattr(block, "mime_type", "") or "unknown type"
         data = getattr(block, "data", "") or ""
-        return f"[{kind}: {mime}, {_size(len(data) * 3 // 4)}; not shown to the model]"
+        return f"[{kind}: {mime}, {format_size(len(data) * 3 // 4)}; not shown to the model]"
     if kind == "resource_link":
         name = getattr(block, "name", "") or "a resource"
         mime = getattr(block, "mime_type", None)
@@ -120,12 +122,4 @@ def _embedded(resource: Any) -> str:
         return f"[resource {uri}]\n{text}"
     blob = getattr(resource, "blob", "") or ""
     mime = getattr(resource, "mime_type", None) or "binary"
-    return f"[resource {uri}: {mime}, {_size(len(blob) * 3 // 4)}; not shown to the model]"
-
-
-def _size(count: int) -> str:
-    if count < 1024:
-        return f"{count} bytes"
-    if count < 1024 * 1024:
-        return f"{count / 1024:.1f} KB"
-    return f"{count / (1024 * 1024):.1f} MB"
+    return f"[resource {uri}: {mime}, {format_size(len(blob) * 3 // 4)}; not shown to the model]"

@@ -3,6 +3,8 @@ mlx_lm.server…): saved connections with their keys, the `openai` client on the
 tool calls a server streams put together, and a backend that delivers remote replies (calls
 included) as the worker delivers local ones.
 
-May import `app.paths`, `app.async_tasks`, `app.kept_files`, `app.generation` (its result
-shapes) and QtCore; never `ui` or `inference`.
+May import: `openai`, `keyring`, `PySide6.QtCore`, `app.paths`, `app.async_tasks`, `app.kept_files`,
+`app.images` (images sent as parts) and `app.generation` (its result shapes and token coalescing).
+
+Never `ui` or `inference`.
 """

@@ -2,7 +2,8 @@
 the connection, the tree, streaming replies and their writer, full-text search, export and
 import formats, replies kept aside when the database refused them at close).
 
-May import the standard library, `app.paths`, `app.sizes`, `app.kept_files` and `app.images`
-(the images messages name, kept beside the database); never Qt, `inference` or another `app`
-subpackage.
+May import: `app.paths`, `app.sizes`, `app.kept_files` and `app.images` (the images
+messages name, kept beside the database).
+
+Never Qt, `inference` or another `app` subpackage.
 """

@@ -48,6 +48,15 @@ if TYPE_CHECKING:
     from mlx import nn
 
 
+# Token ranges (start, end) that must be computed whole: no stored prefix may end inside one.
+Spans = Sequence[tuple[int, int]]
+
+
+def outside(whole: Spans, position: int) -> int:
+    """`position`, or the start of the range in `whole` it would cut."""
+    return next((start for start, end in whole if start < position < end), position)
+
+
 @dataclass(frozen=True)
 class Taken:
     """A live stack for one request: it holds `cached` leading prompt tokens already, of which
@@ -105,33 +114,46 @@ class BranchCache(Eviction, SavedCaches):
 
     # --- one request -----------------------------------------------------------------------
 
-    def take(self, ids: Sequence[int], owner: Hashable) -> Taken:
+    def take(self, ids: Sequence[int], owner: Hashable, whole: Spans = ()) -> Taken:
         """A live stack holding the longest usable prefix of `ids` (all but the last token at
-        most: generation needs one to feed). The caller prefills the rest, then gives the stack
-        back with `give_back` (or `discard` after an error)."""
+        most: generation needs one to feed) that ends inside none of the `whole` token ranges.
+        The caller prefills the rest, then gives the stack back with `give_back` (or `discard`
+        after an error)."""
         head = list(ids[: len(ids) - 1])
         while True:
             try:
-                return self._take(head)
+                return self._take(head, whole)
             except CacheFileError:
                 pass  # the broken file and what depended on it are gone: look again
 
-    def reusable(self, head: Sequence[int]) -> tuple[int, list[Node], int]:
+    def reusable(
+        self, head: Sequence[int], whole: Spans = ()
+    ) -> tuple[int, list[Node], int]:
         """How many leading tokens of `head` a request could reuse, the trie nodes they run
         through, and how many the live stack shares. Layers that cannot rewind resume only at
-        a checkpoint or at the live stack's end."""
+        a checkpoint or at the live stack's end. A prefix that would end inside one of the
+        `whole` ranges (an image whose tokens attend both ways) backs off to its start."""
         depth, path = self._trie.walk(head)
+        depth = outside(whole, depth)
         live = self._live
         live_shared = common_prefix_length(live.tokens, head) if live is not None else 0
+        live_shared = outside(whole, live_shared)
         if self.rewinds_anywhere:
             return depth, path, live_shared
-        target = max((n.end for n in path if n.end <= depth and n.has_checkpoint), default=0)
+        target = max(
+            (
+                n.end
+                for n in path
+                if n.end <= depth and n.has_checkpoint and outside(whole, n.end) == n.end
+            ),
+            default=0,
+        )
         if live is not None and live_shared == len(live.tokens):
             target = max(target, live_shared)
         return target, path, live_shared
 
-    def _take(self, head: list[int]) -> Taken:
-        target, _, live_shared = self.reusable(head)
+    def _take(self, head: list[int], whole: Spans) -> Taken:
+        target, _, live_shared = self.reusable(head, whole)
         live = self._live
         if live is not None and live_shared >= target and (
             target == len(live.tokens) or live.can_rewind()

@@ -28,7 +28,8 @@ def cache_state(
     the deepest reusable token lies."""
     states: list[dict[str, Any]] = []
     for messages in paths:
-        ids = builder.prompt_ids(messages)
+        # The key, not the ids: a chat's image tokens are stored under their images' digests.
+        ids = builder.prompt_key(messages)
         usable, path, _ = cache.reusable(ids[:-1])
         memory = disk = disk_bytes = 0
         for node in path:

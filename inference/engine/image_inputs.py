@@ -51,7 +51,10 @@ class ImageInputs:
         """What the model takes besides the ids for prompt positions [start, stop): nothing
         when no image lies there (the model embeds the ids itself, to the same values), else
         `input_embeddings` with each image's rows in place and, for deepstack families, the
-        image positions and their per-layer features."""
+        image positions and their per-layer features; for Gemma 4 also its per-layer inputs,
+        which its own embedding step computes with image tokens as padding (from the ids
+        alone the model would read the image token's own), and where the image tokens are,
+        for images whose tokens attend both ways."""
         prompt, vision = request.vision, self._loaded.vision
         if prompt is None or vision is None or self._features is None:
             return {}
@@ -59,7 +62,8 @@ class ImageInputs:
         if not spans:
             return {}
         ids = prompt.ids
-        chunk = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None]).inputs_embeds
+        embedded = vision.model.get_input_embeddings(mx.array(ids[start:stop])[None])
+        chunk = embedded.inputs_embeds
         visual = np.zeros(stop - start, dtype=bool)
         deepstack: list[mx.array] = []
         for span in spans:
@@ -78,6 +82,11 @@ class ImageInputs:
             if rows.deepstack is not None:
                 deepstack.append(rows.deepstack[:, first : first + count])
         extra: dict[str, mx.array] = {"input_embeddings": chunk}
+        if embedded.per_layer_inputs is not None:
+            extra["per_layer_inputs"] = embedded.per_layer_inputs
+        if vision.atomic_images:
+            # mlx-vlm's token types: 1 marks an image token (inference.vision.image_attention).
+            extra["mm_token_type_ids"] = mx.array(visual.astype(np.int32))[None]
         if deepstack:
             extra["visual_pos_masks"] = mx.array(visual)[None]
             # Spans come in prompt order, so their rows concatenate in position order.

@@ -71,6 +71,12 @@ class Request:
         return self.vision.key if self.vision is not None else self.ids
 
     @property
+    def whole_spans(self) -> tuple[tuple[int, int], ...]:
+        """Token ranges no cache cut or prefill chunk end may fall inside (images whose tokens
+        attend both ways)."""
+        return self.vision.whole_spans() if self.vision is not None else ()
+
+    @property
     def prefill_tokens(self) -> int:
         return len(self.ids) - self.cached
 

@@ -72,6 +72,19 @@ class RequestBuilder:
         clean, switches, _ = self._with_tools(messages, template_kwargs, tools)
         return self.render(clean, switches)
 
+    def prompt_key(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> list[int]:
+        """What the branch cache keeps `prompt_ids`' prompt under: the same ids, except that
+        each image's tokens are ids derived from its digest (two images of one size share
+        nothing past their start)."""
+        clean, switches, _ = self._with_tools(messages, template_kwargs, tools)
+        vision = self._rendered_images(clean, switches, continue_reply=False)
+        return vision.key if vision is not None else self.render(clean, switches)
+
     def chat_request(
         self,
         messages: Sequence[Mapping[str, Any]],
@@ -148,11 +161,8 @@ class RequestBuilder:
         continue_reply: bool = False,
     ) -> list[int]:
         """The prompt's ids, each image's tokens included."""
-        if self._loaded.vision is not None and image_sources(messages):
-            prompt = render_prompt(self._loaded.tokenizer, messages, template_kwargs,
-                                   continue_reply)
-            vision = self._with_images(prompt, messages)
-            assert vision is not None
+        vision = self._rendered_images(messages, template_kwargs, continue_reply)
+        if vision is not None:
             return vision.ids
         return render_ids(
             self._loaded.tokenizer,
@@ -161,6 +171,18 @@ class RequestBuilder:
             continue_final=continue_reply,
             **(template_kwargs or {}),
         )
+
+    def _rendered_images(
+        self,
+        messages: list[dict[str, Any]],
+        template_kwargs: Mapping[str, Any] | None,
+        continue_reply: bool,
+    ) -> VisionPrompt | None:
+        """`messages` rendered with their images in (None: no images, or a text-only model)."""
+        if self._loaded.vision is None or not image_sources(messages):
+            return None
+        prompt = render_prompt(self._loaded.tokenizer, messages, template_kwargs, continue_reply)
+        return self._with_images(prompt, messages)
 
     def _with_images(
         self, prompt: RenderedPrompt, messages: list[dict[str, Any]]
@@ -172,7 +194,7 @@ class RequestBuilder:
             return None
         images = [vision.processing.prepare(source, source.detail) for source in sources]
         return expand(prompt, self._loaded.tokenizer, vision.family.placeholder,
-                      vision.image_token_id, images)
+                      vision.image_token_id, images, vision.atomic_images)
 
     def _with_tools(
         self,

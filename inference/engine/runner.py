@@ -73,7 +73,7 @@ class RequestRunner:
         """A stack from the branch cache holding every prompt token but the last; or, when the
         request is cancelled during prefill, its result (the stack goes back as far as it got,
         so a retry resumes there)."""
-        taken = self.cache.take(request.key, request.conversation_id)
+        taken = self.cache.take(request.key, request.conversation_id, request.whole_spans)
         request.cached, request.disk_tokens = taken.cached, taken.disk_tokens
         stack = taken.stack
         try:
@@ -122,7 +122,9 @@ class RequestRunner:
         """Feed `ids[len(stack.tokens):-1]` in chunks; the last token goes to the decoder.
 
         Chunks end on message boundaries when the stack cannot rewind, and a checkpoint is
-        stored at each, so later branches resume there.
+        stored at each, so later branches resume there. A chunk that would end inside an image
+        whose tokens attend both ways runs on to the image's end (a cancel acts between chunks,
+        so no stack ever stops inside one).
         """
         ids, key = request.ids, request.key
         start, end = len(stack.tokens), len(ids) - 1
@@ -145,6 +147,7 @@ class RequestRunner:
                 boundaries = [b for b in moved if b is not None]
                 boundaries += [span.start for span in vision.spans]
             checkpoints = {b for b in boundaries if start < b <= end}
+        whole = request.whole_spans
         request.on_progress(0, request.prefill_tokens)
         position = start
         while position < end:
@@ -152,6 +155,7 @@ class RequestRunner:
                 raise _Cancelled
             size = self.pacer.next_chunk()
             stop = min([position + size, end, *(b for b in checkpoints if b > position)])
+            stop = next((b for a, b in whole if a < stop < b), stop)
             chunk_started = time.perf_counter()
             with mx.stream(generation_stream):
                 self.loaded.model(

@@ -2,5 +2,8 @@
 rebuilt from metadata, the import itself) and Dhara checkpoints, written through one folder
 writer.
 
-May import mlx, gguf, tokenizers, `inference.errors` and `inference.loading`; never `engine`.
+May import: `mlx`, `mlx_lm`, `numpy`, `gguf`, `tokenizers`, `inference.errors`, `inference.loading`,
+`inference.models` (Dhara's architecture) and `inference.prompt` (the template check).
+
+Never `engine`.
 """

@@ -2,6 +2,9 @@
 MLX, so the app may use it), bounds checks of safetensors headers and sizes before native code
 reads them, and `load_model` through mlx-lm without ever running the folder's code.
 
-May import mlx, mlx_lm (lazily where the app imports a module), `inference.errors` and
-`inference.models`; never `engine`, `cache`, `decoding` or `prompt`.
+May import: `mlx`, `mlx_lm` (lazily where the app imports a module), `psutil`, `inference.errors`,
+`inference.models` (the registry), `inference.prompt` (the template check), `inference.cpu` (float32
+weights) and `inference.vision` (a vision folder's loader).
+
+Never `engine`, `cache` or `decoding`.
 """

@@ -2,5 +2,7 @@
 Branchwise's own, found first) and Branchwise's own architectures (Dhara), each a module in
 mlx-lm's model-module shape.
 
-May import mlx, mlx_lm and `inference.errors`; nothing else of `inference`.
+May import: `mlx` and `mlx_lm`.
+
+Nothing else of `inference`.
 """

@@ -2,5 +2,7 @@
 switches), what to leave out when a conversation outgrows the context, and a reply split into
 reasoning and answer.
 
-May import mlx_lm's tokenizer helpers, jinja2 and `inference.errors`; never `engine` or `cache`.
+May import: `mlx_lm` (its tokenizer helpers), `jinja2` and `inference.errors`.
+
+Never `engine` or `cache`.
 """

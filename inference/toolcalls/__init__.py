@@ -7,5 +7,7 @@ the families share, `values` types values written as text by the tool's schema, 
 family group reads that family's markup (`tagged`: Hermes/Qwen JSON and Kimi K2; `qwen_xml`:
 Qwen3-Coder and Qwen3.5; `glm`, `kimi_k3`, `gemma`, `llama`, `mistral`, `harmony`, `deepseek`).
 
-May import: the standard library only; never Qt, `app` or `ui`.
+May import: the standard library only.
+
+Never Qt, `app` or `ui`.
 """

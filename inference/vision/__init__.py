@@ -9,6 +9,6 @@ ids derived from the digest); `features` keeps each image's encoder output by di
 language model as mlx-lm calls a model, with positions passed explicitly; `loading` loads a
 vision model folder.
 
-May import: mlx, mlx_vlm (models, processors, loaders: never its generation, server, video or
-audio code), PIL, numpy, inference.prompt, inference.errors.
+May import: `mlx`, `mlx_lm`, `mlx_vlm` (models, processors, loaders: never its generation, server,
+video or audio code), `PIL`, `numpy`, `inference.prompt` and `inference.errors`.
 """

@@ -25,9 +25,9 @@ class Family:
     # Positions as Qwen's M-RoPE counts them (an image spans a (t, h, w) grid, and text after
     # it continues from the grid's largest position), passed to the model on every call.
     mrope: bool = False
-    # Image tokens attend to each other both ways: no cache cut or prefill chunk end may fall
-    # inside an image, since its first tokens see its last.
-    atomic_images: bool = False
+    # The text config may make image tokens attend to each other both ways (Gemma 4's
+    # `use_bidirectional_attention: "vision"`, which mlx-vlm obeys); see `atomic_images`.
+    bidirectional_switch: bool = False
 
     def image_token_id(self, config: dict[str, Any]) -> int:
         for name in ("image_token_id", "image_token_index"):
@@ -35,6 +35,16 @@ class Family:
             if isinstance(value, int):
                 return value
         raise KeyError("image_token_id")
+
+    def atomic_images(self, config: dict[str, Any]) -> bool:
+        """Whether this model's image tokens attend both ways, so that no cache cut or prefill
+        chunk end may fall inside an image (its first tokens see its last)."""
+        text = config.get("text_config")
+        return (
+            self.bidirectional_switch
+            and isinstance(text, dict)
+            and text.get("use_bidirectional_attention") == "vision"
+        )
 
 
 FAMILIES = (
@@ -44,7 +54,14 @@ FAMILIES = (
     Family("Qwen3-VL", ("qwen3_vl", "qwen3_vl_moe"), "<|image_pad|>", mrope=True),
     # Image features scaled to the embeddings' size, written with newlines around them that
     # merge with the text beside them; sliding-window layers checkpointed like Qwen3.5's.
+    # Causal over image tokens too: mlx-vlm's merge makes a both-ways mask that its generation
+    # never hands to the language model, and mlx-vlm is the reference.
     Family("Gemma 3", ("gemma3",), "<start_of_image>"),
+    # Per-layer inputs computed from the ids with image tokens as padding (the chunk's own
+    # embedding step returns them), the last layers reading earlier layers' keys and values
+    # (they have no cache of their own), sliding-window layers checkpointed as Gemma 3's, and
+    # image tokens that attend both ways (inference.vision.image_attention).
+    Family("Gemma 4", ("gemma4",), "<|image|>", bidirectional_switch=True),
     # Qwen3.5's Gated DeltaNet layers cannot rewind: the branch cache checkpoints them.
     Family("Qwen3.5", ("qwen3_5", "qwen3_5_moe"), "<|image_pad|>", mrope=True),
 )

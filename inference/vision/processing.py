@@ -107,8 +107,8 @@ class ImageProcessing:
 
     def _capped_at(self, detail: int) -> Any:
         """The processor with its own size limit at `detail`: processors scale every picture
-        to their working size (SmolVLM up to its longest edge, Qwen up to its pixel budget), so
-        a smaller picture alone would be scaled back up."""
+        to their working size (SmolVLM up to its longest edge, Qwen up to its pixel budget,
+        Gemma 4 up to its token budget), so a smaller picture alone would be scaled back up."""
         if detail not in self._capped:
             capped = copy.copy(self._processor)
             images = copy.copy(capped.image_processor)
@@ -122,6 +122,12 @@ class ImageProcessing:
             if isinstance(getattr(images, "max_pixels", None), int):
                 images.max_pixels = max(images.min_pixels or 0, min(images.max_pixels,
                                                                    detail * detail))
+            tokens = getattr(images, "max_soft_tokens", None)
+            if isinstance(tokens, int):
+                # Gemma 4 sizes a picture by a token budget (a token per pooled square of
+                # patches), as Qwen does by pixels: the budget a square of `detail` fills.
+                side = images.patch_size * images.pooling_kernel_size
+                images.max_soft_tokens = max(1, min(tokens, (detail // side) ** 2))
             capped.image_processor = images
             self._capped[detail] = capped
         return self._capped[detail]

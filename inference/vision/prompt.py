@@ -45,10 +45,13 @@ class VisionPrompt:
     shifts: tuple[tuple[int, int], ...]
     # the expanded text's token ends: character offset -> tokens up to it
     token_ends: Mapping[int, int]
+    # Image tokens attend both ways (Family.atomic_images): each image is computed whole.
+    atomic: bool = False
 
-    def inside_image(self, position: int) -> ImageSpan | None:
-        """The image whose tokens lie on both sides of a cut at `position`."""
-        return next((s for s in self.spans if s.start < position < s.end), None)
+    def whole_spans(self) -> tuple[tuple[int, int], ...]:
+        """The (start, end) token ranges no cache cut or prefill chunk end may fall inside:
+        every image's when images are atomic, else none."""
+        return tuple((s.start, s.end) for s in self.spans) if self.atomic else ()
 
     def expanded(self, rendered: int, prompt: RenderedPrompt) -> int | None:
         """Where a cut after `rendered` tokens of the rendered prompt (one placeholder per
@@ -142,10 +145,12 @@ def expand(
     placeholder: str,
     image_token_id: int,
     images: Sequence[PreparedImage],
+    atomic: bool = False,
 ) -> VisionPrompt:
     """The prompt with the k-th placeholder replaced by the k-th image's expansion, tokenized
     as one text (as the processor does: text around an image may merge with its expansion's
-    edges, as Gemma's newlines do), and its key."""
+    edges, as Gemma's newlines do), and its key; `atomic`: the model's image tokens attend both
+    ways."""
     text = prompt.text
     if text is None:
         raise PromptError("Images need the model's fast tokenizer (tokenizer.json).")
@@ -184,4 +189,4 @@ def expand(
             key[position] = value
         spans.append(ImageSpan(positions[0], positions[-1] + 1, image, positions))
     token_ends = {end: index + 1 for index, (_, end) in enumerate(offsets)}
-    return VisionPrompt(ids, key, tuple(spans), tuple(shifts), token_ends)
+    return VisionPrompt(ids, key, tuple(spans), tuple(shifts), token_ends, atomic)

@@ -1,6 +1,7 @@
 """Pictures and engines for the window's image tests and screenshots: a drawn picture that looks
-like something (a chart on a card) rather than noise, and a scripted engine that reads images
-as a vision model's processor would count them, or as a text-only model refuses them."""
+like something (a chart on a card) rather than noise, a scripted engine that reads images as a
+vision model's processor would count them, or as a text-only model refuses them, and whether
+chips show their thumbnails yet (they are decoded off the GUI thread)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,16 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QLinearGradient, QPainter
 
 from tests.ui.window_harness import ScriptedEngine
+from ui.chat.image_chips import ImageChips
 from ui.chat.image_files import png_data
 
 # What the scripted vision engine counts for each image, as a small model's processor might.
 IMAGE_TOKENS = 81
+
+
+def thumbnails_shown(chips: ImageChips) -> bool:
+    """Whether every chip shows its picture (not the placeholder it shows while decoding)."""
+    return all(chip.thumbnail_shown for chip in chips.chips)
 
 
 def drawn_png(width: int, height: int, hue: int = 210, title: str = "Sales") -> bytes:

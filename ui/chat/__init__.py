@@ -2,5 +2,7 @@
 `‹ 2/3 ›`, stats, thinking, attachments), the inline editor, the notice banner, the header, the
 branch map, and Regenerate xN / compare views.
 
-May import `ui.text`, `ui.widgets`, `ui.forms`, `app` values and PySide6; never `ui.window`.
+May import: `PySide6`, `ui.text`, `ui.widgets`, `ui.forms` and `app` values.
+
+Never `ui.window`.
 """

@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 
 from app.sizes import format_size
 from ui.chat.chip import Chip
-from ui.chat.image_files import THUMBNAILS
+from ui.chat.image_files import THUMBNAILS, ReadImage
 from ui.chat.image_viewer import ImageViewer
 from ui.widgets.flow_layout import FlowLayout
 from ui.widgets.icons import themed_icon
@@ -63,12 +63,11 @@ class ImageChip(Chip):
         side = em(self, _THUMB_EM)
         self.thumbnail.setFixedSize(side, side)
         self.thumbnail.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.error = self._show_thumbnail(side)
-        kind, note = image_note(image, blind, self.error)
-        self.note = note
+        self._blind = blind
+        # Qt's error for a file it could not read ("" otherwise, and until the thumbnail is in).
+        self.error = ""
         if image.path is not None:
             self.setCursor(Qt.CursorShape.PointingHandCursor)
-        self.setToolTip(self._tooltip(note))
 
         name = QLabel(self.fontMetrics().elidedText(
             image.name, Qt.TextElideMode.ElideMiddle, em(self, _NAME_EM)
@@ -79,12 +78,11 @@ class ImageChip(Chip):
         self.details_label = QLabel(f"{image.width}×{image.height} · {format_size(image.size)}")
         self.details_label.setObjectName("AttachmentDetails")
         scale_font(self.details_label, 0.85)
-        self.note_label = QLabel(note)
+        self.note_label = QLabel()
         self.note_label.setObjectName("ImageNote")
         self.note_label.setTextFormat(Qt.TextFormat.PlainText)  # quotes a model's name
-        self.note_label.setProperty("kind", kind)
-        self.note_label.setVisible(bool(note))
         scale_font(self.note_label, 0.85)
+        self._show_note()
         text = QVBoxLayout()
         text.setSpacing(0)
         text.addWidget(name)
@@ -100,21 +98,49 @@ class ImageChip(Chip):
         if removable:
             self.remove_button = self._remove_button(image.name)
             row.addWidget(self.remove_button, 0, Qt.AlignmentFlag.AlignTop)
+        self._edge = round(side * self.devicePixelRatioF())
+        path = image.path
+        self.thumbnail_shown = False  # the picture itself, not a placeholder
+        self._placeholder("image" if path else "image-off")
+        if path is not None:
+            read = THUMBNAILS.cached(path, self._edge)
+            if read is not None:
+                self._show_thumbnail(read)
+            else:  # decoded off the GUI thread, shown when it is in
+                THUMBNAILS.ready.connect(self._thumbnail_ready)
+                THUMBNAILS.request(path, self._edge)
 
-    def _show_thumbnail(self, side: int) -> str:
-        """Put the thumbnail (or a placeholder) in place; returns Qt's error for a file it
-        could not read ("" otherwise)."""
-        ratio = self.devicePixelRatioF()
-        path = self.image.path
-        read = THUMBNAILS.get(path, round(side * ratio)) if path else None
-        if read is None or read.image is None:
-            icon = themed_icon("image-off" if read is None or read.error else "image")
-            self.thumbnail.setPixmap(icon.pixmap(QSize(side // 2, side // 2)))
-            return read.error if read else ""
+    def _thumbnail_ready(self, path: str, edge: int) -> None:
+        read = THUMBNAILS.cached(path, edge)
+        if (path, edge) == (self.image.path, self._edge) and read is not None:
+            THUMBNAILS.ready.disconnect(self._thumbnail_ready)
+            self._show_thumbnail(read)
+
+    def _show_thumbnail(self, read: ReadImage) -> None:
+        if read.image is None:
+            self.error = read.error
+            self._placeholder("image-off")
+            self._show_note()
+            return
         pixmap = QPixmap.fromImage(read.image)
-        pixmap.setDevicePixelRatio(ratio)
+        pixmap.setDevicePixelRatio(self.devicePixelRatioF())
         self.thumbnail.setPixmap(pixmap)
-        return ""
+        self.thumbnail_shown = True
+
+    def _placeholder(self, icon: str) -> None:
+        side = self.thumbnail.width() // 2
+        self.thumbnail.setPixmap(themed_icon(icon).pixmap(QSize(side, side)))
+
+    def _show_note(self) -> None:
+        """The chip's last line and tooltip, for what is known of the file so far."""
+        kind, note = image_note(self.image, self._blind, self.error)
+        self.note = note
+        self.note_label.setText(note)
+        self.note_label.setProperty("kind", kind)
+        self.note_label.style().unpolish(self.note_label)
+        self.note_label.style().polish(self.note_label)
+        self.note_label.setVisible(bool(note))
+        self.setToolTip(self._tooltip(note))
 
     def _tooltip(self, note: str) -> str:
         name = self.image.name

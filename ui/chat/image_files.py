@@ -6,17 +6,19 @@ exception. Every read turns the picture by its EXIF orientation (`setAutoTransfo
 photo stands the way it was taken.
 
 A thumbnail is decoded at its small size (`setScaledSize`: JPEG decoders scale while they read)
-once per file and size, then kept here, so a chat re-rendered or repainted never reads an image
-file again; the whole picture is read only when the viewer opens.
+once per file and size, on a thread of its own (a big PNG takes a tenth of a second, which the
+GUI thread would stall for), then kept here, so a chat re-rendered or repainted never reads an
+image file again; the whole picture is read only when the viewer opens.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QImage, QImageReader
 
 # Thumbnails kept (a few KB each at chip size): more than a long chat shows at once.
@@ -50,27 +52,49 @@ def read_image(path: str, longest_edge: int | None = None) -> ReadImage:
     return ReadImage(image)
 
 
-class ThumbnailCache:
+class ThumbnailCache(QObject):
     """Thumbnails by (file, longest edge in device pixels), least recently used dropped first.
-    Image files are named by their digest, so a file's thumbnail never goes stale."""
+    Image files are named by their digest, so a file's thumbnail never goes stale.
+
+    `request` decodes one that is not kept yet on the cache's own thread (`QImage` may be made
+    on any thread; only pixmaps belong to the GUI thread) and `ready(path, longest_edge)` says
+    on the GUI thread when `cached` has it."""
+
+    ready = Signal(str, int)
+    # (key, ReadImage) from the decoding thread, received on the thread the cache lives on.
+    _decoded = Signal(object, object)
 
     def __init__(self, limit: int = _KEPT_THUMBNAILS) -> None:
+        super().__init__()
         self._limit = limit
         self._kept: OrderedDict[tuple[str, int], ReadImage] = OrderedDict()
+        self._pending: set[tuple[str, int]] = set()
+        self._decoder = ThreadPoolExecutor(max_workers=1, thread_name_prefix="thumbnails")
+        self._decoded.connect(self._keep)
         self.reads = 0  # files decoded so far: what the cache saves is visible to tests
 
-    def get(self, path: str, longest_edge: int) -> ReadImage:
+    def cached(self, path: str, longest_edge: int) -> ReadImage | None:
         key = (path, longest_edge)
         found = self._kept.get(key)
         if found is not None:
             self._kept.move_to_end(key)
-            return found
+        return found
+
+    def request(self, path: str, longest_edge: int) -> None:
+        """Decode the thumbnail unless it is kept or already on its way."""
+        key = (path, longest_edge)
+        if key in self._kept or key in self._pending:
+            return
+        self._pending.add(key)
         self.reads += 1
-        found = read_image(path, longest_edge)
+        self._decoder.submit(lambda: self._decoded.emit(key, read_image(path, longest_edge)))
+
+    def _keep(self, key: tuple[str, int], found: ReadImage) -> None:
+        self._pending.discard(key)
         self._kept[key] = found
         if len(self._kept) > self._limit:
             self._kept.popitem(last=False)
-        return found
+        self.ready.emit(*key)
 
 
 # One for the whole app: the composer's chips and the chat's show the same files.

@@ -1,5 +1,8 @@
 """The window's dialogs: About, Preferences, a chat's settings, the model library, downloads,
 connections and delete confirmations.
 
-May import `ui.forms`, `ui.text`, `ui.widgets`, `app` and PySide6; never `ui.window`.
+May import: `PySide6`, `psutil` (the memory Preferences shows), `ui.forms`, `ui.text`, `ui.widgets`
+and `app`.
+
+Never `ui.window`.
 """

@@ -2,14 +2,13 @@
 file is transferred: the files and their sizes, the total, what model it is, whether its
 weights fit in memory and whether the disk has room.
 
-The hub is asked on a background thread (the network may be slow or down); the answer comes
-back through a GuiRelay. Download stays disabled until a check of the id in the box succeeded.
+The hub is asked off the GUI thread (the network may be slow or down), as an operation
+(`app.operations.models.check_download`) this dialog owns: closed meanwhile, it hears nothing.
+Download stays disabled until a check of the id in the box succeeded.
 """
 
 from __future__ import annotations
 
-import contextlib
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,8 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.generation.gui_relay import GuiRelay
-from app.library.download_fit import DownloadFit, MemoryFit, assess_fit
+from app.library.download_fit import DownloadFit, MemoryFit
+from app.operations.models import DownloadCheck, check_download
+from app.operations.operation import Failure
 from app.sizes import format_bytes
 from ui.text.plain_text import plain_label
 from ui.widgets.theme import em
@@ -55,7 +55,6 @@ class DownloadDialog(QDialog):
         self.checked_repo: str | None = None  # the id the shown check is about
         self._subject: str | None = None  # the id being checked, or checked
         self._request = 0  # a later check makes an earlier one's answer stale
-        self._relay = GuiRelay(self)
 
         intro = plain_label(
             f"The Hugging Face id of an MLX model, e.g. {EXAMPLE}.\n"
@@ -135,27 +134,22 @@ class DownloadDialog(QDialog):
         request, self._subject = self._request, repo_id
         self._show(None, f"Checking {repo_id}…")
         self.check_button.setEnabled(False)
-        post = self._relay.post
-        models_dir, endpoint = self.models_dir, self.endpoint
+        check_download(self, repo_id, self.models_dir, self.endpoint).on_success(
+            lambda answer: self._on_checked(request, repo_id, answer)
+        ).on_failure(lambda failure: self._on_check_failed(request, failure)).start()
 
-        def run() -> None:
-            answer = _check(repo_id, models_dir, endpoint)
-            with contextlib.suppress(RuntimeError):  # the dialog was closed meanwhile
-                post(lambda value: self._on_checked(request, repo_id, value), answer)
-
-        threading.Thread(target=run, name=f"download check: {repo_id}", daemon=True).start()
-
-    def _on_checked(
-        self, request: int, repo_id: str, answer: tuple[RepoListing, DownloadFit] | str
-    ) -> None:
+    def _on_checked(self, request: int, repo_id: str, answer: DownloadCheck) -> None:
         if request != self._request:
             return  # a newer check is under way
         self.check_button.setEnabled(True)
-        if isinstance(answer, str):
-            self._show(None, answer, "danger")
-            return
         self.checked_repo = repo_id
         self._show(answer)
+
+    def _on_check_failed(self, request: int, failure: Failure) -> None:
+        if request != self._request:
+            return
+        self.check_button.setEnabled(True)
+        self._show(None, failure.message, "danger")
 
     @Slot(str)
     def _on_edited(self, _text: str) -> None:
@@ -172,19 +166,17 @@ class DownloadDialog(QDialog):
             self.downloadChosen.emit(self.checked_repo)
             self.accept()
 
-    def _show(
-        self, result: tuple[RepoListing, DownloadFit] | None, status: str = "", kind: str = ""
-    ) -> None:
+    def _show(self, result: DownloadCheck | None, status: str = "", kind: str = "") -> None:
         """Show a check's result, or (None) only a status line with nothing to download."""
         _set_note(self.status, status, kind)
         self.files.setVisible(result is not None)
         for note in (self.total, self.model, self.memory, self.disk, self.gated):
             note.hide()
-        self.download_button.setEnabled(result is not None and result[1].fits_disk)
+        self.download_button.setEnabled(result is not None and result.fit.fits_disk)
         if result is None:
             self.files.setRowCount(0)
             return
-        listing, fit = result
+        listing, fit = result.listing, result.fit
         self.files.setRowCount(len(listing.files))
         for row, (name, size) in enumerate(listing.files.items()):
             # The repository's owner chose the names: items show text as it is.
@@ -204,24 +196,6 @@ class DownloadDialog(QDialog):
                 "`hf auth login`, or the download is refused.",
                 "warning",
             )
-
-
-def _check(
-    repo_id: str, models_dir: Path, endpoint: str | None
-) -> tuple[RepoListing, DownloadFit] | str:
-    """The listing and how it fits, or why there is none, in words. Runs off the GUI thread;
-    huggingface_hub is imported here, when someone first checks."""
-    from app.library.downloads import partial_folder
-    from app.library.hub_listing import DownloadError, list_repository
-
-    try:
-        listing = list_repository(repo_id, endpoint)
-        folder = partial_folder(listing.repo_id, models_dir)
-        return listing, assess_fit(listing, folder, models_dir)
-    except DownloadError as error:
-        return str(error)
-    except Exception as error:  # every failure must reach the person as a message
-        return f"The check of {repo_id} failed: {error}"
 
 
 def _model_kind(listing: RepoListing) -> str:

@@ -2,10 +2,12 @@
 window: reading the files (the preview, written nowhere), choosing the conversations, importing
 them with progress and Cancel, and the report, with Undo Import.
 
-The work runs in an `ImportTask` (its own threads and store connections); this dialog only shows
-what the task reports. `imported(report)` tells the window what was written (so it lists the new
-conversations); `undoRequested(batch_id)` asks the window to take an import back out, which
-answers with `show_undone`.
+The work runs as operations of `app.operations.chat_history` (threads and store connections of
+their own); this dialog only starts them and shows what they report. Closed mid-way, it takes its
+operation with it: the job is cancelled and reports to no one. What an import wrote is announced
+to the views by the operation itself; `imported(report)` tells the window the report (for Undo
+Import and the status bar), and `undoRequested(batch_id)` asks the window to take an import back
+out, which answers with `show_undone`.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.importers import preview, run, writer
+from app.operations.chat_history import import_chats, preview_chats
+from app.operations.operation import Failure, Operation
 from ui.dialogs.import_preview import ImportPreview
 from ui.dialogs.import_report import ImportReport
-from ui.dialogs.import_task import ImportTask
 from ui.widgets.theme import em, scale_font
 from ui.widgets.visibility import set_shown
 
@@ -35,7 +39,7 @@ Step = str  # "reading", "preview", "importing", "report"
 
 
 class ImportChatsDialog(QDialog):
-    imported = Signal(object)  # report_data's dict, once an import has ended (cancelled too)
+    imported = Signal(object)  # run.ImportReport, once an import has ended (cancelled too)
     undoRequested = Signal(int)  # the batch to take back out
     stepChanged = Signal(str)
 
@@ -45,17 +49,15 @@ class ImportChatsDialog(QDialog):
         self.setWindowTitle("Import Chats")
         self.setAccessibleName("Import chats")
         self.paths = paths
+        self.database = database
         self.step: Step = "reading"
         self.preview: ImportPreview | None = None
         self.report: ImportReport | None = None
         self.batch_id: int | None = None
         self._total = 0
         self._done = 0
-        self.task = ImportTask(database, self)
-        self.task.previewed.connect(self._on_previewed, Qt.ConnectionType.QueuedConnection)
-        self.task.progressed.connect(self._on_progress, Qt.ConnectionType.QueuedConnection)
-        self.task.finished.connect(self._on_finished, Qt.ConnectionType.QueuedConnection)
-        self.task.failed.connect(self._on_failed, Qt.ConnectionType.QueuedConnection)
+        # The step's operation (reading, then importing); its owner is this dialog.
+        self.operation: Operation[Any, Any] = preview_chats(self, paths)
 
         self.heading = QLabel()
         self.heading.setObjectName("ImportHeading")
@@ -94,7 +96,7 @@ class ImportChatsDialog(QDialog):
         names = ", ".join(p.name for p in paths)
         self._show_step("reading", f"Reading {names}… Nothing is written yet.")
         self.progress.setRange(0, 0)  # busy: the number of conversations is not known yet
-        self.task.preview(paths)
+        self.operation.on_success(self._on_previewed).on_failure(self._on_failed).start()
 
     # -- steps ------------------------------------------------------------------------------
 
@@ -108,11 +110,10 @@ class ImportChatsDialog(QDialog):
         set_shown(self.undo_button, step == "report" and self.batch_id is not None)
         self.stepChanged.emit(step)
 
-    @Slot(object)
-    def _on_previewed(self, preview: dict[str, Any]) -> None:
+    def _on_previewed(self, result: preview.Preview) -> None:
         if self.step != "reading":
             return
-        self.preview = ImportPreview(preview)
+        self.preview = ImportPreview(result)
         self.preview.tree.itemChanged.connect(self._update_import_button)
         self.pages.addWidget(self.preview)
         self.pages.setCurrentWidget(self.preview)
@@ -143,34 +144,35 @@ class ImportChatsDialog(QDialog):
         self._show_step("importing", "Importing… Cancel keeps the conversations already done, "
                         "each whole.")
         self.cancel_button.setEnabled(True)
-        self.task.start(self.paths, chosen)
+        self.operation = (
+            import_chats(self, self.database, self.paths, chosen)
+            .on_progress(self._on_progress).on_success(self._on_finished)
+            .on_failure(self._on_failed).start()
+        )
 
-    @Slot(object)
-    def _on_progress(self, outcome: dict[str, Any]) -> None:
-        if outcome["status"] != "refused":
+    def _on_progress(self, outcome: writer.Outcome) -> None:
+        if outcome.status != "refused":
             self._done += 1
             self.progress.setValue(min(self._done, self._total))
-        if self.task.cancel_event.is_set():
+        if self.operation.cancelled:
             return
-        title = outcome["title"] or outcome["where"]
+        title = outcome.title or outcome.where
         self.heading.setText(f"Importing… {self._done:,} of {self._total:,} done (“{title}”).")
 
-    @Slot(object)
-    def _on_finished(self, report: dict[str, Any]) -> None:
-        self.batch_id = report["batch_id"]
+    def _on_finished(self, report: run.ImportReport) -> None:
+        self.batch_id = report.batch_id
         self.report = ImportReport(report)
         self.pages.addWidget(self.report)
         self.pages.setCurrentWidget(self.report)
-        self._show_step("report", "Import cancelled." if report["cancelled"] else
+        self._show_step("report", "Import cancelled." if report.cancelled else
                         "Import finished.")
         self.close_button.setDefault(True)
         self.imported.emit(report)
 
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        """A failure the task could not put into a report: said in words, nothing half-done
+    def _on_failed(self, failure: Failure) -> None:
+        """A failure the import could not put into a report: said in words, nothing half-done
         (each conversation is one transaction)."""
-        self._show_step("report", f"The import could not go on: {message}")
+        self._show_step("report", f"The import could not go on: {failure.message}")
 
     # -- cancel and undo --------------------------------------------------------------------
 
@@ -178,7 +180,7 @@ class ImportChatsDialog(QDialog):
     def cancel(self) -> None:
         """While importing: stop after the conversation being written. Before: close."""
         if self.step == "importing":
-            self.task.cancel()
+            self.operation.cancel()
             self.cancel_button.setEnabled(False)
             self.heading.setText("Cancelling after the conversation being written…")
             return
@@ -191,14 +193,14 @@ class ImportChatsDialog(QDialog):
             self.heading.setText("Undoing the import…")
             self.undoRequested.emit(self.batch_id)
 
-    def show_undone(self, result: dict[str, Any]) -> None:
+    def show_undone(self, result: writer.UndoResult) -> None:
         """The window took this import back out."""
         self.batch_id = None
-        conversations, messages = result["removed_conversations"], result["removed_messages"]
+        conversations, messages = result.removed_conversations, result.removed_messages
         text = (f"Import undone: {conversations:,} conversation{'' if conversations == 1 else 's'}"
                 f" and {messages:,} message{'' if messages == 1 else 's'} taken out.")
-        if result["kept_messages"]:
-            text += (f" {result['kept_messages']:,} imported messages stay: you continued from "
+        if result.kept_messages:
+            text += (f" {result.kept_messages:,} imported messages stay: you continued from "
                      "them.")
         self._show_step("report", text)
 
@@ -210,5 +212,5 @@ class ImportChatsDialog(QDialog):
             self.cancel()
             return
         if self.step == "reading":
-            self.task.cancel()
+            self.operation.cancel()
         super().reject()

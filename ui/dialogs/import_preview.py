@@ -2,15 +2,14 @@
 numbers (conversations, messages, branches, dates, attachments found and missing), then every
 conversation with a tick box (untick one to leave it out), then the problems found.
 
-It shows `app.importers.run.preview`'s plain dict. Titles and problems come from the export
-(untrusted): they are shown as plain text only.
+It shows `app.importers.preview.Preview`. Titles and problems come from the export (untrusted):
+they are shown as plain text only.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.importers.preview import FormatPreview, Preview
 from ui.widgets.theme import em, scale_font
 from ui.widgets.visibility import set_shown
 
@@ -57,19 +57,19 @@ def _day(iso: str | None) -> str:
     return f"{day.day} {day:%b %Y}"
 
 
-def summary_line(summary: dict[str, Any]) -> str:
+def summary_line(summary: FormatPreview) -> str:
     """E.g. "3 conversations · 12 messages · 5 branches · 2 Jan 2024 – 4 Mar 2024 ·
     2 attachments found, 1 not in the export (photo.png)"."""
     parts = [
-        _plural(len(summary["conversations"]), "conversation"),
-        _plural(summary["messages"], "message"),
-        _plural(summary["branches"], "branch").replace("branchs", "branches"),
+        _plural(len(summary.conversations), "conversation"),
+        _plural(summary.messages, "message"),
+        _plural(summary.branches, "branch").replace("branchs", "branches"),
     ]
-    first, last = _day(summary.get("first")), _day(summary.get("last"))
+    first, last = _day(summary.first), _day(summary.last)
     if first:
         parts.append(first if first == last else f"{first} – {last}")
-    missing = summary["attachments_missing"]
-    found = summary["attachments_found"]
+    missing = summary.attachments_missing
+    found = summary.attachments_found
     if found or missing:
         files = f"{_plural(found, 'attachment')} found"
         if missing:
@@ -83,7 +83,7 @@ def summary_line(summary: dict[str, Any]) -> str:
 class ImportPreview(QWidget):
     """The preview of one import; `chosen()` are the ticked (format, source id) pairs."""
 
-    def __init__(self, preview: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, preview: Preview, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ImportPreview")
         self.summary = QLabel()
@@ -116,34 +116,36 @@ class ImportPreview(QWidget):
         layout.addWidget(self.problems)
         self._fill(preview)
 
-    def _fill(self, preview: dict[str, Any]) -> None:
-        lines, problems = [], []
-        for item in preview["inputs"]:
-            name = Path(item["path"]).name
-            for key, summary in item["formats"].items():
+    def _fill(self, preview: Preview) -> None:
+        lines: list[str] = []
+        problems: list[str] = []
+        for item in preview.inputs:
+            name = Path(item.path).name
+            for summary in item.formats:
+                key = summary.format
                 lines.append(f"{name} · {format_name(key)}: {summary_line(summary)}")
-                self._add_group(f"{format_name(key)} — {name}", key, summary)
-                problems += summary["warnings"]
-            if not item["formats"] and not item["problems"]:
+                self._add_group(f"{format_name(key)} — {name}", summary)
+                problems += summary.warnings
+            if not item.formats and not item.problems:
                 problems.append(f"{name}: no conversations were found.")
-            problems += item["problems"]
+            problems += item.problems
         self.summary.setText("\n".join(lines) or "Nothing to import was found.")
         self.problems.setPlainText("\n".join(problems))
         set_shown(self.problems_label, bool(problems))
         set_shown(self.problems, bool(problems))
         self.tree.expandAll()
 
-    def _add_group(self, label: str, key: str, summary: dict[str, Any]) -> None:
-        group = QTreeWidgetItem(self.tree, [label, f"{summary['messages']:,}",
-                                            f"{summary['branches']:,}"])
+    def _add_group(self, label: str, summary: FormatPreview) -> None:
+        group = QTreeWidgetItem(self.tree, [label, f"{summary.messages:,}",
+                                            f"{summary.branches:,}"])
         group.setFlags(group.flags() | Qt.ItemFlag.ItemIsAutoTristate
                        | Qt.ItemFlag.ItemIsUserCheckable)
-        for conversation in summary["conversations"]:
-            title = conversation["title"]
-            row = QTreeWidgetItem(group, [title, f"{conversation['messages']:,}",
-                                          f"{conversation['branches']:,}"])
-            row.setData(0, _KEY, (key, conversation["source_id"]))
-            if conversation["empty"]:
+        for conversation in summary.conversations:
+            title = conversation.title
+            row = QTreeWidgetItem(group, [title, f"{conversation.messages:,}",
+                                          f"{conversation.branches:,}"])
+            row.setData(0, _KEY, (summary.format, conversation.source_id))
+            if conversation.empty:
                 row.setText(0, f"{title} (empty: skipped)")
                 row.setFlags(row.flags() & ~Qt.ItemFlag.ItemIsEnabled)
                 row.setCheckState(0, Qt.CheckState.Unchecked)

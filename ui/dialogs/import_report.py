@@ -1,13 +1,12 @@
 """What an import did, conversation by conversation: imported (with its messages), updated with
 N new messages, unchanged, skipped or refused, each with the reason, under a sentence that
-counts them. It shows `ui.dialogs.import_task.report_data`'s plain dict; titles and reasons come
-from the export and are shown as plain text only.
+counts them. It shows `app.importers.run.ImportReport`; titles and reasons come from the export
+and are shown as plain text only.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -19,6 +18,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.importers import run
+from app.importers.writer import Outcome
+
 _STATUS_NAMES = {
     "imported": "Imported",
     "updated": "Updated",
@@ -28,32 +30,33 @@ _STATUS_NAMES = {
 }
 
 
-def outcome_detail(outcome: dict[str, Any]) -> str:
+def outcome_detail(outcome: Outcome) -> str:
     """The row's last column: how many messages, or why not."""
-    status, count = outcome["status"], outcome["new_messages"]
+    status, count = outcome.status, outcome.new_messages
     if status == "imported":
         return f"{count:,} message{'' if count == 1 else 's'}"
     if status == "updated":
         return f"{count:,} new message{'' if count == 1 else 's'}"
     if status == "unchanged":
-        return outcome["reason"] or "Already here: nothing new."
-    return outcome["reason"]
+        return outcome.reason or "Already here: nothing new."
+    return outcome.reason
 
 
-def report_sentence(report: dict[str, Any]) -> str:
-    counts = report["counts"]
-    parts = [f"{counts['imported']:,} imported"]
-    if counts["updated"]:
-        parts.append(f"{counts['updated']:,} updated with {counts['new_messages']:,} new "
-                     f"message{'' if counts['new_messages'] == 1 else 's'} in all")
-    for status in ("unchanged", "skipped", "refused"):
-        if counts[status]:
-            parts.append(f"{counts[status]:,} {status}")
-    unreadable = sum(1 for item in report["inputs"] if item["error"])
+def report_sentence(report: run.ImportReport) -> str:
+    counts = report.counts
+    parts = [f"{counts.imported:,} imported"]
+    if counts.updated:
+        parts.append(f"{counts.updated:,} updated with {counts.new_messages:,} new "
+                     f"message{'' if counts.new_messages == 1 else 's'} in all")
+    for status, count in (("unchanged", counts.unchanged), ("skipped", counts.skipped),
+                          ("refused", counts.refused)):
+        if count:
+            parts.append(f"{count:,} {status}")
+    unreadable = sum(1 for item in report.inputs if item.error)
     if unreadable:
         parts.append(f"{unreadable:,} file{'' if unreadable == 1 else 's'} could not be read")
     sentence = ", ".join(parts) + "."
-    if report["cancelled"]:
+    if report.cancelled:
         sentence = ("Cancelled. Only whole conversations were kept: " + sentence[0].lower()
                     + sentence[1:])
     return sentence
@@ -62,7 +65,7 @@ def report_sentence(report: dict[str, Any]) -> str:
 class ImportReport(QWidget):
     """The report of one import (or of a cancelled one)."""
 
-    def __init__(self, report: dict[str, Any], parent: QWidget | None = None) -> None:
+    def __init__(self, report: run.ImportReport, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("ImportReport")
         self.report = report
@@ -85,11 +88,11 @@ class ImportReport(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.sentence)
         layout.addWidget(self.tree, 1)
-        for item in report["inputs"]:
-            if item["error"]:
-                self._add("Refused", Path(item["path"]).name, item["error"])
-            for outcome in item["outcomes"]:
-                self._add(_STATUS_NAMES[outcome["status"]], outcome["title"] or outcome["where"],
+        for item in report.inputs:
+            if item.error:
+                self._add("Refused", Path(item.path).name, item.error)
+            for outcome in item.outcomes:
+                self._add(_STATUS_NAMES[outcome.status], outcome.title or outcome.where,
                           outcome_detail(outcome))
         self.tree.setColumnWidth(1, max(self.tree.sizeHintForColumn(1), 160))
 

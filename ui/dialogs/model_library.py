@@ -1,14 +1,18 @@
 """The model library window: every model with its facts, rename, delete, make default, and
 adding models by importing a GGUF file, importing an MLX folder (copied or linked) or
 downloading by repo id (after the download dialog's check), each with a progress bar and
-Cancel."""
+Cancel.
+
+The additions run as operations (`app.operations.models`); the list refreshes itself (and says
+`libraryChanged`) whenever an operation announces that the library changed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import Qt, Signal, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -29,15 +33,10 @@ from app.library.entries import (
     rename_model,
 )
 from app.library.install import is_published_dhara
+from app.operations.changes import Changes, app_changes
+from app.operations.models import Addition, add_folder, add_gguf, convert_dhara, download_repo
 from ui.dialogs.download_dialog import DownloadDialog
 from ui.dialogs.library_rows import fill_table, model_table
-from ui.dialogs.model_tasks import (
-    ModelTask,
-    download_job,
-    import_dhara_job,
-    import_folder_job,
-    import_gguf_job,
-)
 from ui.dialogs.task_progress import TaskProgressDialog
 from ui.text.plain_text import message_box, show_message
 from ui.widgets.theme import em
@@ -106,6 +105,7 @@ class ModelLibraryDialog(QDialog):
         self.table.itemChanged.connect(self._on_item_changed)
         self.table.itemSelectionChanged.connect(self._update_buttons)
         self.table.itemDoubleClicked.connect(self._on_double_click)
+        app_changes().subscribe(self, self._on_changes)
         self.refresh()
 
     @staticmethod
@@ -124,6 +124,11 @@ class ModelLibraryDialog(QDialog):
         marks = (self.loaded_id, self.default_id)
         fill_table(self.table, self._models, marks, self.palette().placeholderText(), keep)
         self._update_buttons()
+
+    def _on_changes(self, changes: Changes) -> None:
+        if changes.model_library:
+            self.refresh()
+            self.libraryChanged.emit()
 
     def models(self) -> list[ModelInfo]:
         return list(self._models)
@@ -261,40 +266,32 @@ class ModelLibraryDialog(QDialog):
         return dialog
 
     def import_gguf(self, gguf: Path) -> TaskProgressDialog:
-        task = ModelTask(f"Importing {gguf.name}", self)
-        dialog = self._track(task)
-        task.run_on_worker(self._worker, import_gguf_job(gguf, self.models_dir))
-        return dialog
+        return self._run(lambda owner: add_gguf(owner, gguf, self.models_dir, self._worker))
 
     def import_folder(self, folder: Path, link: bool) -> TaskProgressDialog:
         """Copy or link an MLX folder; a published Dhara checkpoint is converted instead (on the
         worker, which runs MLX) and never linked."""
         if is_published_dhara(folder):
-            task = ModelTask(f"Converting {folder.name}", self)
-            dialog = self._track(task)
-            task.run_on_worker(self._worker, import_dhara_job(folder, self.models_dir))
-            return dialog
-        verb = "Linking" if link else "Copying"
-        task = ModelTask(f"{verb} {folder.name}", self)
-        dialog = self._track(task)
-        task.run_in_thread(import_folder_job(folder, self.models_dir, link))
-        return dialog
+            return self._run(
+                lambda owner: convert_dhara(owner, folder, self.models_dir, self._worker))
+        return self._run(lambda owner: add_folder(owner, folder, self.models_dir, link))
 
     def download(self, repo_id: str) -> TaskProgressDialog:
-        task = ModelTask(f"Downloading {repo_id}", self)
-        dialog = self._track(task)
-        task.run_in_thread(download_job(repo_id, self.models_dir, self.hub_endpoint))
-        return dialog
+        return self._run(
+            lambda owner: download_repo(owner, repo_id, self.models_dir, self.hub_endpoint))
 
-    def _track(self, task: ModelTask) -> TaskProgressDialog:
-        dialog = TaskProgressDialog(task, self)
+    def _run(self, make: Callable[[QObject], Addition]) -> TaskProgressDialog:
+        dialog = TaskProgressDialog(make, self)
         dialog.finished.connect(self._on_task_finished)
         self.tasks.append(dialog)
         dialog.open()
+        dialog.start()
         return dialog
 
     @Slot()
     def _on_task_finished(self) -> None:
+        """A progress dialog closed: it goes; the entry it added is selected (the list itself
+        was refreshed when the addition announced it)."""
         done = [d for d in self.tasks if not d.isVisible()]
         self.tasks = [d for d in self.tasks if d.isVisible()]
         added = [d.result_path for d in done if d.result_path is not None]
@@ -302,4 +299,3 @@ class ModelLibraryDialog(QDialog):
             dialog.deleteLater()
         if added:
             self.refresh(select_folder=added[-1])
-            self.libraryChanged.emit()

@@ -1,31 +1,39 @@
-"""The progress dialog of one model task (an import or a download): a progress bar and Cancel
-while it runs, closing itself when the task succeeds and showing the reason when it fails."""
+"""The progress dialog of one model addition (an import or a download): a progress bar and
+Cancel while it runs, closing itself when the addition succeeds and showing the reason when it
+fails.
+
+The dialog owns its operation: closed, it cancels the job, which then reports to no one.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Slot
+from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QDialog, QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout, QWidget
 
-from ui.dialogs.model_tasks import ModelTask
+from app.operations.models import Addition, Transferred
+from app.operations.operation import Failure
 from ui.text.plain_text import plain_label
 from ui.widgets.theme import em
 
 
 class TaskProgressDialog(QDialog):
-    """Progress and Cancel for one ModelTask; closes itself when the job succeeds and shows
-    the reason when it fails."""
+    """Progress and Cancel for the addition `make(self)` returns; `start()` runs it."""
 
-    def __init__(self, task: ModelTask, parent: QWidget | None = None) -> None:
+    def __init__(
+        self, make: Callable[[QObject], Addition], parent: QWidget | None = None
+    ) -> None:
         super().__init__(parent)
+        self.task = make(self)
+        description = self.task.description
         self.setObjectName("TaskProgressDialog")
-        self.setWindowTitle(task.description)
-        self.setAccessibleName(task.description)
-        self.task = task
+        self.setWindowTitle(description)
+        self.setAccessibleName(description)
         self.result_path: Path | None = None
         self.error: str | None = None
-        self.label = plain_label(f"{task.description}…")  # names a file or a repository
+        self.label = plain_label(f"{description}…")  # names a file or a repository
         self.label.setWordWrap(True)
         self.label.setMinimumWidth(em(self, 20))
         self.bar = QProgressBar()
@@ -42,25 +50,24 @@ class TaskProgressDialog(QDialog):
         row.addWidget(self.button)
         layout.addLayout(row)
         self.button.clicked.connect(self._on_button)
-        task.progressed.connect(self._on_progress)
-        task.succeeded.connect(self._on_succeeded)
-        task.failed.connect(self._on_failed)
+        self.task.on_progress(self._on_progress).on_success(self._on_succeeded).on_failure(
+            self._on_failed)
 
-    @Slot(object, object)
-    def _on_progress(self, done: int, total: int) -> None:
-        if total > 0:
+    def start(self) -> None:
+        self.task.start()
+
+    def _on_progress(self, progress: Transferred) -> None:
+        if progress.total > 0:
             self.bar.setRange(0, 1000)
-            self.bar.setValue(min(1000, done * 1000 // total))
+            self.bar.setValue(min(1000, progress.done * 1000 // progress.total))
 
-    @Slot(object)
     def _on_succeeded(self, path: Path) -> None:
-        self.result_path = Path(path)
+        self.result_path = path
         self.accept()
 
-    @Slot(str)
-    def _on_failed(self, message: str) -> None:
-        self.error = message
-        self.label.setText(message)
+    def _on_failed(self, failure: Failure) -> None:
+        self.error = failure.message
+        self.label.setText(failure.message)
         self.bar.setRange(0, 1)
         self.bar.setValue(0)
         self.button.setText("Close")

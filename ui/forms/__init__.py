@@ -1,5 +1,5 @@
 """Form rows shared by dialogs: sampling fields, context length, overflow policy, model and draft
 model choices.
 
-May import `ui.text`, `ui.widgets`, `app` values and PySide6.
+May import: `PySide6`, `ui.text`, `ui.widgets` and `app` values.
 """

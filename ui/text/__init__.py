@@ -1,5 +1,7 @@
 """Untrusted text shown safely: Markdown to a safe HTML subset (also while it streams), the
 hardened text browser, literal plain text, and search snippets.
 
-May import PySide6, markdown-it and pygments; no other `ui` subpackage but `ui.widgets`.
+May import: `PySide6`, `markdown_it`, `pygments` and `ui.widgets`.
+
+No other `ui` subpackage.
 """

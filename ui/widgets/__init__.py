@@ -1,5 +1,5 @@
 """Shared building blocks: the theme (palettes and style sheet), icons, icon buttons and
 self-sizing editors.
 
-May import PySide6 and `resources` only.
+May import: `PySide6` and `resources` only.
 """

@@ -2,5 +2,8 @@
 that wire the sidebar, chat view and composer to the controller (branch commands, compare,
 export, model handling, status bar, streaming presentation).
 
-May import every other `ui` subpackage, `app` and PySide6; never mlx or `inference`.
+May import: `PySide6`, `app` and every other `ui` subpackage (`ui.chat`, `ui.dialogs`, `ui.forms`,
+`ui.sidebar`, `ui.text`, `ui.widgets`).
+
+Never mlx or `inference`.
 """

@@ -3,8 +3,10 @@
 and *Edit › Undo Import* for every import made since the app started.
 
 A drop is sorted off the GUI thread: folders, zips and JSON files holding a known app's
-conversations open the import; any other file is attached to the draft as before. After an
-import or its undo the sidebar lists the conversations again and the open chat is shown anew.
+conversations open the import; any other file is attached to the draft as before. The work runs
+as operations (`app.operations.chat_history`); what an import or its undo changed is announced
+to the views, so the sidebar lists the conversations again and the open chat is shown anew
+without this module telling them.
 
 Branchwise's own per-chat JSON keeps *Import Conversation…* (it opens the one conversation at
 once); the same files also import here, found again by their source on a second import.
@@ -13,23 +15,24 @@ once); the same files also import here, found again by their source on a second 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QFileDialog
 
-from app.store.conversations import StoreError
+from app.importers import run, writer
+from app.importers.detect import EXPORT_SUFFIXES
+from app.operations.chat_history import DroppedFiles, sort_dropped, undo_import
+from app.operations.operation import Failure, Operation
 from ui.chat.composer import local_files
 from ui.dialogs.import_chats import ImportChatsDialog
 from ui.dialogs.import_report import report_sentence
-from ui.dialogs.import_task import EXPORT_SUFFIXES, DropSorter, ImportTask
 from ui.window.window_host import ConversationList
 
 if TYPE_CHECKING:
     from ui.window.actions import WindowActions
     from ui.window.composer_extras import ComposerExtras
-    from ui.window.sidebar_commands import SidebarCommands
 
 _FILE_FILTER = "Chat exports (*.json *.jsonl *.zip);;All files (*)"
 
@@ -38,7 +41,6 @@ class ImportHost(ConversationList, Protocol):
     """The window as the history import uses it."""
 
     menu_actions: WindowActions
-    sidebar_commands: SidebarCommands
     composer_extras: ComposerExtras
 
 
@@ -50,9 +52,7 @@ class HistoryImport(QObject):
         self._window = window
         self.dialog: ImportChatsDialog | None = None
         self.batches: list[int] = []  # this session's imports, newest last: Edit › Undo Import
-        self._undoing: ImportTask | None = None
-        self._sorter = DropSorter(self)
-        self._sorter.sorted.connect(self._on_sorted, Qt.ConnectionType.QueuedConnection)
+        self._undoing: Operation[writer.UndoResult, None] | None = None
 
     # -- asking for files -------------------------------------------------------------------
 
@@ -101,26 +101,28 @@ class HistoryImport(QObject):
         if attach:
             self._window.composer_extras.attach(attach)
         if maybe:
-            self._sorter.sort(maybe)
+            sort_dropped(self, maybe).on_success(self._on_sorted).on_failure(
+                self._on_sort_failed).start()
 
-    @Slot(list, list)
-    def _on_sorted(self, exports: list[str], others: list[str]) -> None:
-        if others:
-            self._window.composer_extras.attach(others)
-        if exports:
-            self.open_preview([Path(p) for p in exports])
+    def _on_sorted(self, dropped: DroppedFiles) -> None:
+        if dropped.attachments:
+            self._window.composer_extras.attach(list(dropped.attachments))
+        if dropped.exports:
+            self.open_preview(list(dropped.exports))
+
+    def _on_sort_failed(self, failure: Failure) -> None:
+        self._window.show_notice(f"The dropped files could not be sorted: {failure.message}")
 
     # -- after an import, and undo ----------------------------------------------------------
 
     @Slot(object)
-    def _on_imported(self, report: dict[str, Any]) -> None:
-        if report["batch_id"] is not None:
-            self.batches.append(report["batch_id"])
+    def _on_imported(self, report: run.ImportReport) -> None:
+        if report.batch_id is not None:
+            self.batches.append(report.batch_id)
         self.update_undo_action()
-        self._show_store_again()
         window = self._window
-        new = [o["conversation_id"] for item in report["inputs"] for o in item["outcomes"]
-               if o["status"] == "imported" and o["conversation_id"] is not None]
+        new = [o.conversation_id for o in report.outcomes
+               if o.status == "imported" and o.conversation_id is not None]
         cid = window.current_conversation_id
         if new and (cid is None or window.is_empty(cid)):
             window.open_conversation(new[0])  # rather than the empty chat the app opened with
@@ -133,34 +135,32 @@ class HistoryImport(QObject):
 
     @Slot(int)
     def undo(self, batch_id: int) -> None:
-        """Take import `batch_id` back out, on a thread of its own."""
+        """Take import `batch_id` back out, off the GUI thread."""
         if self._undoing is not None and self._undoing.running:
             return
-        task = ImportTask(self._window.store.path, self)
-        task.undone.connect(lambda result: self._on_undone(batch_id, result),
-                            Qt.ConnectionType.QueuedConnection)
-        task.failed.connect(lambda message: self._on_undo_failed(batch_id, message),
-                            Qt.ConnectionType.QueuedConnection)
-        self._undoing = task
         self._window.menu_actions.undo_import.setEnabled(False)
-        task.undo(batch_id)
+        self._undoing = (
+            undo_import(self, self._window.store.path, batch_id)
+            .on_success(lambda result: self._on_undone(batch_id, result))
+            .on_failure(lambda failure: self._on_undo_failed(batch_id, failure))
+            .start()
+        )
 
-    def _on_undone(self, batch_id: int, result: dict[str, Any]) -> None:
+    def _on_undone(self, batch_id: int, result: writer.UndoResult) -> None:
         if batch_id in self.batches:
             self.batches.remove(batch_id)
         self.update_undo_action()
-        self._show_store_again()
         for dialog in self._window.findChildren(ImportChatsDialog):
             if dialog.batch_id == batch_id:
                 dialog.show_undone(result)
         self._window.statusBar().showMessage(
-            f"Import undone: {result['removed_conversations']:,} conversations taken out.", 5000
+            f"Import undone: {result.removed_conversations:,} conversations taken out.", 5000
         )
         self.undoFinished.emit(batch_id)
 
-    def _on_undo_failed(self, batch_id: int, message: str) -> None:
+    def _on_undo_failed(self, batch_id: int, failure: Failure) -> None:
         self.update_undo_action()
-        self._window.show_notice(f"The import could not be undone: {message}")
+        self._window.show_notice(f"The import could not be undone: {failure.message}")
         self.undoFinished.emit(batch_id)
 
     def update_undo_action(self) -> None:
@@ -169,26 +169,6 @@ class HistoryImport(QObject):
         action.setEnabled(bool(self.batches))
         action.setText(f"Undo &Import ({len(self.batches)})" if len(self.batches) > 1
                        else "Undo &Import")
-
-    def _show_store_again(self) -> None:
-        """List the conversations again; the open one is shown anew, or, gone with an undone
-        import, replaced by the newest one left."""
-        window = self._window
-        window.sidebar_commands.refresh()
-        cid = window.current_conversation_id
-        if cid is None:
-            return
-        try:
-            window.store.get_conversation(cid)
-        except StoreError:
-            window.close_conversation()
-            remaining = window.store.list_conversations()
-            if remaining:
-                window.open_conversation(remaining[0].id)
-            else:
-                window.new_chat()
-            return
-        window.open_conversation(cid)
 
 
 def _maybe_export(path: Path) -> bool:

@@ -2,7 +2,8 @@
 conversation (with Undo until the app closes), search the conversations and jump to a hit, and
 the sidebar's own showing and hiding (by the person, or folded away in a narrow window).
 
-It also keeps the list in step with the store when the controller says conversations changed.
+It also keeps the list in step with the store when the controller says conversations changed,
+and the list and the open chat when an operation (an import, its undo) announces what it changed.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Slot
 
+from app.operations.changes import Changes, app_changes
 from app.store.conversations import StoreError
 from ui.text.plain_text import menu_text
 from ui.window.conversation_views import conversation_rows, search_hits
@@ -50,6 +52,7 @@ class SidebarCommands(QObject):
         s.searchRequested.connect(self.search)
         s.searchHitActivated.connect(self._on_search_hit)
         self._controller.conversationsChanged.connect(self.refresh)
+        app_changes().subscribe(self, self._on_changes)
 
     @Slot()
     def refresh(self) -> None:
@@ -71,6 +74,30 @@ class SidebarCommands(QObject):
         current = next((c for c in conversations if c.id == cid), None)
         if current is not None:
             window.show_conversation_title(current)
+
+    def _on_changes(self, changes: Changes) -> None:
+        """List the conversations again; the open one, if it changed, is shown anew, or, gone
+        (an undone import took it), replaced by the newest one left."""
+        if changes.conversation_list or changes.conversations:
+            self.refresh()
+        cid = self._window.current_conversation_id
+        if cid is None or cid not in changes.conversations:
+            return
+        try:
+            self._store.get_conversation(cid)
+        except StoreError:
+            self._window.close_conversation()
+            self._open_newest()
+            return
+        self._window.open_conversation(cid)
+
+    def _open_newest(self) -> None:
+        """After the open chat went away: the newest one left, or a new one."""
+        remaining = self._store.list_conversations()
+        if remaining:
+            self._window.open_conversation(remaining[0].id)
+        else:
+            self._window.new_chat()
 
     @Slot(str)
     def _on_activated(self, conversation_id: str) -> None:
@@ -107,11 +134,7 @@ class SidebarCommands(QObject):
         window.menu_actions.undo.setText(f"&Undo Delete “{menu_text(title)}”")
         if conversation_id == window.current_conversation_id:
             window.close_conversation()
-            remaining = self._store.list_conversations()
-            if remaining:
-                window.open_conversation(remaining[0].id)
-            else:
-                window.new_chat()
+            self._open_newest()
         window.banner.show_notice(f"Deleted “{title}”.", "Undo", self.undo_delete)
 
     @Slot()

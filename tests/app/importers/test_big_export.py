@@ -62,9 +62,9 @@ def _import_big(tmp_path: Path, size: int) -> tuple[int, run.ImportReport, float
 
 
 def _check(count: int, report: run.ImportReport) -> None:
-    counts = report.counts()
-    assert counts["imported"] == count and counts["refused"] == 0
-    assert counts["new_messages"] == count * MESSAGES_PER_CONVERSATION
+    counts = report.counts
+    assert counts.imported == count and counts.refused == 0
+    assert counts.new_messages == count * MESSAGES_PER_CONVERSATION
 
 
 def test_a_few_megabytes_stream_through(tmp_path: Path) -> None:

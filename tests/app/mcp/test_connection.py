@@ -54,7 +54,7 @@ def test_calls_return_text_and_tool_errors_say_why(
     failed = module_loop(ready.call("fail", {"message": "the disk is full"}))
     assert failed.failure is ToolFailure.TOOL and "the disk is full" in failed.text
     picture = module_loop(ready.call("picture", {}))
-    assert picture.text == "a pixel:\n\n[image: image/png, 69 bytes; not shown to the model]"
+    assert picture.text == "a pixel:\n\n[image: image/png, 69 B; not shown to the model]"
 
 
 def test_a_slow_call_times_out_and_the_server_stays_usable(

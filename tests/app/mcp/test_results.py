@@ -68,10 +68,10 @@ def test_content_blocks_become_plain_text_and_nothing_is_fetched() -> None:
     text = content_text(blocks)
     assert "line one\nline two[31m" in text  # control characters removed
     assert "[image: image/png, 3.0 KB; not shown to the model]" in text
-    assert "[audio: audio/wav, 3 bytes; not shown to the model]" in text
+    assert "[audio: audio/wav, 3 B; not shown to the model]" in text
     assert "[link to report: https://example.com/r.pdf (application/pdf)]" in text
     assert "[resource file:///notes.txt]\nthe notes" in text
-    assert "[resource file:///x.bin: application/octet-stream, 3 bytes" in text
+    assert "[resource file:///x.bin: application/octet-stream, 3 B" in text
 
 
 def test_structured_content_stands_in_for_missing_blocks() -> None:

@@ -6,7 +6,8 @@ size, C of another —, edit an earlier message to add, remove or swap images, r
 to an earlier branch and continue it, cancel during prefill, inside an image too, shrink the
 cache budget, restart on the same cache folder) and plays them on one engine per vision family,
 which keeps its caches from one sequence to the next. Small prefill chunks put cuts inside
-images.
+images, except where image tokens attend both ways (Gemma 4): there every image is computed
+whole, and no reply resumes from inside one.
 """
 
 from __future__ import annotations
@@ -94,6 +95,11 @@ class Harness:
         self.engine.save_pending(0.05)
         stats = result.stats
         assert stats.cached_tokens + stats.prefill_tokens == stats.prompt_tokens
+        # Images whose tokens attend both ways (Gemma 4) are never resumed from inside.
+        whole = self.engine._builder.chat_request(
+            messages, params, "chat", "truncate_middle"
+        ).whole_spans
+        assert not [(a, b) for a, b in whole if a < stats.cached_tokens < b]
         assert self.engine.cache_bytes() <= self.engine.cache_budget_bytes
         key = repr((messages, params.temperature, params.seed))
         if key not in self.references:

@@ -5,13 +5,16 @@ orientation, a file Qt cannot read or one gone from the data folder shown as a c
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 
+import pytest
 from PIL import Image
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from tests.ui.image_pictures import drawn_png
+from ui.chat import image_files
 from ui.chat.image_chips import MISSING, ImageChips
 from ui.chat.image_files import THUMBNAILS, ThumbnailCache, read_image
 from ui.widgets.view_models import ImageView
@@ -23,17 +26,38 @@ def _view(path: Path | None, width: int = 64, height: int = 48, tokens: int = 81
                      str(path) if path else None)
 
 
-def test_a_thumbnail_is_read_once_at_its_small_size(qapp: object, tmp_path: Path) -> None:
+def test_a_thumbnail_is_read_once_at_its_small_size_off_the_gui_thread(
+    qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     picture = tmp_path / "chart.png"
     picture.write_bytes(drawn_png(1200, 800))
     cache = ThumbnailCache(limit=2)
-    first = cache.get(str(picture), 60)
+    threads: list[str] = []
+    real_read = image_files.read_image
+
+    def read(path: str, longest_edge: int | None = None) -> image_files.ReadImage:
+        threads.append(threading.current_thread().name)
+        return real_read(path, longest_edge)
+
+    def fetch(edge: int) -> image_files.ReadImage:
+        found = cache.cached(str(picture), edge)
+        if found is None:
+            with qtbot.waitSignal(cache.ready, check_params_cb=lambda *key: key[1] == edge):
+                cache.request(str(picture), edge)
+                cache.request(str(picture), edge)  # already on its way: not read twice
+            found = cache.cached(str(picture), edge)
+        assert found is not None
+        return found
+
+    monkeypatch.setattr(image_files, "read_image", read)
+    first = fetch(60)
     assert first.image is not None and (first.image.width(), first.image.height()) == (60, 40)
-    assert cache.get(str(picture), 60) is first and cache.reads == 1
-    cache.get(str(picture), 30)
-    cache.get(str(picture), 20)  # past the limit: the least recently used goes
-    cache.get(str(picture), 60)
+    assert fetch(60) is first and cache.reads == 1
+    fetch(30)
+    fetch(20)  # past the limit: the least recently used goes
+    fetch(60)
     assert cache.reads == 4
+    assert threads and all(name.startswith("thumbnails") for name in threads)
 
 
 def test_exif_orientation_turns_the_picture(qapp: object, tmp_path: Path) -> None:
@@ -59,7 +83,8 @@ def test_chips_show_size_tokens_and_open_the_viewer(qtbot: QtBot, tmp_path: Path
     chip = chips.chips[0]
     assert chip.details_label.text().startswith("1600×1200 · ")
     assert chip.note_label.text() == "≈ 1,234 tokens"
-    assert not chip.thumbnail.pixmap().isNull()
+    qtbot.waitUntil(lambda: chip.thumbnail_shown)
+    assert chip.thumbnail.pixmap().width() > chip.thumbnail.width() // 2  # not the placeholder
     with qtbot.waitSignal(chips.removeRequested) as removed:
         chip.remove_button.click()
     assert removed.args == [0]
@@ -83,6 +108,7 @@ def test_a_blind_model_an_unreadable_file_and_a_missing_one(qtbot: QtBot, tmp_pa
     qtbot.addWidget(chips)
     chips.set_images([_view(picture), _view(garbage), _view(None)], "SmolLM2 can't see images")
     seen, unreadable, missing = chips.chips
+    qtbot.waitUntil(lambda: seen.thumbnail_shown and bool(unreadable.error))
     assert seen.note_label.text() == "SmolLM2 can't see images"
     assert seen.note_label.property("kind") == "warning"
     assert unreadable.note_label.text() == "cannot be read" and unreadable.error

@@ -1,16 +1,22 @@
 """The Import Chats dialog on its own (a real store file, no window): the preview's numbers for a
 small ChatGPT export with branches, unticking a conversation, Cancel keeping whole
-conversations only, and refusals shown with their reason."""
+conversations only (and so does a dialog deleted mid-import, which hears nothing after), and
+refusals shown with their reason."""
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 import zipfile
 from pathlib import Path
+from typing import Any
 
+import pytest
+import shiboken6
 from PySide6.QtCore import Qt
 
+from app.importers import run
 from app.store.conversations import Store
 from tests.app.importers.samples import gpt_message, gpt_node
 from tests.ui.dialogs.chat_exports import TITLES, chatgpt_export, conversation
@@ -65,7 +71,7 @@ def test_unticked_conversations_are_left_out(qtbot, tmp_path: Path) -> None:
         qtbot.mouseClick(dialog.import_button, Qt.MouseButton.LeftButton)
     assert dialog.step == "report"
     assert _titles(database) == {"Greetings": 7, "Sourdough starter": 7}
-    assert done.args[0]["counts"]["imported"] == 2
+    assert done.args[0].counts.imported == 2
     statuses = dialog.report.statuses()
     assert ("Imported", "Greetings", "7 messages") in statuses
     assert not any(title == "Trip to Vienna" for _, title, _ in statuses)
@@ -75,15 +81,25 @@ def test_unticked_conversations_are_left_out(qtbot, tmp_path: Path) -> None:
     assert dialog.undo_button.isVisible()
 
 
-def test_cancel_keeps_only_whole_conversations(qtbot, tmp_path: Path) -> None:
+def test_cancel_keeps_only_whole_conversations(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     database = tmp_path / "branchwise.sqlite3"
     dialog = _dialog(qtbot, [chatgpt_export(tmp_path / "export.zip")], database)
     _wait_step(qtbot, dialog, "preview")
     # The import thread waits after its first conversation until the person has pressed Cancel,
     # so the press lands mid-import however fast the machine is.
     pressed = threading.Event()
-    dialog.task.progressed.connect(lambda _o: pressed.wait(20),
-                                   Qt.ConnectionType.DirectConnection)
+    import_paths = run.import_paths
+
+    def import_then_wait(*args: Any, progress: Any, **kwargs: Any) -> run.ImportReport:
+        def report(outcome: Any) -> None:
+            progress(outcome)
+            pressed.wait(20)
+
+        return import_paths(*args, progress=report, **kwargs)
+
+    monkeypatch.setattr(run, "import_paths", import_then_wait)
     dialog.start_import()
     qtbot.waitUntil(lambda: dialog.progress.value() == 1, timeout=20000)
     assert "1 of 3 done (“Greetings”)" in dialog.heading.text()
@@ -92,7 +108,7 @@ def test_cancel_keeps_only_whole_conversations(qtbot, tmp_path: Path) -> None:
         qtbot.mouseClick(dialog.cancel_button, Qt.MouseButton.LeftButton)
         assert dialog.heading.text().startswith("Cancelling")
         pressed.set()
-    assert done.args[0]["cancelled"] is True
+    assert done.args[0].cancelled is True
     assert _titles(database) == {"Greetings": 7}  # whole, and nothing of the others
     assert dialog.report.sentence.text().startswith("Cancelled. Only whole conversations")
     assert dialog.heading.text() == "Import cancelled."
@@ -177,3 +193,34 @@ def test_an_empty_conversation_cannot_be_ticked_and_is_reported_skipped(
     assert dialog.report.statuses() == [("Imported", "Greetings", "7 messages"),
                                         ("Skipped", "Nothing said", "It has no messages.")]
     assert _titles(database) == {"Greetings": 7}
+
+
+def test_a_dialog_deleted_mid_import_cancels_it_and_reports_to_no_one(
+    qtbot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = tmp_path / "branchwise.sqlite3"
+    dialog = ImportChatsDialog([chatgpt_export(tmp_path / "export.zip")], database)
+    dialog.show()
+    _wait_step(qtbot, dialog, "preview")
+    first_written, window_closed = threading.Event(), threading.Event()
+    import_paths = run.import_paths
+
+    def import_then_wait(*args: Any, progress: Any, **kwargs: Any) -> run.ImportReport:
+        def report(outcome: Any) -> None:
+            progress(outcome)
+            first_written.set()
+            window_closed.wait(20)
+
+        return import_paths(*args, progress=report, **kwargs)
+
+    monkeypatch.setattr(run, "import_paths", import_then_wait)
+    dialog.start_import()
+    operation = dialog.operation
+    assert first_written.wait(20)
+    shiboken6.delete(dialog)  # the window closing takes its dialogs with it
+    assert operation.cancelled
+    window_closed.set()
+    assert operation.wait(20)
+    qtbot.wait(100)  # anything still posted to the dialog would be delivered now
+    assert _titles(database) == {"Greetings": 7}  # whole, and nothing after the cancel
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.image_pictures import SeeingEngine, drawn_png
+from tests.ui.image_pictures import SeeingEngine, drawn_png, thumbnails_shown
 from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app, scripted_worker
 
@@ -44,6 +44,7 @@ def test_screenshots_of_images_in_a_chat(qtbot, tmp_path: Path) -> None:
         window.resize(1100, 760)
         composer.attachRequested.emit([str(chart), str(regions)])
         qtbot.waitUntil(lambda: len(composer.attached.images.chips) == 2)
+        qtbot.waitUntil(lambda: thumbnails_shown(composer.attached.images))
         qtbot.keyClicks(composer.edit, "What do these charts show?")
         qtbot.waitUntil(composer.token_label.isVisible)
         qtbot.wait(100)  # the window lays the taller composer out
@@ -81,6 +82,7 @@ def test_screenshots_of_a_text_only_model_refusing_an_image(qtbot, tmp_path: Pat
         window.resize(1100, 760)
         composer.attachRequested.emit([str(chart)])
         qtbot.waitUntil(lambda: len(composer.attached.images.chips) == 1)
+        qtbot.waitUntil(lambda: thumbnails_shown(composer.attached.images))
         qtbot.keyClicks(composer.edit, "What does this chart show?")
         qtbot.waitUntil(composer.notice.isVisible)
         qtbot.wait(100)

@@ -10,7 +10,7 @@ import pytest
 from PIL import Image, ImageDraw
 from PySide6.QtGui import QColor, QImage, QPainter, QPalette
 
-from tests.ui.image_pictures import SeeingEngine
+from tests.ui.image_pictures import SeeingEngine, thumbnails_shown
 from tests.ui.screenshots.test_screenshots import SHOTS, _assert_real_picture, _save
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app, scripted_worker
 from ui.dialogs.pdf_pages_offer import PdfPagesOffer
@@ -69,6 +69,7 @@ def test_screenshots_of_a_scanned_pdf_offered_as_pages(qtbot, tmp_path: Path) ->
         window.set_theme("light")
         offer.accept()
         qtbot.waitUntil(lambda: len(composer.attached.images.chips) == 4, timeout=20000)
+        qtbot.waitUntil(lambda: thumbnails_shown(composer.attached.images))
         qtbot.keyClicks(composer.edit, "When does the lease end?")
         qtbot.wait(100)
         for theme in ("light", "dark"):

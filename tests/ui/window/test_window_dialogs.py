@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.library.embedded_model import embedded_gguf_path
+from app.operations.models import add_folder
 from app.paths import AppPaths
 from tests.tiny_gguf import tiny_model, write_gguf
 from tests.tiny_models import build_dhara_checkpoint
@@ -37,7 +38,6 @@ from tests.ui.window_harness import (
     send_and_wait,
     set_params,
 )
-from ui.dialogs.model_tasks import ModelTask, import_folder_job
 from ui.dialogs.task_progress import TaskProgressDialog
 from ui.widgets.theme import is_dark
 
@@ -208,12 +208,12 @@ def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(
         assert [m.name for m in library.models()] == ["tiny"]
 
         # Cancel pressed before the copy begins (as a click can land first): nothing is added.
-        task = ModelTask("Copying llama", library)
-        cancelled = TaskProgressDialog(task, library)
+        cancelled = TaskProgressDialog(
+            lambda owner: add_folder(owner, llama_path, library.models_dir, link=False), library)
         cancelled.open()
         cancelled.button.click()
         assert cancelled.label.text() == "Cancelling…"
-        task.run_in_thread(import_folder_job(llama_path, library.models_dir, link=False))
+        cancelled.start()
         qtbot.waitUntil(lambda: cancelled.error is not None, timeout=IMPORT_TIMEOUT_MS)
         assert cancelled.error == "The import was cancelled."
         assert cancelled.button.text() == "Close"

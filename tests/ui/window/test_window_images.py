@@ -18,7 +18,7 @@ from app.generation.worker import InferenceWorker
 from app.sizes import format_size
 from tests.pictures import picture_bytes
 from tests.tiny_vision import build_vision_model
-from tests.ui.image_pictures import IMAGE_TOKENS, SeeingEngine, drawn_png
+from tests.ui.image_pictures import IMAGE_TOKENS, SeeingEngine, drawn_png, thumbnails_shown
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     SHORT,
@@ -104,8 +104,8 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         assert [a["name"] for a in user.attachments] == ["Pasted image.png", "chart.png"]
         shown = _widget(app, user.id).image_chips
         assert [c.image.name for c in shown.chips] == ["Pasted image.png", "chart.png"]
-        assert all(not c.thumbnail.pixmap().isNull() and c.remove_button is None
-                   for c in shown.chips)
+        qtbot.waitUntil(lambda: thumbnails_shown(shown))
+        assert all(c.remove_button is None for c in shown.chips)
         qtbot.mouseClick(shown.chips[1], Qt.MouseButton.LeftButton)
         assert shown.viewer.isVisible() and "64×48 px" in shown.viewer.caption.text()
         shown.viewer.close()

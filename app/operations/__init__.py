@@ -1,0 +1,17 @@
+"""Work off the GUI thread, done one way: an `Operation` runs a job on a thread of its own (or
+on the inference worker, for jobs that run MLX), hands the job a context to report progress and
+see a cancel, and delivers progress, the result or a typed `Failure` to callbacks on the GUI
+thread, never to an owner already deleted. What the job changed is announced as `Changes`
+through the app-wide notifier, and each view that shows such things subscribes and refreshes
+itself (`operation`, `changes`).
+
+The app's operations live beside the idiom, one module per subject: chat history from other
+apps (the preview, the import, its undo, sorting dropped files: `chat_history`) and the model
+library (imports, conversions, downloads and the look before one: `models`).
+
+May import: `PySide6.QtCore`, `app.importers`, `app.store`, `app.library`, and `inference.errors`
+lazily, inside a job that runs on the inference worker (which has loaded `inference` by then).
+
+Never `ui`, never widgets, and never `inference` at import time: the window shows before MLX
+loads.
+"""
