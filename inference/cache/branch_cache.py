@@ -45,7 +45,7 @@ from inference.cache.stack import CacheStack
 from inference.cache.trie import CacheTrie, Node, common_prefix_length
 
 if TYPE_CHECKING:
-    from mlx import nn
+    import mlx.nn as nn
 
 
 # Token ranges (start, end) that must be computed whole: no stored prefix may end inside one.

@@ -19,7 +19,7 @@ from mlx_lm.models.cache import make_prompt_cache
 from inference.cache.layers import leaves
 
 if TYPE_CHECKING:
-    from mlx import nn
+    import mlx.nn as nn
 
 
 @dataclass(eq=False)

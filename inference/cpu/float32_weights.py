@@ -21,8 +21,8 @@ from collections import Counter
 from typing import Any
 
 import mlx.core as mx
+import mlx.nn as nn
 import psutil
-from mlx import nn
 from mlx.utils import tree_flatten
 from mlx_lm.models.switch_layers import QuantizedSwitchLinear
 from mlx_lm.utils import dequantize_model

@@ -18,7 +18,7 @@ token, nothing beside the product it speeds up. An untied model's embedding stay
 from __future__ import annotations
 
 import mlx.core as mx
-from mlx import nn
+import mlx.nn as nn
 
 TRANSPOSED = "float32 matrices transposed for BLAS"
 AS_STORED = "as stored"

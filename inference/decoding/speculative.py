@@ -37,7 +37,7 @@ from inference.decoding.prompt_lookup import PromptLookup
 from inference.decoding.sampling import token_id
 
 if TYPE_CHECKING:
-    from mlx import nn
+    import mlx.nn as nn
 
     from inference.decoding.sampling import LogitsProcessor, Sampler
 

@@ -34,7 +34,7 @@ from inference.vision.loading import VisionSupport, load_vision
 from inference.vision.support import is_vision_config, text_only_reason
 
 if TYPE_CHECKING:
-    from mlx import nn
+    import mlx.nn as nn
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
 

@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import mlx.core as mx
-from mlx import nn
+import mlx.nn as nn
 from mlx_lm.models.activations import swiglu
 from mlx_lm.models.base import BaseModelArgs, create_attention_mask, scaled_dot_product_attention
 from mlx_lm.models.cache import ArraysCache, CacheList, KVCache

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import mlx.core as mx
-from mlx import nn
+import mlx.nn as nn
 
 from inference.vision.families import Family
 
