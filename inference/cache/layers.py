@@ -146,4 +146,3 @@ def decode_state(skeleton: Any, arrays: dict[str, mx.array]) -> Any:
             return entry["value"]
     raise ValueError("a saved cache state has an unknown shape")
 
-
