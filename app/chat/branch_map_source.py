@@ -1,7 +1,8 @@
 """What the branch map shows, kept up to date: the outline of the open conversation (built on the
 GUI thread from the store, at once) and each node's cache state (asked of the worker, which owns
-the caches; plain values come back), with an estimated time to first token from rates measured
-on finished replies.
+the caches; plain values come back; a branch's in the caches of the model that wrote it, when
+the worker holds it), with an estimated time to first token from rates measured on finished
+replies.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.chat.branch_model import reply_model
 from app.chat.branch_outline import OutlineNode, build_outline, paths_to, walk
 from app.generation.prompt_messages import prompt_messages
 from app.generation.ttft_estimate import MeasuredRates, estimate_ttft
@@ -59,13 +61,24 @@ class BranchMapSource(QObject):
         paths = paths_to(messages, ends)
         detail = self._detail()
         prompts = [prompt_messages(self.store, conversation_id, paths[end], detail) for end in ends]
+        # A branch goes on with the model that wrote it (app.chat.branch_model): its caches are
+        # that model's, when it is held; others are read in the main model's.
+        models = [reply_model(paths[end]) or "" for end in ends]
         generation = self._generation
 
-        def states(engine: EngineLike | None) -> list[dict[str, Any]] | None:
-            reader = getattr(engine, "cache_state", None)
-            return None if reader is None else reader(prompts)
+        def states(engines: dict[str, EngineLike]) -> list[dict[str, Any]] | None:
+            main = next(iter(engines.values()), None)
+            owners = [engines.get(m, main) for m in models]
+            found: dict[int, dict[str, Any]] = {}
+            for engine in {id(e): e for e in owners}.values():  # each engine asked once
+                reader = getattr(engine, "cache_state", None)
+                if reader is None:
+                    return None
+                mine = [i for i, owner in enumerate(owners) if owner is engine]
+                found.update(zip(mine, reader([prompts[i] for i in mine]), strict=True))
+            return [found[i] for i in range(len(prompts))]
 
-        self.worker.call(
+        self.worker.call_held(
             states,
             on_done=lambda found: self._deliver(generation, conversation_id, ends, found),
             on_error=lambda message: None,  # the map then shows the state as unknown

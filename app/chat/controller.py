@@ -24,10 +24,14 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
+from app.chat.branch_model import BranchModels, FollowSetup
 from app.chat.chat_tools import ChatTools
+from app.chat.compare_actions import CompareActions
 from app.chat.conversation_actions import ConversationActions, new_chat_params
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
 from app.chat.prompt_counts import PromptCounts
+from app.generation.compare_generation import CompareGeneration
+from app.generation.compare_plan import CompareModel, ComparePlan
 from app.generation.model_session import ModelResolver, ModelSession, ModelState
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.generation.variant_generation import VariantGeneration
@@ -70,6 +74,8 @@ class ChatController(QObject):
     attachmentReady = Signal(object)
     imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
     scannedPdf = Signal(object)  # a ScannedPdf (app.chat.image_attach): offer its pages
+    # A ModelFollowed (app.chat.branch_model): the chat goes on with the shown branch's model.
+    modelFollowed = Signal(object)
 
     def __init__(
         self,
@@ -115,6 +121,16 @@ class ChatController(QObject):
         self.variants.busyChanged.connect(self.busyChanged)
         self.variants.notice.connect(self.notice)
         self.variants.ended.connect(self._on_reply_ended)
+        self.compare = CompareGeneration(
+            store, worker, self.remote, worker.next_request_id,
+            lambda: preferences.overflow_policy, parent=self, detail_for=self.image_detail,
+        )
+        self.compare.busyChanged.connect(self.busyChanged)
+        self.compare.notice.connect(self.notice)
+        follow = FollowSetup(models_dir, connections is not None, worker,
+                             lambda: preferences.cpu_float32, self.load_model, self.notice)
+        self._branches = BranchModels(store, follow, self.modelFollowed)
+        self._compare = CompareActions(self, self.compare, self._branches)
         self.replays = Replays(store, worker, lambda: self.model_info, parent=self)
         self.replays.kept.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
@@ -125,7 +141,7 @@ class ChatController(QObject):
         self.counts = PromptCounts(self)
         self._conversations = ConversationActions(self, self._session, self._generation, models_dir)
         self._messages = MessageActions(
-            self, self._session, self._generation, self.variants, models_dir
+            self, self._session, self._generation, self.variants, models_dir, self._branches
         )
         # Tool use (app.chat.chat_tools): MCP servers, approvals, the loop answering calls.
         self.tools = ChatTools(store, preferences, lambda: self.model_info,
@@ -257,7 +273,7 @@ class ChatController(QObject):
             self.tool_flow.stop(conversation_id)
 
     def is_busy(self) -> bool:
-        return self._generation.is_busy() or self.variants.is_busy()
+        return self._generation.is_busy() or self.variants.is_busy() or self.compare.is_busy()
 
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id()
@@ -265,7 +281,28 @@ class ChatController(QObject):
     def send(
         self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
     ) -> bool:
+        if not self.is_busy():
+            # Continuing from a blind compare's shown answer picks it: its model is told first.
+            self.compare.reveal()
         return self._messages.send(conversation_id, text, attachments)
+
+    # ---- compare (app.chat.compare_actions) -------------------------------------------------
+    def compare_plan(self, conversation_id: int, models: list[CompareModel]) -> ComparePlan:
+        """How `models` would answer now: side by side or one after another, and why. Raises
+        CompareRefused (saying why) when they cannot."""
+        return self._compare.plan(conversation_id, models)
+
+    def send_to_models(
+        self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None,
+        models: list[CompareModel], blind: bool = False,
+    ) -> bool:
+        """Send a new message to 2-4 models; each answer becomes a sibling reply."""
+        return self._compare.send(conversation_id, text, attachments, models, blind)
+
+    def compare_on(self, message_id: int, models: list[CompareModel], blind: bool = False
+                   ) -> bool:
+        """Ask 2-4 models about a message already sent (a reply: the message it answers)."""
+        return self._compare.answer(message_id, models, blind)
 
     def regenerate(self, message_id: int) -> bool:
         return self._messages.regenerate(message_id)
@@ -291,18 +328,21 @@ class ChatController(QObject):
         self._messages.delete_message(message_id)
 
     def stop(self) -> None:
-        """Stop the reply being written now; its text so far is kept, marked as stopped."""
+        """Stop the replies being written now; their text so far is kept, marked as
+        stopped."""
         self._generation.stop()
+        self.variants.stop()
+        self.compare.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
         """Stop generation, save the partial reply and the draft, join the worker, close the
         store."""
         self.closing.emit()
-        self._generation.stop()
-        self.variants.stop()
+        self.stop()
         joined = self.worker.shutdown(timeout_s)
         self._generation.save_after_shutdown()
         self.variants.save_after_shutdown()
+        self.compare.save_after_shutdown()
         self.store.close()
         return joined
 

@@ -125,7 +125,7 @@ class ConversationActions:
             self._generation.stop()
         self._guard(lambda: self._store.delete_conversation(conversation_id))
         # Memory only: an undo must find the saved caches still there (purging deletes them).
-        self._host.worker.call(partial(_forget, conversation_id, keep_saved=True))
+        self._host.worker.call_each(partial(_forget, conversation_id, keep_saved=True))
         self._host.conversationsChanged.emit()
 
     def fork_conversation(self, message_id: int) -> int | None:
@@ -177,7 +177,7 @@ class ConversationActions:
         doomed = self._store.deleted_conversation_ids()
         purged = self._store.purge_deleted()
         for conversation_id in doomed:
-            self._host.worker.call(partial(_forget, conversation_id, keep_saved=False))
+            self._host.worker.call_each(partial(_forget, conversation_id, keep_saved=False))
         return purged
 
     def update_settings(
@@ -235,7 +235,7 @@ def _same_kind(key: str, value: Any) -> bool:
     return isinstance(value, int | float)
 
 
-def _forget(conversation_id: int, engine: EngineLike | None, *, keep_saved: bool) -> None:
-    """Free a deleted conversation's caches (an undo only costs a recompute, never text)."""
-    if engine is not None:
-        engine.forget(conversation_id, keep_saved=keep_saved)
+def _forget(conversation_id: int, engine: EngineLike, *, keep_saved: bool) -> None:
+    """Free a deleted conversation's caches in one model held (an undo only costs a recompute,
+    never text)."""
+    engine.forget(conversation_id, keep_saved=keep_saved)

@@ -26,6 +26,7 @@ from app.store.conversations import StoreError
 from app.store.tree import holds_image
 
 if TYPE_CHECKING:
+    from app.chat.branch_model import BranchModels
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyBackend, ReplyGeneration
     from app.generation.variant_generation import VariantGeneration
@@ -70,8 +71,10 @@ class MessageActions:
         generation: ReplyGeneration,
         variants: VariantGeneration,
         models_dir: Path | None,
+        branches: BranchModels,
     ) -> None:
         self._host = host
+        self._branches = branches
         self._store = host.store
         self._session = session
         self._generation = generation
@@ -188,10 +191,16 @@ class MessageActions:
         self.switch_to_message(siblings[target].id)
 
     def switch_to_message(self, message_id: int) -> bool:
-        """Show the branch through the message (e.g. a search hit), at its last visited leaf."""
+        """Show the branch through the message (e.g. a search hit), at its last visited leaf;
+        when another model wrote it than the branch left, the chat goes on with that model."""
+        message = self._guard(lambda: self._store.get_message(message_id))
+        if message is None:
+            return False
+        left = self._branches.shown_model(message.conversation_id)
         leaf = self._guard(lambda: self._store.switch_to_sibling(message_id))
         if leaf is None:
             return False
+        self._branches.follow(leaf.conversation_id, left)
         self._host.conversationChanged.emit(leaf.conversation_id)
         return True
 

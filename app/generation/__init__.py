@@ -1,12 +1,14 @@
 """Talking to the model: the inference worker thread (the only thread that touches MLX) and its
-parts (requests, engine calls, coalesced tokens, errors), the model session it holds, replies and
-Regenerate xN written into the store as they stream, what a prompt is made of (attached files,
-think settings), and the relay of callbacks to the GUI thread.
+parts (requests, engine calls, coalesced tokens, errors, the models it holds), the model session,
+replies, Regenerate xN and Compare written into the store as they stream (with how a compare's
+models share memory), what a prompt is made of (attached files, think settings), and the relay of
+callbacks to the GUI thread.
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
-`pypdf` (text out of attached PDFs), inference's error classes at import time (`inference.errors`,
-`inference.importing.model_folder`: no MLX), and `inference` and `mlx.core` lazily on the worker
-thread only (the one MLX call is the thread's stream teardown).
+`psutil` (the memory free for models), `pypdf` (text out of attached PDFs), inference's error
+classes at import time (`inference.errors`, `inference.importing.model_folder`: no MLX), and
+`inference` and `mlx.core` lazily on the worker thread only (the one MLX call is the thread's
+stream teardown).
 
 Never `app.chat` (which drives it) or `ui`.
 """

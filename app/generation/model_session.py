@@ -82,15 +82,18 @@ class ModelSession(QObject):
         self.worker.call(resolve, on_done=self.worker.load_model, on_error=self._resolve_failed)
 
     def load_model(self, path: str | Path) -> None:
+        """Load the model at `path`; the session says "loading" at once, so nothing is sent to
+        the model being replaced while the load waits its turn in the worker's queue."""
+        self._set_model_state(ModelState.LOADING, message=f"Loading {Path(path).name}…")
         self.worker.load_model(path)
 
     def set_cache_budget(self, budget_bytes: int) -> None:
         self.preferences.cache_budget_bytes = budget_bytes
-        self.worker.call(partial(_apply_budget, budget_bytes))
+        self.worker.set_cache_budget(budget_bytes)
 
     def set_disk_budget(self, budget_bytes: int) -> None:
         self.preferences.disk_budget_bytes = budget_bytes
-        self.worker.call(partial(_apply_disk_budget, budget_bytes))
+        self.worker.call_each(partial(_apply_disk_budget, budget_bytes))
 
     def _report_progress(self, stage: str, done: int, total: int) -> None:
         self._set_model_state(ModelState.LOADING, message=stage, done=done, total=total)
@@ -120,10 +123,10 @@ class ModelSession(QObject):
         self.model_info = info
         self.preferences.model_id = info.get("model_id")
         # Read here: the preferences' QSettings must not be used from the worker thread.
-        self.worker.call(partial(_apply_budget, self.preferences.cache_budget_bytes))
+        self.worker.set_cache_budget(self.preferences.cache_budget_bytes)
         disk_budget = self.preferences.disk_budget_bytes
         if disk_budget is not None:  # else the engine's default, worked out on the worker
-            self.worker.call(partial(_apply_disk_budget, disk_budget))
+            self.worker.call_each(partial(_apply_disk_budget, disk_budget))
         self._set_model_state(
             ModelState.READY,
             model_id=info.get("model_id"),
@@ -141,14 +144,8 @@ class ModelSession(QObject):
         self.notice.emit(f"The model could not be loaded: {failure.message}")
 
 
-def _apply_budget(budget_bytes: int, engine: EngineLike | None) -> None:
-    if engine is not None:
-        engine.cache_budget_bytes = budget_bytes
-
-
-def _apply_disk_budget(budget_bytes: int, engine: EngineLike | None) -> None:
-    if engine is not None:
-        engine.disk_budget_bytes = budget_bytes
+def _apply_disk_budget(budget_bytes: int, engine: EngineLike) -> None:
+    engine.disk_budget_bytes = budget_bytes
 
 
 def _status(state: ModelState, **fields: Any) -> dict[str, Any]:

@@ -307,8 +307,7 @@ class ReplyGeneration(QObject):
             return
         try:
             if not reply.detached:
-                status = "interrupted" if failure.kind is FailureKind.INTERRUPTED else "error"
-                self._finish_writer(reply, status, error=failure.message)
+                self._finish_writer(reply, failure.reply_status, error=failure.message)
             if failure.kind is FailureKind.CONTEXT_FULL:
                 self.contextFull.emit({"conversation_id": reply.conversation_id,
                                        "message": failure.message})

@@ -24,6 +24,7 @@ generation's run in `app.generation.worker_generation`.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import queue
@@ -36,11 +37,26 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.generation.gui_relay import GuiRelay
+from app.generation.think_settings import template_kwargs
 from app.generation.worker_drafts import WorkerDrafts
 from app.generation.worker_engine import EngineFactory, EngineLike, default_engine_factory
 from app.generation.worker_errors import FailureKind, WorkerFailure, failure_of
 from app.generation.worker_generation import run_generation
-from app.generation.worker_requests import STOP, EngineCall, GenerationRequest, LoadRequest
+from app.generation.worker_models import (
+    HeldModel,
+    ModelRoom,
+    Resident,
+    WorkerModels,
+    available_room,
+    save_caches,
+)
+from app.generation.worker_requests import (
+    STOP,
+    EngineCall,
+    GenerationRequest,
+    LoadRequest,
+    ModelPreparing,
+)
 
 __all__ = [
     "IDLE_SAVE_S",
@@ -59,13 +75,17 @@ _log = logging.getLogger(__name__)
 
 
 class InferenceWorker(QObject):
-    """Owns the inference thread. Create it on the GUI thread; call its methods from there."""
+    """Owns the inference thread. Create it on the GUI thread; call its methods from there.
+    `model_room` says how much memory model weights may take (app.generation.worker_models;
+    tests set it)."""
 
     loadStarted = Signal(str)  # model path
     loadProgress = Signal(object)  # {"stage": str, "done": int, "total": int}
     # {"model_id", "model_type", "path", "context_length", "weights_bytes"}
     modelLoaded = Signal(object)
     loadFailed = Signal(object)  # a WorkerFailure: LOAD_FAILED, or a BUG
+    # A ModelPreparing: a request naming its model waits for that model to load.
+    modelPreparing = Signal(object)
     generationStarted = Signal(int)  # request id
     prefillProgress = Signal(object)  # {"request_id", "done", "total"}
     # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool,
@@ -87,16 +107,15 @@ class InferenceWorker(QObject):
     # model and loaded model; the reply guessed from the conversation instead.
     draftModelFailed = Signal(str)
 
-    def __init__(self, engine_factory: EngineFactory = default_engine_factory) -> None:
+    def __init__(
+        self,
+        engine_factory: EngineFactory = default_engine_factory,
+        model_room: ModelRoom = available_room,
+    ) -> None:
         super().__init__()
         self._factory = engine_factory
         self._queue: queue.Queue[Any] = queue.Queue()
-        self._engine: EngineLike | None = None
-        self._model_id = ""
-        self._tool_format: str | None = None  # the loaded model's tool-call format
-        # What names the loaded model in a reply's provenance (inference.loading.identity).
-        self._identity: dict[str, Any] | None = None
-        self._weights_bytes = 0
+        self._models = WorkerModels(model_room)
         self._drafts = WorkerDrafts()
         self._current: GenerationRequest | None = None
         self._saving = False  # caches may be left to save: the worker saves while idle
@@ -113,6 +132,8 @@ class InferenceWorker(QObject):
 
     # ---- GUI-thread API -------------------------------------------------------------------
     def load_model(self, path: str | Path) -> None:
+        """Make the model at `path` the main one: at once when it is held beside the main one
+        (a compare loaded it), else loaded in place of every model held."""
         self._queue.put(LoadRequest(Path(path)))
 
     def next_request_id(self) -> int:
@@ -132,10 +153,39 @@ class InferenceWorker(QObject):
         on_done: Callable[[Any], None] | None = None,
         on_error: Callable[[str], None] | None = None,
     ) -> None:
-        """Run `fn(engine)` on the worker thread, then `on_done(result)` on the GUI thread; if
-        `fn` or `on_done` raises, `on_error(message)` runs on the GUI thread instead (without an
-        `on_error`, the failure is logged with its traceback)."""
+        """Run `fn(engine)` on the worker thread with the main model's engine, then
+        `on_done(result)` on the GUI thread; if `fn` or `on_done` raises, `on_error(message)`
+        runs on the GUI thread instead (without an `on_error`, the failure is logged with its
+        traceback)."""
         self._queue.put(EngineCall(fn, on_done, on_error))
+
+    def call_held(
+        self,
+        fn: Callable[[dict[str, EngineLike]], Any],
+        on_done: Callable[[Any], None] | None = None,
+        on_error: Callable[[str], None] | None = None,
+    ) -> None:
+        """As `call`, with the engine of every model held by its model id (the main first)."""
+        self.call(lambda _main: fn({r.model_id: r.engine for r in self._models.all()}),
+                  on_done, on_error)
+
+    def call_each(self, fn: Callable[[EngineLike], Any]) -> None:
+        """Run `fn(engine)` on the worker thread for every model held, the main one first:
+        what concerns each model's caches (forgetting a conversation, the disk budget)."""
+        self.call(lambda _main: [fn(r.engine) for r in self._models.all()])
+
+    def set_cache_budget(self, budget_bytes: int) -> None:
+        """The memory stored caches may take, shared by every model held."""
+        self.call(lambda _main: self._models.set_cache_budget(budget_bytes))
+
+    def held_models(self) -> tuple[HeldModel, ...]:
+        """The models loaded now, the main one first (safe from any thread)."""
+        return self._models.snapshot()
+
+    def model_room(self) -> int:
+        """Bytes model weights may take in all now, those held included (any thread)."""
+        held = sum(m.weights_bytes for m in self.held_models()) + self._drafts.weights_bytes
+        return self._models.room(held)
 
     def cancel(self, request_id: int | None = None) -> None:
         """Stop the generation `request_id` (every one when None) at once, or before it
@@ -174,7 +224,7 @@ class InferenceWorker(QObject):
                 self._do_generate(item)
             elif isinstance(item, EngineCall):
                 self._do_call(item)
-            self._saving = self._engine is not None
+            self._saving = bool(self._models.all())
 
     def _next_item(self) -> Any:
         """The next request; while none waits and caches are left to save, save a slice."""
@@ -186,60 +236,128 @@ class InferenceWorker(QObject):
         return self._queue.get()
 
     def _save_for(self, seconds: float) -> None:
-        engine = self._engine
-        if engine is None:
-            self._saving = False
-            return
-        try:
-            self._saving = engine.save_pending(seconds)
-        except Exception as exc:  # a bug, not a full disk (the engine reports that itself)
-            _log.error("Saving caches failed", exc_info=exc)
-            self._saving = False
-        error = engine.disk_error
+        """Save caches for about `seconds`: the main model's first, then those held beside."""
+        held = self._models.all()
+        self._saving = False
+        for resident in held:
+            try:
+                self._saving = resident.engine.save_pending(seconds)
+            except Exception as exc:  # a bug, not a full disk (the engine reports that itself)
+                _log.error("Saving caches failed", exc_info=exc)
+            if self._saving:
+                break
+        error = next((r.engine.disk_error for r in held if r.engine.disk_error), None)
         if error is not None and not self._disk_told:
             self._disk_told = True
             self.diskError.emit(error)
-        if not self._saving and engine.disk_bytes() != self._last_disk_bytes:
+        if held and not self._saving and held[0].engine.disk_bytes() != self._last_disk_bytes:
             self._emit_memory()
 
-    def _do_load(self, path: Path) -> None:
+    def _do_load(self, path: Path, save_all: bool = False) -> Resident | WorkerFailure:
+        """Make `path` the main model; returns it, or why it could not be loaded. A model held
+        beside is promoted at once; any other is loaded in place of every model held, after
+        saving their caches: what can be saved quickly, or all of them (`save_all`, so a
+        compare's models each keep their branch caches for when the person comes back)."""
+        held = self._models.find(path)
+        if held is not None and held is not self._models.main:
+            self._models.promote(held)
+            self._main_changed(held)
+            return held
         self.loadStarted.emit(str(path))
-        self._save_for(QUIT_SAVE_S)  # the model being replaced: keep what can be kept quickly
-        self._engine = None
-        self._drafts.reset()
-        self._disk_told = False
+        self._release_all(save_all)
 
         def progress(stage: str, done: int, total: int) -> None:
             self.loadProgress.emit({"stage": stage, "done": done, "total": total})
 
+        loaded = self._load(path, progress)
+        if isinstance(loaded, WorkerFailure):
+            _log.warning("The model at %s failed to load: %s", path, loaded.message)
+            self.loadFailed.emit(loaded)
+            self._emit_memory()
+            return loaded
+        self._models.set_main(loaded)
+        self._main_changed(loaded)
+        return loaded
+
+    def _load(self, path: Path, progress: Callable[[str, int, int], None]
+              ) -> Resident | WorkerFailure:
         try:
             engine, info = self._factory(path, progress)
         except Exception as exc:  # every failure must reach the person, and the worker lives on
-            failure = failure_of(exc)
-            _log.warning("The model at %s failed to load: %s", path, failure.message)
-            self.loadFailed.emit(failure)
-            return
-        self._engine = engine
-        self._model_id = str(info.get("model_id") or path.name)
-        self._tool_format = info.get("tool_format")
-        self._identity = info.get("identity")
-        self._weights_bytes = int(info.get("weights_bytes", 0))
-        self._drafts.follow(str(info.get("cpu_float32") or "auto"))
-        self.modelLoaded.emit(info)
+            return failure_of(exc)
+        return Resident(path, engine, info)
+
+    def _release_all(self, save_all: bool) -> None:
+        if save_all:
+            save_caches(self._models.all())
+        else:
+            self._save_for(QUIT_SAVE_S)  # the models being replaced: keep what can be kept
+        self._models.release_all()
+        self._drafts.reset()
+        self._disk_told = False
+
+    def _main_changed(self, resident: Resident) -> None:
+        self._drafts.reset()  # a draft model is checked against its main model
+        self._drafts.follow(str(resident.info.get("cpu_float32") or "auto"))
+        self.modelLoaded.emit(resident.info)
         self._emit_memory()
+
+    def _resident_for(self, request: GenerationRequest) -> Resident | None:
+        """The model `request` runs on, loaded first when it names one not held; None when
+        there is none (the failure is reported) or the request was stopped before its model
+        loaded (it is reported as stopped)."""
+        wanted = request.model
+        if wanted is None:
+            if self._models.main is None:
+                self._fail(request, FailureKind.NO_MODEL, "No model is loaded yet.")
+            return self._models.main
+        held = self._models.find(wanted.path)
+        if held is not None:
+            return held
+        if request.cancel.is_set():  # never load a model for a request already stopped
+            self.generationFinished.emit({
+                "request_id": request.request_id, "text": "", "reasoning": "", "tool_calls": [],
+                "finish_reason": "cancelled", "stats": {}, "dropped_messages": [],
+                "provenance": None})
+            return None
+        beside = bool(wanted.together) and self._models.main is not None
+        if beside:  # what an earlier compare left beside the main model makes room first
+            save_caches(self._models.release_beside(wanted.together))
+        # Beside only while the room says so now, whatever was planned: never out of memory.
+        beside = beside and self._models.fits(wanted.weights_bytes, self._drafts.weights_bytes)
+        self.modelPreparing.emit(ModelPreparing(request.request_id, str(wanted.path), beside))
+        if beside:
+            loaded = self._load(wanted.path, lambda _stage, _done, _total: None)
+            if isinstance(loaded, Resident):
+                self._models.add_beside(loaded)
+                self._emit_memory()
+        else:
+            loaded = self._do_load(wanted.path, save_all=True)
+        if isinstance(loaded, WorkerFailure):
+            why = f"{wanted.path.name} could not be loaded: {loaded.message}"
+            self._fail(request, loaded.kind, why)
+            return None
+        return loaded
+
+    def _fail(self, request: GenerationRequest, kind: FailureKind, message: str) -> None:
+        self.generationFailed.emit(WorkerFailure(kind, message, request.request_id))
 
     def _do_generate(self, request: GenerationRequest) -> None:
         with self._lock:
             self._current = request
         try:
-            if self._engine is None:
-                self.generationFailed.emit(WorkerFailure(
-                    FailureKind.NO_MODEL, "No model is loaded yet.", request.request_id))
+            resident = self._resident_for(request)
+            if resident is None:
                 return
+            if request.model is not None:
+                # Only the worker knows which switches this model's template reads.
+                switches = template_kwargs(resident.info, request.params)
+                request = dataclasses.replace(request, template_kwargs=switches)
             run_generation(
-                self._engine, request, self, self._drafts, self._model_id, self._tool_format,
-                self._identity,
+                resident.engine, request, self, self._drafts, resident.model_id,
+                resident.tool_format, resident.identity,
             )
+            self._models.used(resident)
         finally:
             with self._lock:
                 self._current = None
@@ -247,8 +365,9 @@ class InferenceWorker(QObject):
             self._emit_memory()
 
     def _do_call(self, call: EngineCall) -> None:
+        main = self._models.main
         try:
-            value = call.fn(self._engine)
+            value = call.fn(None if main is None else main.engine)
         except Exception as exc:
             self.relay.post(call.report, exc)
             return
@@ -257,15 +376,15 @@ class InferenceWorker(QObject):
         self._emit_memory()
 
     def _emit_memory(self) -> None:
-        engine = self._engine
-        cache = engine.cache_bytes() if engine is not None else 0
-        self._last_disk_bytes = engine.disk_bytes() if engine is not None else 0
+        held = self._models.all()
+        first = held[0].engine if held else None
+        self._last_disk_bytes = first.disk_bytes() if first is not None else 0
         self.memoryChanged.emit(
             {
-                "cache_bytes": cache,
+                "cache_bytes": sum(r.engine.cache_bytes() for r in held),
                 "disk_bytes": self._last_disk_bytes,
-                "disk_budget_bytes": engine.disk_budget_bytes if engine is not None else 0,
-                "weights_bytes": self._weights_bytes + self._drafts.weights_bytes,
+                "disk_budget_bytes": first.disk_budget_bytes if first is not None else 0,
+                "weights_bytes": self._models.weights_bytes() + self._drafts.weights_bytes,
             }
         )
 

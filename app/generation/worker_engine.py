@@ -22,6 +22,7 @@ class EngineLike(Protocol):
     """What the worker needs of an engine; `inference.Engine` is the real one."""
 
     context_length: int
+    cache_budget_bytes: int
     disk_budget_bytes: int
 
     def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from enum import Enum, auto
+from typing import Literal
 
 from inference.errors import (
     ContextOverflowError,
@@ -53,6 +54,11 @@ class WorkerFailure:
     def invalid_request(self) -> bool:
         """The request itself was at fault, not the model: a context too small for it too."""
         return self.kind in (FailureKind.INVALID_REQUEST, FailureKind.CONTEXT_FULL)
+
+    @property
+    def reply_status(self) -> Literal["interrupted", "error"]:
+        """The stored status of a reply this ended: only a cut-off one's text so far is good."""
+        return "interrupted" if self.kind is FailureKind.INTERRUPTED else "error"
 
 
 # Most specific first: a ContextOverflowError is a PromptError, an ImportCancelled a

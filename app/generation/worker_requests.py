@@ -22,6 +22,27 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class RequestModel:
+    """The model a request runs on, whichever is the worker's main one (a compare's answers):
+    its folder, the memory its weights take once loaded, and the folders it may be held beside
+    (the compare's models that fit together; none: it replaces the models held)."""
+
+    path: Path
+    weights_bytes: int
+    together: tuple[Path, ...] = ()
+
+
+@dataclass(frozen=True)
+class ModelPreparing:
+    """The worker loads `path` for request `request_id`: `beside` the models it holds, or in
+    their place (they were unloaded first, their caches saved)."""
+
+    request_id: int
+    path: str
+    beside: bool
+
+
 @dataclass
 class GenerationRequest:
     """One generation. `request_id` comes from `InferenceWorker.next_request_id`, so the
@@ -45,6 +66,9 @@ class GenerationRequest:
     # OpenAI-style tool schemas offered to the model (None: none); its calls come back in the
     # finished payload's "tool_calls".
     tools: list[dict] | None = None
+    # Run on this model rather than the main one, loading it first if the worker does not hold
+    # it; its template switches then come from `params` and its own template.
+    model: RequestModel | None = None
 
 
 @dataclass

@@ -204,6 +204,7 @@ class Composer(QFrame):
         row.addWidget(self.attach_button, 0, Qt.AlignmentFlag.AlignBottom)
         row.addWidget(self.edit, 1)
         row.addWidget(self.button, 0, Qt.AlignmentFlag.AlignBottom)
+        self._row = row
         self._footer = QHBoxLayout()
         self._footer.setContentsMargins(0, 0, 0, 0)
         self._footer.addWidget(self.think)
@@ -269,6 +270,11 @@ class Composer(QFrame):
     def add_to_footer(self, widget: QWidget) -> None:
         """Put `widget` first in the row under the box (the window's model picker)."""
         self._footer.insertWidget(0, widget)
+
+    def add_beside_send(self, widget: QWidget) -> None:
+        """Put `widget` just before the send button (the window's Compare with…)."""
+        self._row.insertWidget(self._row.indexOf(self.button), widget, 0,
+                               Qt.AlignmentFlag.AlignBottom)
 
     def text(self) -> str:
         return self.edit.toPlainText()

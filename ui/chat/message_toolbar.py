@@ -18,8 +18,10 @@ from ui.widgets.view_models import MessageView
 from ui.widgets.visibility import set_shown
 
 # A property a reply's Details button holds, so ui.window.replay_features finds it (its object
-# name is the message actions' own, which the style sheet reads).
+# name is the message actions' own, which the style sheet reads); likewise the Compare button
+# of the person's messages, for ui.window.model_compare.
 DETAILS_BUTTON = "replyDetails"
+COMPARE_BUTTON = "compareModels"
 
 
 class MessageToolbar(QWidget):
@@ -37,14 +39,18 @@ class MessageToolbar(QWidget):
         self.continue_button: QToolButton | None = None
         self.delete_button: QToolButton | None = None
         self.details_button: QToolButton | None = None
+        self.compare_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         self.copy_button = message_action("copy", "Copy message")
         if role != "system":
             self.delete_button = message_action("trash", "Delete message and the replies below it")
         if role == "user":
             self.edit_button = message_action("edit", "Edit message")
+            self.compare_button = message_action("columns", "Compare with other models")
+            self.compare_button.setProperty(COMPARE_BUTTON, True)
             self._tools.addStretch(1)
             self._tools.addWidget(self.copy_button)
+            self._tools.addWidget(self.compare_button)
             self._tools.addWidget(self.edit_button)
             self._tools.addWidget(self.delete_button)
             return
@@ -86,8 +92,8 @@ class MessageToolbar(QWidget):
 
     def action_buttons(self) -> list[QToolButton]:
         """The buttons that act on a finished message (hidden while it streams)."""
-        buttons = (self.copy_button, self.edit_button, self.regenerate_button,
-                   self.details_button, self.delete_button)
+        buttons = (self.copy_button, self.compare_button, self.edit_button,
+                   self.regenerate_button, self.details_button, self.delete_button)
         return [b for b in buttons if b is not None]
 
     def show_for(self, view: MessageView, editing: bool) -> None:
@@ -105,9 +111,15 @@ class MessageToolbar(QWidget):
             stats_text = "" if streaming else format_stats(view.stats)
             tip = stats_details(view.stats)
             if not stats_text and view.model_label:
-                stats_text = view.model_label
+                # Imported: no stats of ours, only the model its app named (first, so a chat
+                # whose versions came from several models still says where this one came from).
+                stats_text = view.model_name or view.model_label
                 tip = (f"Written by {view.model_label} in the app it was imported from; "
                        "continuing uses your chosen local model")
+            elif view.model_name and not streaming:
+                # Its versions were written by several models: say which wrote this one.
+                stats_text = " · ".join(p for p in (view.model_name, stats_text) if p)
+                tip = f"Written by {view.model_name}\n{tip}"
             self.stats_label.setText(stats_text)
             self.stats_label.setToolTip(tip)
             set_shown(self.stats_label, bool(stats_text))

@@ -94,6 +94,9 @@ class MessageView:
     # model label of an imported reply (e.g. "gpt-4o"), shown where a local reply's stats go.
     trace: str = ""
     model_label: str = ""
+    # The model that wrote a reply whose versions several models wrote (a compare), as the
+    # person reads it ("Model B" while a blind compare is undecided); "" otherwise.
+    model_name: str = ""
     # A reply's tool calls; for a `tool` message, the tool's name (its stats hold "server",
     # "tool", "duration_s", "chars", "cut", "failure", "edited").
     tool_calls: tuple[ToolCallView, ...] = ()

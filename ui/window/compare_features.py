@@ -16,12 +16,12 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
 from app.chat.branch_map_source import BranchMapSource
-from app.generation.variant_generation import MAX_VARIANTS, MIN_VARIANTS
+from app.generation.variant_generation import MAX_VARIANTS, MIN_VARIANTS, VariantsStarted
 from app.store.conversations import StoreError
 from ui.chat.branch_map import BranchMapDock
+from ui.chat.columns_view import ColumnHeading, ColumnsView
 from ui.chat.message_widget import MessageWidget
 from ui.chat.sibling_diff import SiblingDiffDialog
-from ui.chat.variants_view import VariantsView
 from ui.window.window_host import ChatPane, MenuWindow
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class CompareFeatures(QObject):
         self._window = window
         self._controller = window.controller
         self._variants = window.controller.variants
-        self.view: VariantsView | None = None
+        self.view: ColumnsView | None = None
         self.diff: SiblingDiffDialog | None = None
         self.regenerate_menu = QMenu("Regenerate &Versions", window)
         self.regenerate_menu.setToolTipsVisible(True)
@@ -88,8 +88,6 @@ class CompareFeatures(QObject):
     def _connect(self) -> None:
         v = self._variants
         v.started.connect(self._on_started)
-        v.variantUpdated.connect(self._on_updated)
-        v.variantFinished.connect(self._on_finished)
         c = self._controller
         c.conversationChanged.connect(self._follow)
         c.conversationOpened.connect(self._on_opened)
@@ -126,24 +124,19 @@ class CompareFeatures(QObject):
         button.setPopupMode(button.ToolButtonPopupMode.MenuButtonPopup)
 
     @Slot(object)
-    def _on_started(self, payload: dict) -> None:
+    def _on_started(self, started: VariantsStarted) -> None:
         if self.view is not None:
+            self.view.unfollow()
             self.view.close()
-        self.view = VariantsView(payload["seeds"], self._window)
-        self.view.stopRequested.connect(self._variants.stop)
+        headings = [ColumnHeading(f"Version {i + 1}", f"seed {seed}")
+                    for i, seed in enumerate(started.seeds)]
+        self.view = ColumnsView(
+            headings, f"{len(headings)} Versions Side by Side",
+            "Every version is kept as a sibling: ‹ k/n › steps through them later.", self._window,
+        )
+        self.view.follow(self._variants)
         self.view.keepRequested.connect(self._keep)
-        self.view.closedWhileRunning.connect(self._variants.stop)
         self.view.show()
-
-    @Slot(object)
-    def _on_updated(self, payload: dict) -> None:
-        if self.view is not None:
-            self.view.set_text(payload["index"], payload["text"])
-
-    @Slot(object)
-    def _on_finished(self, payload: dict) -> None:
-        if self.view is not None:
-            self.view.set_finished(payload["index"], payload["status"], payload["stats"])
 
     def _keep(self, index: int) -> None:
         if self._variants.is_busy():

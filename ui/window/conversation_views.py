@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from app.images.store import ImageError, ImageStore, StoredImage, is_image_record
 from app.mcp.tool_info import ToolLabel
+from app.store.conversations import DEFAULT_TITLE
 from ui.widgets.view_models import (
     AttachmentView,
     ConversationRow,
@@ -30,17 +31,24 @@ if TYPE_CHECKING:
     from app.store.conversations import SearchHit as StoreSearchHit
 
 
+# (message id, model id) -> the name a reply's model is shown by.
+ReplyLabel = Callable[[int, str], str]
+
+
 def message_views(
     path: Sequence[Message], tree: Iterable[Message], images: ImageStore,
-    tools: Mapping[str, ToolLabel] | None = None,
+    tools: Mapping[str, ToolLabel] | None = None, reply_label: ReplyLabel | None = None,
 ) -> list[MessageView]:
     """The active path as MessageViews, each with its `index/count` among its siblings, its
-    images found in `images` and its calls' tools named as `tools` says (by call id; else by
-    the name the model called)."""
+    images found in `images`, its calls' tools named as `tools` says (by call id; else by
+    the name the model called) and, for a reply whose versions several models wrote, its
+    model named by `reply_label`."""
     tools = tools or {}
     children: dict[int | None, list[int]] = defaultdict(list)
+    models: dict[int, str | None] = {}
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
         children[message.parent_id].append(message.id)
+        models[message.id] = message.model_id if message.role == "assistant" else None
     left_out = _left_out(path)
     views = []
     for message in path:
@@ -67,6 +75,7 @@ def message_views(
                 ),
                 trace=message.trace,
                 model_label=_model_label(message),
+                model_name=_model_name(message, siblings, models, reply_label),
                 tool_calls=tuple(_call_view(call, tools) for call in message.tool_calls),
                 tool_name=message.tool_name,
             )
@@ -86,6 +95,16 @@ def _model_label(message: Message) -> str:
     if message.role == "assistant" and message.status == "complete" and not message.stats:
         return message.model_id or ""
     return ""
+
+
+def _model_name(message: Message, siblings: list[int], models: Mapping[int, str | None],
+                reply_label: ReplyLabel | None) -> str:
+    """The model of a reply whose versions were written by more than one model."""
+    if reply_label is None or message.role != "assistant" or not message.model_id:
+        return ""
+    if len({models.get(i) for i in siblings} - {None}) < 2:
+        return ""
+    return reply_label(message.id, message.model_id)
 
 
 def image_view(record: dict[str, Any], images: ImageStore) -> ImageView:
@@ -108,6 +127,18 @@ def _left_out(path: Sequence[Message]) -> set[int]:
         if message.role == "assistant" and message.stats:
             return set(message.stats.get("dropped_message_ids", ()))
     return set()
+
+
+_TITLE_CHARS = 48
+
+
+def title_from(text: str) -> str:
+    """A conversation title from its first message: the first line, shortened at a word."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), DEFAULT_TITLE)
+    if len(line) <= _TITLE_CHARS:
+        return line
+    cut = line[:_TITLE_CHARS].rsplit(" ", 1)[0] or line[:_TITLE_CHARS]
+    return cut.rstrip(" ,.;:") + "…"
 
 
 def conversation_rows(conversations: Iterable[Conversation]) -> list[ConversationRow]:

@@ -34,8 +34,9 @@ from ui.window.branch_commands import BranchCommands
 from ui.window.compare_features import CompareFeatures
 from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
-from ui.window.conversation_views import message_views
+from ui.window.conversation_views import message_views, title_from
 from ui.window.history_import import HistoryImport
+from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
@@ -63,18 +64,6 @@ if TYPE_CHECKING:
     from ui.dialogs.preferences_dialog import PreferencesDialog
 
 _log = logging.getLogger(__name__)
-
-_TITLE_CHARS = 48
-
-
-def title_from(text: str) -> str:
-    """A conversation title from its first message: the first line, shortened at a word."""
-    line = next((part.strip() for part in text.splitlines() if part.strip()), DEFAULT_TITLE)
-    if len(line) <= _TITLE_CHARS:
-        return line
-    cut = line[:_TITLE_CHARS].rsplit(" ", 1)[0] or line[:_TITLE_CHARS]
-    return cut.rstrip(" ,.;:") + "…"
-
 
 # Below this width, in em, the sidebar folds away by itself.
 NARROW_EM = 45
@@ -136,6 +125,7 @@ class MainWindow(QMainWindow):
         self.model_picker = ModelPicker(self)
         self._connect()
         self.compare = CompareFeatures(self)
+        self.model_compare = ModelCompare(self)  # after `compare`: it extends reply menus
         self.tools = ToolFeatures(self)
         self.replay = ReplayFeatures(self)  # each reply's Details and Replay
         self.stream.set_busy(False)
@@ -306,7 +296,8 @@ class MainWindow(QMainWindow):
             self.show_notice(str(exc))
             return
         tools = self.controller.tools.call_labels(self._cid, path)
-        views = message_views(path, tree, self.store.images, tools)
+        views = message_views(path, tree, self.store.images, tools,
+                              self.model_compare.reply_label)
         self.chat_view.set_messages(self.stream.with_streamed_text(views))
 
     @Slot(int)

@@ -65,14 +65,14 @@ class WindowModels(QObject):
 
     def load(self, info: ModelInfo, conversation_id: int | None) -> bool:
         """Use a library model for the conversation: record it there and load it."""
-        from app.library.entries import LibraryError, memory_check
+        from app.generation.worker_models import load_refusal
 
         loaded = self._controller.model_info or {}
-        try:
-            memory_check(info, int(loaded.get("weights_bytes") or 0),
-                         self._controller.preferences.cpu_float32)
-        except LibraryError as exc:
-            self._notice(str(exc))
+        controller = self._controller
+        refusal = load_refusal(info, controller.worker.held_models(),
+                               controller.preferences.cpu_float32)
+        if refusal is not None:
+            self._notice(refusal)
             return False
         if conversation_id is not None:
             self._controller.update_settings(conversation_id, model_id=info.path.name)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from app.chat.controller import ChatController
+from app.generation.sibling_replies import SiblingText
 from tests.app.chat.test_controller import _conversation, _send_and_wait, _started_controller
 from tests.tiny_models import NO_EOS
 
@@ -20,8 +21,8 @@ def test_three_variants_become_siblings_with_their_own_seeds(
         cid = _conversation(ctl, SAMPLED)
         _send_and_wait(qtbot, ctl, cid, "Hello there")
         first = ctl.store.active_path(cid)[-1]
-        updates: list[dict] = []
-        ctl.variants.variantUpdated.connect(updates.append)
+        updates: list[SiblingText] = []
+        ctl.variants.replyUpdated.connect(updates.append)
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
             assert ctl.regenerate_variants(first.id, 3)
             assert ctl.is_busy()
@@ -31,7 +32,7 @@ def test_three_variants_become_siblings_with_their_own_seeds(
         assert [m.params["seed"] for m in variants] == [40, 41, 42]
         assert all(m.status == "complete" and m.stats["generated_tokens"] == 8 for m in variants)
         assert len({m.content for m in variants}) > 1
-        assert {u["index"] for u in updates} == {0, 1, 2}
+        assert {u.index for u in updates} == {0, 1, 2}
         # The variant with the conversation's own seed equals the first reply of that seed.
         assert variants[0].content == first.content
         # Keep the second: it becomes the active branch.
@@ -50,11 +51,11 @@ def test_stopping_one_variant_keeps_its_text_marked_stopped(
         _send_and_wait(qtbot, ctl, cid, "Hello there")
         first = ctl.store.active_path(cid)[-1]
 
-        def stop_second(update: dict) -> None:
-            if update["index"] == 1:
+        def stop_second(update: SiblingText) -> None:
+            if update.index == 1:
                 ctl.variants.stop(1)
 
-        ctl.variants.variantUpdated.connect(stop_second)
+        ctl.variants.replyUpdated.connect(stop_second)
         with qtbot.waitSignal(ctl.variants.ended, timeout=60000):
             assert ctl.regenerate_variants(first.id, 2)
         variants = ctl.store.siblings(first.id)[0][1:]
@@ -72,7 +73,7 @@ def test_closing_mid_way_keeps_every_variant_marked_stopped(
     cid = _conversation(ctl, {**SAMPLED, "max_tokens": 3000})
     _send_and_wait(qtbot, ctl, cid, "Hello there")
     first = ctl.store.active_path(cid)[-1]
-    with qtbot.waitSignal(ctl.variants.variantUpdated, timeout=30000):
+    with qtbot.waitSignal(ctl.variants.replyUpdated, timeout=30000):
         assert ctl.regenerate_variants(first.id, 2)
     ids = ctl.variants.message_ids()
     ctl.shutdown()

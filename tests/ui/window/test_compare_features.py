@@ -43,8 +43,8 @@ def test_regenerate_three_side_by_side_keep_one_compare_and_map(
         reply_id = str(ctl.store.active_path(window.current_conversation_id)[-1].id)
         button = window.chat_view.message_widget(reply_id).regenerate_button
         assert [a.text() for a in button.menu().actions()] == [
-            f"Regenerate ×{n} Side by Side" for n in (2, 3, 4)
-        ]
+            *(f"Regenerate ×{n} Side by Side" for n in (2, 3, 4)), "",
+            "Compare with Other Models…"]
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
             button.menu().actions()[1].trigger()  # ×3
         view = features.view
@@ -162,7 +162,7 @@ def test_switching_conversation_mid_way_keeps_the_versions_marked_stopped(
         set_params(app, SAMPLED)
         send_and_wait(qtbot, app, "Hello there")
         ctl.update_settings(window.current_conversation_id, params={**SAMPLED, "max_tokens": 3000})
-        with qtbot.waitSignal(ctl.variants.variantUpdated, timeout=30000):
+        with qtbot.waitSignal(ctl.variants.replyUpdated, timeout=30000):
             window.compare.regenerate_last(2)
         ids = ctl.variants.message_ids()
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
