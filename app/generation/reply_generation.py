@@ -19,13 +19,14 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
+from app.qt_signal import QtSignal
 from app.store.conversations import NotFoundError, Store, StoreError
 from app.store.reply_writer import ReplyWriter
 
@@ -46,10 +47,10 @@ class ReplyBackend(Protocol):
     """What generates replies: payloads as documented on `InferenceWorker`'s signals;
     `generationFailed` may add "status": "interrupted" (the text so far is good), else "error"."""
 
-    tokensReady: SignalInstance  # {"request_id", "text": delta}
-    prefillProgress: SignalInstance  # {"request_id", "done", "total" (-1: size unknown)}
-    generationFinished: SignalInstance  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed: SignalInstance  # {"request_id", "message", "status"?}
+    tokensReady: Final[QtSignal]  # {"request_id", "text": delta}
+    prefillProgress: Final[QtSignal]  # {"request_id", "done", "total" (-1: size unknown)}
+    generationFinished: Final[QtSignal]  # {"request_id", "text", "finish_reason", "stats"}
+    generationFailed: Final[QtSignal]  # {"request_id", "message", "status"?}
 
     def submit(self, request: GenerationRequest) -> None: ...
     def cancel(self, request_id: int | None = None) -> None: ...
@@ -65,8 +66,7 @@ class _Reply:
     detached: bool = False  # its message was deleted: drop what still arrives
     continued: str = ""  # the text a continued reply started with (the model's is after it)
     save_failed: bool = False  # the person has been told a write failed (once per reply)
-    # The message id behind each prompt message (None for the system prompt), so the engine's
-    # dropped indexes can be told as messages.
+    # Each prompt message's id (None: the system prompt): what the engine's dropped indexes were.
     prompt_ids: list[int | None] = field(default_factory=list)
     called_tools: bool = False  # it ended with tool calls, stored with it
 

@@ -10,9 +10,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
@@ -24,17 +22,18 @@ if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_requests import GenerationRequest
+    from app.qt_signal import QtSignal
 
 
 class GenerationSignals(Protocol):
     """The inference worker's signals a generation reports through."""
 
-    generationStarted: SignalInstance
-    prefillProgress: SignalInstance
-    tokensReady: SignalInstance
-    generationFinished: SignalInstance
-    generationFailed: SignalInstance
-    draftModelFailed: SignalInstance
+    generationStarted: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    tokensReady: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
+    draftModelFailed: Final[QtSignal]
 
 
 def run_generation(
