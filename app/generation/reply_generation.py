@@ -28,6 +28,7 @@ from app.generation.worker import GenerationRequest
 from app.library.draft_choice import with_draft
 from app.qt_signal import QtSignal
 from app.store.conversations import NotFoundError, Store, StoreError
+from app.store.records import Status
 from app.store.reply_writer import ReplyWriter
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -333,7 +334,7 @@ class ReplyGeneration(QObject):
         except StoreError as exc:
             self._lose_reply(reply, exc)
 
-    def _finish_writer(self, reply: _Reply, status: str, **kwargs: Any) -> None:
+    def _finish_writer(self, reply: _Reply, status: Status, **kwargs: Any) -> None:
         try:
             reply.writer.finish(status, **kwargs)
         except StoreError as exc:
