@@ -71,7 +71,9 @@ def _install_hooks() -> None:
                           exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
         previous_thread_hook(args)
 
-    excepthook.logs_to_file = True  # type: ignore[attr-defined]
+    # Marks the hook as ours, for the check above: a function takes attributes, which the
+    # checker cannot declare on one.
+    excepthook.logs_to_file = True  # pyright: ignore[reportFunctionMemberAccess]
     sys.excepthook = excepthook
     threading.excepthook = thread_excepthook
     _install_qt_handler()
