@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QPlainTextEdit, QTextEdit, QWidget
 
 from app.store.conversations import DEFAULT_TITLE, Conversation, StoreError
 from ui.chat.chat_header import ChatHeader
@@ -353,9 +353,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def copy(self) -> None:
-        focused = QApplication.focusWidget()
-        if hasattr(focused, "textCursor") and focused.textCursor().hasSelectedText():
-            focused.copy()
+        widget = QApplication.focusWidget()
+        if isinstance(widget, QTextEdit | QPlainTextEdit) and widget.textCursor().hasSelection():
+            widget.copy()
             return
         replies = [v for v in self.branches.path_views() if v.role == "assistant" and v.content]
         if replies:
