@@ -38,12 +38,12 @@ class ExtrasHost(ChatPane, Protocol):
     token_counter: TokenCounter
     model_status: ModelStatusPresenter
 
-    def setAcceptDrops(self, on: bool) -> None: ...
+    def setAcceptDrops(self, on: bool, /) -> None: ...
 
 
 class ComposerExtras(QObject):
     def __init__(self, window: ExtrasHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         composer, controller = window.composer, window.controller
         composer.attachRequested.connect(self.attach)
@@ -123,7 +123,7 @@ class ComposerExtras(QObject):
         window = self._window
         if offer.conversation_id != window.current_conversation_id:
             return  # asked for a chat no longer on screen: its draft went with it
-        dialog = PdfPagesOffer(offer, window)
+        dialog = PdfPagesOffer(offer, window.window())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: window.controller.counts.attach_pdf_pages(
             offer.conversation_id, offer.path, dialog.first(), dialog.last()

@@ -13,6 +13,7 @@ preferences dialogs (`SettingsCommands`); its layout is built by `window_layout`
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,7 +165,7 @@ class MainWindow(QMainWindow):
             "about": self._about,
         }
         for mode in THEME_MODES:
-            slots[f"theme_{mode}"] = lambda _checked=False, m=mode: self.set_theme(m)
+            slots[f"theme_{mode}"] = partial(self.set_theme, mode)
         return slots
 
     def _connect(self) -> None:

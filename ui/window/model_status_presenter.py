@@ -8,13 +8,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
+from ui.window.window_host import WindowWidget
+
 if TYPE_CHECKING:
     from ui.chat.composer import Composer
     from ui.window.models import WindowModels
     from ui.window.status_panel import StatusPanel
 
 
-class StatusHost(Protocol):
+class StatusHost(WindowWidget, Protocol):
     """The window's parts that show the model's state."""
 
     status_panel: StatusPanel
@@ -26,7 +28,7 @@ class ModelStatusPresenter(QObject):
     ready = Signal()  # a model is loaded: token counts can be asked for
 
     def __init__(self, window: StatusHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._composer = window.composer
         self._status_panel = window.status_panel
         self._models = window.models
