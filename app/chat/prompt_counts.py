@@ -10,9 +10,7 @@ Answers come back through the controller's `tokenCount`, `attachmentReady`, `sca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.image_attach import (
     ImageAttached,
@@ -32,6 +30,7 @@ from app.store.conversations import StoreError
 
 if TYPE_CHECKING:
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.qt_signal import QtSignal
     from app.store.conversations import Store
 
 
@@ -40,11 +39,11 @@ class CountingHost(Protocol):
 
     store: Store
     worker: InferenceWorker
-    notice: SignalInstance
-    tokenCount: SignalInstance
-    attachmentReady: SignalInstance
-    scannedPdf: SignalInstance
-    imageReady: SignalInstance
+    notice: Final[QtSignal]
+    tokenCount: Final[QtSignal]
+    attachmentReady: Final[QtSignal]
+    scannedPdf: Final[QtSignal]
+    imageReady: Final[QtSignal]
 
     @property
     def model_state(self) -> ModelState: ...

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
@@ -25,17 +23,19 @@ if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_requests import GenerationRequest
+    from app.qt_signal import QtSignal
+    from inference import GenerationStats
 
 
 class GenerationSignals(Protocol):
     """The inference worker's signals a generation reports through."""
 
-    generationStarted: SignalInstance
-    prefillProgress: SignalInstance
-    tokensReady: SignalInstance
-    generationFinished: SignalInstance
-    generationFailed: SignalInstance
-    draftModelFailed: SignalInstance
+    generationStarted: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    tokensReady: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
+    draftModelFailed: Final[QtSignal]
 
 
 def run_generation(
@@ -224,8 +224,9 @@ def fit_options(params: dict) -> dict[str, Any]:
     return options
 
 
-def plain_stats(stats: Any) -> dict:
-    """The engine's stats (a dataclass) as a plain dict a signal can carry."""
-    if dataclasses.is_dataclass(stats) and not isinstance(stats, type):
-        return dataclasses.asdict(stats)
-    return dict(stats)
+def plain_stats(stats: GenerationStats | Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's stats (a dataclass; a stand-in engine's may be a mapping already) as a plain
+    dict a signal can carry."""
+    if isinstance(stats, Mapping):
+        return dict(stats)
+    return dataclasses.asdict(stats)

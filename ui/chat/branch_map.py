@@ -105,7 +105,8 @@ class BranchMapTree(QTreeWidget):
         tokens = cache = first = "–"
         if state is not None:
             tokens = f"{state['tokens']:,}"
-            cache = TIER_TEXT.get(state["tier"], state["tier"])
+            tier: str = state["tier"]
+            cache = TIER_TEXT.get(tier, tier)
             first = ttft_text(state.get("ttft_s"))
         item.setText(1, tokens)
         item.setText(2, cache)

@@ -45,6 +45,7 @@ class MessageToolbar(QWidget):
         if role != "system":
             self.delete_button = message_action("trash", "Delete message and the replies below it")
         if role == "user":
+            assert self.delete_button is not None  # every role but "system" has one
             self.edit_button = message_action("edit", "Edit message")
             self.compare_button = message_action("columns", "Compare with other models")
             self.compare_button.setProperty(COMPARE_BUTTON, True)
@@ -56,6 +57,7 @@ class MessageToolbar(QWidget):
             return
         self._tools.addWidget(self.copy_button)
         if role == "assistant":
+            assert self.delete_button is not None  # every role but "system" has one
             self.regenerate_button = message_action("regenerate", "Regenerate reply")
             self.continue_button = message_action(
                 "chevron-right", "Continue: write more of this reply"
