@@ -25,6 +25,7 @@ from typing import Any
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, McpConfigError, read_config
 from app.mcp.launch import display_command, search_path
 from app.mcp.results import ToolFailure, ToolResult
+from app.mcp.server_state import ServerStatus
 from app.mcp.tool_info import ToolInfo
 
 PROG = "branchwise tools"
@@ -118,7 +119,7 @@ async def _list(config: McpConfig, data_dir: Path | None, as_json: bool) -> int:
         rows.append({"server": BUILTIN_SERVER, "status": "built-in", "command": None,
                      "error": None, "stderr_tail": [], "tools": [_tool_row(SEARCH_TOOL)]})
     print(json.dumps(rows, indent=2, ensure_ascii=False) if as_json else _text_listing(rows))
-    failed = any(r["status"] == "failed" for r in rows)
+    failed = any(r["status"] == ServerStatus.FAILED for r in rows)
     return EXIT_FAILED if failed else 0
 
 
@@ -133,7 +134,7 @@ def _text_listing(rows: list[dict[str, Any]]) -> str:
     lines: list[str] = []
     for row in rows:
         status = row["status"]
-        if status == "ready":
+        if status == ServerStatus.READY:
             status = f"ready, {len(row['tools'])} tool{'s' if len(row['tools']) != 1 else ''}"
         elif row["error"]:
             status = f"{status}: {row['error']}"
