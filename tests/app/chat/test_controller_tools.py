@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import SignalInstance
 
 from app.chat.controller import ChatController
+from app.generation.worker_events import GenerationFinished
 from app.settings import Preferences
 from app.store.conversations import Store
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
@@ -77,7 +78,7 @@ def test_a_call_is_approved_run_and_the_model_goes_on(setup, qt_asyncio_loop) ->
     async def scenario() -> dict:
         asked = await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "2+3?"))
         await _next(qt_asyncio_loop, ctl.worker.generationFinished,
-                    lambda: flow.approve(cid), lambda p: not p.get("tool_calls"))
+                    lambda: flow.approve(cid), lambda p: not p.tool_calls)
         return asked
 
     asked = qt_asyncio_loop.run_until_complete(scenario())
@@ -102,10 +103,10 @@ def test_a_streaming_call_shows_its_tool_name(setup, qt_asyncio_loop) -> None:
     ctl.streamUpdated.connect(seen.append)
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, ctl.tool_flow.approvalNeeded, lambda: ctl.send(cid, "1+1?")))
-    calling = [p for p in seen if p.get("calling") is not None]
-    assert calling and calling[-1]["calling"] == "fx__add"
+    calling = [p for p in seen if p.calling is not None]
+    assert calling and calling[-1].calling == "fx__add"
     # Only the text before the call ever shows: no marker, not even its first characters.
-    assert all("Checking.\n".startswith(p["text"]) for p in seen)
+    assert all("Checking.\n".startswith(p.text) for p in seen)
 
 
 def test_tools_are_chosen_per_chat(setup, qt_asyncio_loop) -> None:
@@ -142,8 +143,8 @@ def test_rerun_makes_a_sibling_and_switching_back_runs_nothing(setup, qt_asyncio
     cid = ctl.new_conversation()
     flow = ctl.tool_flow
 
-    def answered(payload: dict) -> bool:
-        return not payload.get("tool_calls")
+    def answered(finished: GenerationFinished) -> bool:
+        return not finished.tool_calls
 
     async def scenario() -> None:
         await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "pid?"))

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.chat.controller import ChatController
+from app.generation.reply_events import StreamUpdate
 from app.generation.worker import InferenceWorker
 from app.mcp.tool_info import ToolLabel
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
@@ -45,7 +46,7 @@ class RemoteChat:
                                   preferences, connections=self.connections)
         self.model = model
         self.cid = self.ctl.new_conversation()
-        self.streamed: list[dict] = []
+        self.streamed: list[StreamUpdate] = []
         self.ctl.streamUpdated.connect(self.streamed.append)
 
     async def connect(self, base_url: str, params: dict[str, Any]) -> None:
@@ -127,7 +128,7 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     assert history[-1] == {"role": "tool", "content": "5", "tool_call_id": first_call["id"],
                            "name": "fx__add"}
     # While the call streamed, the window was told which tool, and shows it by its own name.
-    assert any(p.get("calling") == "fx__add" for p in chat.streamed)
+    assert any(p.calling == "fx__add" for p in chat.streamed)
     assert ctl.tools.label(cid, "fx__add") == ToolLabel("fx", "add")
 
 
