@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import SignalInstance
 
 from app.chat.controller import ChatController
+from app.chat.tool_payloads import ToolCallCard
 from app.generation.worker_events import GenerationFinished
 from app.settings import Preferences
 from app.store.conversations import Store
@@ -75,14 +76,14 @@ def test_a_call_is_approved_run_and_the_model_goes_on(setup, qt_asyncio_loop) ->
     cid = ctl.new_conversation()
     flow = ctl.tool_flow
 
-    async def scenario() -> dict:
+    async def scenario() -> ToolCallCard:
         asked = await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "2+3?"))
         await _next(qt_asyncio_loop, ctl.worker.generationFinished,
                     lambda: flow.approve(cid), lambda p: not p.tool_calls)
         return asked
 
     asked = qt_asyncio_loop.run_until_complete(scenario())
-    assert (asked["server"], asked["tool"], asked["arguments"]) == ("fx", "add", {"a": 2, "b": 3})
+    assert (asked.server, asked.tool, asked.arguments) == ("fx", "add", {"a": 2, "b": 3})
     _user, call, result, answer = ctl.store.active_path(cid)
     assert call.content == "Let me add." and call.tool_calls[0]["name"] == "fx__add"
     assert (result.role, result.content) == ("tool", "5")
@@ -176,7 +177,8 @@ def test_a_new_message_drops_the_question_still_asked(setup, qt_asyncio_loop) ->
     flow = ctl.tool_flow
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "1+2?")))
-    assert flow.pending(cid)["waiting"] == "approval"
+    pending = flow.pending(cid)
+    assert isinstance(pending, ToolCallCard) and pending.waiting == "approval"
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, ctl.worker.generationFinished,
               lambda: ctl.send(cid, "Never mind.")))
