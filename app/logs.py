@@ -71,7 +71,8 @@ def _install_hooks() -> None:
                           exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
         previous_thread_hook(args)
 
-    excepthook.logs_to_file = True  # type: ignore[attr-defined]
+    # Marks the hook as ours, for the check above.
+    excepthook.logs_to_file = True  # pyright: ignore[reportFunctionMemberAccess]  (no stub can declare a function's attribute)
     sys.excepthook = excepthook
     threading.excepthook = thread_excepthook
     _install_qt_handler()

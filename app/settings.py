@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, SupportsIndex, SupportsInt
 
 import psutil
 from PySide6.QtCore import QByteArray, QSettings
 
 from app.server.config import DEFAULT_HOST, DEFAULT_PORT, ServerConfig
 
-THEMES = ("system", "light", "dark")
+Theme = Literal["system", "light", "dark"]
+THEMES: tuple[Theme, ...] = ("system", "light", "dark")
 # What a chat does when it outgrows the model's context: the engine's policies
 # (`inference.context_fit.OVERFLOW_POLICIES`, which app may not import before MLX loads).
 OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
@@ -46,6 +47,14 @@ def default_cache_budget_bytes() -> int:
     return int(psutil.virtual_memory().total // 4)
 
 
+def _int(value: object) -> int:
+    """`int(value)` for a setting as QSettings reads it back, typed `object`: a str from the INI
+    file, or the default it was given. TypeError, as `int` raises, for what is no number."""
+    if isinstance(value, str | bytes | bytearray | SupportsInt | SupportsIndex):
+        return int(value)
+    raise TypeError(f"{value!r} is not a number")
+
+
 class Preferences:
     def __init__(self, path: Path) -> None:
         self._qs = QSettings(str(path), QSettings.Format.IniFormat)
@@ -54,7 +63,7 @@ class Preferences:
     def cache_budget_bytes(self) -> int:
         value = self._qs.value("cache/budget_bytes", default_cache_budget_bytes())
         try:
-            return max(0, int(value))
+            return max(0, _int(value))
         except (TypeError, ValueError):
             return default_cache_budget_bytes()
 
@@ -68,7 +77,7 @@ class Preferences:
         quarter of the free space, which only the worker can work out)."""
         value = self._qs.value("cache/disk_budget_bytes", None)
         try:
-            return max(0, int(value)) if value not in (None, "") else None
+            return max(0, _int(value)) if value not in (None, "") else None
         except (TypeError, ValueError):
             return None
 
@@ -105,7 +114,7 @@ class Preferences:
         self._qs.setValue("cpu/float32_weights", value)
 
     @property
-    def theme(self) -> str:
+    def theme(self) -> Theme:
         value = str(self._qs.value("ui/theme", "system"))
         return value if value in THEMES else "system"
 
@@ -212,7 +221,7 @@ class Preferences:
     def max_tool_calls(self) -> int:
         """Calls one reply may make before it stops and asks to go on."""
         try:
-            return max(1, int(self._qs.value("tools/max_calls", DEFAULT_MAX_TOOL_CALLS)))
+            return max(1, _int(self._qs.value("tools/max_calls", DEFAULT_MAX_TOOL_CALLS)))
         except (TypeError, ValueError):
             return DEFAULT_MAX_TOOL_CALLS
 
@@ -239,7 +248,7 @@ class Preferences:
     def last_conversation_id(self) -> int | None:
         value = self._qs.value("ui/last_conversation", None)
         try:
-            return int(value) if value not in (None, "") else None
+            return _int(value) if value not in (None, "") else None
         except (TypeError, ValueError):
             return None
 
@@ -259,7 +268,7 @@ class Preferences:
     @property
     def server_config(self) -> ServerConfig:
         try:
-            port = int(self._qs.value("server/port", DEFAULT_PORT))
+            port = _int(self._qs.value("server/port", DEFAULT_PORT))
         except (TypeError, ValueError):
             port = DEFAULT_PORT
         origins = str(self._qs.value("server/cors_origins", "") or "")

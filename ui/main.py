@@ -142,7 +142,8 @@ def asyncio_loop(app: QApplication, already_running: bool = False) -> asyncio.Ab
         # qasync's own executor runs QThreads that abort the process if still alive at exit
         # ("QThread: Destroyed while thread is still running"); Python's threads are joined.
         loop.set_default_executor(ThreadPoolExecutor(thread_name_prefix="asyncio-executor"))
-        app._asyncio_loop = loop  # type: ignore[attr-defined]
+        # Kept on the app, which lives as long as the loop.
+        app._asyncio_loop = loop  # pyright: ignore[reportAttributeAccessIssue]  (our attribute: QApplication's stub has none)
     import asyncio
 
     asyncio.set_event_loop(loop)
@@ -171,7 +172,7 @@ def launch(
     collect_on_gui_thread(app)
     paths = AppPaths.resolve(args.data_dir)
     preferences = Preferences(paths.settings_file)
-    apply_theme(app, preferences.theme)  # type: ignore[arg-type]  (a str from THEMES)
+    apply_theme(app, preferences.theme)
     try:
         store = Store.open(paths.database)
     except StoreError as exc:
@@ -188,12 +189,11 @@ def launch(
         )
     )
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
-    controller = ChatController(
-        store, worker, preferences, resolver, Connections(paths.data_dir), paths.models_dir
-    )
+    connections = Connections(paths.data_dir)
+    controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)
     window = MainWindow(controller, paths, preferences)
     add_log_folder_action(window, paths.logs_dir)
-    add_connections_action(window, controller.connections)
+    add_connections_action(window, window.menu_actions.library, connections)
     if instance is not None:
         instance.activationRequested.connect(lambda _argv: bring_to_front(window))
     controller.server.stateChanged.connect(window.status_panel.set_server)

@@ -13,9 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.message_actions import BUSY_MESSAGE
 from app.chat.store_guard import guarded
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
     from app.generation.compare_generation import CompareGeneration
     from app.generation.worker import InferenceWorker
     from app.library.entries import ModelInfo
+    from app.qt_signal import QtSignal
     from app.store.conversations import Store
 
 
@@ -56,9 +55,9 @@ class CompareHost(Protocol):
 
     store: Store
     worker: InferenceWorker
-    notice: SignalInstance
-    conversationsChanged: SignalInstance
-    conversationChanged: SignalInstance
+    notice: Final[QtSignal]
+    conversationsChanged: Final[QtSignal]
+    conversationChanged: Final[QtSignal]
 
     def is_busy(self) -> bool: ...
 
@@ -123,8 +122,8 @@ class CompareActions:
         message = self._guard(lambda: self._store.get_message(message_id))
         if message is None:
             return False
-        if message.role == "assistant" and message.parent_id is not None:
-            message = self._guard(lambda: self._store.get_message(message.parent_id))
+        if message.role == "assistant" and (asked := message.parent_id) is not None:
+            message = self._guard(lambda: self._store.get_message(asked))
             if message is None:
                 return False
         if message.role != "user":

@@ -11,9 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.store_guard import guarded
 from app.generation.reply_generation import DEFAULT_PARAMS
@@ -23,6 +21,7 @@ if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyGeneration
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.qt_signal import QtSignal
     from app.settings import Preferences
     from app.store.conversations import Conversation, Store
 
@@ -33,10 +32,10 @@ class ConversationHost(Protocol):
     store: Store
     worker: InferenceWorker
     preferences: Preferences
-    notice: SignalInstance
-    conversationsChanged: SignalInstance
-    conversationChanged: SignalInstance
-    conversationOpened: SignalInstance
+    notice: Final[QtSignal]
+    conversationsChanged: Final[QtSignal]
+    conversationChanged: Final[QtSignal]
+    conversationOpened: Final[QtSignal]
 
 
 class ConversationActions:

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
@@ -30,6 +28,7 @@ if TYPE_CHECKING:
     from app.generation.reply_generation import ReplyBackend, ReplyGeneration
     from app.generation.variant_generation import VariantGeneration
     from app.generation.worker import InferenceWorker
+    from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
     from app.settings import Preferences
     from app.store.conversations import Store
@@ -44,9 +43,9 @@ class MessageHost(Protocol):
     worker: InferenceWorker
     preferences: Preferences
     remote: RemoteBackend | None
-    notice: SignalInstance
-    conversationsChanged: SignalInstance
-    conversationChanged: SignalInstance
+    notice: Final[QtSignal]
+    conversationsChanged: Final[QtSignal]
+    conversationChanged: Final[QtSignal]
 
     def is_busy(self) -> bool: ...
 

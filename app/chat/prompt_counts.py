@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.image_attach import (
     ImageAttached,
@@ -39,6 +37,7 @@ from app.store.conversations import StoreError
 if TYPE_CHECKING:
     from app.generation.worker import EngineLike, InferenceWorker
     from app.generation.worker_events import ModelLoaded
+    from app.qt_signal import QtSignal
     from app.store.conversations import Store
 
 
@@ -73,11 +72,11 @@ class CountingHost(Protocol):
 
     store: Store
     worker: InferenceWorker
-    notice: SignalInstance
-    tokenCount: SignalInstance
-    attachmentReady: SignalInstance
-    scannedPdf: SignalInstance
-    imageReady: SignalInstance
+    notice: Final[QtSignal]
+    tokenCount: Final[QtSignal]
+    attachmentReady: Final[QtSignal]
+    scannedPdf: Final[QtSignal]
+    imageReady: Final[QtSignal]
 
     @property
     def model_state(self) -> str: ...

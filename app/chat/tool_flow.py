@@ -32,7 +32,7 @@ from app.mcp.approvals import ToolApprovals
 from app.mcp.results import ToolFailure, ToolResult, cap_text, result_cap
 from app.mcp.tool_info import ToolInfo
 from app.store.conversations import Store, StoreError
-from app.store.records import Message
+from app.store.records import Message, Status
 
 DENIED_TEXT = "The person denied this call; it did not run."
 REMEMBER = ("chat", "tool")  # "always for this tool in this chat", "always for this tool"
@@ -239,14 +239,15 @@ class ToolFlow(QObject):
         if reply is None:
             return
         ids = [c["id"] for c in reply.tool_calls]
-        if message.tool_call_id not in ids:
+        call_id = message.tool_call_id  # None: not a tool's result, so no call of the reply's
+        if call_id is None or call_id not in ids:
             return
-        index = ids.index(message.tool_call_id)
+        index = ids.index(call_id)
         calls = list(reply.tool_calls)
         later = self._later_results(message) if later is None else later
         if rerun:
             self._begin(path[:-1], reply.id, message.parent_id, calls[index:], later,
-                        approved={message.tool_call_id})
+                        approved={call_id})
         else:
             self._begin(path, reply.id, message.id, calls[index + 1:], later)
 
@@ -324,7 +325,7 @@ class ToolFlow(QObject):
         if message is not None:
             self.conversationChanged.emit(turn.conversation_id)
 
-    def _saved(self, turn: _Turn, call_id: str, name: str, text: str, status: str,
+    def _saved(self, turn: _Turn, call_id: str, name: str, text: str, status: Status,
                stats: dict[str, Any]) -> Message | None:
         """The result stored below the turn's leaf, which it becomes; None if it failed."""
         try:

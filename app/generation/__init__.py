@@ -5,8 +5,9 @@ models share memory), what a prompt is made of (attached files, think settings),
 callbacks to the GUI thread.
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
-`psutil` (the memory free for models), `pypdf` (text out of attached PDFs), and `inference` and
-`mlx.core` lazily on the worker thread only (the one MLX call is the thread's stream teardown).
+`app.qt_signal` (the type of a signal in a protocol), `psutil` (the memory free for models), `pypdf`
+(text out of attached PDFs), and `inference` and `mlx.core` lazily on the worker thread only (the
+one MLX call is the thread's stream teardown).
 
 Never `app.chat` (which drives it) or `ui`.
 """

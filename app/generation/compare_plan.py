@@ -92,7 +92,9 @@ def plan_compare(
     local = [i for i, m in enumerate(models) if m.local]
     main = next((h for h in held if h.main), None)
     main_index = next(
-        (i for i in local if main is not None and same_folder(models[i].path, main.path)), None
+        (i for i, m in enumerate(models)
+         if m.path is not None and main is not None and same_folder(m.path, main.path)),
+        None,
     )
     # The chat's loaded model stays loaded beside the others when it is not compared.
     extra = [] if main is None or main_index is not None else [main]

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
-from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, SignalInstance, Slot
+from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
 from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
@@ -33,7 +33,9 @@ from app.generation.worker_events import (
     TokensReady,
 )
 from app.library.draft_choice import with_draft
+from app.qt_signal import QtSignal
 from app.store.conversations import NotFoundError, Store, StoreError
+from app.store.records import Status
 from app.store.reply_writer import ReplyWriter
 
 DEFAULT_PARAMS: dict[str, Any] = {
@@ -54,10 +56,10 @@ class ReplyBackend(Protocol):
     TokensReady, `prefillProgress` PrefillProgress, `generationFinished` GenerationFinished
     and `generationFailed` GenerationFailed (`app.generation.worker_events`)."""
 
-    tokensReady: SignalInstance
-    prefillProgress: SignalInstance
-    generationFinished: SignalInstance
-    generationFailed: SignalInstance
+    tokensReady: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
 
     def submit(self, request: GenerationRequest) -> None: ...
     def cancel(self, request_id: int | None = None) -> None: ...
@@ -73,8 +75,7 @@ class _Reply:
     detached: bool = False  # its message was deleted: drop what still arrives
     continued: str = ""  # the text a continued reply started with (the model's is after it)
     save_failed: bool = False  # the person has been told a write failed (once per reply)
-    # The message id behind each prompt message (None for the system prompt), so the engine's
-    # dropped indexes can be told as messages.
+    # Each prompt message's id (None: the system prompt): what the engine's dropped indexes were.
     prompt_ids: list[int | None] = field(default_factory=list)
     called_tools: bool = False  # it ended with tool calls, stored with it
 
@@ -324,7 +325,7 @@ class ReplyGeneration(QObject):
         except StoreError as exc:
             self._lose_reply(reply, exc)
 
-    def _finish_writer(self, reply: _Reply, status: str, **kwargs: Any) -> None:
+    def _finish_writer(self, reply: _Reply, status: Status, **kwargs: Any) -> None:
         try:
             reply.writer.finish(status, **kwargs)
         except StoreError as exc:

@@ -21,6 +21,7 @@ from typing import Any
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
 from app.store.conversations import Store, StoreError
+from app.store.records import Status
 from app.store.reply_writer import ReplyWriter
 
 
@@ -150,7 +151,7 @@ class SiblingReplies(QObject):
             return
         self.replyUpdated.emit(SiblingText(index, sibling.message_id, sibling.writer.text))
 
-    def _finish(self, run: SiblingRun, index: int, status: str, stats: dict | None,
+    def _finish(self, run: SiblingRun, index: int, status: Status, stats: dict | None,
                 **kw: Any) -> None:
         """End reply `index` (once): written with its status, told, and the run ended once
         every reply has."""
@@ -170,7 +171,7 @@ class SiblingReplies(QObject):
             if not sibling.done:
                 self._finish(run, index, "error", None, error=message)
 
-    def _write_end(self, sibling: Sibling, status: str, stats: dict | None, **kw: Any) -> None:
+    def _write_end(self, sibling: Sibling, status: Status, stats: dict | None, **kw: Any) -> None:
         sibling.done = True
         try:
             sibling.writer.finish(status, stats=stats, **kw)

@@ -98,7 +98,7 @@ class VariantGeneration(SiblingReplies):
         def decode(engine: EngineLike | None) -> list[dict[str, Any]]:
             if engine is None:
                 raise RuntimeError("No model is loaded yet.")
-            results = engine.generate_variants(  # type: ignore[attr-defined]
+            results = engine.generate_variants(
                 messages,
                 sampling_params(params),
                 seeds=seeds,

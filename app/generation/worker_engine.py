@@ -2,7 +2,7 @@
 how it builds one from a model folder on its own thread (`default_engine_factory`).
 
 `inference` is imported inside the factory only, on the worker thread: importing `app` must not
-load MLX.
+load MLX (the protocol's types are imported for the type checker alone).
 """
 
 from __future__ import annotations
@@ -15,33 +15,86 @@ from typing import TYPE_CHECKING, Any, Protocol
 from app.generation.worker_events import ModelLoaded
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    import threading
+    from collections.abc import Hashable, Mapping, Sequence
+
+    from inference import GenerationResult, LoadedModel, SamplingParams
+    from inference.prompt.context_fit import Overflow
 
 
 _log = logging.getLogger(__name__)
 
+
 class EngineLike(Protocol):
-    """What the worker needs of an engine; `inference.Engine` is the real one."""
+    """What the worker and the jobs it runs need of an engine; `inference.Engine` is the real
+    one (its methods say what each does)."""
 
-    context_length: int
-    cache_budget_bytes: int
-    disk_budget_bytes: int
+    @property
+    def model(self) -> LoadedModel: ...
 
-    def generate(self, messages: Sequence[dict], params: Any, **kwargs: Any) -> Any: ...
-    def complete(self, prompt: str | Sequence[int], params: Any, **kwargs: Any) -> Any: ...
+    @property
+    def context_length(self) -> int | None: ...
+
+    @property
+    def cache_budget_bytes(self) -> int: ...
+    @cache_budget_bytes.setter
+    def cache_budget_bytes(self, value: int) -> None: ...
+
+    @property
+    def disk_budget_bytes(self) -> int: ...
+    @disk_budget_bytes.setter
+    def disk_budget_bytes(self, value: int) -> None: ...
+
+    @property
+    def disk_error(self) -> str | None: ...
+
+    def generate(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: SamplingParams | None = None,
+        conversation_id: Hashable = None,
+        on_token: Callable[[str], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+        overflow: Overflow = "truncate_middle",
+        template_kwargs: Mapping[str, Any] | None = None,
+        continue_reply: bool = False,
+        context_limit: int | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> GenerationResult: ...
+    def complete(
+        self,
+        prompt: str | Sequence[int],
+        params: SamplingParams | None = None,
+        conversation_id: Hashable = None,
+        on_token: Callable[[str], None] | None = None,
+        on_progress: Callable[[int, int], None] | None = None,
+        cancel: threading.Event | None = None,
+    ) -> GenerationResult: ...
+    def generate_variants(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        params: SamplingParams | None = None,
+        seeds: Sequence[int | None] = (),
+        conversation_id: Hashable = None,
+        on_token: Callable[[int, str], None] | None = None,
+        cancel: threading.Event | Sequence[threading.Event] | None = None,
+        overflow: Overflow = "truncate_middle",
+        context_limit: int | None = None,
+    ) -> list[GenerationResult]: ...
     def count_prompt_tokens(
-        self, messages: Sequence[dict], template_kwargs: dict | None = None
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        template_kwargs: Mapping[str, Any] | None = None,
+        tools: Sequence[Mapping[str, Any]] | None = None,
     ) -> int: ...
     def cache_bytes(self) -> int: ...
     def disk_bytes(self) -> int: ...
     def clear_cache(self) -> None: ...
-    def forget(self, conversation_id: object, keep_saved: bool = False) -> None: ...
-    def save_pending(self, seconds: float) -> bool: ...
+    def forget(self, conversation_id: Hashable, keep_saved: bool = False) -> None: ...
+    def save_pending(self, seconds: float = 0.05) -> bool: ...
     def clear_saved_caches(self) -> None: ...
-    def set_draft_model(self, draft: Any) -> None: ...
-
-    @property
-    def disk_error(self) -> str | None: ...
+    def set_draft_model(self, draft: LoadedModel | None) -> None: ...
 
 
 EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLike, ModelLoaded]]

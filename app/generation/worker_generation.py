@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Protocol
-
-from PySide6.QtCore import SignalInstance
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
@@ -31,17 +29,19 @@ if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_requests import GenerationRequest
+    from app.qt_signal import QtSignal
+    from inference import GenerationStats
 
 
 class GenerationSignals(Protocol):
     """The inference worker's signals a generation reports through."""
 
-    generationStarted: SignalInstance
-    prefillProgress: SignalInstance
-    tokensReady: SignalInstance
-    generationFinished: SignalInstance
-    generationFailed: SignalInstance
-    draftModelFailed: SignalInstance
+    generationStarted: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    tokensReady: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
+    draftModelFailed: Final[QtSignal]
 
 
 def run_generation(
@@ -121,7 +121,9 @@ def run_generation(
             _log.exception("The provenance of reply %s could not be recorded", rid)
     signals.generationFinished.emit(GenerationFinished(
         rid,
-        result.content if calls else splitter.answer,
+        # A reply that called tools: its answer without the calls' markup (str once tools were
+        # offered).
+        (result.content or "") if calls else splitter.answer,
         result.finish_reason,
         stats,
         reasoning=splitter.reasoning,
@@ -220,8 +222,9 @@ def fit_options(params: dict) -> dict[str, Any]:
     return options
 
 
-def plain_stats(stats: Any) -> dict:
-    """The engine's stats (a dataclass) as the plain dict the store keeps."""
-    if dataclasses.is_dataclass(stats) and not isinstance(stats, type):
-        return dataclasses.asdict(stats)
-    return dict(stats)
+def plain_stats(stats: GenerationStats | Mapping[str, Any]) -> dict[str, Any]:
+    """The engine's stats (a dataclass; a stand-in engine's may be a mapping already) as the
+    plain dict the store keeps."""
+    if isinstance(stats, Mapping):
+        return dict(stats)
+    return dataclasses.asdict(stats)

@@ -73,7 +73,9 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             ids[m.id], None if m.parent_id is None else ids[m.parent_id], m.role, m.content,
             created_at=m.created_at, model=m.model_id, reasoning=m.reasoning,
             attachments=tuple(_attachment(a, record.images) for a in m.attachments),
-            trace=m.trace, status=m.status,  # type: ignore[arg-type]
+            trace=m.trace,
+            # `from_json` made a streaming reply "interrupted" already: said again for the type.
+            status="interrupted" if m.status == "streaming" else m.status,
             error=m.error, params=m.params, stats=m.stats, provenance=m.provenance,
         ))
     conversation = ImportedConversation(

@@ -108,7 +108,7 @@ def _message(message: dict[str, Any], message_id: str, role: str, at: str,
         role == "assistant") else None
     created = fallbacks.time(message.get("timestamp"), f"{at}.timestamp")
     return ImportedMessage(
-        message_id, None, role, text, created_at=created,  # type: ignore[arg-type]
+        message_id, None, role, text, created_at=created,
         model=model,
         reasoning=reasoning, trace=trace, attachments=files,
     )

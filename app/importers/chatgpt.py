@@ -249,7 +249,7 @@ class _Turns:
             reasoning="\n\n".join(parts.reasoning),
             attachments=tuple(parts.attachments),
             trace="\n\n".join(parts.trace),
-            status=status,  # type: ignore[arg-type]
+            status=status,
         )
         self.nodes.append(forest.Node(anchor, above, answer, (self._position[anchor],)))
 

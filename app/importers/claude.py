@@ -16,11 +16,16 @@ from typing import Any
 from app.importers import forest
 from app.importers import values as v
 from app.importers.errors import ImportRefusedError
-from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.importers.tree import (
+    ImportedAttachment,
+    ImportedConversation,
+    ImportedMessage,
+    ImportedRole,
+)
 
 FORMAT = "claude"
 ROOT = "00000000-0000-4000-8000-000000000000"
-_ROLES = {"human": "user", "user": "user", "assistant": "assistant"}
+_ROLES: dict[str, ImportedRole] = {"human": "user", "user": "user", "assistant": "assistant"}
 
 
 def convert(raw: Any, where: str) -> ImportedConversation:
@@ -73,7 +78,7 @@ def _node(message: dict[str, Any], index: int, previous: str | None, at: str,
     return forest.Node(message_id, parent, imported, (created or 0.0,))
 
 
-def _message(message: dict[str, Any], message_id: str, role: str, created: float | None,
+def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
              at: str) -> ImportedMessage:
     text: list[str] = []
     reasoning: list[str] = []
@@ -116,7 +121,7 @@ def _message(message: dict[str, Any], message_id: str, role: str, created: float
         for f in (v.obj(x, f"{at}.files") for x in v.arr(message.get("files"), f"{at}.files"))
     ]
     return ImportedMessage(
-        message_id, None, role, answer, created_at=created,  # type: ignore[arg-type]
+        message_id, None, role, answer, created_at=created,
         reasoning="\n\n".join(reasoning), attachments=tuple(attachments),
         trace="\n\n".join(trace),
     )

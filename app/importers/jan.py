@@ -20,6 +20,7 @@ from app.importers.sources import Member, Source
 from app.importers.tree import (
     ImportedConversation,
     ImportedMessage,
+    ImportedRole,
     inline_attachment,
 )
 
@@ -101,7 +102,7 @@ def _shown_leaf(messages: list[ImportedMessage], active: dict[str, str]) -> str 
     return node
 
 
-def _message(message: dict[str, Any], message_id: str, role: str, created: float | None,
+def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
              at: str) -> ImportedMessage:
     texts, files = [], []
     for index, item in enumerate(v.arr(message.get("content"), f"{at}.content")):
@@ -116,5 +117,5 @@ def _message(message: dict[str, Any], message_id: str, role: str, created: float
             url = image.get("url") if isinstance(image, dict) else image
             url = url if isinstance(url, str) else ""
             files.append(inline_attachment(f"image {index + 1}", url))
-    return ImportedMessage(message_id, None, role, "".join(texts),  # type: ignore[arg-type]
+    return ImportedMessage(message_id, None, role, "".join(texts),
                            created_at=created, attachments=tuple(files))

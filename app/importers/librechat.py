@@ -105,5 +105,5 @@ def _message(message: dict[str, Any], message_id: str, created: float | None,
         model=None if user else fallbacks.opt_text(message.get("model"), f"{at}.model"),
         reasoning="\n\n".join(r for r in reasoning if r.strip()),
         attachments=tuple(attachments), trace="\n\n".join(trace),
-        status=status,  # type: ignore[arg-type]
+        status=status,
     )

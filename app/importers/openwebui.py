@@ -21,6 +21,7 @@ from app.importers.tree import (
     ImportedAttachment,
     ImportedConversation,
     ImportedMessage,
+    ImportedRole,
     inline_attachment,
 )
 
@@ -101,7 +102,7 @@ def _node(message: dict[str, Any], key: str, ranks: dict[str, tuple[float, ...]]
     return forest.Node(message_id, v.ident(message.get("parentId"), at), imported, rank)
 
 
-def _message(message: dict[str, Any], message_id: str, role: str, created: float | None,
+def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
              at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
     content = message.get("content")
     if isinstance(content, list):  # some versions store OpenAI-style parts
@@ -126,7 +127,7 @@ def _message(message: dict[str, Any], message_id: str, role: str, created: float
     body = _DETAILS.sub(take, body) if "<details" in body else body
     model = fallbacks.opt_text(message.get("model"), f"{at}.model")
     return ImportedMessage(
-        message_id, None, role, body.strip(), created_at=created,  # type: ignore[arg-type]
+        message_id, None, role, body.strip(), created_at=created,
         model=model if role == "assistant" else None,
         reasoning="\n\n".join(r for r in reasoning if r),
         attachments=tuple(_files(message, at)),

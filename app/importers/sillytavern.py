@@ -23,7 +23,7 @@ from app.importers import values as v
 from app.importers.entries import Entry, one
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import Member
-from app.importers.tree import ImportedConversation, ImportedMessage
+from app.importers.tree import ImportedConversation, ImportedMessage, ImportedRole
 
 FORMAT = "sillytavern"
 MAX_FILE_BYTES = 512 * 1024 * 1024
@@ -100,12 +100,12 @@ def _slot(message: dict[str, Any], at: str,
     return versions, fallbacks.index(message.get("swipe_id"), f"{at}.swipe_id")
 
 
-def _one(text: str, role: str, when: float | None, extra: dict[str, Any], at: str,
+def _one(text: str, role: ImportedRole, when: float | None, extra: dict[str, Any], at: str,
          fallbacks: v.Fallbacks) -> ImportedMessage:
     model = fallbacks.opt_text(extra.get("model"), f"{at}.extra.model") if (
         role == "assistant") else None
     reasoning = fallbacks.text(extra.get("reasoning"), f"{at}.extra.reasoning")
-    return ImportedMessage("", None, role, text, created_at=when,  # type: ignore[arg-type]
+    return ImportedMessage("", None, role, text, created_at=when,
                            model=model, reasoning=reasoning)
 
 

@@ -13,9 +13,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from app.importers.errors import ImportRefusedError
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
 
 MAX_MEMBERS = 200_000
 MAX_TOTAL_BYTES = 32 * 1024**3  # uncompressed, the whole archive
@@ -42,7 +45,7 @@ class Member:
         return self.name if self.source.kind == "file" else f"{self.source.path.name}/{self.name}"
 
     @contextmanager
-    def open(self) -> Iterator[IO[bytes]]:
+    def open(self) -> Iterator[SupportsRead[bytes]]:
         try:
             stream = self.source.open_member(self.name)
         except _READ_ERRORS as exc:

@@ -15,11 +15,14 @@ import io
 import re
 from collections.abc import Iterator
 from itertools import accumulate
-from typing import IO, Any
+from typing import TYPE_CHECKING, Any
 
 import ijson
 
 from app.importers.errors import ImportRefusedError
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRead
 
 MAX_DEPTH = 64
 CHUNK = 256 * 1024
@@ -39,9 +42,11 @@ def _repair_bytes(error: UnicodeError) -> tuple[str, int]:
     """Decode errors: a CESU-8 surrogate kept (the pair is joined later), anything else U+FFFD."""
     assert isinstance(error, UnicodeDecodeError)
     try:
-        return codecs.lookup_error("surrogatepass")(error)
+        replacement, end = codecs.lookup_error("surrogatepass")(error)
     except UnicodeDecodeError:
         return "\ufffd", error.start + 1
+    assert isinstance(replacement, str)  # a decode error's handler gives text
+    return replacement, end
 
 
 codecs.register_error("branchwise-import-repair", _repair_bytes)
@@ -55,7 +60,7 @@ def _lone_escape(match: re.Match[bytes]) -> bytes:
 class GuardedBytes(io.RawIOBase):
     """A readable byte stream over `raw`: repaired text, nesting and size limits (see module)."""
 
-    def __init__(self, raw: IO[bytes], max_bytes: int, where: str) -> None:
+    def __init__(self, raw: SupportsRead[bytes], max_bytes: int, where: str) -> None:
         super().__init__()
         self._raw = raw
         self._max = max_bytes
@@ -160,7 +165,9 @@ def _safe_cut(data: bytes) -> int:
         return cut
 
 
-def items(raw: IO[bytes], max_bytes: int, where: str, prefix: str = "item") -> Iterator[Any]:
+def items(
+    raw: SupportsRead[bytes], max_bytes: int, where: str, prefix: str = "item"
+) -> Iterator[Any]:
     """The elements of a top-level JSON array (or those at ijson's `prefix`), one at a time; a
     file that breaks off raises ImportRefusedError at the element where it goes wrong."""
     stream = GuardedBytes(raw, max_bytes, where)
@@ -170,7 +177,7 @@ def items(raw: IO[bytes], max_bytes: int, where: str, prefix: str = "item") -> I
         raise ImportRefusedError(f"{where} is not valid JSON ({_first_line(exc)}).") from None
 
 
-def load(raw: IO[bytes], max_bytes: int, where: str) -> Any:
+def load(raw: SupportsRead[bytes], max_bytes: int, where: str) -> Any:
     """One whole JSON document (small files: a manifest, a thread, one chat)."""
     stream = GuardedBytes(raw, max_bytes, where)
     try:

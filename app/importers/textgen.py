@@ -19,10 +19,12 @@ from app.importers import values as v
 from app.importers.entries import Convert
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import Member
-from app.importers.tree import ImportedConversation, ImportedMessage
+from app.importers.tree import ImportedConversation, ImportedMessage, ImportedRole
 
 FORMAT = "textgen"
 _GREETING = "<|BEGIN-VISIBLE-CHAT|>"
+# Each history row: the user's text, then the reply.
+_SIDES: tuple[tuple[int, ImportedRole], ...] = ((0, "user"), (1, "assistant"))
 _TIME_SHAPES = ("%b %d, %Y %H:%M",)
 # (raw rows, shown rows): today's names, then those of versions before mid-2023.
 _ROW_KEYS = (("internal", "visible"), ("data", "data_visible"))
@@ -62,7 +64,7 @@ def _convert(raw: Any, where: str, file_id: str) -> ImportedConversation:
         except ImportRefusedError as exc:  # one unreadable turn, not the conversation
             fallbacks.message_left_out(f"Turn {row_index + 1}", exc)
             continue
-        for side, role in ((0, "user"), (1, "assistant")):
+        for side, role in _SIDES:
             text = row[side]
             if side == 0 and (text == _GREETING or not text):
                 continue
@@ -81,7 +83,7 @@ def _row(item: object, at: str) -> tuple[str, str]:
     return v.text(row[0], f"{at}[0]"), v.text(row[1], f"{at}[1]")
 
 
-def _slot(info: dict[str, Any], role: str, text: str, where: str,
+def _slot(info: dict[str, Any], role: ImportedRole, text: str, where: str,
           fallbacks: v.Fallbacks) -> tuple[list[ImportedMessage], int]:
     when = fallbacks.time(info.get("timestamp"), f"{where}.timestamp", local=_TIME_SHAPES)
     versions = []
@@ -92,8 +94,8 @@ def _slot(info: dict[str, Any], role: str, text: str, where: str,
         if content is None:
             continue  # a version without its text: the others, or the row's own text, stand
         stamp = fallbacks.time(version.get("timestamp"), f"{at}.timestamp", local=_TIME_SHAPES)
-        versions.append(ImportedMessage("", None, role, content, created_at=stamp or when))  # type: ignore[arg-type]
+        versions.append(ImportedMessage("", None, role, content, created_at=stamp or when))
     if not versions:
-        return [ImportedMessage("", None, role, text, created_at=when)], 0  # type: ignore[arg-type]
+        return [ImportedMessage("", None, role, text, created_at=when)], 0
     return versions, fallbacks.index(info.get("current_version_index"),
                                      f"{where}.current_version_index")

@@ -12,7 +12,8 @@ from typing import Any, Literal
 from app.images.data_urls import is_data_url, parse_data_url
 from app.images.store import ImageError
 
-ImportedRole = Literal["user", "assistant"]
+# "tool": a tool's result, which only Branchwise's own exports hold.
+ImportedRole = Literal["user", "assistant", "tool"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,7 +46,8 @@ def inline_attachment(name: str, url: str) -> ImportedAttachment:
 
 @dataclass(frozen=True, slots=True)
 class ImportedMessage:
-    """One user or assistant message; `parent_id` is the source id of its parent (None: a root)."""
+    """One user, assistant or tool message; `parent_id` is the source id of its parent (None: a
+    root)."""
 
     source_id: str
     parent_id: str | None

@@ -238,6 +238,7 @@ def _insert_messages(
         if new or active is None:
             target = ids.get(leaf) if leaf is not None else None
             target = target or Store.latest_leaf_in(db, conversation_id)
+            assert target is not None  # messages were just added: the conversation has a leaf
             Store.activate_leaf(db, conversation_id, target)
         db.execute("UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
                    (max(times.values()), conversation_id))

@@ -19,7 +19,7 @@ import time
 from contextlib import AsyncExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, TextIO
 
 import httpx2
 from mcp import Client, MCPError, StdioServerParameters, stdio_client
@@ -69,7 +69,7 @@ class ServerConnection:
         self._state = ServerState(spec.name, ServerStatus.STOPPED)
         self._task: asyncio.Task[None] | None = None
         self._inbox: Inbox | None = None
-        self._errlog: IO[str] | None = None
+        self._errlog: TextIO | None = None
 
     @property
     def state(self) -> ServerState:
@@ -226,6 +226,7 @@ class ServerConnection:
                 env={"PATH": path, **spec.env},
                 cwd=spec.cwd,
             )
+            assert self._errlog is not None  # `_own` opened it before connecting
             transport = stdio_client(params, errlog=self._errlog)
         client = Client(transport, cache=None, client_info=_CLIENT_INFO)
         return await stack.enter_async_context(client)

@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
-from jsonschema.exceptions import best_match
+from jsonschema.exceptions import UnknownType, best_match
+from jsonschema.validators import validator_for
 
 from app.mcp.config import McpConfig, ServerSpec
 from app.mcp.connection import ServerConnection
@@ -140,12 +141,12 @@ def argument_problem(tool: ToolInfo, arguments: object) -> str | None:
         kind = type(arguments).__name__
         return f"The arguments of {tool.name} must be a JSON object, not {kind}."
     try:
-        validator_class = jsonschema.validators.validator_for(
+        validator_class = validator_for(
             tool.input_schema, default=jsonschema.Draft202012Validator
         )
         validator_class.check_schema(tool.input_schema)
         error = best_match(validator_class(tool.input_schema).iter_errors(arguments))
-    except (jsonschema.SchemaError, jsonschema.exceptions.UnknownType, RecursionError):
+    except (jsonschema.SchemaError, UnknownType, RecursionError):
         return None
     if error is None:
         return None

@@ -7,14 +7,14 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import IO
+from typing import IO, TextIO
 
 TAIL_LINES = 20
 _TAIL_BYTES = 16 * 1024
 _LINE_CHARS = 500
 
 
-def open_log(path: Path | None) -> IO[str]:
+def open_log(path: Path | None) -> TextIO:
     """The server's log file, emptied for this start; None: a temporary file."""
     if path is None:
         return tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")

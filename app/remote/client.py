@@ -116,7 +116,7 @@ async def stream_chat(
         async with client(base_url, api_key) as api:
             stream = await api.chat.completions.create(
                 model=model,
-                messages=outgoing,  # type: ignore[arg-type]
+                messages=outgoing,
                 stream=True,
                 stream_options={"include_usage": True},
                 **({"tools": list(tools)} if tools else {}),

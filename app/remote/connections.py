@@ -48,7 +48,7 @@ class RemoteModel:
 
 
 def is_remote(model_id: str | None) -> bool:
-    return bool(model_id) and model_id.startswith(REMOTE_PREFIX)  # type: ignore[union-attr]
+    return bool(model_id) and model_id.startswith(REMOTE_PREFIX)
 
 
 def parse_remote(model_id: str) -> RemoteModel:

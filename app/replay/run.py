@@ -32,7 +32,7 @@ def run_replay(
     from inference.prompt.reasoning import reply_splitter
 
     engine, identity = _engine_for(plan, engine, loaded)
-    model = engine.model  # type: ignore[attr-defined]
+    model = engine.model
     request = GenerationRequest(
         -1, plan.messages, plan.params, conversation_id=plan.conversation_id,
         template_kwargs=plan.template_kwargs, continue_reply=plan.continued is not None,

@@ -10,7 +10,7 @@ that are no image the app reads are refused with a 400 naming the part, never a 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from app.images.data_urls import is_data_url, parse_data_url
 from app.images.store import ImageError, inspect
@@ -21,7 +21,8 @@ from app.server.guard import ApiError
 MAX_REQUEST_BYTES = 128 * 1024 * 1024
 
 
-def has_images(content: object) -> bool:
+def has_images(content: object) -> TypeGuard[list[Any]]:
+    """Whether `content` is a list of parts holding an image part (True: it is a list)."""
     return isinstance(content, list) and any(
         isinstance(part, dict) and part.get("type") == "image_url" for part in content
     )

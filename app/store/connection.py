@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -98,7 +98,7 @@ class StoreRows:
         return self._conn
 
     @contextmanager
-    def _errors(self) -> Iterator[None]:
+    def _errors(self) -> Generator[None]:
         """SQLite's own errors (disk full, locked by another program) as StoreError."""
         try:
             yield
@@ -111,7 +111,7 @@ class StoreRows:
         return self._write()
 
     @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
+    def _write(self) -> Generator[sqlite3.Connection]:
         db = self._db()
         with self._errors():
             db.execute("BEGIN IMMEDIATE")
@@ -132,19 +132,30 @@ class StoreRows:
             return self._db().execute(sql, args).fetchall()
 
 
+# Each column named, in the order CONVERSATION_COLUMNS and MESSAGE_FIELDS select them, so the
+# type checker matches them to the fields; passed by position, since every message read is built
+# here.
 def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
-    *head, params, active_leaf_id, pinned, archived = row
-    return Conversation(*head, _loads(params), active_leaf_id, bool(pinned), bool(archived))
+    conversation_id, title, created, updated, system, model_id, params, leaf, pinned, archived = (
+        row
+    )
+    return Conversation(
+        conversation_id, title, created, updated, system, model_id, _loads(params), leaf,
+        bool(pinned), bool(archived),
+    )
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
-    *head, params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name = row[:-1]
-    origin = row[-1]
+    (
+        message_id, conversation_id, parent_id, role, content, created_at, status, model_id,
+        params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name, origin,
+    ) = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
     return Message(
-        *head, _loads(params), _loads(stats), error, reasoning, loaded, trace, tool_calls,
-        call_id, tool_name, _loads(origin),
+        message_id, conversation_id, parent_id, role, content, created_at, status, model_id,
+        _loads(params), _loads(stats), error, reasoning, loaded, trace, tool_calls, call_id,
+        tool_name, _loads(origin),
     )
 
 

@@ -38,7 +38,7 @@ import re
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from app.images.store import is_image_record
 from app.sizes import format_size
@@ -89,7 +89,7 @@ class MessageRecord:
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +104,8 @@ class ConversationRecord:
     archived: bool
     active_leaf_id: int | None
     messages: tuple[MessageRecord, ...]
-    images: dict[str, bytes] = field(default_factory=dict)  # digest: bytes, each checked
+    # digest: bytes, each checked
+    images: dict[str, bytes] = field(default_factory=dict[str, bytes])
 
 
 def to_json(
@@ -173,7 +174,7 @@ def from_json(data: object) -> ConversationRecord:
         raise InvalidInputError('"messages" must be a list.')
     messages: list[MessageRecord] = []
     seen: set[int] = set()
-    for index, raw in enumerate(raw_messages):
+    for index, raw in enumerate(cast("list[object]", raw_messages)):
         record = _message(raw, f"messages[{index}]", seen)
         seen.add(record.id)
         messages.append(record)
@@ -295,7 +296,6 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         dump_tool_calls(item.get("tool_calls"), "tool_calls")
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}: {exc}") from exc
-    calls = item.get("tool_calls")
     return MessageRecord(
         id=message_id,
         parent_id=parent_id,
@@ -312,7 +312,7 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
         attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
         trace=check_text(item.get("trace", ""), f"{where}.trace", allow_empty=True),
-        tool_calls=tuple(dict(call) for call in calls) if isinstance(calls, list) else (),
+        tool_calls=_dicts(item.get("tool_calls")),
         tool_call_id=check_optional_text(item.get("tool_call_id"), f"{where}.tool_call_id"),
         tool_name=check_optional_text(item.get("tool_name"), f"{where}.tool_name"),
         provenance=_json_mapping(item.get("provenance"), f"{where}.provenance"),
@@ -321,18 +321,25 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
 
 def _attachments(value: object, where: str) -> tuple[dict[str, Any], ...]:
     dump_attachments(value, where)  # refuses anything but nothing or well-formed entries
-    return tuple(dict(item) for item in value) if isinstance(value, list) else ()
+    return _dicts(value)
+
+
+def _dicts(value: object) -> tuple[dict[str, Any], ...]:
+    """Copies of a checked list of JSON objects (nothing: none)."""
+    if not isinstance(value, list):
+        return ()
+    return tuple(dict(cast("dict[str, Any]", item)) for item in cast("list[object]", value))
 
 
 def _mapping(value: object, where: str) -> Mapping[str, Any]:
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"{where} must be a JSON object, not {type(value).__name__}.")
-    return value
+    return cast("Mapping[str, Any]", value)  # JSON: the keys are text
 
 
 def _json_mapping(value: object, where: str) -> dict[str, Any]:
     dump_mapping(value, where)  # refuses anything but nothing or a JSON-safe dict
-    return dict(value) if isinstance(value, dict) else {}
+    return dict(cast("dict[str, Any]", value)) if isinstance(value, dict) else {}
 
 
 def _time(value: object, where: str) -> float:
@@ -347,5 +354,5 @@ def _flag(value: object, where: str) -> bool:
     return value
 
 
-def _is_int(value: object) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)

@@ -8,7 +8,7 @@ import base64
 import binascii
 import hashlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from app.images.store import ImageError, ImageStore, is_image_record
 from app.store.records import InvalidInputError
@@ -27,7 +27,7 @@ def image_records(attachment_lists: Iterable[Iterable[dict[str, Any]]]) -> dict[
 def images_json(named: Mapping[str, str], images: ImageStore) -> dict[str, str]:
     """{digest: base64 of the bytes} for each named image the store still has; one that is
     gone is left out (its record stays, marked by its absence here)."""
-    out = {}
+    out: dict[str, str] = {}
     for digest, name in named.items():
         try:
             out[digest] = base64.b64encode(images.read(digest, name)).decode("ascii")
@@ -43,8 +43,8 @@ def images_from_json(value: object, where: str = '"images"') -> dict[str, bytes]
         return {}
     if not isinstance(value, Mapping):
         raise InvalidInputError(f"{where} must be a JSON object, not {type(value).__name__}.")
-    out = {}
-    for digest, text in value.items():
+    out: dict[str, bytes] = {}
+    for digest, text in cast("Mapping[str, object]", value).items():  # JSON: text keys
         if not isinstance(text, str):
             raise InvalidInputError(f"{where}[{digest!r}] must be base64 text.")
         try:

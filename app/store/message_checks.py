@@ -7,10 +7,17 @@ refused with a sentence instead of escaping as a TypeError. Standard library onl
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any, cast
 
 
 class MessageFieldError(ValueError):
     """A message field of the wrong type or value; the message is written for people."""
+
+
+def as_dict(value: object) -> dict[str, Any] | None:
+    """`value` when it is a dict (as a JSON object, taken to have text keys), else None: how
+    the checks read an entry that may be anything."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
 
 def check_choice(value: object, allowed: Collection[str], what: str) -> str:
@@ -34,11 +41,12 @@ def text_content(content: object, what: str, *, allow_parts: bool = True) -> str
     if isinstance(content, str):
         return content
     if allow_parts and isinstance(content, list):
-        texts = []
-        for index, part in enumerate(content):
-            if not isinstance(part, dict):
+        texts: list[str] = []
+        for index, item in enumerate(cast("list[object]", content)):
+            part = as_dict(item)
+            if part is None:
                 raise MessageFieldError(
-                    f"{what}[{index}] must be an object, not a {type(part).__name__}."
+                    f"{what}[{index}] must be an object, not a {type(item).__name__}."
                 )
             kind = part.get("type")
             if kind != "text":

@@ -25,7 +25,7 @@ recorded, or by a remote server, holds {}.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 # The items a replay compares with what it finds now, and how the person reads each.
 IDENTITY_ITEMS: tuple[tuple[str, str], ...] = (
@@ -48,7 +48,7 @@ def item(provenance: dict[str, Any], dotted: str) -> Any:
     """The value at `dotted` ("model.weights_digest"), None where it is not recorded."""
     value: Any = provenance
     for key in dotted.split("."):
-        value = value.get(key) if isinstance(value, dict) else None
+        value = cast("dict[str, Any]", value).get(key) if isinstance(value, dict) else None
     return value
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
-from app.store.message_checks import MessageFieldError, check_choice
+from app.store.message_checks import MessageFieldError, as_dict, check_choice
 
 Role = Literal["user", "assistant", "tool"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
@@ -78,7 +79,7 @@ class Message:
     tool_call_id: str | None = None
     tool_name: str | None = None
     # A reply's provenance as `app.store.provenance` writes it ({} when not recorded).
-    provenance: dict[str, Any] = field(default_factory=dict)
+    provenance: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,13 +156,14 @@ def dump_attachments(value: object, what: str = "The attached files") -> str:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
-    clean = []
-    for index, item in enumerate(value, start=1):
-        image = isinstance(item, dict) and item.get("kind") == "image"
+    clean: list[dict[str, Any]] = []
+    for index, entry in enumerate(cast("Sequence[object]", value), start=1):
+        item = as_dict(entry)
+        image = item is not None and item.get("kind") == "image"
         required = _IMAGE_FIELDS if image else _ATTACHMENT_FIELDS
         optional = {} if image else _OPTIONAL_ATTACHMENT_FIELDS
         if (
-            not isinstance(item, dict)
+            item is None
             or not set(required) <= set(item)
             or not set(item) <= set(required) | set(optional)
         ):
@@ -187,9 +189,10 @@ def dump_tool_calls(value: object, what: str = "The tool calls") -> str:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
-    clean = []
-    for index, item in enumerate(value, start=1):
-        if not isinstance(item, dict) or set(item) != {"id", "name", "arguments"}:
+    clean: list[dict[str, Any]] = []
+    for index, entry in enumerate(cast("Sequence[object]", value), start=1):
+        item = as_dict(entry)
+        if item is None or set(item) != {"id", "name", "arguments"}:
             raise InvalidInputError(f"{what}: call {index} must have exactly id, name, arguments.")
         for key in ("id", "name"):
             if not isinstance(item[key], str) or not item[key].strip():

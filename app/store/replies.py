@@ -49,12 +49,13 @@ class StreamingReplies(ToolMessages):
     def begin_reply(
         self,
         conversation_id: int,
-        parent_id: int,
+        parent_id: int | None,
         model_id: str | None = None,
         params: dict[str, Any] | None = None,
     ) -> Message:
         """An empty assistant message, status "streaming", as the new active leaf. Beginning a
-        second reply under the same parent is how a reply is regenerated."""
+        second reply under the same parent is how a reply is regenerated. A message without a
+        parent (a conversation's first) has nothing to answer: refused."""
         if parent_id is None:
             raise InvalidInputError("A reply needs the message it answers.")
         return self._add_message(
@@ -178,7 +179,7 @@ class StreamingReplies(ToolMessages):
         except OSError as exc:
             _log.warning("The applied recovery file %s could not be updated: %s", source, exc)
         restored = len(replies) - len(homeless)
-        notes = []
+        notes: list[str] = []
         if restored:
             notes.append(
                 f"{_replies(restored)} that could not be saved last time were put back into "

@@ -41,8 +41,8 @@ class UnsavedReply:
     error: str | None
     # Absent from files written before they were kept (version 1 without them still loads).
     reasoning: str = ""
-    tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    provenance: dict[str, Any] = field(default_factory=dict)  # app.store.provenance
+    tool_calls: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    provenance: dict[str, Any] = field(default_factory=dict[str, Any])  # app.store.provenance
 
 
 def recovery_path(database: Path) -> Path:

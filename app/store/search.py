@@ -41,9 +41,10 @@ def fts_query(text: str) -> str | None:
     return " ".join(phrases)
 
 
-def search(conn: sqlite3.Connection, text: str, limit: int) -> list[SearchHit]:
+def search(conn: sqlite3.Connection, text: object, limit: object) -> list[SearchHit]:
     """Best matches first, conversation titles and messages together; deleted conversations are
-    left out, archived ones are kept."""
+    left out, archived ones are kept. `text` and `limit` are checked here: a tool call's JSON
+    reaches the store's search as it came."""
     if not isinstance(text, str):
         raise InvalidInputError(f"A search must be text, not {type(text).__name__}.")
     if not isinstance(limit, int) or limit < 1:

@@ -31,6 +31,7 @@ from inference.cache.files import (
     CacheFolder,
 )
 from inference.cache.layers import (
+    Segment,
     capture,
     exact_copy,
     is_segmentable,
@@ -185,7 +186,7 @@ class BranchCache(Eviction, SavedCaches):
 
     def _capture(self, stack: CacheStack, node: Node) -> None:
         node.checkpoint = [capture(stack.leaves[i]) for i in self._snapshots]
-        mx.eval([state_arrays(state) for state in node.checkpoint])
+        mx.eval([state_arrays(state) for state in node.checkpoint])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         self._unsave(node)
 
     def give_back(self, stack: CacheStack, owner: Hashable) -> None:
@@ -223,7 +224,7 @@ class BranchCache(Eviction, SavedCaches):
         if keep_saved:
             self._free_memory_of(owner)
             return
-        doomed = set()
+        doomed: set[Node] = set()
         for node in self._trie.nodes():
             node.owners.discard(owner)
             if not node.owners:
@@ -326,14 +327,14 @@ class BranchCache(Eviction, SavedCaches):
         cut = at - node.start
         upper = [(exact_copy(k[..., :cut, :]), exact_copy(v[..., :cut, :])) for k, v in node.kv]
         node.kv = [(exact_copy(k[..., cut:, :]), exact_copy(v[..., cut:, :])) for k, v in node.kv]
-        mx.eval(upper, node.kv)
+        mx.eval(upper, node.kv)  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         return upper
 
     def _restore(self, nodes: list[Node], n: int, room: int) -> CacheStack:
         stack = CacheStack.empty(self._model)
         stack_leaves = stack.leaves
         for slot, index in enumerate(self._kv):
-            parts = [node.kv[slot] for node in nodes]
+            parts = [_segments(node)[slot] for node in nodes]
             restore_kv(stack_leaves[index], parts, n, room)
         if self._snapshots:
             states = nodes[-1].checkpoint
@@ -357,3 +358,9 @@ class BranchCache(Eviction, SavedCaches):
             # The live stack has the same tokens computed: keep one copy.
             node.kv, node.hot = None, True
         return path
+
+
+def _segments(node: Node) -> list[Segment]:
+    """A node's stored segments: every node a stack is restored from has been loaded."""
+    assert node.kv is not None
+    return node.kv

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import mlx.core as mx
 
 from inference.cache.files import CacheFolder
-from inference.cache.layers import cut_segment
+from inference.cache.layers import Segment, cut_segment
 from inference.cache.stack import CacheStack
 from inference.cache.trie import CacheTrie, Node
 
@@ -31,7 +31,7 @@ class Eviction:
 
     def _materialize(self, live: CacheStack, which: Callable[[Node], bool]) -> None:
         """Copy the live stack's segments into the hot nodes `which` accepts."""
-        copied = []
+        copied: list[list[Segment]] = []
         kv_leaves = [live.leaves[i] for i in self._kv]
         for node in self._trie.nodes():
             if node.hot and which(node):
@@ -39,7 +39,7 @@ class Eviction:
                 node.hot = False
                 copied.append(node.kv)
         if copied:
-            mx.eval(copied)
+            mx.eval(copied)  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
 
     def _evict(self) -> None:
         total = self.nbytes()

@@ -28,7 +28,7 @@ import uuid
 from collections.abc import Hashable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mlx.core as mx
 
@@ -66,7 +66,7 @@ class Record:
     digest: str
     has_checkpoint: bool
     last_used: float
-    owners: list[Any] = field(default_factory=list)
+    owners: list[Any] = field(default_factory=list[Any])
 
     @property
     def file_name(self) -> str:
@@ -166,7 +166,7 @@ class CacheFolder:
         final = self.folder / record.file_name
         temporary = self.folder / f".{uuid.uuid4().hex}.tmp.safetensors"
         try:
-            mx.save_safetensors(str(temporary), arrays, metadata)
+            mx.save_safetensors(str(temporary), arrays, metadata)  # pyright: ignore[reportUnknownMemberType]  # mlx stub: no return type
             record.digest = _digest(temporary)
             record.size = temporary.stat().st_size
             os.replace(temporary, final)
@@ -186,7 +186,9 @@ class CacheFolder:
         try:
             if _digest(path) != record.digest:
                 raise ValueError("its bytes changed since it was written")
-            arrays, metadata = mx.load(str(path), return_metadata=True)
+            # mlx's stub gives one return type for every format and flag.
+            loaded = mx.load(str(path), return_metadata=True)
+            arrays, metadata = cast("tuple[dict[str, mx.array], dict[str, str]]", loaded)
             if metadata.get("format") != FORMAT or metadata.get("name") != record.name:
                 raise ValueError("it belongs to another cache")
             if json.loads(metadata["tokens"]) != record.tokens:

@@ -27,7 +27,7 @@ def fork_cache(cache: Any) -> Any:
         return CacheList(*(fork_cache(inner) for inner in cache.caches))
     if type(cache) is KVCache:
         forked = KVCache()
-        if cache.keys is not None:
+        if cache.keys is not None and cache.values is not None:
             forked.keys = cache.keys[..., : cache.offset, :]
             forked.values = cache.values[..., : cache.offset, :]
         forked.offset = cache.offset

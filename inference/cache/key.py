@@ -61,7 +61,7 @@ def _kv_dtype(loaded: LoadedModel, stack: CacheStack) -> str:
     """The dtype the model's caches hold, read off a one-token forward pass."""
     loaded.model(mx.array([[0]]), cache=stack.caches)
     arrays = [a for leaf in leaves(stack.caches) for a in state_arrays(leaf.state)]
-    mx.eval(arrays)
+    mx.eval(arrays)  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
     return ",".join(sorted({str(a.dtype) for a in arrays}))
 
 

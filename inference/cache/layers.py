@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import mlx.core as mx
 from mlx_lm.models.cache import CacheList, KVCache
@@ -61,10 +61,9 @@ def exact_copy(array: mx.array) -> mx.array:
 
 def cut_segment(leaf: KVCache, start: int, end: int) -> Segment:
     """Exact copies of a KV leaf's keys and values for the tokens [start, end)."""
-    return (
-        exact_copy(leaf.keys[..., start:end, :]),
-        exact_copy(leaf.values[..., start:end, :]),
-    )
+    keys, values = leaf.keys, leaf.values
+    assert keys is not None and values is not None, "a leaf with tokens has buffers"
+    return exact_copy(keys[..., start:end, :]), exact_copy(values[..., start:end, :])
 
 
 def segment_bytes(segments: Sequence[Segment]) -> int:
@@ -99,11 +98,16 @@ def restore_snapshot(leaf: Any, state: Any) -> None:
     leaf.state = copy.deepcopy(state)
 
 
+# A snapshot state is what the leaf's `state` holds (arrays and plain values in nested lists and
+# tuples, untyped in mlx-lm), and its skeleton is JSON: a list narrowed out of either says nothing
+# of its members, hence the casts to `object` members below.
+
+
 def state_bytes(state: Any) -> int:
     if isinstance(state, mx.array):
         return state.nbytes
     if isinstance(state, list | tuple):
-        return sum(state_bytes(item) for item in state)
+        return sum(state_bytes(item) for item in cast("Sequence[object]", state))
     return 0
 
 
@@ -111,7 +115,7 @@ def state_arrays(state: Any) -> list[mx.array]:
     if isinstance(state, mx.array):
         return [state]
     if isinstance(state, list | tuple):
-        return [a for item in state for a in state_arrays(item)]
+        return [a for item in cast("Sequence[object]", state) for a in state_arrays(item)]
     return []
 
 
@@ -124,7 +128,8 @@ def encode_state(state: Any, name: str, arrays: dict[str, mx.array]) -> Any:
         arrays[name] = state
         return {"array": name}
     if isinstance(state, list | tuple):
-        return [encode_state(item, f"{name}.{i}", arrays) for i, item in enumerate(state)]
+        items = cast("Sequence[object]", state)
+        return [encode_state(item, f"{name}.{i}", arrays) for i, item in enumerate(items)]
     if state is None or isinstance(state, bool | int | float | str):
         return {"value": state}
     raise TypeError(f"a cache state holds a {type(state).__name__}, which cannot be saved")
@@ -132,10 +137,12 @@ def encode_state(state: Any, name: str, arrays: dict[str, mx.array]) -> Any:
 
 def decode_state(skeleton: Any, arrays: dict[str, mx.array]) -> Any:
     if isinstance(skeleton, list):
-        return [decode_state(item, arrays) for item in skeleton]
-    if isinstance(skeleton, dict) and set(skeleton) == {"array"}:
-        return arrays[skeleton["array"]]
-    if isinstance(skeleton, dict) and set(skeleton) == {"value"}:
-        return skeleton["value"]
+        return [decode_state(item, arrays) for item in cast("list[object]", skeleton)]
+    if isinstance(skeleton, dict):
+        entry = cast("dict[str, Any]", skeleton)  # JSON: keys are text
+        if set(entry) == {"array"}:
+            return arrays[entry["array"]]
+        if set(entry) == {"value"}:
+            return entry["value"]
     raise ValueError("a saved cache state has an unknown shape")
 

@@ -95,7 +95,7 @@ class SavedCaches:
             checkpoint = [decode_state(s, arrays) for s in skeleton] if skeleton else None
             if checkpoint is not None and len(checkpoint) != len(self._snapshots):
                 raise CacheFileError(f"saved cache {node.saved.file_name} has another shape")
-            mx.eval(kv, [state_arrays(s) for s in checkpoint or []])
+            mx.eval(kv, [state_arrays(s) for s in checkpoint or []])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         except (KeyError, ValueError, IndexError, RuntimeError, CacheFileError) as error:
             self._drop_subtree(node)
             self._write_index()

@@ -27,7 +27,7 @@ class CacheStack:
     """Per-layer caches plus the token ids they have consumed (`len(tokens)` == cache offset)."""
 
     caches: list[Any]
-    tokens: list[int] = field(default_factory=list)
+    tokens: list[int] = field(default_factory=list[int])
 
     @classmethod
     def empty(cls, model: nn.Module) -> CacheStack:
@@ -68,4 +68,4 @@ class CacheStack:
 
     def evaluate(self) -> None:
         """Materialise pending cache computations, so the stack holds no lazy graph."""
-        mx.eval([c.state for c in self.caches])
+        mx.eval([c.state for c in self.caches])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped

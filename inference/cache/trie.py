@@ -41,7 +41,7 @@ class Node:
     parent: Node | None
     start: int
     tokens: list[int]
-    children: dict[int, Node] = field(default_factory=dict)
+    children: dict[int, Node] = field(default_factory=lambda: {})  # Node: not defined yet here
     kv: list[Segment] | None = None
     checkpoint: list[Any] | None = None
     hot: bool = False
@@ -51,7 +51,7 @@ class Node:
     # `last_used` when the disk budget dropped this node's file: not saved again until used
     # again, or a budget smaller than one node would save and drop it forever.
     dropped_at: int | None = None
-    owners: set[Hashable] = field(default_factory=set)
+    owners: set[Hashable] = field(default_factory=set[Hashable])
 
     @property
     def end(self) -> int:
@@ -70,8 +70,8 @@ class Node:
     def path(self) -> list[Node]:
         """The nodes from the root's first child down to this one."""
         nodes: list[Node] = []
-        node: Node | None = self
-        while node is not None and node.parent is not None:
+        node: Node = self
+        while node.parent is not None:
             nodes.append(node)
             node = node.parent
         return nodes[::-1]
@@ -95,7 +95,8 @@ class CacheTrie:
     def walk(self, tokens: Sequence[int]) -> tuple[int, list[Node]]:
         """How many leading `tokens` the trie holds, and the nodes they run through (the last
         one may hold them only in part)."""
-        node, depth, path = self.root, 0, []
+        node, depth = self.root, 0
+        path: list[Node] = []
         while depth < len(tokens):
             child = node.children.get(tokens[depth])
             if child is None:
@@ -141,7 +142,8 @@ class CacheTrie:
 
     def descendants(self, node: Node) -> list[Node]:
         """Every node below `node`."""
-        found, stack = [], list(node.children.values())
+        found: list[Node] = []
+        stack = list(node.children.values())
         while stack:
             below = stack.pop()
             found.append(below)

@@ -38,10 +38,12 @@ _QUANTIZED = (nn.QuantizedLinear, nn.QuantizedEmbedding, QuantizedSwitchLinear)
 def stored_form(model: nn.Module, config: dict[str, Any]) -> str:
     """How the weights are stored: "4-bit" (the most common bits of a quantized model) or the
     dtype most of the floating-point weights have ("bfloat16", "float32"...)."""
-    quantization = config.get("quantization")
     if any(isinstance(m, _QUANTIZED) for _, m in model.named_modules()):
-        bits = quantization.get("bits") if isinstance(quantization, dict) else None
-        return f"{bits}-bit" if isinstance(bits, int) else "quantized"
+        match config.get("quantization"):
+            case {"bits": int() as bits}:
+                return f"{bits}-bit"
+            case _:
+                return "quantized"
     counts: Counter[str] = Counter()
     for _, array in tree_flatten(model.parameters()):
         if mx.issubdtype(array.dtype, mx.floating):
@@ -99,7 +101,7 @@ def to_float32(model: nn.Module, config: dict[str, Any]) -> str:
         return before
     dequantize_model(model)
     model.set_dtype(mx.float32)
-    mx.eval(model.parameters())
+    mx.eval(model.parameters())  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
     return f"float32 (from {before})"
 
 

@@ -34,7 +34,7 @@ def transpose_for_blas(model: nn.Module) -> int:
         if weight.ndim != 2 or weight.dtype != mx.float32 or _column_major(weight):
             continue
         module["weight"] = mx.contiguous(weight.T).T
-        mx.eval(module["weight"])
+        mx.eval(module["weight"])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         changed += 1
     return changed
 

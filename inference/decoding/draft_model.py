@@ -26,6 +26,7 @@ from inference.cache.layers import is_segmentable, leaves
 from inference.cache.stack import CacheStack
 from inference.cache.trie import common_prefix_length
 from inference.decoding.draft_length import PassTimes
+from inference.decoding.sampling import token_id
 from inference.errors import ModelLoadError
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def check_draft_model(main: LoadedModel, draft: LoadedModel) -> None:
     """Raise ModelLoadError unless `draft` reads and writes tokens exactly as `main` does (same
     vocabulary, same special and end-of-sequence tokens): otherwise its guesses would be ids of
     other words."""
-    problems = []
+    problems: list[str] = []
     if main.tokenizer.get_vocab() != draft.tokenizer.get_vocab():
         problems.append("their vocabularies differ")
     if set(main.tokenizer.all_special_tokens) != set(draft.tokenizer.all_special_tokens):
@@ -133,7 +134,7 @@ class DraftModelDrafter:
             for _ in range(limit):
                 logits = self._model(mx.array(feed)[None], cache=stack.caches)[0, -1]
                 stack.tokens.extend(feed)
-                guesses.append(mx.argmax(logits).item())
+                guesses.append(token_id(mx.argmax(logits)))
                 feed = guesses[-1:]
         return guesses
 

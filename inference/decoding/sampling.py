@@ -6,7 +6,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal, get_args
+from typing import Literal, TypeGuard, cast, get_args
 
 import mlx.core as mx
 from mlx_lm.sample_utils import make_logits_processors, make_sampler
@@ -83,7 +83,7 @@ class SamplingParams:
                  f"max_tokens must be a whole number above 0, not {self.max_tokens}"),
                 (self.seed is not None and (not _whole(self.seed) or self.seed < 0),
                  f"seed must be a whole number, 0 or more, not {self.seed}"),
-                (not all(isinstance(s, str) and s for s in self.stop),
+                (not all(_text(s) for s in self.stop),
                  "stop strings must be non-empty text"),
                 (self.speculation not in get_args(Speculation),
                  f"speculation must be one of {', '.join(get_args(Speculation))}, "
@@ -135,10 +135,9 @@ def _token_bias(value: object) -> dict[int, float] | None:
     if not isinstance(value, Mapping):
         return None
     bias: dict[int, float] = {}
-    for key, number in value.items():
+    for key, number in cast("Mapping[object, object]", value).items():
         token = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() else key
-        valid_number = _finite(number) or number == -math.inf
-        if not _whole(token) or token < 0 or not valid_number:
+        if not _whole(token) or token < 0 or not _bias_number(number):
             return None
         bias[token] = float(number)
     return bias
@@ -148,8 +147,24 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
-def _whole(value: object) -> bool:
+def _bias_number(value: object) -> TypeGuard[float]:
+    """A finite number, or -inf (which bans the token)."""
+    return _finite(value) or value == -math.inf
+
+
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _text(value: object) -> bool:
+    """Non-empty text (the fields' types are not checked where the values come from JSON)."""
+    return isinstance(value, str) and bool(value)
+
+
+def token_id(sampled: mx.array) -> int:
+    """The id in a one-element array of sampled (or argmax) token ids: mlx types `item()` as
+    any scalar, but these arrays hold integers."""
+    return cast(int, sampled.item())
 
 
 class StopMatcher:

@@ -22,13 +22,13 @@ def seeded_sampler(params: SamplingParams) -> Sampler:
     state, as a single unseeded run does)."""
     if params.temperature == 0 or params.seed is None:
         return params.make_sampler()
-    return _KeyedSampler(params)
+    return _KeyedSampler(params, params.seed)
 
 
 class _KeyedSampler:
-    def __init__(self, params: SamplingParams) -> None:
+    def __init__(self, params: SamplingParams, seed: int) -> None:
         self._params = params
-        self._key = mx.random.key(params.seed)
+        self._key = mx.random.key(seed)
 
     def __call__(self, logprobs: mx.array) -> mx.array:
         p = self._params

@@ -34,6 +34,7 @@ from mlx_lm.models.cache import trim_prompt_cache
 
 from inference.decoding.draft_length import DraftLength
 from inference.decoding.prompt_lookup import PromptLookup
+from inference.decoding.sampling import token_id
 
 if TYPE_CHECKING:
     import mlx.nn as nn
@@ -125,7 +126,7 @@ class SpeculativeDecoder:
         self.drafted = 0
         self.accepted = 0
 
-    def __iter__(self) -> Iterator[Response]:
+    def __iter__(self) -> Generator[Response, None, None]:
         detokenizer = self._tokenizer.detokenizer
         eos = set(self._tokenizer.eos_token_ids)
         tokens = self._tokens()
@@ -201,7 +202,7 @@ class SpeculativeDecoder:
             started = time.perf_counter()
             last = state.produced + 1 == self._max_tokens
             following = None if last else self._plain_step(step, state.fed)
-            token = step.item()
+            token = token_id(step)
             if following is not None:
                 state.fed.append(token)
             self._length.update(0, 0, time.perf_counter() - started)
@@ -215,7 +216,7 @@ class SpeculativeDecoder:
             limit = self._length.limit()
             if limit > 0 and self._drafter.ready():
                 # The queued step already holds the next token: hand it over, then draft.
-                token = step.item()
+                token = token_id(step)
                 self._drafter.extend([token])
                 state.pending = token
                 state.produced += 1
@@ -233,7 +234,7 @@ class SpeculativeDecoder:
                     logits = processor(seen, logits)
             logprobs = logits - mx.logsumexp(logits, keepdims=True)
             following = self._sampler(logprobs)
-        mx.async_eval(following)
+        mx.async_eval(following)  # pyright: ignore[reportUnknownMemberType]  # mlx stub: async_eval(*args) untyped
         return following
 
     def _verify(self, inputs: list[int], fed: list[int]) -> list[int]:
@@ -250,7 +251,7 @@ class SpeculativeDecoder:
                     for processor in self._processors:
                         row = processor(seen, row)
                 logprobs = row - mx.logsumexp(row, keepdims=True)
-                chosen.append(self._sampler(logprobs).item())
+                chosen.append(token_id(self._sampler(logprobs)))
                 if i == len(drafts) or chosen[-1] != drafts[i]:
                     break
             trim_prompt_cache(self._caches, len(drafts) - (len(chosen) - 1))
@@ -266,7 +267,7 @@ class SpeculativeDecoder:
         elif fed < wanted:
             with mx.stream(generation_stream):
                 self._model(mx.array([state.pending])[None], cache=self._caches)
-                mx.eval([c.state for c in self._caches])
+                mx.eval([c.state for c in self._caches])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
 
 
 @dataclass
@@ -276,5 +277,5 @@ class _Progress:
     runs), `produced` the tokens handed to the caller."""
 
     pending: int
-    fed: list[int] = field(default_factory=list)
+    fed: list[int] = field(default_factory=list[int])
     produced: int = 0

@@ -26,7 +26,7 @@ def cache_state(
     """Per path: `tokens` (of its prompt), `memory_tokens`, `disk_tokens`, `uncached_tokens`,
     `disk_bytes` (to read from saved files), and `tier`: "memory", "disk" or "none" — where
     the deepest reusable token lies."""
-    states = []
+    states: list[dict[str, Any]] = []
     for messages in paths:
         # The key, not the ids: a chat's image tokens are stored under their images' digests.
         ids = builder.prompt_key(messages)

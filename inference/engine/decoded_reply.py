@@ -26,8 +26,8 @@ class DecodedReply:
     request: Request
     stack: CacheStack
     stopper: StopMatcher = field(init=False)
-    pieces: list[str] = field(default_factory=list)
-    generated: list[int] = field(default_factory=list)
+    pieces: list[str] = field(default_factory=list[str])
+    generated: list[int] = field(default_factory=list[int])
     finish: FinishReason = "length"
     first_at: float = field(init=False)
     last_at: float = field(init=False)

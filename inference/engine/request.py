@@ -11,7 +11,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from inference.decoding.sampling import SamplingParams
 from inference.engine.result import GenerationResult, GenerationStats
@@ -30,6 +30,12 @@ def _no_progress(done: int, total: int) -> None:
     """The default `on_progress`: nobody is listening."""
 
 
+class CancelFlag(Protocol):
+    """What a request polls to learn it was cancelled: a `threading.Event`, or several."""
+
+    def is_set(self) -> bool: ...
+
+
 @dataclass
 class Request:
     """One generate call's inputs, as the prefill and decode steps need them."""
@@ -42,18 +48,18 @@ class Request:
     started: float
     # The rendered chat and its messages; None and empty for a raw prompt.
     prompt: RenderedPrompt | None = None
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    template_kwargs: dict[str, Any] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
+    template_kwargs: dict[str, Any] = field(default_factory=dict[str, Any])
     dropped: tuple[int, ...] = ()
     on_token: Callable[[str], None] = _no_text
     on_progress: Callable[[int, int], None] = _no_progress
-    cancel: threading.Event = field(default_factory=threading.Event)
+    cancel: CancelFlag = field(default_factory=threading.Event)
     cached: int = 0
     disk_tokens: int = 0
     # With tools offered: the tool-call format the reply is read in, the schemas (which type
     # some formats' values), and whether the prompt left a reasoning block open.
     tool_format: str | None = None
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    tools: list[dict[str, Any]] = field(default_factory=list[dict[str, Any]])
     starts_thinking: bool = False
     # With images: where each image's tokens lie, and the key the branch cache stores the
     # prompt under (image spans replaced by ids from each image's digest).

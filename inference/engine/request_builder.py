@@ -46,7 +46,7 @@ class RequestBuilder:
         # What the chat template appends for the generation prompt, per set of template switches
         # (thinking off may add an empty reasoning block): it places the last user turn's
         # checkpoint without rendering the conversation again.
-        self._suffixes: dict[tuple, str | None] = {}
+        self._suffixes: dict[tuple[tuple[str, str], ...], str | None] = {}
 
     @property
     def context_length(self) -> int | None:

@@ -76,11 +76,11 @@ def generate_variants(
         raise SamplingError(f"Variants need 1 to {MAX_VARIANTS} seeds, not {len(seeds)}.")
     settings = [replace(params, seed=seed) for seed in seeds]  # validates each seed
     cancels = _cancel_events(cancel, len(seeds))
-    emit = on_token or (lambda index, text: None)
+    emit: Callable[[int, str], None] = on_token or (lambda index, text: None)
     request = builder.chat_request(
         messages, params, conversation_id, overflow, context_limit=context_limit
     )
-    request.cancel = _AllSet(cancels)  # type: ignore[assignment]  # duck-typed: is_set()
+    request.cancel = _AllSet(cancels)
     stack = runner.prefilled(request)
     if isinstance(stack, GenerationResult):
         return [stack] * len(seeds)

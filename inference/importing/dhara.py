@@ -23,7 +23,7 @@ import json
 import shutil
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mlx.core as mx
 from mlx.utils import tree_flatten
@@ -84,7 +84,8 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     weights: dict[str, mx.array] = {}
     for done, file in enumerate(files, 1):
         try:
-            weights.update(mx.load(str(file)))
+            # A .safetensors file loads as name -> array (mlx's stub has one type for all).
+            weights.update(cast("dict[str, mx.array]", mx.load(str(file))))
         except (RuntimeError, ValueError) as error:
             raise ModelLoadError(f"{file.name} in {source} cannot be read: {error}") from error
         report(done, total)
@@ -95,7 +96,7 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     report(total - 2, total)
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     try:
-        mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
+        mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})  # pyright: ignore[reportUnknownMemberType]  # mlx stub: no return type
     except RuntimeError as error:  # MLX reports a failed write without an errno
         raise OSError(errno.EIO, f"the weights could not be written ({error})") from error
     report(total - 1, total)

@@ -126,7 +126,7 @@ def _write_folder(source: Path, folder: Path, report: Progress) -> None:
     check_config_values(config, f"The metadata of {source.name}")
     (folder / "config.json").write_text(json.dumps(config, indent=2))
     try:
-        mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})
+        mx.save_safetensors(str(folder / "model.safetensors"), weights, metadata={"format": "mlx"})  # pyright: ignore[reportUnknownMemberType]  # mlx stub: no return type
     except RuntimeError as error:
         # MLX reports a failed write without an errno; a full disk is by far the usual cause.
         full = shutil.disk_usage(folder).free < _space_needed(source)
@@ -157,7 +157,7 @@ def rename_tensors(tensors: Tensors) -> Tensors:
 
 def module_bits(weights: Tensors) -> dict[str, int]:
     """Bits per quantized module, from the packed width: columns x 32 / input features."""
-    bits = {}
+    bits: dict[str, int] = {}
     for name, scales in weights.items():
         if name.endswith(".scales"):
             module = name.removesuffix(".scales")

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import mlx.core as mx
 import numpy as np
@@ -57,7 +57,9 @@ def open_gguf(path: Path) -> GGUFFile:
     layout = check_gguf(path)
     require_memory(layout.tensor_bytes, f"Importing {path.name}")
     try:
-        tensors, metadata = mx.load(str(path), format="gguf", return_metadata=True)
+        loaded = mx.load(str(path), format="gguf", return_metadata=True)
+        # With metadata asked for: (arrays, metadata); mlx's stub has one type for all forms.
+        tensors, metadata = cast("tuple[Tensors, dict[str, Any]]", loaded)
     except (RuntimeError, ValueError) as error:
         return _open_with_gguf_package(path, error)
     plain = {key: _plain(value) for key, value in metadata.items()}

@@ -85,14 +85,14 @@ def build_tokenizer(metadata: dict[str, Any]) -> Tokenizer:
     tokenizer.pre_tokenizer = _byte_level_split(pre_name)
     tokenizer.decoder = decoders.ByteLevel()
     types = metadata.get("tokenizer.ggml.token_type") or [1] * len(tokens)
-    tokenizer.add_special_tokens(
+    tokenizer.add_special_tokens(  # pyright: ignore[reportUnknownMemberType]  # tokenizers stub: bare `list`
         [
             AddedToken(token, special=True, normalized=False)
             for token, kind in zip(tokens, types, strict=True)
             if kind == _CONTROL
         ]
     )
-    tokenizer.add_tokens(
+    tokenizer.add_tokens(  # pyright: ignore[reportUnknownMemberType]  # tokenizers stub: bare `list`
         [
             AddedToken(token, special=False, normalized=False)
             for token, kind in zip(tokens, types, strict=True)
@@ -103,7 +103,7 @@ def build_tokenizer(metadata: dict[str, Any]) -> Tokenizer:
 
 
 def _token(metadata: dict[str, Any], key: str) -> str | None:
-    index = metadata.get(f"tokenizer.ggml.{key}_token_id")
+    index: int | None = metadata.get(f"tokenizer.ggml.{key}_token_id")
     tokens: list[str] = metadata["tokenizer.ggml.tokens"]
     return tokens[index] if index is not None and 0 <= index < len(tokens) else None
 

@@ -14,7 +14,7 @@ import json
 import math
 import reprlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psutil
 
@@ -91,8 +91,9 @@ def read_config(folder: Path) -> dict[str, Any]:
         raise ModelLoadError(f"config.json in {folder.name} cannot be read: {error}") from error
     if not isinstance(config, dict):
         raise ModelLoadError(f"config.json in {folder.name} is not a JSON object.")
-    check_config_values(config, f"config.json in {folder.name}")
-    return config
+    checked = cast("dict[str, Any]", config)  # JSON: the keys are text
+    check_config_values(checked, f"config.json in {folder.name}")
+    return checked
 
 
 def check_config_values(config: dict[str, Any], where: str) -> None:
@@ -104,9 +105,7 @@ def check_config_values(config: dict[str, Any], where: str) -> None:
     for section in sections:
         for key, limit in CONFIG_LIMITS.items():
             value = section.get(key)
-            # Some models (Gemma 3n) give a size per layer.
-            values = value if isinstance(value, list) and len(value) <= 4096 else [value]
-            if value is not None and not all(_in_range(v, limit) for v in values):
+            if value is not None and not all(_in_range(v, limit) for v in _sizes(value)):
                 raise ModelLoadError(
                     f"{where} sets {key} to {reprlib.repr(value)}; it must be a whole number "
                     f"from 1 to {limit:,}. The file is damaged or was not made for this model."
@@ -118,6 +117,16 @@ def check_config_values(config: dict[str, Any], where: str) -> None:
                     f"{where} sets {key} to {reprlib.repr(value)}; it must be a positive "
                     "number. The file is damaged or was not made for this model."
                 )
+
+
+def _sizes(value: object) -> list[object]:
+    """The sizes a config value gives: itself, or a list of them (Gemma 3n gives one per
+    layer; a longer list than any model has counts as one value, which is then refused)."""
+    if isinstance(value, list):
+        sizes = cast("list[object]", value)
+        if len(sizes) <= 4096:
+            return sizes
+    return [value]
 
 
 def _in_range(value: Any, limit: int) -> bool:

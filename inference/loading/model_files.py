@@ -10,7 +10,7 @@ from __future__ import annotations
 import fnmatch
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 WEIGHTS_PATTERN = "model*.safetensors"
 WEIGHTS_INDEX = "model.safetensors.index.json"
@@ -79,4 +79,4 @@ def read_json_object(path: Path) -> dict[str, Any] | None:
         raise ValueError(f"{path.name} in {path.parent} cannot be read: {error}") from error
     if not isinstance(value, dict):
         raise ValueError(f"{path.name} in {path.parent} is not a JSON object.")
-    return value
+    return cast("dict[str, Any]", value)  # JSON: the keys are text

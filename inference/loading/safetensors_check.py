@@ -10,9 +10,10 @@ with a message instead of reaching a native reader.
 from __future__ import annotations
 
 import json
+import math
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard, cast
 
 from inference.errors import ModelLoadError
 
@@ -59,8 +60,9 @@ def _check(prefix: bytes, file: Any, size: int) -> int:
         raise _Damaged(f"its header is not JSON: {error}") from None
     if not isinstance(header, dict):
         raise _Damaged("its header is not a JSON object")
-    header.pop("__metadata__", None)
-    ranges = sorted((_extent(name, entry), name) for name, entry in header.items())
+    entries = cast("dict[str, object]", header)  # JSON: the keys are text
+    entries.pop("__metadata__", None)
+    ranges = sorted((_extent(name, entry), name) for name, entry in entries.items())
     end_before, name_before = 0, ""
     for (start, end), name in ranges:
         if start != end_before:
@@ -74,25 +76,35 @@ def _check(prefix: bytes, file: Any, size: int) -> int:
     return end_before
 
 
-def _extent(name: str, entry: Any) -> tuple[int, int]:
+def _extent(name: str, entry: object) -> tuple[int, int]:
     """The byte range of one tensor, checked against its dtype and shape."""
     if not isinstance(entry, dict):
         raise _Damaged(f"the entry for '{name}' is not a JSON object")
-    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
-    if dtype not in _DTYPE_BYTES:
+    fields = cast("dict[str, object]", entry)
+    dtype, shape, offsets = fields.get("dtype"), fields.get("shape"), fields.get("data_offsets")
+    # Text first: a list or an object would not even hash for the lookup.
+    if not isinstance(dtype, str) or dtype not in _DTYPE_BYTES:
         raise _Damaged(f"tensor '{name}' has the unknown dtype {dtype!r}")
-    if not isinstance(shape, list) or not all(_whole(d) and d <= _MAX_DIM for d in shape):
+    dims = _whole_numbers(shape)
+    if dims is None or any(d > _MAX_DIM for d in dims):
         raise _Damaged(f"tensor '{name}' has the impossible shape {shape!r}")
-    if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_whole, offsets))):
+    span = _whole_numbers(offsets)
+    if span is None or len(span) != 2:
         raise _Damaged(f"tensor '{name}' has the impossible byte range {offsets!r}")
-    elements = 1
-    for extent in shape:
-        elements *= extent
-    start, end = offsets
-    if end - start != elements * _DTYPE_BYTES[dtype]:
+    start, end = span
+    if end - start != math.prod(dims) * _DTYPE_BYTES[dtype]:
         raise _Damaged(f"tensor '{name}' has a byte range that does not fit its shape {shape}")
     return start, end
 
 
-def _whole(value: Any) -> bool:
+def _whole_numbers(value: object) -> list[int] | None:
+    """A JSON list of whole numbers (0 or more) as such, else None."""
+    if not isinstance(value, list):
+        return None
+    items = cast("list[object]", value)
+    numbers = [item for item in items if _whole(item)]
+    return numbers if len(numbers) == len(items) else None
+
+
+def _whole(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0

@@ -36,6 +36,7 @@ checkpoints at message boundaries instead.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +90,8 @@ class ModelArgs(BaseModelArgs):
 
 def canon_channels(args: ModelArgs) -> dict[str, int]:
     """Channels of each canon convolution in one block, by cache slot name, in slot order."""
-    q, kv = args.num_attention_heads * args.head_dim, args.num_key_value_heads * args.head_dim
+    head_dim = _head_dim(args)
+    q, kv = args.num_attention_heads * head_dim, args.num_key_value_heads * head_dim
     d = args.intermediate_size * (2 if args.canon_d_input == "gate_up" else 1)
     every = {"a": ("A", args.hidden_size), "q": ("B", q), "k": ("B", kv), "v": ("B", kv),
              "c": ("C", args.hidden_size), "d": ("D", d)}
@@ -132,7 +134,7 @@ class Canon(nn.Module):
 class Attention(nn.Module):
     def __init__(self, args: ModelArgs, canons: dict[str, int]) -> None:
         super().__init__()
-        dim, head_dim = args.hidden_size, args.head_dim
+        dim, head_dim = args.hidden_size, _head_dim(args)
         self.n_heads, self.n_kv_heads, self.head_dim = (
             args.num_attention_heads,
             args.num_key_value_heads,
@@ -168,16 +170,16 @@ class Attention(nn.Module):
             q = self.canon_q(q, windows, self.slots["q"])
             k = self.canon_k(k, windows, self.slots["k"])
             v = self.canon_v(v, windows, self.slots["v"])
-        q = q.reshape(B, L, self.n_heads, -1).transpose(0, 2, 1, 3)
-        k = k.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
-        v = v.reshape(B, L, self.n_kv_heads, -1).transpose(0, 2, 1, 3)
+        q = _split_heads(q, self.n_heads)
+        k = _split_heads(k, self.n_kv_heads)
+        v = _split_heads(v, self.n_kv_heads)
         offset = kv.offset if kv is not None else 0
         q = self.q_norm(self.rope(q, offset=offset))
         k = self.k_norm(self.rope(k, offset=offset))
         if kv is not None:
             k, v = kv.update_and_fetch(k, v)
         out = scaled_dot_product_attention(q, k, v, cache=kv, scale=self.scale, mask=mask)
-        return self.o_proj(out.transpose(0, 2, 1, 3).reshape(B, L, -1))
+        return self.o_proj(mx.reshape(mx.transpose(out, (0, 2, 1, 3)), (B, L, -1)))
 
 
 class MLP(nn.Module):
@@ -238,10 +240,9 @@ class DharaModel(nn.Module):
 
     def __call__(self, inputs: mx.array, cache: list[CacheList] | None = None) -> mx.array:
         h = self.embed_tokens(inputs)
-        if cache is None:
-            cache = [None] * len(self.layers)
-        mask = create_attention_mask(h, cache[0][0] if cache[0] is not None else None)
-        for layer, layer_cache in zip(self.layers, cache, strict=True):
+        caches: Sequence[CacheList | None] = [None] * len(self.layers) if cache is None else cache
+        mask = create_attention_mask(h, caches[0][0] if caches[0] is not None else None)
+        for layer, layer_cache in zip(self.layers, caches, strict=True):
             h = layer(h, mask, layer_cache)
         return self.norm(h)
 
@@ -294,7 +295,7 @@ class Model(nn.Module):
                 continue
             prefix, position, kind = match.group(1), match.group(2).lower(), match.group(3)
             if kind == "weight" and value.shape[1] == 1 and value.shape[2] != 1:
-                value = value.transpose(0, 2, 1)
+                value = mx.transpose(value, (0, 2, 1))
             if position == "b":
                 sizes = canon_channels(self.args)
                 q, k = sizes["q"], sizes["k"]
@@ -303,6 +304,19 @@ class Model(nn.Module):
             else:
                 out[f"{prefix}canon_{position}.conv.{kind}"] = value
         return out
+
+
+def _head_dim(args: ModelArgs) -> int:
+    assert args.head_dim is not None, "ModelArgs.__post_init__ fills it in"
+    return args.head_dim
+
+
+def _split_heads(x: mx.array, heads: int) -> mx.array:
+    """(batch, length, heads * head_dim) -> (batch, heads, length, head_dim).
+
+    The function forms of reshape and transpose: mlx's stub leaves the methods' axes untyped."""
+    batch, length, _ = x.shape
+    return mx.transpose(mx.reshape(x, (batch, length, heads, -1)), (0, 2, 1, 3))
 
 
 # A canon weight or bias in the published layout: `canonA.weight`, `canon_a.weight`,

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from inference.errors import PromptError
-from inference.prompt.tool_messages import clean_tool_calls, clean_tool_message
+from inference.prompt.tool_messages import as_mapping, clean_tool_calls, clean_tool_message
 
 if TYPE_CHECKING:
     from mlx_lm.tokenizer_utils import TokenizerWrapper
@@ -15,17 +15,20 @@ if TYPE_CHECKING:
 ROLES = ("system", "user", "assistant", "tool")
 
 
-def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def validate_messages(messages: object) -> list[dict[str, Any]]:
     """Plain `{"role", "content"}` dicts, or PromptError naming the first bad message. An
     assistant message may hold `tool_calls` (its content may then be empty or None), and a
-    `tool` message answers one (`tool_call_id`, `name`); see inference.prompt.tool_messages."""
+    `tool` message answers one (`tool_call_id`, `name`); see inference.prompt.tool_messages.
+    Anything may be passed (the server hands on JSON): that is what the checks are for."""
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         raise PromptError("Messages must be a list of {'role', 'content'} entries.")
-    if not messages:
+    entries = cast("Sequence[object]", messages)
+    if not entries:
         raise PromptError("There is nothing to answer: the message list is empty.")
     clean: list[dict[str, Any]] = []
-    for index, message in enumerate(messages, start=1):
-        if not isinstance(message, Mapping):
+    for index, entry in enumerate(entries, start=1):
+        message = as_mapping(entry)
+        if message is None:
             raise PromptError(f"Message {index} is not a {{'role', 'content'}} entry.")
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
@@ -44,10 +47,10 @@ def validate_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, A
         # A list is parts already checked by inference.vision.prompt.split_images.
         if not isinstance(content, str | list):
             raise PromptError(f"Message {index} ({role}) has no text content.")
-        entry: dict[str, Any] = {"role": role, "content": content}
+        plain: dict[str, Any] = {"role": role, "content": content}
         if calls is not None:
-            entry["tool_calls"] = clean_tool_calls(calls, index)
-        clean.append(entry)
+            plain["tool_calls"] = clean_tool_calls(calls, index)
+        clean.append(plain)
     return clean
 
 
@@ -64,8 +67,13 @@ def render_ids(
     # Passed only when asked: transformers refuses it together with a generation prompt.
     extra = {"continue_final_message": True} if continue_final else {}
     try:
+        # tokenize=True is the default, named so the checker knows ids (not text) come back.
         ids = tokenizer.apply_chat_template(
-            messages, add_generation_prompt=add_generation_prompt, **extra, **template_kwargs
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            tokenize=True,
+            **extra,
+            **template_kwargs,
         )
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
@@ -152,7 +160,7 @@ def message_boundaries(
     locate = _span_locator(tokenizer, prompt, suffix, switches) or _token_locator(
         tokenizer, prompt, switches
     )
-    found = []
+    found: list[int] = []
     for end in ends:
         boundary = locate(messages, end)
         if boundary is None:

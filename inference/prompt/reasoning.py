@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from mlx_lm.generate import TextStateMachine
 
+from inference.prompt.template_switches import template_sources
+
 if TYPE_CHECKING:
     from mlx_lm.tokenizer_utils import TokenizerWrapper
 
@@ -79,13 +81,14 @@ class ReasoningFormat:
         vocab = tokenizer.get_vocab()
         if all(token in vocab for token in _HARMONY_TOKENS):
             return cls(HARMONY_TRANSITIONS, _HIDDEN)
-        source = tokenizer.chat_template
-        sources = [source] if isinstance(source, str) else list((source or {}).values())
-        if any(all(tag in s for tag in _K3_THINK) for s in sources if isinstance(s, str)):
+        sources = template_sources(tokenizer.chat_template)
+        if any(all(tag in s for tag in _K3_THINK) for s in sources):
             return cls(KIMI_K3_TRANSITIONS, ANSWER, *_K3_THINK)
         if getattr(tokenizer, "has_thinking", False):
-            return cls.block(tokenizer.think_start, tokenizer.think_end)
-        if any(all(tag in s for tag in _TEXT_TAGS) for s in sources if isinstance(s, str)):
+            start, end = tokenizer.think_start, tokenizer.think_end
+            assert start is not None and end is not None, "mlx-lm finds both markers or neither"
+            return cls.block(start, end)
+        if any(all(tag in s for tag in _TEXT_TAGS) for s in sources):
             return cls.block(*_TEXT_TAGS)
         return None
 
@@ -165,7 +168,8 @@ class ReplySplitter:
         return added
 
     def _take(self, segments: list[tuple[str | None, str]]) -> tuple[str, str]:
-        reasoning, answer = [], []
+        reasoning: list[str] = []
+        answer: list[str] = []
         for index, (state, text) in enumerate(segments):
             if index > 0:
                 self._trim = True  # a marker was crossed
@@ -199,7 +203,9 @@ def reply_splitter(
     """A splitter for the reply to `messages`, starting inside the reasoning when the rendered
     prompt leaves a block open (rendered as text here; a template that fails to render fails the
     generation itself with a clear message, so it is left to do that)."""
-    found = None if tokenizer is None else ReasoningFormat.of(tokenizer)
+    if tokenizer is None:
+        return ReplySplitter(None)
+    found = ReasoningFormat.of(tokenizer)
     if found is None or found.start is None:
         return ReplySplitter(found)
     try:

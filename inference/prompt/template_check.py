@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -98,15 +98,16 @@ def check_template(
         raise ModelLoadError(
             f"{where} fails on a plain three-message conversation: {error}"
         ) from error
-    if not isinstance(text, str) or len(text) > MAX_RENDERED_CHARS:
-        size = f"{len(text):,} characters" if isinstance(text, str) else repr(type(text))
+    # Text for certain: a Jinja render is text, and no Python from the folder ever runs.
+    if len(text) > MAX_RENDERED_CHARS:
         raise ModelLoadError(
-            f"{where} turns a three-message conversation into {size}; it is broken or hostile."
+            f"{where} turns a three-message conversation into {len(text):,} characters; it is "
+            "broken or hostile."
         )
 
 
 @contextmanager
-def _time_limit(seconds: float) -> Iterator[None]:
+def _time_limit(seconds: float) -> Generator[None]:
     """Raise _OutOfTime in the code running on this thread once `seconds` have passed."""
     deadline = time.monotonic() + seconds
 

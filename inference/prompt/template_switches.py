@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import cast
 
 from jinja2 import TemplateSyntaxError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -45,11 +46,21 @@ def template_variables(source: str) -> frozenset[str]:
     return frozenset(meta.find_undeclared_variables(parsed))
 
 
+def template_sources(chat_template: object) -> list[str]:
+    """The Jinja source of each of a tokenizer's templates: its one template, each of a named
+    set (a mapping), or none. Entries that are not text (tokenizer_config.json may hold
+    anything) are left out."""
+    if isinstance(chat_template, str):
+        return [chat_template]
+    if isinstance(chat_template, Mapping):
+        named = cast("Mapping[object, object]", chat_template)
+        return [source for source in named.values() if isinstance(source, str)]
+    return []
+
+
 def template_switches(chat_template: str | Mapping[str, str] | None) -> TemplateSwitches:
     """The switches a tokenizer's `chat_template` reads (a named set of templates counts all)."""
-    if chat_template is None:
-        return TemplateSwitches()
-    sources = [chat_template] if isinstance(chat_template, str) else list(chat_template.values())
-    names = frozenset().union(*(template_variables(s) for s in sources if isinstance(s, str)))
+    sources = template_sources(chat_template)
+    names = frozenset[str]().union(*(template_variables(s) for s in sources))
     think = next((name for name in THINK_SWITCHES if name in names), None)
     return TemplateSwitches(think, EFFORT_VARIABLE if EFFORT_VARIABLE in names else None)

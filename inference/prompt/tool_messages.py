@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from inference.errors import PromptError
 
@@ -27,11 +27,13 @@ def clean_tools(tools: object) -> list[dict[str, Any]]:
     "parameters"}}`) as plain JSON values, or PromptError naming the first bad one."""
     if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Sequence):
         raise PromptError("Tools must be a list of {'type': 'function', 'function': …} entries.")
-    clean = []
-    for index, tool in enumerate(tools, start=1):
-        function = tool.get("function") if isinstance(tool, Mapping) else None
+    clean: list[dict[str, Any]] = []
+    for index, item in enumerate(cast("Sequence[object]", tools), start=1):
+        tool = as_mapping(item)
+        function = as_mapping(tool.get("function")) if tool is not None else None
         if (
-            not isinstance(function, Mapping)
+            tool is None
+            or function is None
             or tool.get("type", "function") != "function"
             or not _is_name(function.get("name"))
         ):
@@ -46,11 +48,12 @@ def clean_tool_calls(calls: object, index: int) -> list[dict[str, Any]]:
     "arguments": dict}}`, or PromptError naming the bad one (message `index`, from 1)."""
     if isinstance(calls, str | bytes | Mapping) or not isinstance(calls, Sequence) or not calls:
         raise PromptError(f"Message {index} has 'tool_calls' that are not a list of calls.")
-    clean = []
-    for number, call in enumerate(calls, start=1):
+    clean: list[dict[str, Any]] = []
+    for number, item in enumerate(cast("Sequence[object]", calls), start=1):
         where = f"Message {index}, tool call {number}"
-        function = call.get("function") if isinstance(call, Mapping) else None
-        if not isinstance(function, Mapping) or call.get("type", "function") != "function":
+        call = as_mapping(item)
+        function = as_mapping(call.get("function")) if call is not None else None
+        if call is None or function is None or call.get("type", "function") != "function":
             raise PromptError(f"{where} is not a {{'type': 'function', 'function': …}} entry.")
         name = function.get("name")
         if not _is_name(name):
@@ -112,9 +115,10 @@ def _arguments(arguments: object, where: str) -> dict[str, Any]:
             arguments = json.loads(arguments) if arguments.strip() else {}
         except ValueError as error:
             raise PromptError(f"{where} has arguments that are not JSON: {error}") from None
-    if not isinstance(arguments, Mapping):
+    found = as_mapping(arguments)
+    if found is None:
         raise PromptError(f"{where} has arguments that are not a JSON object.")
-    return _plain(arguments, where)
+    return _plain(found, where)
 
 
 def _plain(value: Mapping[str, Any], where: str) -> dict[str, Any]:
@@ -123,6 +127,12 @@ def _plain(value: Mapping[str, Any], where: str) -> dict[str, Any]:
         return json.loads(json.dumps(value, ensure_ascii=False, allow_nan=False))
     except (TypeError, ValueError) as error:
         raise PromptError(f"{where} holds a value that is not JSON: {error}") from None
+
+
+def as_mapping(value: object) -> Mapping[str, Any] | None:
+    """`value` when it is a mapping (as a JSON object, taken to have text keys), else None:
+    how the checks here read a value that may be anything."""
+    return cast("Mapping[str, Any]", value) if isinstance(value, Mapping) else None
 
 
 def _is_name(name: object) -> bool:

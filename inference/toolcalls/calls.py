@@ -18,7 +18,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 # The OpenAI-style tool schemas a model was given, when known.
 Tools = Sequence[dict[str, Any]] | None
@@ -74,19 +74,26 @@ def found(name: Any, arguments: Any = None, call_id: Any = None) -> Found:
         arguments = {}
     elif isinstance(arguments, str):
         arguments = json.loads(arguments) if arguments.strip() else {}
-    if not isinstance(arguments, dict):
+    checked = json_object(arguments)
+    if checked is None:
         raise ValueError("arguments are not an object")
     usable_id = call_id if isinstance(call_id, str) and call_id.strip() else None
-    return Found(name.strip(), arguments, usable_id)
+    return Found(name.strip(), checked, usable_id)
 
 
 def found_in_json(data: Any, argument_keys: Sequence[str] = ("arguments", "parameters")) -> Found:
     """A call from a decoded JSON object `{"name": …, "arguments": {…}}` (Llama writes the
     arguments under "parameters")."""
-    if not isinstance(data, dict):
+    call = json_object(data)
+    if call is None:
         raise ValueError("a call is a JSON object")
-    arguments = next((data[key] for key in argument_keys if key in data), None)
-    return found(data.get("name"), arguments, data.get("id"))
+    arguments = next((call[key] for key in argument_keys if key in call), None)
+    return found(call.get("name"), arguments, call.get("id"))
+
+
+def json_object(value: object) -> dict[str, Any] | None:
+    """`value` when it is a decoded JSON object (whose keys are text), else None."""
+    return cast("dict[str, Any]", value) if isinstance(value, dict) else None
 
 
 def json_calls(body: str) -> list[Found]:
@@ -113,10 +120,10 @@ def json_prefix(text: str, start: int = 0) -> tuple[Any, int]:
 class Scan:
     """What a reader found, in order."""
 
-    content: list[str] = field(default_factory=list)
-    calls: list[Found] = field(default_factory=list)
-    malformed: list[str] = field(default_factory=list)
-    reasoning: list[str] = field(default_factory=list)
+    content: list[str] = field(default_factory=list[str])
+    calls: list[Found] = field(default_factory=list[Found])
+    malformed: list[str] = field(default_factory=list[str])
+    reasoning: list[str] = field(default_factory=list[str])
 
     def text(self, piece: str) -> None:
         self.content.append(piece)
@@ -183,7 +190,10 @@ def scan_blocks(text: str, blocks: Sequence[Block], scan: Scan) -> None:
 
 def _next_open(text: str, pos: int, blocks: Sequence[Block]) -> tuple[int, Block] | None:
     hits = [(i, n, b) for n, b in enumerate(blocks) if (i := text.find(b.open, pos)) >= 0]
-    return min(hits, key=lambda hit: hit[:2])[::2] if hits else None
+    if not hits:
+        return None
+    start, _, block = min(hits, key=lambda hit: hit[:2])
+    return start, block
 
 
 def _item(text: str, start: int, block: Block, scan: Scan) -> int:
@@ -199,7 +209,9 @@ def _item(text: str, start: int, block: Block, scan: Scan) -> int:
     at_eof = [(len(text), "")] if block.ends_at_eof else []
     tries = [(block.read, [*ends, *at_eof]), (block.lenient, ends)]
     for read, candidates in tries:
-        for end, marker in candidates if read is not None else ():
+        if read is None:
+            continue
+        for end, marker in candidates:
             try:
                 calls = read(text[body:end])
             except Exception:  # untrusted text through json/ast/mlx-lm: any error: unreadable
@@ -223,7 +235,7 @@ def _after(text: str, pos: int, trail: str) -> int:
 
 
 def _ends(text: str, body: int, closes: Sequence[str]) -> list[tuple[int, str]]:
-    ends = []
+    ends: list[tuple[int, str]] = []
     for close in closes:
         at = text.find(close, body)
         while at >= 0:
@@ -280,7 +292,7 @@ def reply_of(text: str, scan: Scan) -> ParsedReply:
 def _derived_id(text: str, index: int) -> str:
     seed = f"{index}\x00{text}".encode("utf-8", "surrogatepass")
     number = int.from_bytes(hashlib.sha256(seed).digest())
-    chars = []
+    chars: list[str] = []
     for _ in range(_ID_LENGTH):
         number, digit = divmod(number, len(_ID_ALPHABET))
         chars.append(_ID_ALPHABET[digit])

@@ -27,7 +27,16 @@ import re
 from functools import partial
 from typing import Any
 
-from inference.toolcalls.calls import Block, Found, Scan, Tools, found, json_prefix, scan_blocks
+from inference.toolcalls.calls import (
+    Block,
+    Found,
+    Scan,
+    Tools,
+    found,
+    json_object,
+    json_prefix,
+    scan_blocks,
+)
 from inference.toolcalls.values import properties_of, schema_types, typed
 
 _SEP = "<｜tool▁sep｜>"
@@ -91,7 +100,8 @@ def _unwrapped(arguments: dict[str, Any], schemas: dict[str, Any]) -> dict[str, 
             value = json.loads(value)
         except ValueError:
             return arguments
-    return value if isinstance(value, dict) and value and set(value) <= set(schemas) else arguments
+    inner = json_object(value)
+    return inner if inner and set(inner) <= set(schemas) else arguments
 
 
 def _value(body: str, start: int, is_string: str | None, schema: Any) -> tuple[Any, int]:

@@ -11,7 +11,7 @@ in a way Branchwise cannot read back: either way the model gets no tools.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 _RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
     ("harmony", lambda t: "to=functions." in t or ("<|channel|>" in t and "<|call|>" in t)),
@@ -30,9 +30,10 @@ _RULES: tuple[tuple[str, Callable[[str], bool]], ...] = (
 )
 
 
-def tool_format_for(chat_template: str) -> str | None:
+def tool_format_for(chat_template: str | Mapping[str, str] | None) -> str | None:
     """The name of the format (a key of `TOOL_FORMATS`) the template's model writes calls in, or
-    None when the template takes no tools."""
+    None when the template takes no tools. Only a single template is read: a tokenizer's named
+    set of templates (a mapping) and no template at all both give None."""
     if not isinstance(chat_template, str):
         return None
     return next((name for name, holds in _RULES if holds(chat_template)), None)

@@ -204,7 +204,8 @@ def _calls_at_end(reasoning: str, form: ToolFormat, tools: Tools) -> tuple[str, 
 
 
 def _positions(text: str, marker: str) -> list[int]:
-    found, at = [], text.find(marker)
+    found: list[int] = []
+    at = text.find(marker)
     while at >= 0:
         found.append(at)
         at = text.find(marker, at + 1)

@@ -18,6 +18,7 @@ what follows the calls in the answer.
 from __future__ import annotations
 
 import re
+from typing import cast
 
 from inference.toolcalls.calls import Found, Scan, Tools, found, found_in_json, json_prefix
 
@@ -50,7 +51,7 @@ def _region(answer: str, at: int, scan: Scan) -> int:
             items, end = json_prefix(answer, body)
             if not isinstance(items, list) or not items:
                 raise ValueError("an empty call list")
-            calls = [_with_usable_id(found_in_json(item)) for item in items]
+            calls = [_with_usable_id(found_in_json(item)) for item in cast("list[object]", items)]
         except Exception:  # untrusted text: any error means the list cannot be read
             return _bad(answer, at, scan)
         for call in calls:

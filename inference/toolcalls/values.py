@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import ast
 import json
-from typing import Any
+from typing import Any, cast
 
-from inference.toolcalls.calls import Tools
+from inference.toolcalls.calls import Tools, json_object
 
 Schema = dict[str, Any]
 _NUMBER_TYPES = ("integer", "number")
@@ -24,11 +24,10 @@ _NUMBER_TYPES = ("integer", "number")
 def properties_of(tools: Tools, name: str) -> dict[str, Schema]:
     """The `properties` of the named tool's parameters, {} when unknown."""
     for tool in tools or ():
-        function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") == name:
-            parameters = function.get("parameters")
-            found = parameters.get("properties") if isinstance(parameters, dict) else None
-            return found if isinstance(found, dict) else {}
+        function = json_object((json_object(tool) or {}).get("function"))
+        if function is not None and function.get("name") == name:
+            parameters = json_object(function.get("parameters")) or {}
+            return json_object(parameters.get("properties")) or {}
     return {}
 
 
@@ -50,18 +49,19 @@ def _json_type(name: str) -> str:
 
 def schema_types(schema: Any) -> list[str]:
     """The JSON types a schema allows, in the order it names them ([] when it names none)."""
-    if not isinstance(schema, dict):
+    fields = json_object(schema)
+    if fields is None:
         return []
-    kind = schema.get("type")
+    kind = fields.get("type")
     if isinstance(kind, str):
         return [_json_type(kind)]
     if isinstance(kind, list):
-        return [_json_type(k) for k in kind if isinstance(k, str)]
+        return [_json_type(k) for k in cast("list[object]", kind) if isinstance(k, str)]
     types: list[str] = []
     for key in ("anyOf", "oneOf", "allOf"):
-        for option in schema.get(key) or ():
+        for option in fields.get(key) or ():
             types += [k for k in schema_types(option) if k not in types]
-    if not types and "enum" in schema:
+    if not types and "enum" in fields:
         types = ["enum"]
     return types
 
@@ -109,8 +109,13 @@ def _as(kind: str, text: str) -> Any:
         if kind == "integer":
             return int(value) if float(value).is_integer() else _NOT
         return value
+    return value if _fits(value, kind) else _NOT
+
+
+def _fits(value: object, kind: str) -> bool:
+    """Whether a decoded value is of the container type `kind` names (any value for others)."""
     expected = {"object": dict, "array": list}.get(kind)
-    return value if expected is None or isinstance(value, expected) else _NOT
+    return expected is None or isinstance(value, expected)
 
 
 def _json_or(text: str) -> Any:

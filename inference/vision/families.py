@@ -11,7 +11,7 @@ what the model's own merge would put there (a copy, cast as the merge casts).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class Family:
         return (
             self.bidirectional_switch
             and isinstance(text, dict)
-            and text.get("use_bidirectional_attention") == "vision"
+            and cast("dict[str, Any]", text).get("use_bidirectional_attention") == "vision"
         )
 
 

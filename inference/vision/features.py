@@ -83,7 +83,7 @@ class FeatureCache:
             embedded.inputs_embeds[0][mx.array(positions)],
             mx.stack(list(deepstack)) if deepstack is not None else None,
         )
-        mx.eval(rows.embeds, *([] if rows.deepstack is None else [rows.deepstack]))
+        mx.eval(rows.embeds, *([] if rows.deepstack is None else [rows.deepstack]))  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         self.encoded += 1
         return rows
 

@@ -13,7 +13,7 @@ import io
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from inference.errors import PromptError
 
@@ -45,7 +45,7 @@ def image_source(value: object, index: int, detail: object = None) -> ImageSourc
                                or detail < 16):
         raise PromptError(f"Image {index}'s detail must be a whole number of pixels (16 or more).")
     if isinstance(value, bytes | bytearray | memoryview):
-        data = bytes(value)
+        data = bytes(cast("bytes | bytearray | memoryview[int]", value))  # a view of bytes
         name = f"image {index}"
     elif isinstance(value, str | Path):
         path = Path(value)

@@ -44,7 +44,7 @@ class LanguageView(nn.Module):
         own = getattr(self.vlm.language_model, "make_cache", None)
         if own is None:
             return [KVCache() for _ in self.layers]
-        made = []
+        made: list[Any] = []
         for cache in own():
             kind = type(cache).__name__
             if kind == "KVCache":

@@ -14,7 +14,7 @@ import hashlib
 import json
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -93,7 +93,9 @@ class ImageProcessing:
         # wrote; checked, since the prompt is tokenized from this text.
         tokenizer = getattr(processor, "tokenizer", None)
         text = tokenizer.decode(list(ids), skip_special_tokens=False) if tokenizer else ""
-        if not text or list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids):
+        if not text or tokenizer is None or (
+            list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids)
+        ):
             raise PromptError(f"The image {source.name} has no text form this tokenizer keeps.")
         prepared = PreparedImage(
             digest.hexdigest(), source.name, ids, text, inputs, picture.width, picture.height
@@ -131,13 +133,16 @@ class ImageProcessing:
         return self._capped[detail]
 
 
-def _get(size: Any, key: str) -> Any:
-    return size.get(key) if isinstance(size, dict) else getattr(size, key, None)
-
-
-def _as_dict(size: Any) -> dict[str, Any]:
+# A processor's size setting: a dict, or an object with attributes (transformers' SizeDict).
+def _get(size: object, key: str) -> Any:
     if isinstance(size, dict):
-        return dict(size)
+        return cast("dict[str, Any]", size).get(key)
+    return getattr(size, key, None)
+
+
+def _as_dict(size: object) -> dict[str, Any]:
+    if isinstance(size, dict):
+        return dict(cast("dict[str, Any]", size))
     return {k: v for k, v in vars(size).items() if v is not None} if size is not None else {}
 
 
@@ -155,6 +160,7 @@ def _limited(picture: Image, detail: int | None) -> Image:
 def _settings(processor: Any) -> bytes:
     """The processor's settings as bytes: a change of any of them changes every digest."""
     image_processor = getattr(processor, "image_processor", processor)
+    settings: dict[str, Any]
     try:
         settings = image_processor.to_dict()
     except (AttributeError, TypeError, ValueError):

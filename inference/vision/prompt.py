@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from inference.errors import PromptError
+from inference.prompt.tool_messages import as_mapping
 from inference.vision.images import ImageSource, image_source
 from inference.vision.processing import PreparedImage
 
@@ -70,23 +71,25 @@ def image_key(digest: str, length: int) -> list[int]:
     return [-1 - (base + offset) % _KEY_SPACE for offset in range(length)]
 
 
-def split_images(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+def split_images(messages: object) -> list[dict[str, Any]]:
     """The messages with each image part opened (`{"type": "image", "source": ImageSource}`:
     templates read only the type) and text parts checked. Content that is text stays text."""
     if isinstance(messages, str | bytes) or not isinstance(messages, Sequence):
         return messages  # type: ignore[return-value]  # refused by validate_messages, by name
     out: list[Any] = []  # entries that are not messages pass through, to be refused by index
     count = 0
-    for index, message in enumerate(messages, start=1):
-        content = message.get("content") if isinstance(message, Mapping) else None
-        if content is None or isinstance(content, str) or not isinstance(message, Mapping):
+    for index, message in enumerate(cast("Sequence[object]", messages), start=1):
+        fields = as_mapping(message)
+        content = fields.get("content") if fields is not None else None
+        if content is None or isinstance(content, str) or fields is None:
             out.append(message)  # validated later, with its index
             continue
         if not isinstance(content, Sequence):
             raise PromptError(f"Message {index} has content that is neither text nor parts.")
         parts: list[dict[str, Any]] = []
-        for part in content:
-            kind = part.get("type") if isinstance(part, Mapping) else None
+        for item in cast("Sequence[object]", content):
+            part = as_mapping(item) or {}
+            kind = part.get("type")
             if kind == "text" and isinstance(part.get("text"), str):
                 parts.append({"type": "text", "text": part["text"]})
             elif kind == "image":
@@ -98,28 +101,28 @@ def split_images(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     f"Message {index} has a part that is neither "
                     "{'type': 'text', 'text': …} nor {'type': 'image', 'image': …}."
                 )
-        out.append({**message, "content": parts})
+        out.append({**fields, "content": parts})
     return out
 
 
-def image_sources(messages: Sequence[Mapping[str, Any]]) -> list[ImageSource]:
+def image_sources(messages: Sequence[object]) -> list[ImageSource]:
     """The images of `split_images`'s messages, in prompt order."""
     return [
         part["source"]
         for message in messages
-        if isinstance(message, Mapping) and isinstance(message.get("content"), list)
-        for part in message["content"]
+        if (fields := as_mapping(message)) is not None and isinstance(fields.get("content"), list)
+        for part in fields["content"]
         if part.get("type") == "image"
     ]
 
 
 def text_only(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Messages whose parts are all text, with their text joined (what text models read)."""
-    if not isinstance(messages, list):
+    if not isinstance(messages, list):  # pyright: ignore[reportUnnecessaryIsInstance]  # split_images passes non-lists on
         return messages  # refused by validate_messages, by name
     return [
         {**m, "content": "".join(p["text"] for p in m["content"])}
-        if isinstance(m, Mapping) and isinstance(m.get("content"), list)
+        if isinstance(m, Mapping) and isinstance(m.get("content"), list)  # pyright: ignore[reportUnnecessaryIsInstance]  # so are non-messages
         else m
         for m in messages
     ]
@@ -173,7 +176,7 @@ def expand(
     ids = [int(i) for i in encoded["input_ids"]]
     offsets = [(int(a), int(b)) for a, b in encoded["offset_mapping"]]
     key = list(ids)
-    spans = []
+    spans: list[ImageSpan] = []
     for image, (begin, end) in zip(images, windows, strict=True):
         positions = tuple(
             i for i, (a, b) in enumerate(offsets)

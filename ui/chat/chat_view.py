@@ -86,7 +86,7 @@ class ChatView(QScrollArea):
         self._anchor: tuple[MessageWidget, int] | None = None
         self._adjusting = False
 
-        container = QWidget()
+        container = self._container = QWidget()
         container.setObjectName("ChatContainer")
         container.setAttribute(Qt.WidgetAttribute.WA_StyledBackground)
         self._column = QWidget()
@@ -177,7 +177,7 @@ class ChatView(QScrollArea):
             self._show_window()
         widget = self._widgets[message_id]
         self._stick_to_bottom = False
-        self._column.layout().activate()
+        self._list.activate()
         self._set_anchor((widget, em(self, 2)))
         self._set_highlight(widget, True)
         QTimer.singleShot(_HIGHLIGHT_MS, widget, lambda: self._set_highlight(widget, False))
@@ -290,7 +290,7 @@ class ChatView(QScrollArea):
     # -- scrolling --------------------------------------------------------------------------
 
     def _top_of(self, widget: QWidget) -> int:
-        return widget.mapTo(self.widget(), QPoint(0, 0)).y()
+        return widget.mapTo(self._container, QPoint(0, 0)).y()
 
     def _set_anchor(self, anchor: tuple[MessageWidget, int] | None) -> None:
         # The anchored widget is moved by nested layouts after the scroll range has changed,

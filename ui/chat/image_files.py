@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QObject, QSize, Qt, Signal
-from PySide6.QtGui import QImage, QImageReader
+from PySide6.QtGui import QImage, QImageReader, QImageWriter
 
 # Thumbnails kept (a few KB each at chip size): more than a long chat shows at once.
 _KEPT_THUMBNAILS = 256
@@ -106,9 +106,11 @@ def png_data(image: QImage) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")
+    # A writer, not `image.save(buffer, "PNG")`: PySide6 types save's format as bytes, yet takes
+    # only a str there; the writer takes bytes as typed, and writes the same PNG.
+    QImageWriter(buffer, b"PNG").write(image)
     buffer.close()
-    return data.data()
+    return bytes(data.data())  # typed bytes | bytearray | memoryview, which is bytes here
 
 
 # Formats Pillow (the image store, the model's processor) may not read where Qt can: a Mac's

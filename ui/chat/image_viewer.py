@@ -54,7 +54,7 @@ class ImageViewer(QDialog):
             self.picture.setWordWrap(True)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.addWidget(self.picture, 1)
         layout.addWidget(self.caption)
         layout.addWidget(buttons)
@@ -73,7 +73,7 @@ class ImageViewer(QDialog):
         if self._image is None:
             return QSize(em(self, 30), em(self, 12))
         # The picture plus the caption and buttons, no larger than the room on the screen.
-        wanted = self._image.size().grownBy(self.layout().contentsMargins())
+        wanted = self._image.size().grownBy(self._layout.contentsMargins())
         wanted.setHeight(wanted.height() + em(self, 5))
         return wanted.boundedTo(self._room).expandedTo(QSize(em(self, 24), em(self, 16)))
 

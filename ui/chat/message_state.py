@@ -68,7 +68,7 @@ def show_left_out(message: QWidget, bubble: QWidget, body: QWidget, left_out: bo
         effect.setOpacity(_LEFT_OUT_OPACITY)
         bubble.setGraphicsEffect(effect)
     else:
-        bubble.setGraphicsEffect(None)
+        bubble.setGraphicsEffect(None)  # pyright: ignore[reportArgumentType]  (None removes it; the stub omits None)
     tip = LEFT_OUT_TIP if left_out else ""
     for widget in (bubble, body):
         widget.setToolTip(tip)

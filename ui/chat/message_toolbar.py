@@ -45,6 +45,7 @@ class MessageToolbar(QWidget):
         if role != "system":
             self.delete_button = message_action("trash", "Delete message and the replies below it")
         if role == "user":
+            assert self.delete_button is not None  # every role but "system" has one
             self.edit_button = message_action("edit", "Edit message")
             self.compare_button = message_action("columns", "Compare with other models")
             self.compare_button.setProperty(COMPARE_BUTTON, True)
@@ -56,6 +57,7 @@ class MessageToolbar(QWidget):
             return
         self._tools.addWidget(self.copy_button)
         if role == "assistant":
+            assert self.delete_button is not None  # every role but "system" has one
             self.regenerate_button = message_action("regenerate", "Regenerate reply")
             self.continue_button = message_action(
                 "chevron-right", "Continue: write more of this reply"
@@ -110,14 +112,16 @@ class MessageToolbar(QWidget):
         if self.stats_label is not None:
             stats_text = "" if streaming else format_stats(view.stats)
             tip = stats_details(view.stats)
-            if view.model_name and not streaming:
+            if not stats_text and view.model_label:
+                # Imported: no stats of ours, only the model its app named (first, so a chat
+                # whose versions came from several models still says where this one came from).
+                stats_text = view.model_name or view.model_label
+                tip = (f"Written by {view.model_label} in the app it was imported from; "
+                       "continuing uses your chosen local model")
+            elif view.model_name and not streaming:
                 # Its versions were written by several models: say which wrote this one.
                 stats_text = " · ".join(p for p in (view.model_name, stats_text) if p)
                 tip = f"Written by {view.model_name}\n{tip}"
-            if not stats_text and view.model_label:
-                stats_text = view.model_label
-                tip = (f"Written by {view.model_label} in the app it was imported from; "
-                       "continuing uses your chosen local model")
             self.stats_label.setText(stats_text)
             self.stats_label.setToolTip(tip)
             set_shown(self.stats_label, bool(stats_text))

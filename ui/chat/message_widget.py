@@ -92,7 +92,7 @@ class MessageWidget(QFrame):
         self.body.setAccessibleName(f"{_ROLE_NAMES[role]} text")
         self._bubble = QFrame(self)
         self._bubble.setObjectName(_OBJECT_NAMES[role][1])
-        bubble_layout = QVBoxLayout(self._bubble)
+        bubble_layout = self._bubble_layout = QVBoxLayout(self._bubble)
         across = em(self, 0.9) if role not in ("assistant", "tool") else 0
         down = round(across * 0.6)
         bubble_layout.setContentsMargins(across, down, across, down)
@@ -132,7 +132,7 @@ class MessageWidget(QFrame):
             bubble_row.addWidget(self._bubble)
         else:
             bubble_row.addWidget(self._bubble, 1)
-        layout = QVBoxLayout(self)
+        layout = self._layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.3))
         if view.images:
@@ -218,7 +218,7 @@ class MessageWidget(QFrame):
         self._editor.imagePasted.connect(lambda data: self.editImagePasted.emit(message_id, data))
         self._editor.saved.connect(self._submit_edit)
         self._editor.cancelled.connect(self.stop_editing)
-        self.layout().insertWidget(0, self._editor)
+        self._layout.insertWidget(0, self._editor)
         self._bubble.hide()
         self._apply(self._view, render=False)  # the toolbar and the images go while editing
         self._editor.edit.setFocus()
@@ -249,7 +249,7 @@ class MessageWidget(QFrame):
         self._update_thinking()
         if view.trace and self.trace_section is None:
             self.trace_section = TraceSection(self._bubble)
-            layout = self._bubble.layout()
+            layout = self._bubble_layout
             layout.insertWidget(layout.indexOf(self.body), self.trace_section)
         if self.trace_section is not None:
             self.trace_section.set_trace(view.trace)
@@ -285,7 +285,7 @@ class MessageWidget(QFrame):
             if not (view.reasoning or view.thinking):
                 return
             self._thinking = ThinkingSection(self._bubble)
-            self._bubble.layout().insertWidget(0, self._thinking)
+            self._bubble_layout.insertWidget(0, self._thinking)
         thinking = view.thinking and view.status == "streaming"
         self._thinking.set_reasoning(view.reasoning, thinking, view.stats)
         set_shown(self._thinking, bool(view.reasoning or thinking))
@@ -296,7 +296,7 @@ class MessageWidget(QFrame):
             if not calls:
                 return
             self._calls = calls_label(calls, self._bubble)
-            self._bubble.layout().addWidget(self._calls)
+            self._bubble_layout.addWidget(self._calls)
         self._calls.setText(calls_summary(calls))
         set_shown(self._calls, bool(calls))
 
@@ -325,7 +325,7 @@ class MessageWidget(QFrame):
             return
         if self._badge is None:
             self._badge = status_badge(self._view.role == "user", self)
-            layout = self.layout()
+            layout = self._layout
             layout.insertWidget(layout.indexOf(self._toolbar), self._badge)
         show_status(self._badge, text, self._view.status)
 
@@ -337,7 +337,7 @@ class MessageWidget(QFrame):
     def _fit_bubble(self) -> None:
         if self._view.role != "user":
             return
-        margins = self._bubble.layout().contentsMargins()
+        margins = self._bubble_layout.contentsMargins()
         wanted = self._natural_width + margins.left() + margins.right()
         available = int(self.width() * _BUBBLE_SHARE)
         self._bubble.setFixedWidth(max(em(self, 3), min(wanted, available)))

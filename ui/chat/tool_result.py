@@ -105,15 +105,15 @@ class ToolResultView(QFrame):
                        self.cancel_button):
             actions.addWidget(button)
         actions.addStretch(1)
-        self.actions = QWidget(self)
-        self.actions.setLayout(actions)
+        self.action_row = QWidget(self)
+        self.action_row.setLayout(actions)
         actions.setContentsMargins(0, 0, 0, 0)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(em(self, 0.25))
         layout.addWidget(self.toggle, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.text)
-        layout.addWidget(self.actions)
+        layout.addWidget(self.action_row)
         self.toggle.clicked.connect(self._show_open)
         self._stop_editing()
         self._show_open(False)
@@ -141,7 +141,7 @@ class ToolResultView(QFrame):
     def _show_open(self, expanded: bool) -> None:
         show_fold(self.toggle, expanded, "the result")
         self.text.setVisible(expanded)
-        self.actions.setVisible(expanded)
+        self.action_row.setVisible(expanded)
 
     def _start_editing(self) -> None:
         self.text.setReadOnly(False)

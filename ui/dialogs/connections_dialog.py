@@ -206,8 +206,10 @@ class ConnectionsDialog(QDialog):
             self.test_button.setEnabled(True)
 
 
-def add_connections_action(window: QMainWindow, connections: Connections) -> QAction:
-    """File › Connections…, after Model Library…; the dialog is made on first use."""
+def add_connections_action(
+    window: QMainWindow, library: QAction, connections: Connections
+) -> QAction:
+    """File › Connections…, after `library` (Model Library…); the dialog is made on first use."""
     dialogs: list[ConnectionsDialog] = []
 
     def show() -> None:
@@ -221,10 +223,12 @@ def add_connections_action(window: QMainWindow, connections: Connections) -> QAc
     action.setToolTip("Chat with models on other servers (vLLM, llama.cpp, Ollama, MLX…)")
     action.setObjectName("ConnectionsAction")
     action.triggered.connect(show)
-    library = window.menu_actions.library  # type: ignore[attr-defined]
     for menu in window.menuBar().findChildren(QMenu):
         actions = menu.actions()
         if library in actions:
             following = actions[actions.index(library) + 1 : actions.index(library) + 2]
-            menu.insertAction(following[0] if following else None, action)  # type: ignore[arg-type]
+            if following:
+                menu.insertAction(following[0], action)
+            else:
+                menu.addAction(action)
     return action

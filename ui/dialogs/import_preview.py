@@ -159,9 +159,9 @@ class ImportPreview(QWidget):
     def rows(self) -> list[QTreeWidgetItem]:
         """Every conversation's row, in order."""
         found = []
-        for g in range(self.tree.topLevelItemCount()):
-            group = self.tree.topLevelItem(g)
-            found += [group.child(i) for i in range(group.childCount())]
+        groups = (self.tree.topLevelItem(g) for g in range(self.tree.topLevelItemCount()))
+        for group in (g for g in groups if g is not None):
+            found += [row for i in range(group.childCount()) if (row := group.child(i)) is not None]
         return found
 
     def set_checked(self, title: str, checked: bool) -> None:

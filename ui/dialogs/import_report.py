@@ -104,5 +104,5 @@ class ImportReport(QWidget):
     def statuses(self) -> list[tuple[str, str, str]]:
         """Each row's (outcome, conversation, details), as shown."""
         tree = self.tree
-        return [tuple(tree.topLevelItem(i).text(c) for c in range(3))
-                for i in range(tree.topLevelItemCount())]
+        rows = (tree.topLevelItem(i) for i in range(tree.topLevelItemCount()))
+        return [(row.text(0), row.text(1), row.text(2)) for row in rows if row is not None]

@@ -155,8 +155,8 @@ class ModelLibraryDialog(QDialog):
     @Slot()
     def _start_rename(self) -> None:
         rows = self.table.selectionModel().selectedRows()
-        if rows:
-            self.table.editItem(self.table.item(rows[0].row(), 0))
+        if rows and (name := self.table.item(rows[0].row(), 0)) is not None:
+            self.table.editItem(name)
 
     @Slot(QTableWidgetItem)
     def _on_item_changed(self, item: QTableWidgetItem) -> None:

@@ -45,12 +45,12 @@ class ReplyDetailsDialog(QDialog):
         self.note = QLabel(details.why_not or "")
         self.note.setWordWrap(True)
         self.note.setVisible(bool(details.why_not))
-        self.result = QLabel()
-        self.result.setObjectName("ReplayResult")
-        self.result.setWordWrap(True)
-        self.result.setTextFormat(Qt.TextFormat.RichText)
-        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.result.hide()
+        self.replay_result = QLabel()
+        self.replay_result.setObjectName("ReplayResult")
+        self.replay_result.setWordWrap(True)
+        self.replay_result.setTextFormat(Qt.TextFormat.RichText)
+        self.replay_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.replay_result.hide()
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)
         self.replay_button = QPushButton("Replay")
@@ -68,7 +68,7 @@ class ReplyDetailsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addLayout(form)
         layout.addWidget(self.note)
-        layout.addWidget(self.result)
+        layout.addWidget(self.replay_result)
         layout.addStretch(1)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 40))
@@ -96,14 +96,14 @@ class ReplyDetailsDialog(QDialog):
     def _show_result(self, text: str, good: bool | None) -> None:
         self._good = good
         self._style_result()
-        self.result.setText(text)
-        self.result.show()
+        self.replay_result.setText(text)
+        self.replay_result.show()
 
     def _style_result(self) -> None:
         colors = colors_for(is_dark(self.palette()))
         good = self._good
         colour = colors.text if good is None else colors.accent if good else colors.danger
-        self.result.setStyleSheet(f"color:{colour}; border:1px solid {colors.border};"
+        self.replay_result.setStyleSheet(f"color:{colour}; border:1px solid {colors.border};"
                                   f" border-radius:6px; padding:8px;")
 
     def changeEvent(self, event: QEvent) -> None:

@@ -209,8 +209,7 @@ class _ServerFrame(QFrame):
 
 
 def _clear(layout: QVBoxLayout | QHBoxLayout) -> None:
-    while layout.count():
-        item = layout.takeAt(0)
+    while (item := layout.takeAt(0)) is not None:  # None once the layout is empty
         widget = item.widget()
         if widget is not None:
             widget.deleteLater()

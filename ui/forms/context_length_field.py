@@ -31,8 +31,10 @@ class ContextLengthField(QSpinBox):
     def set_limit(self, limit: object) -> None:
         """Show a chat's limit; one that is not a whole number of tokens shows as the model's
         maximum (which is what the engine would refuse it for)."""
-        usable = isinstance(limit, int) and not isinstance(limit, bool) and limit > 0
-        self.setValue(min(limit, _LARGEST) if usable else 0)  # type: ignore[type-var]
+        if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0:
+            self.setValue(min(limit, _LARGEST))
+        else:
+            self.setValue(0)
 
     def limit(self) -> int | None:
         return self.value() or None

@@ -150,8 +150,8 @@ class ConversationListView(QListView):
         super().mousePressEvent(event)
 
 
-def list_view(name: str, kind: type[QListView] = QListView) -> QListView:
-    """A sidebar list named `name`, painted by the row delegate."""
+def list_view[V: QListView](name: str, kind: type[V]) -> V:
+    """A sidebar list of `kind` named `name`, painted by the row delegate."""
     view = kind()
     view.setObjectName(name)
     view.setAccessibleName(name.replace("List", " list").replace("Results", " results"))

@@ -14,6 +14,7 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QLineEdit,
+    QListView,
     QMenu,
     QPushButton,
     QStackedWidget,
@@ -85,7 +86,7 @@ class Sidebar(QWidget):
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
 
         self.results_model = SearchResultsModel(self)
-        self.results = list_view("SearchResults")
+        self.results = list_view("SearchResults", QListView)
         self.results.setModel(self.results_model)
         self.results.setToolTip("Messages that match; click one to open it")
         self.results.setWordWrap(True)

@@ -133,7 +133,7 @@ def _parser() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False}).enable(["table", "strikethrough"])
     # markdown-it would leave a javascript:/file: link as literal "[text](url)" source; accept
     # every URL at parse time and let _link_open decide, so such a link shows as its plain text.
-    md.validateLink = lambda _url: True
+    md.validateLink = lambda url: True
     for name, rule in (
         ("fence", _code_block),
         ("code_block", _code_block),

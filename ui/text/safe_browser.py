@@ -102,7 +102,7 @@ class SafeBrowser(QTextBrowser):
             color.setAlpha(150)
             QPainter(self.viewport()).fillRect(cursor, color)
 
-    def loadResource(self, type: int, name: QUrl) -> Any:
+    def loadResource(self, type: int, name: QUrl | str) -> Any:
         # Never None, and never undecodable bytes for an image: Qt would read the file itself.
         if type == QTextDocument.ResourceType.ImageResource.value:
             return _placeholder_image()

@@ -188,6 +188,7 @@ def add_log_folder_action(window: QMainWindow, folder: Path) -> QAction:
     action = _action(window, "Show &Log Folder", show,
                      tip="Open the folder that holds Branchwise's log")
     help_menu = window.menuBar().findChild(QMenu, HELP_MENU)
+    assert help_menu is not None, "build_menus makes the Help menu first"
     help_menu.insertAction(help_menu.actions()[0], action)
     return action
 

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 class BranchCommands(QObject):
     def __init__(self, window: ChatPane) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._controller = window.controller
         self._store = window.store
@@ -89,7 +89,7 @@ class BranchCommands(QObject):
         noun = "message" if below == 1 else "messages"
         replies = f"The {below} {noun} below it in this branch go too. " if below else ""
         if delete_confirmed(
-            self._window,
+            self._window.window(),
             "ConfirmDeleteMessage",
             "Delete message",
             "Delete this message?",

@@ -37,31 +37,31 @@ class CompareHost(ChatPane, MenuWindow, Protocol):
 
     branches: BranchCommands
 
-    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget) -> None: ...
+    def addDockWidget(self, area: Qt.DockWidgetArea, dock: QDockWidget, /) -> None: ...
 
 
 class CompareFeatures(QObject):
     def __init__(self, window: CompareHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._controller = window.controller
         self._variants = window.controller.variants
         self.view: ColumnsView | None = None
         self.diff: SiblingDiffDialog | None = None
-        self.regenerate_menu = QMenu("Regenerate &Versions", window)
+        self.regenerate_menu = QMenu("Regenerate &Versions", window.window())
         self.regenerate_menu.setToolTipsVisible(True)
         for n in range(MIN_VARIANTS, MAX_VARIANTS + 1):
-            action = QAction(f"Regenerate ×{n} Side by Side", window)
+            action = QAction(f"Regenerate ×{n} Side by Side", window.window())
             if n == DEFAULT_VARIANTS:
                 action.setShortcut(QKeySequence("Ctrl+Alt+R"))
             action.triggered.connect(lambda _=False, n=n: self.regenerate_last(n))
             window.addAction(action)
             self.regenerate_menu.addAction(action)
-        self.compare_action = QAction("&Compare Versions…", window)
+        self.compare_action = QAction("&Compare Versions…", window.window())
         self.compare_action.setShortcut(QKeySequence("Ctrl+Alt+D"))
         self.compare_action.triggered.connect(self.compare_focused)
         window.addAction(self.compare_action)
-        self.dock = BranchMapDock(window)
+        self.dock = BranchMapDock(window.window())
         window.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.dock)
         self.dock.hide()
         self.map_action = self.dock.toggleViewAction()
@@ -77,11 +77,11 @@ class CompareFeatures(QObject):
     def _add_to_menus(self) -> None:
         menus = {a.text().replace("&", ""): a.menu() for a in self._window.menuBar().actions()}
         chat, view = menus.get("Chat"), menus.get("View")
-        if chat is not None:
+        if isinstance(chat, QMenu):  # a menu action's menu is typed as any QObject
             chat.addSeparator()
             chat.addMenu(self.regenerate_menu)
             chat.addAction(self.compare_action)
-        if view is not None:
+        if isinstance(view, QMenu):
             view.addSeparator()
             view.addAction(self.map_action)
 
@@ -132,7 +132,8 @@ class CompareFeatures(QObject):
                     for i, seed in enumerate(started.seeds)]
         self.view = ColumnsView(
             headings, f"{len(headings)} Versions Side by Side",
-            "Every version is kept as a sibling: ‹ k/n › steps through them later.", self._window,
+            "Every version is kept as a sibling: ‹ k/n › steps through them later.",
+            self._window.window(),
         )
         self.view.follow(self._variants)
         self.view.keepRequested.connect(self._keep)
@@ -180,7 +181,7 @@ class CompareFeatures(QObject):
             siblings[new].content,
             f"Version {old + 1} of {n}",
             f"Version {new + 1} of {n}",
-            self._window,
+            self._window.window(),
         )
         self.diff.show()
         return self.diff

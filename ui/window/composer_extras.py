@@ -40,12 +40,12 @@ class ExtrasHost(ChatPane, Protocol):
     token_counter: TokenCounter
     model_status: ModelStatusPresenter
 
-    def setAcceptDrops(self, on: bool) -> None: ...
+    def setAcceptDrops(self, on: bool, /) -> None: ...
 
 
 class ComposerExtras(QObject):
     def __init__(self, window: ExtrasHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         composer, controller = window.composer, window.controller
         composer.attachRequested.connect(self.attach)
@@ -68,6 +68,8 @@ class ComposerExtras(QObject):
         if window.current_conversation_id is None:
             window.new_chat()
         cid = window.current_conversation_id
+        if cid is None:
+            return  # no chat could be made (a notice said why): the files have none to join
         for path in paths:
             if is_image_path(path):
                 self._attach_image(cid, path)
@@ -87,18 +89,23 @@ class ComposerExtras(QObject):
         window = self._window
         if window.current_conversation_id is None:
             window.new_chat()
-        window.controller.counts.attach_image(window.current_conversation_id, png)
+        cid = window.current_conversation_id
+        if cid is not None:  # None: no chat could be made (a notice said why)
+            window.controller.counts.attach_image(cid, png)
 
     @Slot(str, list)
     def _attach_to_edit(self, message_id: str, paths: list[str]) -> None:
         cid = self._window.current_conversation_id
+        if cid is None:
+            return  # a message is edited in an open chat: never seen
         for path in paths:
             self._attach_image(cid, path, for_message=int(message_id))
 
     @Slot(str, bytes)
     def _paste_to_edit(self, message_id: str, png: bytes) -> None:
         cid = self._window.current_conversation_id
-        self._window.controller.counts.attach_image(cid, png, for_message=int(message_id))
+        if cid is not None:  # a message is edited in an open chat: None is never seen
+            self._window.controller.counts.attach_image(cid, png, for_message=int(message_id))
 
     @Slot(object)
     def _on_image_ready(self, attached: ImageAttached) -> None:
@@ -126,7 +133,7 @@ class ComposerExtras(QObject):
         window = self._window
         if offer.conversation_id != window.current_conversation_id:
             return  # asked for a chat no longer on screen: its draft went with it
-        dialog = PdfPagesOffer(offer, window)
+        dialog = PdfPagesOffer(offer, window.window())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: window.controller.counts.attach_pdf_pages(
             offer.conversation_id, offer.path, dialog.first(), dialog.last()

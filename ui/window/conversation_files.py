@@ -73,7 +73,7 @@ def ask_import_path(parent: QWidget) -> Path | None:
 
 class ConversationFiles(QObject):
     def __init__(self, window: FilesHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._store = window.store
 
@@ -108,12 +108,12 @@ class ConversationFiles(QObject):
         if cid is not None:
             preferences = self._window.preferences
             title = self._store.get_conversation(cid).title
-            path = ask_export_path(self._window, title, preferences.export_folder)
+            path = ask_export_path(self._window.window(), title, preferences.export_folder)
             if path is not None and self.export_to(path):
                 preferences.export_folder = path.parent  # the next export starts there
 
     @Slot()
     def ask_import(self) -> None:
-        path = ask_import_path(self._window)
+        path = ask_import_path(self._window.window())
         if path is not None:
             self.import_from(path)

@@ -48,7 +48,7 @@ class HistoryImport(QObject):
     undoFinished = Signal(int)  # the batch taken out (or that could not be)
 
     def __init__(self, window: ImportHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self.dialog: ImportChatsDialog | None = None
         self.batches: list[int] = []  # this session's imports, newest last: Edit › Undo Import
@@ -59,7 +59,7 @@ class HistoryImport(QObject):
     @Slot()
     def ask_files(self) -> None:
         chosen, _ = QFileDialog.getOpenFileNames(
-            self._window, "Import Chats", str(Path.home()), _FILE_FILTER
+            self._window.window(), "Import Chats", str(Path.home()), _FILE_FILTER
         )
         if chosen:
             self.open_preview([Path(p) for p in chosen])
@@ -67,14 +67,14 @@ class HistoryImport(QObject):
     @Slot()
     def ask_folder(self) -> None:
         chosen = QFileDialog.getExistingDirectory(
-            self._window, "Import Chats from a Folder", str(Path.home())
+            self._window.window(), "Import Chats from a Folder", str(Path.home())
         )
         if chosen:
             self.open_preview([Path(chosen)])
 
     def open_preview(self, paths: list[Path]) -> ImportChatsDialog:
         """The import dialog on `paths`, reading them (nothing is written until Import)."""
-        dialog = ImportChatsDialog(paths, self._window.store.path, self._window)
+        dialog = ImportChatsDialog(paths, self._window.store.path, self._window.window())
         dialog.imported.connect(self._on_imported)
         dialog.undoRequested.connect(self.undo)
         dialog.finished.connect(lambda *_: self._forget(dialog))
@@ -150,7 +150,7 @@ class HistoryImport(QObject):
         if batch_id in self.batches:
             self.batches.remove(batch_id)
         self.update_undo_action()
-        for dialog in self._window.findChildren(ImportChatsDialog):
+        for dialog in self._window.window().findChildren(ImportChatsDialog):
             if dialog.batch_id == batch_id:
                 dialog.show_undone(result)
         self._window.statusBar().showMessage(

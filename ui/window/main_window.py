@@ -13,12 +13,13 @@ preferences dialogs (`SettingsCommands`); its layout is built by `window_layout`
 from __future__ import annotations
 
 import logging
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Slot
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent, QGuiApplication, QResizeEvent
-from PySide6.QtWidgets import QApplication, QMainWindow, QWidget
+from PySide6.QtWidgets import QApplication, QMainWindow, QPlainTextEdit, QTextEdit, QWidget
 
 from app.store.conversations import DEFAULT_TITLE, Conversation, StoreError
 from ui.chat.chat_header import ChatHeader
@@ -164,7 +165,7 @@ class MainWindow(QMainWindow):
             "about": self._about,
         }
         for mode in THEME_MODES:
-            slots[f"theme_{mode}"] = lambda _checked=False, m=mode: self.set_theme(m)
+            slots[f"theme_{mode}"] = partial(self.set_theme, mode)
         return slots
 
     def _connect(self) -> None:
@@ -353,9 +354,9 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def copy(self) -> None:
-        focused = QApplication.focusWidget()
-        if hasattr(focused, "textCursor") and focused.textCursor().hasSelectedText():
-            focused.copy()
+        widget = QApplication.focusWidget()
+        if isinstance(widget, QTextEdit | QPlainTextEdit) and widget.textCursor().hasSelection():
+            widget.copy()
             return
         replies = [v for v in self.branches.path_views() if v.role == "assistant" and v.content]
         if replies:

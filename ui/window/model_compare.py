@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QToolButton
+from PySide6.QtWidgets import QMenu, QToolButton
 
 from app.async_tasks import spawn
 from app.chat.compare_actions import library_model, remote_model
@@ -59,7 +59,7 @@ class ModelCompareHost(ChatPane, MenuWindow, Protocol):
 
 class ModelCompare(QObject):
     def __init__(self, window: ModelCompareHost) -> None:
-        super().__init__(window)  # type: ignore[arg-type]
+        super().__init__(window.window())
         self._window = window
         self._controller = window.controller
         self._compare = window.controller.compare
@@ -76,12 +76,12 @@ class ModelCompare(QObject):
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         window.composer.add_beside_send(self.button)
         self.button.clicked.connect(self.choose_for_draft)
-        self.action = QAction("Compare &Models…", window)  # type: ignore[arg-type]
+        self.action = QAction("Compare &Models…", window.window())
         self.action.setShortcut(QKeySequence("Ctrl+Shift+M"))
         self.action.triggered.connect(self.choose)
         window.addAction(self.action)
         menus = {a.text().replace("&", ""): a.menu() for a in window.menuBar().actions()}
-        if (chat := menus.get("Chat")) is not None:
+        if isinstance(chat := menus.get("Chat"), QMenu):  # a menu action's menu: any QObject
             chat.addAction(self.action)
         c = self._compare
         c.started.connect(self._on_started)
@@ -155,7 +155,7 @@ class ModelCompare(QObject):
             self.chooser.close()
         self.chooser = chooser = CompareChooser(
             models, [own] if own else [],
-            lambda chosen: self._controller.compare_plan(cid, chosen), window,  # type: ignore[arg-type]
+            lambda chosen: self._controller.compare_plan(cid, chosen), window.window(),
         )
         if own and is_remote(own):
             chooser.add_models([remote_model(own)], [own])
@@ -209,7 +209,7 @@ class ModelCompare(QObject):
         count = len(started.models)
         self.view = view = ColumnsView(
             self._headings(started.blind), f"{count} Models Side by Side", _KEPT_HINT,
-            self._window,  # type: ignore[arg-type]
+            self._window.window(),
         )
         view.setObjectName("CompareView")
         view.set_notice(started.notice)

@@ -64,7 +64,7 @@ class PickerBox(QComboBox):
 
 class ModelPicker(QObject):
     def __init__(self, window: PickerHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         # None until the library is first listed: once a model is ready or the list opens,
         # never before the window's first paint (listing reads every model's files).

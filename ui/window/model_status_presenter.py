@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
 from app.generation.model_session import ModelStatus
 from app.generation.worker_events import MemoryUse
+from ui.window.window_host import WindowWidget
 
 if TYPE_CHECKING:
     from ui.chat.composer import Composer
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ui.window.status_panel import StatusPanel
 
 
-class StatusHost(Protocol):
+class StatusHost(WindowWidget, Protocol):
     """The window's parts that show the model's state."""
 
     status_panel: StatusPanel
@@ -30,7 +31,7 @@ class ModelStatusPresenter(QObject):
     ready = Signal()  # a model is loaded: token counts can be asked for
 
     def __init__(self, window: StatusHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._composer = window.composer
         self._status_panel = window.status_panel
         self._models = window.models

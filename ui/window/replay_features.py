@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 class ReplayFeatures(QObject):
     def __init__(self, window: ChatPane) -> None:
-        super().__init__(window)  # type: ignore[arg-type]
+        super().__init__(window.window())
         self._window = window
         self._replays = window.controller.replays
         self.dialog: ReplyDetailsDialog | None = None
@@ -49,7 +49,7 @@ class ReplayFeatures(QObject):
             return None
         if self.dialog is not None:
             self.dialog.close()
-        self.dialog = ReplyDetailsDialog(details, self._window)  # type: ignore[arg-type]
+        self.dialog = ReplyDetailsDialog(details, self._window.window())
         self.dialog.replayRequested.connect(self._replays.start)
         self.dialog.keepRequested.connect(self._keep)
         self.dialog.show()

@@ -49,7 +49,7 @@ class SettingsHost(ChatWindow, Protocol):
 
 class SettingsCommands(QObject):
     def __init__(self, window: SettingsHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._controller = window.controller
         self._preferences = window.preferences
@@ -88,7 +88,7 @@ class SettingsCommands(QObject):
         dialog = PreferencesDialog(
             preferences.cache_budget_bytes,
             preferences.theme,
-            self._window,
+            self._window.window(),
             disk_budget_bytes=(
                 memory.disk_budget_bytes if disk_budget is None else disk_budget
             ),

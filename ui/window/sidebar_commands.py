@@ -34,7 +34,7 @@ class SidebarHost(ConversationList, Protocol):
 
 class SidebarCommands(QObject):
     def __init__(self, window: SidebarHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._controller = window.controller
         self._store = window.store

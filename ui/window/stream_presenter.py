@@ -47,7 +47,7 @@ class StreamPresenter(QObject):
     idle = Signal()  # no reply is being written any more
 
     def __init__(self, window: StreamHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._latest: StreamUpdate | None = None  # the latest streamed text, not yet shown
         # message id -> the newest streamed update, newer than what the store holds

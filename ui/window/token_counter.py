@@ -20,7 +20,7 @@ TOKEN_COUNT_DEBOUNCE_MS = 300
 
 class TokenCounter(QObject):
     def __init__(self, window: ChatPane) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         self._timer = QTimer(self, singleShot=True, interval=TOKEN_COUNT_DEBOUNCE_MS)
         self._timer.timeout.connect(self._request)

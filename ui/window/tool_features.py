@@ -36,7 +36,7 @@ class ToolHost(ChatPane, Protocol):
 
 class ToolFeatures(QObject):
     def __init__(self, window: ToolHost) -> None:
-        super().__init__(window)
+        super().__init__(window.window())
         self._window = window
         controller = window.controller
         self.flow = controller.tool_flow

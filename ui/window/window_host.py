@@ -2,7 +2,8 @@
 
 Each helper (branch commands, sidebar commands, the stream presenter…) is given the window but
 types it by the protocol of exactly what it uses, declared here, so no helper imports
-`MainWindow` and the window's module is the only one that knows them all.
+`MainWindow` and the window's module is the only one that knows them all. That the window fills
+each of them is checked by the type checker (`tests/test_protocols.py`).
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from PySide6.QtGui import QAction
-    from PySide6.QtWidgets import QMenuBar, QStatusBar
+    from PySide6.QtWidgets import QMenuBar, QStatusBar, QWidget
 
     from app.chat.controller import ChatController
     from app.store.conversations import Conversation, Store
@@ -20,7 +21,15 @@ if TYPE_CHECKING:
     from ui.chat.notice_banner import NoticeBanner
 
 
-class ChatWindow(Protocol):
+class WindowWidget(Protocol):
+    """The window as a widget, through `QWidget.window()` (a top-level window is its own): the
+    QObject parent of each helper, and the parent of the dialogs it opens. A protocol cannot say
+    "is a QWidget", so a helper reaches the widget through this."""
+
+    def window(self) -> QWidget: ...
+
+
+class ChatWindow(WindowWidget, Protocol):
     """The open conversation and the controller: what nearly every helper needs."""
 
     controller: ChatController
@@ -49,7 +58,7 @@ class ChatPane(ChatWindow, Protocol):
 class MenuWindow(Protocol):
     """A window that takes shortcuts and has a menu bar (as QMainWindow)."""
 
-    def addAction(self, action: QAction) -> None: ...
+    def addAction(self, action: QAction, /) -> None: ...
 
     def menuBar(self) -> QMenuBar: ...
 

@@ -52,7 +52,7 @@ def test_details_replay_and_keeping_the_replay(qtbot, tmp_path: Path, llama_path
         with qtbot.waitSignal(app.controller.replays.finished, timeout=60000):
             dialog.replay_button.click()
         assert dialog.outcome is not None and dialog.outcome.identical
-        assert "Identical" in dialog.result.text() and not dialog.keep_button.isVisible()
+        assert "Identical" in dialog.replay_result.text() and not dialog.keep_button.isVisible()
         assert len(store.all_messages(cid)) == 2  # a replay writes nothing
         _shots(qtbot, dialog, window, "reply-details-identical")
 
@@ -63,7 +63,7 @@ def test_details_replay_and_keeping_the_replay(qtbot, tmp_path: Path, llama_path
         outcome = dialog.outcome
         assert outcome is not None and not outcome.identical
         assert [c.key for c in outcome.changed] == ["model.weights_digest"]
-        assert "the weights" in dialog.result.text() and dialog.keep_button.isVisible()
+        assert "the weights" in dialog.replay_result.text() and dialog.keep_button.isVisible()
         _shots(qtbot, dialog, window, "reply-details-different")
 
         dialog.keep_button.click()

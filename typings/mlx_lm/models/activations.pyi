@@ -1,0 +1,3 @@
+import mlx.core as mx
+
+def swiglu(gate: mx.array, x: mx.array) -> mx.array: ...
