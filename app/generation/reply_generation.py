@@ -24,7 +24,14 @@ from typing import Any, Final, Protocol
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
+from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.worker import GenerationRequest
+from app.generation.worker_events import (
+    GenerationFailed,
+    GenerationFinished,
+    PrefillProgress,
+    TokensReady,
+)
 from app.library.draft_choice import with_draft
 from app.qt_signal import QtSignal
 from app.store.conversations import NotFoundError, Store, StoreError
@@ -45,13 +52,14 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 class ReplyBackend(Protocol):
-    """What generates replies: payloads as documented on `InferenceWorker`'s signals;
-    `generationFailed` may add "status": "interrupted" (the text so far is good), else "error"."""
+    """What generates replies, with the signals of `InferenceWorker`: `tokensReady` carries
+    TokensReady, `prefillProgress` PrefillProgress, `generationFinished` GenerationFinished
+    and `generationFailed` GenerationFailed (`app.generation.worker_events`)."""
 
-    tokensReady: Final[QtSignal]  # {"request_id", "text": delta}
-    prefillProgress: Final[QtSignal]  # {"request_id", "done", "total" (-1: size unknown)}
-    generationFinished: Final[QtSignal]  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed: Final[QtSignal]  # {"request_id", "message", "status"?}
+    tokensReady: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
 
     def submit(self, request: GenerationRequest) -> None: ...
     def cancel(self, request_id: int | None = None) -> None: ...
@@ -73,18 +81,13 @@ class _Reply:
 
 
 class ReplyGeneration(QObject):
-    # {"conversation_id", "message_id", "text", "reasoning", "thinking", "calling"}: whole texts
-    # so far, whether the reply is still reasoning, and the tool it is calling (None while it
-    # calls none, "" while the name is incomplete; once calling, "text" stops where the call began)
-    streamUpdated = Signal(object)
-    prefillProgress = Signal(object)  # {"message_id", "done", "total"}
+    streamUpdated = Signal(StreamUpdate)
+    prefillProgress = Signal(ReplyPrefill)
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
     toolCallsMade = Signal(int, int)  # (conversation_id, message_id): a reply called tools
-    # The chat outgrew the model's context under the "stop" policy:
-    # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
-    contextFull = Signal(object)
+    contextFull = Signal(ContextFull)
 
     def __init__(
         self,
@@ -176,7 +179,7 @@ class ReplyGeneration(QObject):
         self.busyChanged.emit(True)
         if refused is not None:
             # Ended as the engine ends a prompt it refuses: an error reply, and a notice.
-            self._on_failed({"request_id": request_id, "message": refused})
+            self._on_failed(GenerationFailed(request_id, refused))
         return reply.id
 
     def stop(self) -> None:
@@ -235,64 +238,55 @@ class ReplyGeneration(QObject):
         return reply if reply is not None and reply.request_id == request_id else None
 
     @Slot(object)
-    def _on_tokens(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_tokens(self, tokens: TokensReady) -> None:
+        reply = self._current(tokens.request_id)
         if reply is None or reply.detached:
             return
-        calling = payload.get("calling")
-        self._append(reply, payload["text"], payload.get("reasoning", ""))
+        self._append(reply, tokens.text, tokens.reasoning)
         if reply.detached:
             return
         text = reply.writer.text
         # A call's markup, or what may become a marker, never shows while it is written.
-        hidden = int(payload.get("hidden", 0))
-        self.streamUpdated.emit(
-            {
-                "conversation_id": reply.conversation_id,
-                "message_id": reply.message_id,
-                "text": text[: len(text) - hidden] if hidden else text,
-                "reasoning": reply.writer.reasoning,
-                "thinking": payload.get("thinking", False),
-                "calling": calling,
-            }
-        )
+        shown = text[: len(text) - tokens.hidden] if tokens.hidden else text
+        self.streamUpdated.emit(StreamUpdate(
+            reply.conversation_id, reply.message_id, shown, reply.writer.reasoning,
+            tokens.thinking, tokens.calling,
+        ))
 
     @Slot(object)
-    def _on_prefill(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_prefill(self, progress: PrefillProgress) -> None:
+        reply = self._current(progress.request_id)
         if reply is not None and not reply.detached:
-            self.prefillProgress.emit(
-                {"message_id": reply.message_id, "done": payload["done"], "total": payload["total"]}
-            )
+            self.prefillProgress.emit(ReplyPrefill(reply.message_id, progress.done, progress.total))
 
     @Slot(object)
-    def _on_finished(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_finished(self, finished: GenerationFinished) -> None:
+        reply = self._current(finished.request_id)
         if reply is None:
             return
         try:
             if not reply.detached:
                 streamed = reply.writer.text[len(reply.continued) :]
-                missing = payload["text"][len(streamed) :]
-                if missing and payload["text"].startswith(streamed):
+                missing = finished.text[len(streamed) :]
+                if missing and finished.text.startswith(streamed):
                     self._append(reply, missing)
-                    streamed = payload["text"]
-                if payload["finish_reason"] == "cancelled" and not streamed:
+                    streamed = finished.text
+                if finished.finish_reason == "cancelled" and not streamed:
                     self._drop_empty(reply)
                 else:
-                    status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
-                    stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-                    dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
+                    status = "stopped" if finished.finish_reason == "cancelled" else "complete"
+                    stats = {**finished.stats, "finish_reason": finished.finish_reason}
+                    dropped = [reply.prompt_ids[i] for i in finished.dropped_messages]
                     if dropped:
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]
-                    calls = list(payload.get("tool_calls") or ())
+                    calls = list(finished.tool_calls)
                     # A reply that called tools: its answer without the calls' markup, its calls.
                     tool_kwargs: dict[str, Any] = {} if not calls or status != "complete" else {
-                        "content": reply.continued + payload["text"],
+                        "content": reply.continued + finished.text,
                         "tool_calls": calls}
                     self._finish_writer(
-                        reply, status, stats=stats, reasoning=payload.get("reasoning", ""),
-                        provenance=payload.get("provenance"), **tool_kwargs,
+                        reply, status, stats=stats, reasoning=finished.reasoning,
+                        provenance=finished.provenance, **tool_kwargs,
                     )
                     reply.called_tools = bool(tool_kwargs) and not reply.detached
         finally:
@@ -301,20 +295,17 @@ class ReplyGeneration(QObject):
             self.toolCallsMade.emit(reply.conversation_id, reply.message_id)
 
     @Slot(object)
-    def _on_failed(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_failed(self, failed: GenerationFailed) -> None:
+        reply = self._current(failed.request_id)
         if reply is None:
             return
         try:
             if not reply.detached:
-                status = payload.get("status", "error")
-                self._finish_writer(reply, status, error=payload["message"])
-            if payload.get("context_full"):
-                self.contextFull.emit(
-                    {"conversation_id": reply.conversation_id, "message": payload["message"]}
-                )
+                self._finish_writer(reply, failed.status, error=failed.message)
+            if failed.context_full:
+                self.contextFull.emit(ContextFull(reply.conversation_id, failed.message))
             else:
-                self.notice.emit(payload["message"])
+                self.notice.emit(failed.message)
         finally:
             self._end(reply)
 
@@ -364,11 +355,7 @@ class ReplyGeneration(QObject):
         """The store still has the text as of its last successful write: keep the whole of it on
         screen until it is saved."""
         self.streamUpdated.emit(
-            {
-                "conversation_id": reply.conversation_id,
-                "message_id": reply.message_id,
-                "text": reply.writer.text,
-            }
+            StreamUpdate(reply.conversation_id, reply.message_id, reply.writer.text)
         )
 
     @Slot()

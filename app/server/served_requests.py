@@ -15,12 +15,17 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt
 
 from app.generation.worker import GenerationRequest, InferenceWorker
+from app.generation.worker_events import (
+    GenerationFailed,
+    GenerationFinished,
+    ModelLoaded,
+    TokensReady,
+)
 
 # Prefixes of served requests are cached under this id, apart from the window's conversations.
 SERVER_CONVERSATION = "local-server"
@@ -31,14 +36,8 @@ class QueueFullError(Exception):
     """Too many served requests are already waiting or running."""
 
 
-@dataclass(frozen=True)
-class Event:
-    """What the worker said about one request: "tokens" (payload["text"] is the new text),
-    "finished" ({"text", "finish_reason", "stats", "tool_calls"}) or "failed" ({"message",
-    "invalid_request"})."""
-
-    kind: str
-    payload: dict[str, Any]
+# What the worker said about one request: new text, then its end or its failure.
+Event = TokensReady | GenerationFinished | GenerationFailed
 
 
 class ServedRequest:
@@ -56,7 +55,7 @@ class ServedRequest:
 
     def deliver(self, event: Event) -> None:
         """On the request's loop."""
-        if event.kind != "tokens":
+        if not isinstance(event, TokensReady):
             self.done = True
         self._events.put_nowait(event)
 
@@ -65,7 +64,7 @@ class ServedRequest:
         while True:
             event = await self._events.get()
             yield event
-            if event.kind != "tokens":
+            if not isinstance(event, TokensReady):
                 return
 
 
@@ -75,7 +74,7 @@ class ServedGenerations:
     def __init__(
         self,
         worker: InferenceWorker,
-        model_info: dict[str, Any] | None = None,
+        model_info: ModelLoaded | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self.worker = worker
@@ -85,9 +84,9 @@ class ServedGenerations:
         self._requests: dict[int, ServedRequest] = {}
         direct = Qt.ConnectionType.DirectConnection
         self._connections = [
-            (worker.tokensReady, self._on_tokens),
-            (worker.generationFinished, self._on_finished),
-            (worker.generationFailed, self._on_failed),
+            (worker.tokensReady, self._route),
+            (worker.generationFinished, self._route),
+            (worker.generationFailed, self._route),
             (worker.modelLoaded, self._on_model_loaded),
             (worker.loadStarted, self._on_load_started),
         ]
@@ -95,8 +94,8 @@ class ServedGenerations:
             signal.connect(slot, direct)
 
     @property
-    def model(self) -> dict[str, Any] | None:
-        """The loaded model's facts ({"model_id", "context_length", ...}), None while none is."""
+    def model(self) -> ModelLoaded | None:
+        """The loaded model's facts, None while none is."""
         return self._model
 
     def pending(self) -> int:
@@ -151,29 +150,20 @@ class ServedGenerations:
             signal.disconnect(slot)
 
     # ---- worker thread ---------------------------------------------------------------------
-    def _route(self, kind: str, payload: dict[str, Any], last: bool) -> None:
+    def _route(self, event: Event) -> None:
         with self._lock:
-            served = self._requests.get(payload["request_id"])
-            if served is not None and last:
-                del self._requests[payload["request_id"]]
+            served = self._requests.get(event.request_id)
+            if served is not None and not isinstance(event, TokensReady):
+                del self._requests[event.request_id]
         if served is None:
             return  # the window's request, or one of another server
         try:
-            served.loop.call_soon_threadsafe(served.deliver, Event(kind, payload))
+            served.loop.call_soon_threadsafe(served.deliver, event)
         except RuntimeError:
             served.request.cancel.set()  # its loop has closed: nobody is listening any more
 
-    def _on_tokens(self, payload: dict) -> None:
-        self._route("tokens", payload, last=False)
-
-    def _on_finished(self, payload: dict) -> None:
-        self._route("finished", payload, last=True)
-
-    def _on_failed(self, payload: dict) -> None:
-        self._route("failed", payload, last=True)
-
-    def _on_model_loaded(self, info: dict) -> None:
-        self._model = dict(info)
+    def _on_model_loaded(self, info: ModelLoaded) -> None:
+        self._model = info
 
     def _on_load_started(self, _path: str) -> None:
         self._model = None

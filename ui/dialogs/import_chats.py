@@ -39,7 +39,7 @@ Step = str  # "reading", "preview", "importing", "report"
 
 
 class ImportChatsDialog(QDialog):
-    imported = Signal(object)  # run.ImportReport, once an import has ended (cancelled too)
+    imported = Signal(run.ImportReport)  # once an import has ended (cancelled too)
     undoRequested = Signal(int)  # the batch to take back out
     stepChanged = Signal(str)
 
