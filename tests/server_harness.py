@@ -15,6 +15,7 @@ import openai
 from PySide6.QtCore import Qt
 
 from app.generation.worker import InferenceWorker, default_engine_factory
+from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig
 from app.server.openai_server import LocalServer
 from app.server.served_requests import ServedGenerations
@@ -61,23 +62,25 @@ class WatchedEngine:
 class Served:
     worker: InferenceWorker
     engine: WatchedEngine
-    model_info: dict[str, Any]
+    model_info: ModelLoaded
 
 
 def start_worker(model: Path) -> Served:
     """A worker with the watched engine on `model`, loaded (no Qt event loop needed)."""
     holder: list[WatchedEngine] = []
 
-    def factory(path: Path, progress: Callable[[str, int, int], None]) -> tuple[Any, dict]:
+    def factory(
+        path: Path, progress: Callable[[str, int, int], None]
+    ) -> tuple[Any, ModelLoaded]:
         engine, info = default_engine_factory(path, progress)
         holder.append(WatchedEngine(engine))
         return holder[0], info
 
     worker = InferenceWorker(factory)
     loaded = threading.Event()
-    infos: list[dict] = []
+    infos: list[ModelLoaded] = []
 
-    def on_loaded(info: dict) -> None:
+    def on_loaded(info: ModelLoaded) -> None:
         infos.append(info)
         loaded.set()
 

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import QApplication
 
 from app.generation.worker import GenerationRequest, InferenceWorker
 from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import ModelLoaded
 from app.paths import AppPaths
 from ui.text.markdown_render import render
 
@@ -66,8 +67,8 @@ def run_self_test(model_path: Path | None, data_dir: str | None = None) -> int:
 class _Relay(QObject):
     """Turns a worker call's callbacks into the signals `_wait` waits on."""
 
-    done = Signal(object)
-    failed = Signal(object)
+    done = Signal(Path)  # the model folder
+    failed = Signal(str)  # why not
 
 
 def _default_model(worker: InferenceWorker, data_dir: str | None) -> Path:
@@ -94,25 +95,25 @@ def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
     )
     result = _wait(worker.generationFinished, worker.generationFailed, GENERATE_TIMEOUT_S,
                    "generating a reply", lambda: worker.submit(request))
-    stats = result["stats"]
-    image = _render_offscreen(result["text"])
+    stats = result.stats
+    image = _render_offscreen(result.text)
     libmlx = _loaded_libmlx()
     return {
-        "model": info["model_id"],
+        "model": info.model_id,
         "tokens": stats["generated_tokens"],
         "decode": f"{stats['decode_tps']:.1f} tok/s",
         "render": f"{image.width()}x{image.height()}",
         "libmlx": libmlx,
         "metallib": _check_metallib(libmlx),
         "blas": _check_blas(info),
-        "weights": info.get("weights_form", "unknown"),
+        "weights": info.weights_form or "unknown",
     }
 
 
-def _check_blas(info: dict[str, Any]) -> str:
-    blas = str(info.get("blas") or "unknown")
+def _check_blas(info: ModelLoaded) -> str:
+    blas = info.blas or "unknown"
     wanted = sys.platform.startswith("linux") and os.environ.get("BRANCHWISE_BLAS") != "bundled"
-    if wanted and not info.get("blas_in_use"):
+    if wanted and not info.blas_in_use:
         raise SelfTestError(f"MLX does not use the fast BLAS: {blas}")
     return blas
 

@@ -7,7 +7,8 @@ replies.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -17,13 +18,45 @@ from app.chat.branch_outline import OutlineNode, build_outline, paths_to, walk
 from app.generation.prompt_messages import prompt_messages
 from app.generation.ttft_estimate import MeasuredRates, estimate_ttft
 from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker_events import GenerationFinished
 from app.store.conversations import Store, StoreError
 
 
+@dataclass(frozen=True, slots=True)
+class BranchOutline:
+    """The outline of `conversation_id` (None: no conversation is open, the outline is empty)."""
+
+    conversation_id: int | None
+    nodes: tuple[OutlineNode, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BranchState:
+    """Where a continuation at a branch would find its prompt's `tokens`: the deepest reusable
+    one's `tier` ("memory", "disk" or "none"), how many are in memory, on disk (`disk_bytes` to
+    read) or not cached, and the estimated seconds to its first token (None before any reply
+    was measured)."""
+
+    tokens: int
+    tier: str
+    memory_tokens: int
+    disk_tokens: int
+    uncached_tokens: int
+    disk_bytes: int
+    ttft_s: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class BranchStates:
+    """The cache state of each branch of `conversation_id`, by the last message id of its run."""
+
+    conversation_id: int
+    states: Mapping[int, BranchState]
+
+
 class BranchMapSource(QObject):
-    outlineReady = Signal(object)  # {"conversation_id", "nodes": [OutlineNode]}
-    # {"conversation_id", "states": {last_id: {..cache state.., "ttft_s": float | None}}}
-    statesReady = Signal(object)
+    outlineReady = Signal(BranchOutline)
+    statesReady = Signal(BranchStates)
 
     def __init__(
         self,
@@ -48,7 +81,7 @@ class BranchMapSource(QObject):
         self._conversation_id = conversation_id
         self._generation += 1
         if conversation_id is None:
-            self.outlineReady.emit({"conversation_id": None, "nodes": []})
+            self.outlineReady.emit(BranchOutline(None, ()))
             return []
         try:
             messages = self.store.all_messages(conversation_id)
@@ -56,7 +89,7 @@ class BranchMapSource(QObject):
         except StoreError:
             return []
         nodes = build_outline(messages, active)
-        self.outlineReady.emit({"conversation_id": conversation_id, "nodes": nodes})
+        self.outlineReady.emit(BranchOutline(conversation_id, tuple(nodes)))
         ends = [node.last_id for node in walk(nodes)]
         paths = paths_to(messages, ends)
         detail = self._detail()
@@ -90,11 +123,15 @@ class BranchMapSource(QObject):
     ) -> None:
         if generation != self._generation or found is None:
             return
-        states = {
-            end: {**state, "ttft_s": estimate_ttft(state, self.rates)}
-            for end, state in zip(ends, found, strict=True)
-        }
-        self.statesReady.emit({"conversation_id": conversation_id, "states": states})
+        states = {end: self._branch_state(state) for end, state in zip(ends, found, strict=True)}
+        self.statesReady.emit(BranchStates(conversation_id, states))
 
-    def _on_finished(self, payload: dict[str, Any]) -> None:
-        self.rates.observe(payload.get("stats") or {})
+    def _branch_state(self, state: Mapping[str, Any]) -> BranchState:
+        """A path's state as the engine's `cache_state` gave it, with its estimated TTFT."""
+        return BranchState(
+            state["tokens"], state["tier"], state["memory_tokens"], state["disk_tokens"],
+            state["uncached_tokens"], state["disk_bytes"], estimate_ttft(state, self.rates),
+        )
+
+    def _on_finished(self, finished: GenerationFinished) -> None:
+        self.rates.observe(finished.stats)

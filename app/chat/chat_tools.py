@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
@@ -24,13 +24,16 @@ from app.settings import Preferences, chat_context_length
 from app.store.conversations import Store, StoreError
 from app.store.records import Message
 
+if TYPE_CHECKING:
+    from app.generation.worker_events import ModelLoaded
+
 
 class ChatTools(QObject):
     def __init__(
         self,
         store: Store,
         preferences: Preferences,
-        model_info: Callable[[], dict[str, Any] | None],
+        model_info: Callable[[], ModelLoaded | None],
         continue_reply: Callable[[int, int], bool],
         data_dir: Path,
         loop: Callable[[], asyncio.AbstractEventLoop | None] = app_loop,
@@ -61,7 +64,7 @@ class ChatTools(QObject):
         """The tools offered to the model for a reply in this chat (OpenAI-style schemas);
         none for a local model whose template takes no tools."""
         info = self._model_info()
-        if not remote and (info is None or info.get("tool_format") is None):
+        if not remote and (info is None or info.tool_format is None):
             return []
         try:
             params = self._store.get_conversation(conversation_id).params
@@ -94,4 +97,4 @@ class ChatTools(QObject):
         except StoreError:
             return None  # the chat is gone: the cap that no context narrows
         local = None if is_remote(conversation.model_id) else self._model_info()
-        return chat_context_length((local or {}).get("context_length"), conversation.params)
+        return chat_context_length(local.context_length if local else None, conversation.params)

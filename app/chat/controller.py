@@ -12,8 +12,10 @@ them, and holds the model and settings it reports.
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
 its replies from that server through `app.remote.backend`, whatever model the worker holds.
 
-Signals carry plain values. Connect them to methods of GUI-thread QObjects (never lambdas):
-`tokenCount` may be emitted from the worker thread, and a lambda receiver would run there.
+Signals carry plain values and frozen dataclasses, each declared with its payload's class (Qt
+passes them as Python objects); those dataclasses live beside the code that emits them. Connect
+them to methods of GUI-thread QObjects (never lambdas): `tokenCount` may be emitted from the
+worker thread, and a lambda receiver would run there.
 """
 
 from __future__ import annotations
@@ -24,18 +26,21 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
-from app.chat.branch_model import BranchModels, FollowSetup
+from app.chat.branch_model import BranchModels, FollowSetup, ModelFollowed
 from app.chat.chat_tools import ChatTools
 from app.chat.compare_actions import CompareActions
 from app.chat.conversation_actions import ConversationActions, new_chat_params
+from app.chat.image_attach import ImageAttached, ScannedPdf
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
-from app.chat.prompt_counts import PromptCounts
+from app.chat.prompt_counts import FileAttached, PromptCounts, TokenCount
 from app.generation.compare_generation import CompareGeneration
 from app.generation.compare_plan import CompareModel, ComparePlan
-from app.generation.model_session import ModelResolver, ModelSession, ModelState
+from app.generation.model_session import ModelResolver, ModelSession, ModelState, ModelStatus
+from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.generation.variant_generation import VariantGeneration
 from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker_events import MemoryUse, ModelLoaded
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connections, is_remote
 from app.replay.replays import Replays
@@ -55,27 +60,22 @@ __all__ = [
 class ChatController(QObject):
     conversationsChanged = Signal()  # the sidebar list changed
     conversationChanged = Signal(int)  # this conversation's tree or active path changed
-    # {"conversation_id", "message_id", "text", "reasoning", "thinking"} (whole texts)
-    streamUpdated = Signal(object)
+    streamUpdated = Signal(StreamUpdate)
     busyChanged = Signal(bool)
     notice = Signal(str)  # a message for the person: a refusal or an error
-    # {"state": a ModelState, "model_id", "message", "done", "total", "context_length"}
-    modelStatus = Signal(object)
-    memoryChanged = Signal(object)  # {"cache_bytes", "disk_bytes", "weights_bytes"}
-    prefillProgress = Signal(object)  # {"message_id", "done", "total"}
-    # {"conversation_id", "count", "context_length", "overflow": the chat's policy}
-    tokenCount = Signal(object)
+    modelStatus = Signal(ModelStatus)
+    memoryChanged = Signal(MemoryUse)
+    prefillProgress = Signal(ReplyPrefill)
+    tokenCount = Signal(TokenCount)
     conversationOpened = Signal(int)  # the window shows this conversation now
     closing = Signal()  # the store closes next: save what is still only in memory (a draft)
-    # {"conversation_id", "message"}: the chat no longer fits the model's context (its overflow
-    # policy is "stop"); the window offers `continue_in_new_chat`.
-    contextFull = Signal(object)
-    # {"conversation_id", "attachment": {"name", "size", "tokens", "text"}}: a file was read
-    attachmentReady = Signal(object)
-    imageReady = Signal(object)  # an ImageAttached (app.chat.image_attach): an image was kept
-    scannedPdf = Signal(object)  # a ScannedPdf (app.chat.image_attach): offer its pages
-    # A ModelFollowed (app.chat.branch_model): the chat goes on with the shown branch's model.
-    modelFollowed = Signal(object)
+    # The window offers `continue_in_new_chat`.
+    contextFull = Signal(ContextFull)
+    attachmentReady = Signal(FileAttached)  # a file was read
+    imageReady = Signal(ImageAttached)  # an image was kept
+    scannedPdf = Signal(ScannedPdf)  # offer its pages
+    # The chat goes on with the shown branch's model.
+    modelFollowed = Signal(ModelFollowed)
 
     def __init__(
         self,
@@ -152,7 +152,7 @@ class ChatController(QObject):
 
     # ---- model ------------------------------------------------------------------------------
     @property
-    def model_info(self) -> dict[str, Any] | None:
+    def model_info(self) -> ModelLoaded | None:
         return self._session.model_info
 
     @property
@@ -160,7 +160,7 @@ class ChatController(QObject):
         return self._session.model_state
 
     @property
-    def last_model_status(self) -> dict[str, Any]:
+    def last_model_status(self) -> ModelStatus:
         return self._session.last_model_status
 
     def start(self) -> None:
@@ -196,10 +196,10 @@ class ChatController(QObject):
     def image_detail(self, model_id: str | None = None) -> int | None:
         """The image detail Preferences keeps for `model_id` (by default the loaded model);
         None for what its processor takes, and for a remote model, which sizes images itself."""
-        model_id = model_id or (self.model_info or {}).get("model_id")
+        model_id = model_id or self._session.model_id
         if not model_id or is_remote(model_id):
             return None
-        return self.preferences.image_detail_for(str(model_id))
+        return self.preferences.image_detail_for(model_id)
 
     def remote_model(self, conversation_id: int) -> str | None:
         """The conversation's remote model id, or None when it uses the local model."""

@@ -6,13 +6,15 @@ in the words the chips and the refusals use.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.images.pdf_pages import MAX_PAGES
 from app.images.store import StoredImage
+
+if TYPE_CHECKING:
+    from app.generation.worker_events import ModelLoaded
 
 # Files the paperclip, a paste or a drop sends to the image store rather than reads as text:
 # the formats `app.images.store` accepts, by their usual names.
@@ -70,13 +72,13 @@ class ModelSight:
     refusal: str = ""
 
 
-def model_sight(model_info: Mapping[str, Any] | None) -> ModelSight:
+def model_sight(model_info: ModelLoaded | None) -> ModelSight:
     """What the loaded model (its info from the worker) makes of images. With no model loaded
     nothing is said yet: sending waits for a model anyway."""
-    if not model_info or model_info.get("vision"):
+    if model_info is None or model_info.vision:
         return ModelSight(True)
-    name = str(model_info.get("model_id") or "This model")
-    reason = str(model_info.get("text_only_reason") or "")
+    name = model_info.model_id or "This model"
+    reason = model_info.text_only_reason
     return ModelSight(
         False,
         f"{name} can't see images",

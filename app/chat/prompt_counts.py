@@ -10,6 +10,7 @@ Answers come back through the controller's `tokenCount`, `attachmentReady`, `sca
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from app.chat.image_attach import (
@@ -19,7 +20,13 @@ from app.chat.image_attach import (
     model_sight,
     unreadable_scan,
 )
-from app.generation.attachments import AttachmentError, NoTextLayer, read_attachment, wrap_file
+from app.generation.attachments import (
+    AttachedFile,
+    AttachmentError,
+    NoTextLayer,
+    read_attachment,
+    wrap_file,
+)
 from app.generation.model_session import ModelState
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
@@ -30,8 +37,35 @@ from app.store.conversations import StoreError
 
 if TYPE_CHECKING:
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.generation.worker_events import ModelLoaded
     from app.qt_signal import QtSignal
     from app.store.conversations import Store
+
+
+@dataclass(frozen=True, slots=True)
+class TokenCount:
+    """The prompt a draft of `conversation_id` would make takes `count` tokens, of a context of
+    `context_length` (the chat's own when it set one below the model's); `overflow` is the
+    chat's policy for a prompt that outgrows it."""
+
+    conversation_id: int
+    count: int
+    context_length: int | None
+    overflow: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileAttached:
+    """A file read for the draft of `conversation_id`, and the tokens its text costs."""
+
+    conversation_id: int
+    file: AttachedFile
+    tokens: int
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The attachment record the message will keep."""
+        return self.file.as_record(self.tokens)
 
 
 class CountingHost(Protocol):
@@ -49,7 +83,7 @@ class CountingHost(Protocol):
     def model_state(self) -> ModelState: ...
 
     @property
-    def model_info(self) -> dict[str, Any] | None: ...
+    def model_info(self) -> ModelLoaded | None: ...
 
     def remote_model(self, conversation_id: int) -> str | None: ...
 
@@ -89,16 +123,15 @@ class PromptCounts:
         kwargs = template_kwargs(controller.model_info, conversation.params)
         params = conversation.params
 
-        def count(engine: EngineLike | None) -> dict[str, Any] | None:
+        def count(engine: EngineLike | None) -> TokenCount | None:
             if engine is None or not messages:
                 return None
-            return {
-                "conversation_id": conversation_id,
-                "count": engine.count_prompt_tokens(messages, kwargs),
-                # The chat's own context length, when it set one below the model's.
-                "context_length": chat_context_length(engine.context_length, params),
-                "overflow": overflow,
-            }
+            return TokenCount(
+                conversation_id,
+                engine.count_prompt_tokens(messages, kwargs),
+                chat_context_length(engine.context_length, params),
+                overflow,
+            )
 
         self._worker.call(count, on_done=self._emit_token_count)
 
@@ -118,7 +151,7 @@ class PromptCounts:
             params = {}
         sight, detail = model_sight(controller.model_info), controller.image_detail()
 
-        def read(engine: EngineLike | None) -> dict[str, Any] | ScannedPdf:
+        def read(engine: EngineLike | None) -> FileAttached | ScannedPdf:
             if engine is None:
                 raise AttachmentError("Files can be attached once the model has loaded.")
             try:
@@ -130,9 +163,9 @@ class PromptCounts:
             tokens = engine.count_prompt_tokens(wrapped) - engine.count_prompt_tokens(bare)
             if too_many := _over_context(attached.name, tokens, engine, params):
                 raise AttachmentError(too_many)
-            return {"conversation_id": conversation_id, "attachment": attached.as_record(tokens)}
+            return FileAttached(conversation_id, attached, tokens)
 
-        def done(result: dict[str, Any] | ScannedPdf) -> None:
+        def done(result: FileAttached | ScannedPdf) -> None:
             scanned = isinstance(result, ScannedPdf)
             (controller.scannedPdf if scanned else controller.attachmentReady).emit(result)
 
@@ -230,9 +263,9 @@ class PromptCounts:
             [{"role": "user", "content": alone}]
         ) - engine.count_prompt_tokens([{"role": "user", "content": ""}])
 
-    def _emit_token_count(self, payload: dict[str, Any] | None) -> None:
-        if payload is not None:
-            self._controller.tokenCount.emit(payload)
+    def _emit_token_count(self, count: TokenCount | None) -> None:
+        if count is not None:
+            self._controller.tokenCount.emit(count)
 
 
 def _over_context(name: str, tokens: int, engine: EngineLike, params: dict[str, Any]) -> str:

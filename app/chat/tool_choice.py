@@ -9,10 +9,13 @@ it reports the tool-call format with the model's info, as plain text, or None.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.tool_info import ToolInfo
+
+if TYPE_CHECKING:
+    from app.generation.worker_events import ModelLoaded
 
 # In a conversation's params: the names of the servers it may use (the built-in tools count as
 # the server "branchwise"). Absent: the default from Preferences.
@@ -34,7 +37,7 @@ def chat_tools(
     return [t for t in available if allowed is None or t.server in allowed]
 
 
-def tools_off_reason(model_info: dict[str, Any] | None, remote: bool = False) -> str | None:
+def tools_off_reason(model_info: ModelLoaded | None, remote: bool = False) -> str | None:
     """Why no tools can be offered now (no model, or one whose template takes none), or None.
     A chat with a remote model is always offered them: its server reads the calls, and they
     run here as a local model's do."""
@@ -42,8 +45,8 @@ def tools_off_reason(model_info: dict[str, Any] | None, remote: bool = False) ->
         return None
     if model_info is None:
         return "No model is loaded."
-    if model_info.get("tool_format") is None:
-        name = model_info.get("model_id") or "This model"
+    if model_info.tool_format is None:
+        name = model_info.model_id or "This model"
         return f"{name}'s chat template takes no tools, so tools are off for this model."
     return None
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat import tool_payloads, tool_turns
+from app.chat import tool_turns
 from app.chat.tool_choice import chat_tools
-from app.chat.tool_payloads import ToolWait
+from app.chat.tool_payloads import CallLimit, CallSettled, ToolCallCard, ToolWait, call_card
 from app.chat.tool_runs import ToolRun, ToolRunner
 from app.mcp.approvals import ToolApprovals
 from app.mcp.results import ToolFailure, ToolResult, cap_text, result_cap
@@ -58,11 +58,10 @@ class _Turn:
 
 
 class ToolFlow(QObject):
-    approvalNeeded = Signal(object)  # app.chat.tool_payloads.call_payload
-    callRunning = Signal(object)  # {"conversation_id", "call_id", "server", "tool"}
-    # The card for this conversation's call is done with: {"conversation_id", "call_id"}
-    settled = Signal(object)
-    limitReached = Signal(object)  # {"conversation_id", "count", "limit"}
+    approvalNeeded = Signal(ToolCallCard)
+    callRunning = Signal(ToolCallCard)
+    settled = Signal(CallSettled)
+    limitReached = Signal(CallLimit)
     conversationChanged = Signal(int)  # a result was stored
     notice = Signal(str)
 
@@ -94,15 +93,15 @@ class ToolFlow(QObject):
 
     # --- what the window asks ----------------------------------------------------------------
 
-    def pending(self, conversation_id: int) -> dict[str, Any] | None:
-        """What the chat waits for now, as its card shows it (the payload of `approvalNeeded`,
-        `callRunning` or `limitReached` with "waiting" added), or None."""
+    def pending(self, conversation_id: int) -> ToolCallCard | CallLimit | None:
+        """What the chat waits for now, as its card shows it (what `approvalNeeded`,
+        `callRunning` or `limitReached` said), or None."""
         turn = self._turns.get(conversation_id)
         if turn is None or turn.waiting is None:
             return None
         if turn.waiting is ToolWait.LIMIT:
-            return {"waiting": ToolWait.LIMIT, **self._limit_payload(turn)}
-        return {"waiting": turn.waiting, **self._call_payload(turn)}
+            return self._limit_payload(turn)
+        return self._call_payload(turn, turn.waiting)
 
     def is_running(self, conversation_id: int) -> bool:
         turn = self._turns.get(conversation_id)
@@ -176,7 +175,7 @@ class ToolFlow(QObject):
             self._extra[key] = self._extra.get(key, 0) + self._max_calls()
             turn.limit += self._max_calls()
             turn.waiting = None
-            self.settled.emit({"conversation_id": conversation_id, "call_id": None})
+            self.settled.emit(CallSettled(conversation_id, None))
             self._advance(turn)
 
     def stop(self, conversation_id: int) -> None:
@@ -185,7 +184,7 @@ class ToolFlow(QObject):
         if turn is not None:
             if turn.run is not None:
                 turn.run.cancel()
-            self.settled.emit({"conversation_id": conversation_id, "call_id": None})
+            self.settled.emit(CallSettled(conversation_id, None))
 
     def rerun(self, tool_message_id: int) -> None:
         """Run a stored call again: its new result is a sibling of the old one; the reply's
@@ -277,7 +276,7 @@ class ToolFlow(QObject):
                 self._run(turn)
                 return
             turn.waiting = ToolWait.APPROVAL
-            self.approvalNeeded.emit(self._call_payload(turn))
+            self.approvalNeeded.emit(self._call_payload(turn, ToolWait.APPROVAL))
             return
         del self._turns[turn.conversation_id]
         self._continue(turn.conversation_id, turn.leaf_id)
@@ -286,7 +285,7 @@ class ToolFlow(QObject):
         assert turn.call is not None and turn.tool is not None
         turn.waiting = ToolWait.RUNNING
         turn.started = time.monotonic()
-        self.callRunning.emit(self._call_payload(turn))
+        self.callRunning.emit(self._call_payload(turn, ToolWait.RUNNING))
         this = turn
 
         def done(result: ToolResult) -> None:
@@ -315,7 +314,7 @@ class ToolFlow(QObject):
             return
         turn.call = turn.tool = None
         turn.waiting = None
-        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": call["id"]})
+        self.settled.emit(CallSettled(turn.conversation_id, call["id"]))
         self.conversationChanged.emit(turn.conversation_id)
         self._advance(turn)
 
@@ -368,7 +367,7 @@ class ToolFlow(QObject):
 
     def _fail(self, turn: _Turn, message: str) -> None:
         self._turns.pop(turn.conversation_id, None)
-        self.settled.emit({"conversation_id": turn.conversation_id, "call_id": None})
+        self.settled.emit(CallSettled(turn.conversation_id, None))
         self.notice.emit(message)
 
     def tool_for(self, conversation_id: int, model_name: str) -> ToolInfo | None:
@@ -386,14 +385,13 @@ class ToolFlow(QObject):
         return turn.call is not None and tool_turns.repeats_answered_call(
             self.store.path_to(turn.leaf_id), turn.call)
 
-    def _call_payload(self, turn: _Turn) -> dict[str, Any]:
+    def _call_payload(self, turn: _Turn, waiting: ToolWait) -> ToolCallCard:
         tool = turn.tool
         changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
-        return tool_payloads.call_payload(
+        return call_card(
             turn.conversation_id, turn.reply_id, turn.call or {}, tool,
-            changed.description if changed else None, self._repeated(turn))
+            changed.description if changed else None, self._repeated(turn), waiting)
 
-    def _limit_payload(self, turn: _Turn) -> dict[str, Any]:
+    def _limit_payload(self, turn: _Turn) -> CallLimit:
         count = tool_turns.calls_since_person(self.store.active_path(turn.conversation_id))
-        return {"conversation_id": turn.conversation_id, "count": count,
-                "limit": self._max_calls()}
+        return CallLimit(turn.conversation_id, count, self._max_calls())

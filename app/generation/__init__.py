@@ -1,8 +1,8 @@
 """Talking to the model: the inference worker thread (the only thread that touches MLX) and its
-parts (requests, engine calls, coalesced tokens, errors, the models it holds), the model session,
-replies, Regenerate xN and Compare written into the store as they stream (with how a compare's
-models share memory), what a prompt is made of (attached files, think settings), and the relay of
-callbacks to the GUI thread.
+parts (requests, engine calls, coalesced tokens, errors, the models it holds, what its signals
+carry), the model session, replies (and what they tell the window), Regenerate xN and Compare
+written into the store as they stream (with how a compare's models share memory), what a prompt
+is made of (attached files, think settings), and the relay of callbacks to the GUI thread.
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
 `app.qt_signal` (the type of a signal in a protocol), `psutil` (the memory free for models), `pypdf`

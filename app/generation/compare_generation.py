@@ -28,6 +28,11 @@ from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend
 from app.generation.sibling_replies import Sibling, SiblingReplies, SiblingRun
 from app.generation.worker import InferenceWorker
 from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import (
+    GenerationFinished,
+    PrefillProgress,
+    TokensReady,
+)
 from app.generation.worker_requests import GenerationRequest, ModelPreparing, RequestModel
 from app.store.conversations import Store
 
@@ -59,8 +64,8 @@ def blind_label(index: int) -> str:
 
 
 class CompareGeneration(SiblingReplies):
-    started = Signal(object)  # a CompareStarted
-    progress = Signal(object)  # a CompareProgress
+    started = Signal(CompareStarted)
+    progress = Signal(CompareProgress)
     revealed = Signal(int)  # a blind run's names may show now (its conversation)
 
     def __init__(
@@ -181,36 +186,36 @@ class CompareGeneration(SiblingReplies):
             self.progress.emit(CompareProgress(found[1], f"Loading {self._label(found[1])} {how}…"))
 
     @Slot(object)
-    def _on_prefill(self, payload: dict) -> None:
-        found = self._column(payload["request_id"])
+    def _on_prefill(self, progress: PrefillProgress) -> None:
+        found = self._column(progress.request_id)
         if found is None:
             return
-        done, total = payload["done"], payload["total"]
+        done, total = progress.done, progress.total
         text = ("Waiting for the server…" if total < 0
                 else f"Reading the prompt… {done * 100 // max(total, 1)}%")
         self.progress.emit(CompareProgress(found[1], text))
 
     @Slot(object)
-    def _on_tokens(self, payload: dict) -> None:
-        found = self._column(payload["request_id"])
+    def _on_tokens(self, tokens: TokensReady) -> None:
+        found = self._column(tokens.request_id)
         if found is not None:
-            self._on_text(*found, payload["text"], payload.get("reasoning", ""))
+            self._on_text(*found, tokens.text, tokens.reasoning)
 
     @Slot(object)
-    def _on_finished(self, payload: dict) -> None:
-        found = self._column(payload["request_id"])
+    def _on_finished(self, finished: GenerationFinished) -> None:
+        found = self._column(finished.request_id)
         if found is None:
             return
         run, index = found
         writer = run.siblings[index].writer
-        missing = payload["text"][len(writer.text):]
-        if missing and payload["text"].startswith(writer.text):
+        missing = finished.text[len(writer.text):]
+        if missing and finished.text.startswith(writer.text):
             self._on_text(run, index, missing)
-        reason = payload["finish_reason"]
-        stats = {**payload["stats"], "finish_reason": reason}
+        reason = finished.finish_reason
+        stats = {**finished.stats, "finish_reason": reason}
         status = "stopped" if reason == "cancelled" else "complete"
-        self._finish(run, index, status, stats, reasoning=payload.get("reasoning", ""),
-                     provenance=payload.get("provenance"))
+        self._finish(run, index, status, stats, reasoning=finished.reasoning,
+                     provenance=finished.provenance)
 
     @Slot(object)
     def _on_failed(self, failure: WorkerFailure) -> None:

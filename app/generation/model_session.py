@@ -9,15 +9,16 @@ thread, so `modelStatus` may be emitted there: connect it to methods of GUI-thre
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.generation.worker import EngineLike, InferenceWorker
 from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import LoadProgress, ModelLoaded
 from app.settings import Preferences
 
 # Runs on the worker thread and returns the folder of the model to load at start-up (for the
@@ -26,8 +27,8 @@ ModelResolver = Callable[[Callable[[str, int, int], None]], Path]
 
 
 class ModelState(StrEnum):
-    """How far the model has come. A StrEnum: the status payload and what reads it as text
-    (logs, a test's output) keep the words they always had."""
+    """How far the model has come. A StrEnum: what reads it as text (logs, a test's output)
+    keeps the words it always had."""
 
     NONE = "none"
     LOADING = "loading"
@@ -35,9 +36,25 @@ class ModelState(StrEnum):
     FAILED = "failed"
 
 
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """The model's `state` as the window shows it:
+    `message` says what is happening (or why it failed), `done` of `total` steps while it loads;
+    once ready, the model and what About and the status bar say of it."""
+
+    state: ModelState
+    message: str = ""
+    done: int = 0
+    total: int = 0
+    model_id: str | None = None
+    context_length: int | None = None
+    weights_form: str = ""
+    blas: str = ""
+    vision: bool = False
+
+
 class ModelSession(QObject):
-    # {"state": a ModelState, "model_id", "message", "done", "total", "context_length"}
-    modelStatus = Signal(object)
+    modelStatus = Signal(ModelStatus)
     notice = Signal(str)  # a load failed: a message for the person
 
     def __init__(
@@ -51,30 +68,32 @@ class ModelSession(QObject):
         self.worker = worker
         self.preferences = preferences
         self._resolver = model_resolver
-        self.model_info: dict[str, Any] | None = None
-        self.model_state = ModelState.NONE
+        self.model_info: ModelLoaded | None = None
         # The window shows this before start() runs, so a model about to load never reads as
         # "no model" for a frame.
-        self.last_model_status: dict[str, Any] = _status(ModelState.NONE)
+        self.last_model_status = ModelStatus(ModelState.NONE)
         if model_resolver is not None:
-            self.model_state = ModelState.LOADING
-            self.last_model_status = _status(ModelState.LOADING, message="Preparing the model…")
+            self.last_model_status = ModelStatus(ModelState.LOADING, "Preparing the model…")
         worker.loadStarted.connect(self._on_load_started)
         worker.loadProgress.connect(self._on_load_progress)
         worker.modelLoaded.connect(self._on_model_loaded)
         worker.loadFailed.connect(self._on_load_failed)
 
     @property
+    def model_state(self) -> ModelState:
+        return self.last_model_status.state
+
+    @property
     def model_id(self) -> str | None:
         """The loaded model's id; None while none is loaded."""
-        return self.model_info.get("model_id") if self.model_info else None
+        return self.model_info.model_id if self.model_info else None
 
     def start(self) -> None:
         """Resolve and load the start-up model in the background (the window is already up)."""
         if self._resolver is None:
             return
         resolver = self._resolver
-        self._set_model_state(ModelState.LOADING, message="Preparing the model…")
+        self._set_model_state(ModelStatus(ModelState.LOADING, "Preparing the model…"))
 
         def resolve(_engine: EngineLike | None) -> Path:
             return resolver(self._report_progress)
@@ -84,7 +103,7 @@ class ModelSession(QObject):
     def load_model(self, path: str | Path) -> None:
         """Load the model at `path`; the session says "loading" at once, so nothing is sent to
         the model being replaced while the load waits its turn in the worker's queue."""
-        self._set_model_state(ModelState.LOADING, message=f"Loading {Path(path).name}…")
+        self._set_model_state(ModelStatus(ModelState.LOADING, f"Loading {Path(path).name}…"))
         self.worker.load_model(path)
 
     def set_cache_budget(self, budget_bytes: int) -> None:
@@ -96,57 +115,52 @@ class ModelSession(QObject):
         self.worker.call_each(partial(_apply_disk_budget, budget_bytes))
 
     def _report_progress(self, stage: str, done: int, total: int) -> None:
-        self._set_model_state(ModelState.LOADING, message=stage, done=done, total=total)
+        self._set_model_state(ModelStatus(ModelState.LOADING, stage, done, total))
 
     def _resolve_failed(self, message: str) -> None:
-        self._set_model_state(ModelState.FAILED, message=message)
+        self._set_model_state(ModelStatus(ModelState.FAILED, message))
 
-    def _set_model_state(self, state: ModelState, **fields: Any) -> None:
-        self.model_state = state
-        self.last_model_status = _status(state, **fields)
-        self.modelStatus.emit(self.last_model_status)
+    def _set_model_state(self, status: ModelStatus) -> None:
+        self.last_model_status = status
+        self.modelStatus.emit(status)
 
     @Slot(str)
     def _on_load_started(self, path: str) -> None:
         self.model_info = None
-        self._set_model_state(ModelState.LOADING, message=f"Loading {Path(path).name}…")
+        self._set_model_state(ModelStatus(ModelState.LOADING, f"Loading {Path(path).name}…"))
 
     @Slot(object)
-    def _on_load_progress(self, progress: dict) -> None:
+    def _on_load_progress(self, progress: LoadProgress) -> None:
         self._set_model_state(
-            ModelState.LOADING,
-            message=progress["stage"], done=progress["done"], total=progress["total"],
+            ModelStatus(ModelState.LOADING, progress.stage, progress.done, progress.total)
         )
 
     @Slot(object)
-    def _on_model_loaded(self, info: dict) -> None:
+    def _on_model_loaded(self, info: ModelLoaded) -> None:
         self.model_info = info
-        self.preferences.model_id = info.get("model_id")
+        self.preferences.model_id = info.model_id
         # Read here: the preferences' QSettings must not be used from the worker thread.
         self.worker.set_cache_budget(self.preferences.cache_budget_bytes)
         disk_budget = self.preferences.disk_budget_bytes
         if disk_budget is not None:  # else the engine's default, worked out on the worker
             self.worker.call_each(partial(_apply_disk_budget, disk_budget))
-        self._set_model_state(
+        self._set_model_state(ModelStatus(
             ModelState.READY,
-            model_id=info.get("model_id"),
-            message=f"{info.get('model_id')} is ready",
-            context_length=info.get("context_length"),
-            weights_form=info.get("weights_form"),
-            blas=info.get("blas"),
-            vision=bool(info.get("vision")),
-        )
+            f"{info.model_id} is ready",
+            model_id=info.model_id,
+            context_length=info.context_length,
+            weights_form=info.weights_form,
+            blas=info.blas,
+            vision=info.vision,
+        ))
 
     @Slot(object)
     def _on_load_failed(self, failure: WorkerFailure) -> None:
         self.model_info = None
-        self._set_model_state(ModelState.FAILED, message=failure.message)
+        self._set_model_state(ModelStatus(ModelState.FAILED, failure.message))
         self.notice.emit(f"The model could not be loaded: {failure.message}")
 
 
 def _apply_disk_budget(budget_bytes: int, engine: EngineLike) -> None:
     engine.disk_budget_bytes = budget_bytes
 
-
-def _status(state: ModelState, **fields: Any) -> dict[str, Any]:
-    return {"state": state, "model_id": None, "message": "", "done": 0, "total": 0, **fields}

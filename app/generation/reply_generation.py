@@ -24,8 +24,14 @@ from typing import Any, Final, Protocol
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal, Slot
 
 from app.generation.prompt_messages import ImageDetailFor, missing_image, no_detail, prompt_messages
+from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.worker import GenerationRequest
 from app.generation.worker_errors import FailureKind, WorkerFailure
+from app.generation.worker_events import (
+    GenerationFinished,
+    PrefillProgress,
+    TokensReady,
+)
 from app.library.draft_choice import with_draft
 from app.qt_signal import QtSignal
 from app.store.conversations import NotFoundError, Store, StoreError
@@ -46,13 +52,15 @@ DEFAULT_PARAMS: dict[str, Any] = {
 
 
 class ReplyBackend(Protocol):
-    """What generates replies: payloads as documented on `InferenceWorker`'s signals; a failure
-    INTERRUPTED keeps the text so far as "interrupted", any other kind ends it as an "error"."""
+    """What generates replies, with the signals of `InferenceWorker`: `tokensReady` carries
+    TokensReady, `prefillProgress` PrefillProgress, `generationFinished` GenerationFinished
+    (`app.generation.worker_events`) and `generationFailed` a WorkerFailure with its request
+    id (`app.generation.worker_errors`)."""
 
-    tokensReady: Final[QtSignal]  # {"request_id", "text": delta}
-    prefillProgress: Final[QtSignal]  # {"request_id", "done", "total" (-1: size unknown)}
-    generationFinished: Final[QtSignal]  # {"request_id", "text", "finish_reason", "stats"}
-    generationFailed: Final[QtSignal]  # a WorkerFailure with its request id
+    tokensReady: Final[QtSignal]
+    prefillProgress: Final[QtSignal]
+    generationFinished: Final[QtSignal]
+    generationFailed: Final[QtSignal]
 
     def submit(self, request: GenerationRequest) -> None: ...
     def cancel(self, request_id: int | None = None) -> None: ...
@@ -74,18 +82,13 @@ class _Reply:
 
 
 class ReplyGeneration(QObject):
-    # {"conversation_id", "message_id", "text", "reasoning", "thinking", "calling"}: whole texts
-    # so far, whether the reply is still reasoning, and the tool it is calling (None while it
-    # calls none, "" while the name is incomplete; once calling, "text" stops where the call began)
-    streamUpdated = Signal(object)
-    prefillProgress = Signal(object)  # {"message_id", "done", "total"}
+    streamUpdated = Signal(StreamUpdate)
+    prefillProgress = Signal(ReplyPrefill)
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose reply is finished, stopped or failed
     notice = Signal(str)  # a failed generation or write: a message for the person
     toolCallsMade = Signal(int, int)  # (conversation_id, message_id): a reply called tools
-    # The chat outgrew the model's context under the "stop" policy:
-    # {"conversation_id", "message"}, answered with an offer to continue in a new chat.
-    contextFull = Signal(object)
+    contextFull = Signal(ContextFull)
 
     def __init__(
         self,
@@ -236,64 +239,55 @@ class ReplyGeneration(QObject):
         return reply if reply is not None and reply.request_id == request_id else None
 
     @Slot(object)
-    def _on_tokens(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_tokens(self, tokens: TokensReady) -> None:
+        reply = self._current(tokens.request_id)
         if reply is None or reply.detached:
             return
-        calling = payload.get("calling")
-        self._append(reply, payload["text"], payload.get("reasoning", ""))
+        self._append(reply, tokens.text, tokens.reasoning)
         if reply.detached:
             return
         text = reply.writer.text
         # A call's markup, or what may become a marker, never shows while it is written.
-        hidden = int(payload.get("hidden", 0))
-        self.streamUpdated.emit(
-            {
-                "conversation_id": reply.conversation_id,
-                "message_id": reply.message_id,
-                "text": text[: len(text) - hidden] if hidden else text,
-                "reasoning": reply.writer.reasoning,
-                "thinking": payload.get("thinking", False),
-                "calling": calling,
-            }
-        )
+        shown = text[: len(text) - tokens.hidden] if tokens.hidden else text
+        self.streamUpdated.emit(StreamUpdate(
+            reply.conversation_id, reply.message_id, shown, reply.writer.reasoning,
+            tokens.thinking, tokens.calling,
+        ))
 
     @Slot(object)
-    def _on_prefill(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_prefill(self, progress: PrefillProgress) -> None:
+        reply = self._current(progress.request_id)
         if reply is not None and not reply.detached:
-            self.prefillProgress.emit(
-                {"message_id": reply.message_id, "done": payload["done"], "total": payload["total"]}
-            )
+            self.prefillProgress.emit(ReplyPrefill(reply.message_id, progress.done, progress.total))
 
     @Slot(object)
-    def _on_finished(self, payload: dict) -> None:
-        reply = self._current(payload["request_id"])
+    def _on_finished(self, finished: GenerationFinished) -> None:
+        reply = self._current(finished.request_id)
         if reply is None:
             return
         try:
             if not reply.detached:
                 streamed = reply.writer.text[len(reply.continued) :]
-                missing = payload["text"][len(streamed) :]
-                if missing and payload["text"].startswith(streamed):
+                missing = finished.text[len(streamed) :]
+                if missing and finished.text.startswith(streamed):
                     self._append(reply, missing)
-                    streamed = payload["text"]
-                if payload["finish_reason"] == "cancelled" and not streamed:
+                    streamed = finished.text
+                if finished.finish_reason == "cancelled" and not streamed:
                     self._drop_empty(reply)
                 else:
-                    status = "stopped" if payload["finish_reason"] == "cancelled" else "complete"
-                    stats = {**payload["stats"], "finish_reason": payload["finish_reason"]}
-                    dropped = [reply.prompt_ids[i] for i in payload.get("dropped_messages", ())]
+                    status = "stopped" if finished.finish_reason == "cancelled" else "complete"
+                    stats = {**finished.stats, "finish_reason": finished.finish_reason}
+                    dropped = [reply.prompt_ids[i] for i in finished.dropped_messages]
                     if dropped:
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]
-                    calls = list(payload.get("tool_calls") or ())
+                    calls = list(finished.tool_calls)
                     # A reply that called tools: its answer without the calls' markup, its calls.
                     tool_kwargs: dict[str, Any] = {} if not calls or status != "complete" else {
-                        "content": reply.continued + payload["text"],
+                        "content": reply.continued + finished.text,
                         "tool_calls": calls}
                     self._finish_writer(
-                        reply, status, stats=stats, reasoning=payload.get("reasoning", ""),
-                        provenance=payload.get("provenance"), **tool_kwargs,
+                        reply, status, stats=stats, reasoning=finished.reasoning,
+                        provenance=finished.provenance, **tool_kwargs,
                     )
                     reply.called_tools = bool(tool_kwargs) and not reply.detached
         finally:
@@ -310,8 +304,7 @@ class ReplyGeneration(QObject):
             if not reply.detached:
                 self._finish_writer(reply, failure.reply_status, error=failure.message)
             if failure.kind is FailureKind.CONTEXT_FULL:
-                self.contextFull.emit({"conversation_id": reply.conversation_id,
-                                       "message": failure.message})
+                self.contextFull.emit(ContextFull(reply.conversation_id, failure.message))
             else:
                 self.notice.emit(failure.message)
         finally:
@@ -363,11 +356,7 @@ class ReplyGeneration(QObject):
         """The store still has the text as of its last successful write: keep the whole of it on
         screen until it is saved."""
         self.streamUpdated.emit(
-            {
-                "conversation_id": reply.conversation_id,
-                "message_id": reply.message_id,
-                "text": reply.writer.text,
-            }
+            StreamUpdate(reply.conversation_id, reply.message_id, reply.writer.text)
         )
 
     @Slot()

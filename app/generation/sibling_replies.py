@@ -60,8 +60,8 @@ class SiblingRun:
 
 
 class SiblingReplies(QObject):
-    replyUpdated = Signal(object)  # a SiblingText
-    replyFinished = Signal(object)  # a SiblingEnd
+    replyUpdated = Signal(SiblingText)
+    replyFinished = Signal(SiblingEnd)
     busyChanged = Signal(bool)
     ended = Signal(int)  # the conversation whose replies are all finished (or one was kept)
     notice = Signal(str)

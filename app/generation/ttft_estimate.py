@@ -14,6 +14,7 @@ to nothing (one concatenation per layer).
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,7 +75,7 @@ class MeasuredRates:
         return a, b
 
 
-def estimate_ttft(state: dict[str, Any], rates: MeasuredRates) -> float | None:
+def estimate_ttft(state: Mapping[str, Any], rates: MeasuredRates) -> float | None:
     """Seconds to the first token at a branch with this cache state, or None before any rate
     has been measured."""
     if not rates.samples:

@@ -26,6 +26,7 @@ from app.generation.reply_provenance import reply_provenance
 from app.generation.sibling_replies import Sibling, SiblingReplies, SiblingRun
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from app.generation.worker_generation import (
     fit_options,
     plain_stats,
@@ -48,17 +49,17 @@ class VariantsStarted:
 
 
 class VariantGeneration(SiblingReplies):
-    started = Signal(object)  # a VariantsStarted
+    started = Signal(VariantsStarted)
 
     def __init__(
         self,
         store: Store,
         worker: InferenceWorker,
-        model_info: Callable[[], dict[str, Any] | None] = lambda: None,
+        model_info: Callable[[], ModelLoaded | None] = lambda: None,
         parent: QObject | None = None,
         detail_for: ImageDetailFor = no_detail,
     ) -> None:
-        """`model_info`: the worker's info on its model, whose "identity" each version's
+        """`model_info`: the worker's info on its model, whose `identity` each version's
         provenance records; `detail_for(model_id)`: the image detail the versions' model is
         given."""
         super().__init__(store, worker.relay, parent)
@@ -87,7 +88,8 @@ class VariantGeneration(SiblingReplies):
         path = self.store.active_path(conversation_id)[:-1]  # up to the message answered
         messages = prompt_messages(self.store, conversation_id, path, self._detail_for(model_id))
         run = self._begin(conversation_id, variants)
-        identity = (self._model_info() or {}).get("identity")
+        info = self._model_info()
+        identity = info.identity if info is not None else None
         coalescers = [
             TokenCoalescer(self.worker.relay.wrap(lambda text, i=i: self._on_text(run, i, text)))
             for i in range(n)

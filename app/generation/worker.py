@@ -1,9 +1,9 @@
 """The inference worker: one long-lived thread that owns the model, the engine and every MLX object.
 
 The GUI thread talks to it through a queue and hears back through Qt signals that carry plain
-Python values only (never mx.arrays; structured payloads are `Signal(object)` because a
-`Signal(dict)` can arrive empty), failures as a `WorkerFailure` whose `kind` says what went wrong
-(app.generation.worker_errors). MLX streams and lazy arrays belong to the thread that
+Python values only (never mx.arrays), the frozen dataclasses of `app.generation.worker_events`
+(a `Signal(dict)` can arrive empty), and failures as a `WorkerFailure` whose `kind` says what
+went wrong (app.generation.worker_errors). MLX streams and lazy arrays belong to the thread that
 made them, so the model is loaded here too, and `inference`/`mlx` are imported lazily on this
 thread: importing `app` must not load MLX (the window appears before the model loads).
 
@@ -41,6 +41,14 @@ from app.generation.think_settings import template_kwargs
 from app.generation.worker_drafts import WorkerDrafts
 from app.generation.worker_engine import EngineFactory, EngineLike, default_engine_factory
 from app.generation.worker_errors import FailureKind, WorkerFailure, failure_of
+from app.generation.worker_events import (
+    GenerationFinished,
+    LoadProgress,
+    MemoryUse,
+    ModelLoaded,
+    PrefillProgress,
+    TokensReady,
+)
 from app.generation.worker_generation import run_generation
 from app.generation.worker_models import (
     HeldModel,
@@ -80,28 +88,17 @@ class InferenceWorker(QObject):
     tests set it)."""
 
     loadStarted = Signal(str)  # model path
-    loadProgress = Signal(object)  # {"stage": str, "done": int, "total": int}
-    # {"model_id", "model_type", "path", "context_length", "weights_bytes"}
-    modelLoaded = Signal(object)
-    loadFailed = Signal(object)  # a WorkerFailure: LOAD_FAILED, or a BUG
-    # A ModelPreparing: a request naming its model waits for that model to load.
-    modelPreparing = Signal(object)
+    loadProgress = Signal(LoadProgress)
+    modelLoaded = Signal(ModelLoaded)
+    loadFailed = Signal(WorkerFailure)  # LOAD_FAILED, or a BUG
+    # A request naming its model waits for that model to load.
+    modelPreparing = Signal(ModelPreparing)
     generationStarted = Signal(int)  # request id
-    prefillProgress = Signal(object)  # {"request_id", "done", "total"}
-    # {"request_id", "text": answer delta, "reasoning": reasoning delta, "thinking": bool,
-    #  "calling": the tool a reply offered tools is calling ("" while its name is incomplete),
-    #  else None; "hidden": how many of the answer's last characters must not show (a call's
-    #  markup, or what may become a marker)}
-    tokensReady = Signal(object)
-    # {"request_id", "text": the answer, "reasoning", "finish_reason", "stats",
-    #  "dropped_messages", "tool_calls": [{"id", "name", "arguments"}], "provenance": the
-    #  reply's (app.store.provenance) or None}; the stats hold
-    #  "reasoning_tokens" and "reasoning_s" when the reply reasoned
-    generationFinished = Signal(object)
-    # A WorkerFailure with its request id: CONTEXT_FULL, INVALID_REQUEST, NO_MODEL, a BUG...
-    generationFailed = Signal(object)
-    # {"cache_bytes", "disk_bytes", "disk_budget_bytes", "weights_bytes"}
-    memoryChanged = Signal(object)
+    prefillProgress = Signal(PrefillProgress)
+    tokensReady = Signal(TokensReady)
+    generationFinished = Signal(GenerationFinished)
+    generationFailed = Signal(WorkerFailure)  # with its request id
+    memoryChanged = Signal(MemoryUse)
     diskError = Signal(str)  # saving caches stopped (a full disk): told once per loaded model
     # A request's draft model could not be used (why, naming both models): told once per draft
     # model and loaded model; the reply guessed from the conversation instead.
@@ -267,7 +264,7 @@ class InferenceWorker(QObject):
         self._release_all(save_all)
 
         def progress(stage: str, done: int, total: int) -> None:
-            self.loadProgress.emit({"stage": stage, "done": done, "total": total})
+            self.loadProgress.emit(LoadProgress(stage, done, total))
 
         loaded = self._load(path, progress)
         if isinstance(loaded, WorkerFailure):
@@ -298,7 +295,7 @@ class InferenceWorker(QObject):
 
     def _main_changed(self, resident: Resident) -> None:
         self._drafts.reset()  # a draft model is checked against its main model
-        self._drafts.follow(str(resident.info.get("cpu_float32") or "auto"))
+        self._drafts.follow(resident.info.cpu_float32)
         self.modelLoaded.emit(resident.info)
         self._emit_memory()
 
@@ -315,10 +312,8 @@ class InferenceWorker(QObject):
         if held is not None:
             return held
         if request.cancel.is_set():  # never load a model for a request already stopped
-            self.generationFinished.emit({
-                "request_id": request.request_id, "text": "", "reasoning": "", "tool_calls": [],
-                "finish_reason": "cancelled", "stats": {}, "dropped_messages": [],
-                "provenance": None})
+            self.generationFinished.emit(
+                GenerationFinished(request.request_id, "", "cancelled", {}))
             return None
         beside = bool(wanted.together) and self._models.main is not None
         if beside:  # what an earlier compare left beside the main model makes room first
@@ -379,14 +374,12 @@ class InferenceWorker(QObject):
         held = self._models.all()
         first = held[0].engine if held else None
         self._last_disk_bytes = first.disk_bytes() if first is not None else 0
-        self.memoryChanged.emit(
-            {
-                "cache_bytes": sum(r.engine.cache_bytes() for r in held),
-                "disk_bytes": self._last_disk_bytes,
-                "disk_budget_bytes": first.disk_budget_bytes if first is not None else 0,
-                "weights_bytes": self._models.weights_bytes() + self._drafts.weights_bytes,
-            }
-        )
+        self.memoryChanged.emit(MemoryUse(
+            cache_bytes=sum(r.engine.cache_bytes() for r in held),
+            disk_bytes=self._last_disk_bytes,
+            disk_budget_bytes=first.disk_budget_bytes if first is not None else 0,
+            weights_bytes=self._models.weights_bytes() + self._drafts.weights_bytes,
+        ))
 
 
 def _release_thread_streams() -> None:

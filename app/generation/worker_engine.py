@@ -12,6 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from app.generation.worker_events import ModelLoaded
+
 if TYPE_CHECKING:
     import threading
     from collections.abc import Hashable, Mapping, Sequence
@@ -95,7 +97,7 @@ class EngineLike(Protocol):
     def set_draft_model(self, draft: LoadedModel | None) -> None: ...
 
 
-EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLike, dict]]
+EngineFactory = Callable[[Path, Callable[[str, int, int], None]], tuple[EngineLike, ModelLoaded]]
 
 
 def default_engine_factory(
@@ -103,7 +105,7 @@ def default_engine_factory(
     progress: Callable[[str, int, int], None],
     cache_dir: Path | None = None,
     cpu_float32: Callable[[], str] | None = None,
-) -> tuple[EngineLike, dict]:
+) -> tuple[EngineLike, ModelLoaded]:
     """Load an MLX model folder and build an Engine (runs on the worker thread); with
     `cache_dir`, its caches are saved there and found again after a restart. `cpu_float32`
     reads the preference for float32 weights on the CPU at each load ("auto" without it)."""
@@ -120,24 +122,24 @@ def default_engine_factory(
     progress("Loading weights", 1, 1)
     report_once(_log)
     engine = Engine(model, cache_dir=cache_dir)
-    info = {
-        "model_id": model.model_id,
-        "model_type": model.model_type,
-        "path": str(path),
-        "context_length": engine.context_length,
-        "weights_bytes": model.weights_bytes,
-        "weights_form": model.weights_form,
-        "cpu_float32": policy,  # the policy it loaded under: a draft model follows it
-        "blas": outcome().describe(),
-        "blas_in_use": in_use(),
-        "reasons": ReasoningFormat.of(model.tokenizer) is not None,
-        **template_switches(model.tokenizer.chat_template).as_info(),
-        # The format its replies write tool calls in; None: its template takes no tools.
-        "tool_format": tool_format_for(model.tokenizer.chat_template),
-        # Whether it reads images, and if a vision model reads none here, why.
-        "vision": model.vision is not None,
-        "text_only_reason": model.text_only_reason,
-        # What names this model in each reply's provenance (weights' and template's digests).
-        "identity": model_identity(model),
-    }
+    switches = template_switches(model.tokenizer.chat_template)
+    info = ModelLoaded(
+        model_id=model.model_id,
+        path=str(path),
+        context_length=engine.context_length,
+        model_type=model.model_type,
+        weights_bytes=model.weights_bytes,
+        weights_form=model.weights_form,
+        cpu_float32=policy,
+        blas=outcome().describe(),
+        blas_in_use=in_use(),
+        reasons=ReasoningFormat.of(model.tokenizer) is not None,
+        think_switch=switches.think,
+        effort_switch=switches.effort,
+        effort_levels=switches.effort_levels,
+        tool_format=tool_format_for(model.tokenizer.chat_template),
+        vision=model.vision is not None,
+        text_only_reason=model.text_only_reason,
+        identity=model_identity(model),
+    )
     return engine, info

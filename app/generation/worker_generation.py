@@ -1,7 +1,7 @@
 """One generation on the worker thread: the request turned into an engine call (with its draft
 model set, its sampling parameters and context options), its tokens split into reasoning and
-answer and coalesced, its end reported through the worker's signals as plain values, its failure
-as a `WorkerFailure`.
+answer and coalesced, its end reported through the worker's signals
+(`app.generation.worker_events`), its failure as a `WorkerFailure`.
 
 `inference` is imported here lazily, on the worker thread only.
 """
@@ -16,6 +16,11 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 from app.generation.reply_provenance import reply_provenance, with_drawn_seed
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker_errors import failure_of
+from app.generation.worker_events import (
+    GenerationFinished,
+    PrefillProgress,
+    TokensReady,
+)
 
 _log = logging.getLogger(__name__)
 
@@ -58,14 +63,7 @@ def run_generation(
     def emit(reasoning: str, answer: str) -> None:
         call, hidden = calling(answer)
         signals.tokensReady.emit(
-            {
-                "request_id": rid,
-                "text": answer,
-                "reasoning": reasoning,
-                "thinking": splitter.thinking,
-                "calling": call,
-                "hidden": hidden,
-            }
+            TokensReady(rid, answer, reasoning, splitter.thinking, call, hidden)
         )
 
     coalescer = TokenCoalescer(emit)
@@ -74,7 +72,7 @@ def run_generation(
         coalescer.add(*splitter.feed(delta))
 
     def on_progress(done: int, total: int) -> None:
-        signals.prefillProgress.emit({"request_id": rid, "done": done, "total": total})
+        signals.prefillProgress.emit(PrefillProgress(rid, done, total))
 
     # A chat and a raw prompt stream, report and stop the same way.
     listeners: dict[str, Any] = {
@@ -107,7 +105,7 @@ def run_generation(
             stats["generated_tokens"] if splitter.thinking else splitter.reasoning_deltas
         )
         stats["reasoning_s"] = splitter.reasoning_s
-    calls = list(getattr(result, "tool_calls", ()))
+    calls = tuple(getattr(result, "tool_calls", ()))
     provenance = None
     if identity is not None and request.prompt is None:
         try:
@@ -117,22 +115,18 @@ def run_generation(
             )
         except Exception:  # a bug here must cost the record, never the reply (or the thread)
             _log.exception("The provenance of reply %s could not be recorded", rid)
-    signals.generationFinished.emit(
-        {
-            "request_id": rid,
-            # A reply that called tools: its answer without the calls' markup.
-            "text": result.content if calls else splitter.answer,
-            "tool_calls": calls,
-            "reasoning": splitter.reasoning,
-            "finish_reason": result.finish_reason,
-            "stats": stats,
-            # Indexes into request.messages of those left out of the model's view.
-            "dropped_messages": list(result.dropped_messages),
-            # Where the reply came from, token ids included (app.store.provenance); None for
-            # a raw prompt or an engine that cannot say.
-            "provenance": provenance,
-        }
-    )
+    signals.generationFinished.emit(GenerationFinished(
+        rid,
+        # A reply that called tools: its answer without the calls' markup (str once tools were
+        # offered).
+        (result.content or "") if calls else splitter.answer,
+        result.finish_reason,
+        stats,
+        reasoning=splitter.reasoning,
+        tool_calls=calls,
+        dropped_messages=tuple(result.dropped_messages),
+        provenance=provenance,
+    ))
 
 
 def generate_chat(engine: EngineLike, request: GenerationRequest, params: Any, **listeners: Any
@@ -225,8 +219,8 @@ def fit_options(params: dict) -> dict[str, Any]:
 
 
 def plain_stats(stats: GenerationStats | Mapping[str, Any]) -> dict[str, Any]:
-    """The engine's stats (a dataclass; a stand-in engine's may be a mapping already) as a plain
-    dict a signal can carry."""
+    """The engine's stats (a dataclass; a stand-in engine's may be a mapping already) as the
+    plain dict the store keeps."""
     if isinstance(stats, Mapping):
         return dict(stats)
     return dataclasses.asdict(stats)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from app.generation.worker_engine import EngineLike
+    from app.generation.worker_events import ModelLoaded
     from app.library.entries import ModelInfo
 
 # Bytes of model weights already held -> bytes model weights may take in all.
@@ -56,24 +57,24 @@ class Resident:
 
     path: Path
     engine: EngineLike
-    info: dict[str, Any]
+    info: ModelLoaded
 
     @property
     def model_id(self) -> str:
-        return str(self.info.get("model_id") or self.path.name)
+        return self.info.model_id or self.path.name
 
     @property
     def weights_bytes(self) -> int:
-        return int(self.info.get("weights_bytes", 0))
+        return self.info.weights_bytes
 
     @property
     def tool_format(self) -> str | None:
-        return self.info.get("tool_format")
+        return self.info.tool_format
 
     @property
     def identity(self) -> dict[str, Any] | None:
         """What names the model in a reply's provenance (inference.loading.identity)."""
-        return self.info.get("identity")
+        return self.info.identity
 
 
 def same_folder(a: Path, b: Path) -> bool:

@@ -6,16 +6,20 @@ read one conversation at a time).
 A conversation that came from another app keeps that source in the archive (`"source"`, and
 each message's `"source_id"`), so restoring a backup and then importing the original export
 again adds nothing. Others are known by when they were created and how they start.
+
+Tool use comes back whole: a reply's `tool_calls`, a result's `tool_call_id` and `tool_name`.
+They are checked here first (`app.importers.tool_use`), so one malformed call is left out with a
+warning instead of refusing the conversation as `from_json` would.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from app.images.store import is_image_record
-from app.importers import forest, streams
+from app.importers import forest, streams, tool_use
 from app.importers import values as v
 from app.importers.entries import Entry, RefusedEntry, one
 from app.importers.errors import ImportRefusedError
@@ -55,7 +59,8 @@ def read_member(member: Member, kind: str) -> Iterator[Entry]:
 
 
 def convert(raw: Any, where: str) -> ImportedConversation:
-    data = v.obj(raw, where)
+    warnings: list[str] = []
+    data = _checked_tool_use(v.obj(raw, where), warnings)
     try:
         record = store_export.from_json(data)
     except StoreError as exc:
@@ -77,15 +82,41 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             # `from_json` made a streaming reply "interrupted" already: said again for the type.
             status="interrupted" if m.status == "streaming" else m.status,
             error=m.error, params=m.params, stats=m.stats, provenance=m.provenance,
+            tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, tool_name=m.tool_name,
         ))
+    tool_use.check_answers(messages, warnings)
     conversation = ImportedConversation(
         source_format, source_id, record.title, messages, created_at=record.created_at,
         updated_at=record.updated_at, system_prompt=record.system_prompt,
         model_id=record.model_id, params=record.params, pinned=record.pinned,
-        archived=record.archived,
+        archived=record.archived, warnings=warnings,
     )
     leaf = None if record.active_leaf_id is None else ids[record.active_leaf_id]
     return forest.finish(conversation, leaf)
+
+
+def _checked_tool_use(data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:
+    """`data` with each message's tool fields checked: what the store would refuse is left out
+    (with a warning), so `from_json` takes the rest. Anything else is left for it to judge."""
+    raw_messages = data.get("messages")
+    if not isinstance(raw_messages, list):
+        return data
+    checked: list[Any] = []
+    for index, item in enumerate(cast("list[object]", raw_messages)):
+        if not isinstance(item, dict):
+            checked.append(item)
+            continue
+        message = cast("dict[str, Any]", item)
+        named = message.get("source_id") or message.get("id")  # as the writer names it
+        label = f"Message {named}" if isinstance(named, str | int) else f"messages[{index}]"
+        fixed = dict(message)
+        if "tool_calls" in fixed:
+            fixed["tool_calls"] = tool_use.calls(fixed["tool_calls"], label, warnings)
+        for key in ("tool_call_id", "tool_name"):
+            if key in fixed:
+                fixed[key] = tool_use.text(fixed[key], f"{label}: its {key}", warnings)
+        checked.append(fixed)
+    return {**data, "messages": checked}
 
 
 def _attachment(item: dict[str, Any], images: dict[str, bytes]) -> ImportedAttachment:

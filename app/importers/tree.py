@@ -66,6 +66,12 @@ class ImportedMessage:
     # Branchwise's own exports: the reply's provenance as recorded (app.store.provenance).
     # None: another app's reply, which the writer marks as imported with the model it named.
     provenance: dict[str, Any] | None = None
+    # Branchwise's own exports: a reply's tool calls ({"id", "name", "arguments"} each, as
+    # `app.importers.tool_use` checked them) and a tool result's call id and tool name. Other
+    # apps' tool use is the trace above: their calls name tools this app does not have.
+    tool_calls: tuple[dict[str, Any], ...] = ()
+    tool_call_id: str | None = None
+    tool_name: str | None = None
 
 
 @dataclass(slots=True)

@@ -27,7 +27,13 @@ from app.images.store import ImageError, ImageStore
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 from app.store.conversations import Store
 from app.store.provenance import imported_provenance
-from app.store.records import StoreError, check_optional_text, check_text, dump_mapping
+from app.store.records import (
+    StoreError,
+    check_optional_text,
+    check_text,
+    dump_mapping,
+    dump_tool_calls,
+)
 
 FILES_DIR = "imported-files"
 _NO_MESSAGES = "It has no messages."
@@ -243,8 +249,8 @@ def _insert_messages(
         (ids[message.source_id],) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
             " model_id, params, stats, error, reasoning, attachments, trace, provenance,"
-            " source_id, import_batch)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " tool_calls, tool_call_id, tool_name, source_id, import_batch)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (conversation_id, parent, message.role, row[0], times[message.source_id],
              message.status, *row[1:], message.source_id, batch_id),
         ).fetchone()
@@ -267,7 +273,7 @@ def _row(
     message: ImportedMessage, files: Path, images: ImageStore, source_format: str
 ) -> tuple[Any, ...]:
     """The checked column values of a message: content, model, params, stats, error,
-    reasoning, attachments, trace, provenance."""
+    reasoning, attachments, trace, provenance, tool calls, tool call id, tool name."""
     what = f"Message {message.source_id}"
     provenance = message.provenance
     if provenance is None:
@@ -286,6 +292,9 @@ def _row(
                    ensure_ascii=False, sort_keys=True),
         check_text(message.trace, f"{what}: the trace", allow_empty=True),
         dump_mapping(provenance, f"{what}: the provenance"),
+        dump_tool_calls(message.tool_calls, f"{what}: the tool calls"),
+        check_optional_text(message.tool_call_id, f"{what}: the tool call id"),
+        check_optional_text(message.tool_name, f"{what}: the tool name"),
     )
 
 

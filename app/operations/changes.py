@@ -52,8 +52,8 @@ class ChangeNotifier(QObject):
     """Announces `Changes` to every subscriber, on the GUI thread, in the order they
     subscribed."""
 
-    _announced = Signal(object)  # Changes
-    _posted = Signal(object)  # Changes, from any thread
+    _announced = Signal(Changes)
+    _posted = Signal(Changes)  # from any thread
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)

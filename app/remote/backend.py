@@ -16,13 +16,14 @@ import importlib
 import logging
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from app.async_tasks import NO_LOOP, spawn
 from app.generation.token_coalescer import TokenCoalescer
 from app.generation.worker_errors import FailureKind, WorkerFailure
+from app.generation.worker_events import GenerationFinished, PrefillProgress, TokensReady
 from app.generation.worker_requests import GenerationRequest
 from app.remote.connections import Connections, ConnectionSettingsError, parse_remote
 from app.remote.errors import RemoteError
@@ -38,16 +39,11 @@ WAITING = -1
 
 
 class RemoteBackend(QObject):
-    # {"request_id", "done": 0, "total": WAITING} when sent, {..., "done": 1, "total": 1} at the
-    # first token
-    prefillProgress = Signal(object)
-    # {"request_id", "text": delta since the last update, "calling": the tool being called or
-    #  None}
-    tokensReady = Signal(object)
-    # {"request_id", "text", "finish_reason", "stats", "tool_calls"}
-    generationFinished = Signal(object)
-    # A WorkerFailure: INTERRUPTED (the text so far is good), REFUSED or BUG
-    generationFailed = Signal(object)
+    # Done 0 of WAITING when sent, 1 of 1 at the first token.
+    prefillProgress = Signal(PrefillProgress)
+    tokensReady = Signal(TokensReady)
+    generationFinished = Signal(GenerationFinished)
+    generationFailed = Signal(WorkerFailure)  # INTERRUPTED, REFUSED or a BUG
 
     def __init__(self, connections: Connections, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -80,11 +76,11 @@ class RemoteBackend(QObject):
         # the worker tells a local reply's (the window shows "Calling …" instead of more text).
         calling: str | None = None
         coalescer = TokenCoalescer(lambda text: self.tokensReady.emit(
-            {"request_id": rid, "text": text, "calling": calling}))
+            TokensReady(rid, text, calling=calling)))
 
         def first_output() -> None:
             if not parts and calling is None:  # the wait is over
-                self.prefillProgress.emit({"request_id": rid, "done": 1, "total": 1})
+                self.prefillProgress.emit(PrefillProgress(rid, 1, 1))
 
         def on_text(text: str) -> None:
             first_output()
@@ -97,14 +93,14 @@ class RemoteBackend(QObject):
             if name != calling:
                 coalescer.flush()  # the text before the call goes out as text
                 calling = name
-                self.tokensReady.emit({"request_id": rid, "text": "", "calling": name})
+                self.tokensReady.emit(TokensReady(rid, "", calling=name))
 
-        self.prefillProgress.emit({"request_id": rid, "done": 0, "total": WAITING})
+        self.prefillProgress.emit(PrefillProgress(rid, 0, WAITING))
         try:
             result = await self._stream(request, on_text, on_call)
         except asyncio.CancelledError:
             coalescer.flush()
-            self.generationFinished.emit(_finished(rid, "".join(parts), "cancelled", {}))
+            self.generationFinished.emit(GenerationFinished(rid, "".join(parts), "cancelled", {}))
             return
         except (RemoteError, ConnectionSettingsError) as exc:
             coalescer.flush()
@@ -120,9 +116,9 @@ class RemoteBackend(QObject):
             self.generationFailed.emit(WorkerFailure(FailureKind.BUG, message, rid))
             return
         coalescer.flush()
-        self.generationFinished.emit(
-            _finished(rid, result.text, result.finish_reason, result.stats, result.tool_calls)
-        )
+        self.generationFinished.emit(GenerationFinished(
+            rid, result.text, result.finish_reason, result.stats, tool_calls=result.tool_calls
+        ))
 
     async def _stream(
         self, request: GenerationRequest, on_text: Callable[[str], None],
@@ -153,9 +149,3 @@ class RemoteBackend(QObject):
             on_call,
         )
 
-
-def _finished(
-    rid: int, text: str, reason: str, stats: dict[str, Any], calls: tuple[dict, ...] = ()
-) -> dict[str, Any]:
-    return {"request_id": rid, "text": text, "finish_reason": reason, "stats": stats,
-            "tool_calls": list(calls)}

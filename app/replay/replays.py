@@ -6,7 +6,7 @@ thread. Nothing is written unless the person keeps the replayed reply, as a sibl
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -19,10 +19,11 @@ from app.store.records import StoreError
 if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
+    from app.generation.worker_events import ModelLoaded
 
 
 class Replays(QObject):
-    finished = Signal(object)  # a ReplayOutcome
+    finished = Signal(ReplayOutcome)
     failed = Signal(int, str)  # (message id, why it could not run)
     kept = Signal(int)  # the conversation a replayed reply was kept in, as a sibling
 
@@ -30,10 +31,10 @@ class Replays(QObject):
         self,
         store: Store,
         worker: InferenceWorker,
-        model_info: Callable[[], dict[str, Any] | None],
+        model_info: Callable[[], ModelLoaded | None],
         parent: QObject | None = None,
     ) -> None:
-        """`model_info`: the worker's info on the model it holds (its "identity" says what the
+        """`model_info`: the worker's info on the model it holds (its `identity` says what the
         model was when it loaded)."""
         super().__init__(parent)
         self.store = store
@@ -52,7 +53,8 @@ class Replays(QObject):
             self.failed.emit(message_id, str(exc))
             return False
 
-        identity = (self._model_info() or {}).get("identity")
+        info = self._model_info()
+        identity = info.identity if info is not None else None
 
         def replay(engine: EngineLike | None) -> ReplayOutcome:
             from app.replay.run import run_replay  # on the worker thread: it loads MLX

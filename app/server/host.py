@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
 from app.generation.worker import InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig, ServerConfigError
 
 if TYPE_CHECKING:
@@ -25,14 +27,22 @@ if TYPE_CHECKING:
 _log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class ServerState:
+    """The local server's base URL while it serves, else None; `message`, why it is not
+    serving ("" when it was only turned off)."""
+
+    url: str | None
+    message: str = ""
+
+
 class ServerHost(QObject):
-    # {"url": the base URL while serving, else None; "message": why it is not serving, or ""}
-    stateChanged = Signal(object)
+    stateChanged = Signal(ServerState)
 
     def __init__(
         self,
         worker: InferenceWorker,
-        model_info: Callable[[], dict[str, Any] | None],
+        model_info: Callable[[], ModelLoaded | None],
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
@@ -70,7 +80,7 @@ class ServerHost(QObject):
             await asyncio.gather(previous, return_exceptions=True)
         await self._stop()
         if config is None:
-            self.stateChanged.emit({"url": None, "message": ""})
+            self.stateChanged.emit(ServerState(None))
             return
         from app.server.openai_server import LocalServer
         from app.server.served_requests import ServedGenerations
@@ -83,10 +93,10 @@ class ServerHost(QObject):
             generations.close()
             message = f"The local server could not start on {config.host}:{config.port}: {exc}"
             _log.warning("%s", message)
-            self.stateChanged.emit({"url": None, "message": message})
+            self.stateChanged.emit(ServerState(None, message))
             return
         self._server = server
-        self.stateChanged.emit({"url": url, "message": ""})
+        self.stateChanged.emit(ServerState(url))
 
     async def _stop(self) -> None:
         server, self._server = self._server, None

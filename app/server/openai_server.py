@@ -14,18 +14,14 @@ from typing import Any
 
 from aiohttp import web
 
+from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import GenerationFinished, TokensReady
 from app.server.config import ServerConfig
 from app.server.guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewares
 from app.server.openai_images import MAX_REQUEST_BYTES
 from app.server.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
 from app.server.openai_tools import ContentStream
-from app.server.served_requests import (
-    Event,
-    EventKind,
-    QueueFullError,
-    ServedGenerations,
-    ServedRequest,
-)
+from app.server.served_requests import Event, QueueFullError, ServedGenerations, ServedRequest
 
 _GENERATIONS = web.AppKey("generations", ServedGenerations)
 # Used when the body sets no max_tokens and the model's context is unknown.
@@ -103,7 +99,7 @@ async def _models(request: web.Request) -> web.Response:
     data = []
     if model:
         data.append(
-            {"id": model["model_id"], "object": "model", "created": 0, "owned_by": "branchwise"}
+            {"id": model.model_id, "object": "model", "created": 0, "owned_by": "branchwise"}
         )
     return web.json_response({"object": "list", "data": data})
 
@@ -123,15 +119,15 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
         body = await request.json()
     except ValueError as exc:
         raise ApiError(400, f"The request body is not valid JSON: {exc}", "invalid_json") from exc
-    default_max = int((model or {}).get("context_length") or FALLBACK_MAX_TOKENS)
+    default_max = (model.context_length if model else 0) or FALLBACK_MAX_TOKENS
     parsed = (parse_chat if chat else parse_completion)(body, default_max)
     if model is None:
         raise ApiError(503, "No model is loaded yet; try again shortly.", "model_not_ready")
-    if parsed.model != model["model_id"]:
+    if parsed.model != model.model_id:
         raise ApiError(
             404,
             f"The model {parsed.model!r} is not served here; this server serves "
-            f"{model['model_id']!r} (see GET /v1/models).",
+            f"{model.model_id!r} (see GET /v1/models).",
             "model_not_found",
             "model",
         )
@@ -141,11 +137,11 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
         raise ApiError(
             503, str(exc), "server_busy", headers={"x-should-retry": "false"}
         ) from exc
-    shaper = Shaper(model["model_id"], chat)
+    shaper = Shaper(model.model_id, chat)
     try:
         if parsed.stream:
             # The model's tool-call format, to hold call markup back while streaming.
-            tool_format = model.get("tool_format") if parsed.tools else None
+            tool_format = model.tool_format if parsed.tools else None
             return await _stream(request, served, parsed, shaper, tool_format)
         return await _whole(served, shaper)
     finally:
@@ -158,11 +154,9 @@ async def _whole(served: ServedRequest, shaper: Shaper) -> web.Response:
         error = _error_of(event)
         if error is not None:
             raise error
-        if event.kind is EventKind.FINISHED:
-            payload = event.payload
+        if isinstance(event, GenerationFinished):
             body = shaper.complete(
-                payload["text"], payload["finish_reason"], payload["stats"],
-                payload.get("tool_calls"),
+                event.text, event.finish_reason, event.stats, list(event.tool_calls)
             )
             return web.json_response(body)
     raise AssertionError("the events end with finished or failed")
@@ -191,19 +185,18 @@ async def _stream(
                 await _send(response, shaper.chunk("", first=True), parsed)
         if error is not None:
             await _send(response, error.body(), parsed)
-        elif event.kind is EventKind.TOKENS:
-            text = content.feed(event.payload["text"])
+        elif isinstance(event, TokensReady):
+            text = content.feed(event.text)
             if text:
                 await _send(response, shaper.chunk(text), parsed)
-        else:
-            payload = event.payload
-            rest = content.finish(payload["text"])
-            if rest or payload.get("tool_calls"):
-                chunk = shaper.chunk(rest or None, tool_calls=payload.get("tool_calls"))
+        elif isinstance(event, GenerationFinished):
+            rest = content.finish(event.text)
+            if rest or event.tool_calls:
+                chunk = shaper.chunk(rest or None, tool_calls=list(event.tool_calls))
                 await _send(response, chunk, parsed)
-            await _send(response, shaper.chunk(None, payload["finish_reason"]), parsed)
+            await _send(response, shaper.chunk(None, event.finish_reason), parsed)
             if parsed.include_usage:
-                await _send(response, shaper.usage_chunk(payload["stats"]), parsed)
+                await _send(response, shaper.usage_chunk(event.stats), parsed)
     assert response is not None
     await response.write(b"data: [DONE]\n\n")
     await response.write_eof()
@@ -227,11 +220,10 @@ async def _send(response: web.StreamResponse, data: dict[str, Any], parsed: Pars
 def _error_of(event: Event) -> ApiError | None:
     """The error to answer for a failed request, or for one stopped by the app itself (quitting,
     or the server stopping): clients cancel only by going away."""
-    failure = event.failure
-    if failure is not None:
-        if failure.invalid_request:
-            return ApiError(400, failure.message, "invalid_request")
-        return ApiError(500, f"The model failed to answer: {failure.message}", "model_error")
-    if event.kind is EventKind.FINISHED and event.payload["finish_reason"] == "cancelled":
+    if isinstance(event, WorkerFailure):
+        if event.invalid_request:
+            return ApiError(400, event.message, "invalid_request")
+        return ApiError(500, f"The model failed to answer: {event.message}", "model_error")
+    if isinstance(event, GenerationFinished) and event.finish_reason == "cancelled":
         return ApiError(503, "The generation was stopped: the server is shutting down.", "stopped")
     return None

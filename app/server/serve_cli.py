@@ -113,7 +113,7 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int) -> int:
             print(f"branchwise serve: cannot listen on {config.host}:{config.port}: {exc}",
                   file=sys.stderr)
             return 1
-        model_id = (generations.model or {}).get("model_id")
+        model_id = generations.model.model_id if generations.model else None
         print(f"Serving {model_id} at {url} (Ctrl+C stops)", flush=True)
         await stop.wait()
         print("Stopping…", file=sys.stderr, flush=True)

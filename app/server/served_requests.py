@@ -15,14 +15,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
-from enum import Enum, auto
 from typing import Any
 
 from PySide6.QtCore import Qt
 
 from app.generation.worker import GenerationRequest, InferenceWorker
 from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import GenerationFinished, ModelLoaded, TokensReady
 
 # Prefixes of served requests are cached under this id, apart from the window's conversations.
 SERVER_CONVERSATION = "local-server"
@@ -33,19 +32,8 @@ class QueueFullError(Exception):
     """Too many served requests are already waiting or running."""
 
 
-class EventKind(Enum):
-    """What the worker said about one request."""
-
-    TOKENS = auto()  # payload["text"] is the new text
-    FINISHED = auto()  # payload: {"text", "finish_reason", "stats", "tool_calls"}
-    FAILED = auto()  # `failure` says why
-
-
-@dataclass(frozen=True)
-class Event:
-    kind: EventKind
-    payload: dict[str, Any] = field(default_factory=dict[str, Any])
-    failure: WorkerFailure | None = None  # set for FAILED
+# What the worker said about one request: new text, then its end or its failure.
+Event = TokensReady | GenerationFinished | WorkerFailure
 
 
 class ServedRequest:
@@ -63,16 +51,16 @@ class ServedRequest:
 
     def deliver(self, event: Event) -> None:
         """On the request's loop."""
-        if event.kind is not EventKind.TOKENS:
+        if not isinstance(event, TokensReady):
             self.done = True
         self._events.put_nowait(event)
 
     async def events(self) -> AsyncIterator[Event]:
-        """The request's events in order, ending after FINISHED or FAILED."""
+        """The request's events in order, ending after "finished" or "failed"."""
         while True:
             event = await self._events.get()
             yield event
-            if event.kind is not EventKind.TOKENS:
+            if not isinstance(event, TokensReady):
                 return
 
 
@@ -82,7 +70,7 @@ class ServedGenerations:
     def __init__(
         self,
         worker: InferenceWorker,
-        model_info: dict[str, Any] | None = None,
+        model_info: ModelLoaded | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
     ) -> None:
         self.worker = worker
@@ -92,9 +80,9 @@ class ServedGenerations:
         self._requests: dict[int, ServedRequest] = {}
         direct = Qt.ConnectionType.DirectConnection
         self._connections = [
-            (worker.tokensReady, self._on_tokens),
-            (worker.generationFinished, self._on_finished),
-            (worker.generationFailed, self._on_failed),
+            (worker.tokensReady, self._route),
+            (worker.generationFinished, self._route),
+            (worker.generationFailed, self._route),
             (worker.modelLoaded, self._on_model_loaded),
             (worker.loadStarted, self._on_load_started),
         ]
@@ -102,8 +90,8 @@ class ServedGenerations:
             signal.connect(slot, direct)
 
     @property
-    def model(self) -> dict[str, Any] | None:
-        """The loaded model's facts ({"model_id", "context_length", ...}), None while none is."""
+    def model(self) -> ModelLoaded | None:
+        """The loaded model's facts, None while none is."""
         return self._model
 
     def pending(self) -> int:
@@ -158,10 +146,10 @@ class ServedGenerations:
             signal.disconnect(slot)
 
     # ---- worker thread ---------------------------------------------------------------------
-    def _route(self, request_id: int | None, event: Event) -> None:
+    def _route(self, event: Event) -> None:
         with self._lock:
-            served = self._requests.get(request_id) if request_id is not None else None
-            if served is not None and event.kind is not EventKind.TOKENS:
+            served = None if event.request_id is None else self._requests.get(event.request_id)
+            if served is not None and not isinstance(event, TokensReady):
                 del self._requests[served.request_id]
         if served is None:
             return  # the window's request, or one of another server
@@ -170,17 +158,8 @@ class ServedGenerations:
         except RuntimeError:
             served.request.cancel.set()  # its loop has closed: nobody is listening any more
 
-    def _on_tokens(self, payload: dict) -> None:
-        self._route(payload["request_id"], Event(EventKind.TOKENS, payload))
-
-    def _on_finished(self, payload: dict) -> None:
-        self._route(payload["request_id"], Event(EventKind.FINISHED, payload))
-
-    def _on_failed(self, failure: WorkerFailure) -> None:
-        self._route(failure.request_id, Event(EventKind.FAILED, failure=failure))
-
-    def _on_model_loaded(self, info: dict) -> None:
-        self._model = dict(info)
+    def _on_model_loaded(self, info: ModelLoaded) -> None:
+        self._model = info
 
     def _on_load_started(self, _path: str) -> None:
         self._model = None

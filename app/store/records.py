@@ -189,22 +189,28 @@ def dump_tool_calls(value: object, what: str = "The tool calls") -> str:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
-    clean: list[dict[str, Any]] = []
-    for index, entry in enumerate(cast("Sequence[object]", value), start=1):
-        item = as_dict(entry)
-        if item is None or set(item) != {"id", "name", "arguments"}:
-            raise InvalidInputError(f"{what}: call {index} must have exactly id, name, arguments.")
-        for key in ("id", "name"):
-            if not isinstance(item[key], str) or not item[key].strip():
-                raise InvalidInputError(f"{what}: call {index} has no {key}.")
-            check_text(item[key], f"{what}: call {index}'s {key}", allow_empty=False)
-        dump_mapping(item["arguments"], f"{what}: call {index}'s arguments")
-        if not isinstance(item["arguments"], dict):
-            raise InvalidInputError(f"{what}: call {index}'s arguments must be a JSON object.")
-        clean.append({"id": item["id"], "name": item["name"], "arguments": item["arguments"]})
+    clean = [check_tool_call(entry, f"{what}: call {index}")
+             for index, entry in enumerate(cast("Sequence[object]", value), start=1)]
     if len({c["id"] for c in clean}) != len(clean):
         raise InvalidInputError(f"{what}: two calls have the same id.")
     return json.dumps(clean, ensure_ascii=False, sort_keys=True)
+
+
+def check_tool_call(entry: object, what: str) -> dict[str, Any]:
+    """One tool call as `dump_tool_calls` takes it, {"id", "name", "arguments"} (a copy);
+    `what` names it ("The tool calls: call 2"). The chat history importer checks calls one at
+    a time with it, so a bad one is left out instead of refusing the rest."""
+    item = as_dict(entry)
+    if item is None or set(item) != {"id", "name", "arguments"}:
+        raise InvalidInputError(f"{what} must have exactly id, name, arguments.")
+    for key in ("id", "name"):
+        if not isinstance(item[key], str) or not item[key].strip():
+            raise InvalidInputError(f"{what} has no {key}.")
+        check_text(item[key], f"{what}'s {key}", allow_empty=False)
+    dump_mapping(item["arguments"], f"{what}'s arguments")
+    if not isinstance(item["arguments"], dict):
+        raise InvalidInputError(f"{what}'s arguments must be a JSON object.")
+    return {"id": item["id"], "name": item["name"], "arguments": item["arguments"]}
 
 
 def dump_mapping(value: object, what: str) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import cast
 
 from jinja2 import TemplateSyntaxError, meta
 from jinja2.sandbox import ImmutableSandboxedEnvironment
@@ -30,13 +30,10 @@ class TemplateSwitches:
     think: str | None = None
     effort: str | None = None
 
-    def as_info(self) -> dict[str, Any]:
-        """Plain values for the model info the window receives."""
-        return {
-            "think_switch": self.think,
-            "effort_switch": self.effort,
-            "effort_levels": list(EFFORT_LEVELS) if self.effort else [],
-        }
+    @property
+    def effort_levels(self) -> tuple[str, ...]:
+        """The effort levels the person may choose from (none without an effort switch)."""
+        return EFFORT_LEVELS if self.effort else ()
 
 
 def template_variables(source: str) -> frozenset[str]:

@@ -17,6 +17,7 @@ from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox, QPushButton
 
 from app.generation.worker import InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from tests.cacheless_engine import CachelessEngine
 from tests.tiny_models import NO_EOS
 from ui.main import Launched, launch, parse_args
@@ -171,12 +172,12 @@ class ReasoningEngine(ScriptedEngine):
 
 
 def scripted_worker(engine: ScriptedEngine, **info: Any) -> InferenceWorker:
-    """A worker whose model is `engine`; `info` adds to the model info it reports (e.g. the
-    template's "think_switch")."""
+    """A worker whose model is `engine`; `info` sets more of the model info it reports (e.g.
+    the template's `think_switch`)."""
 
-    def factory(path: Path, progress: Any) -> tuple[ScriptedEngine, dict]:
-        return engine, {"model_id": "scripted", "model_type": "scripted", "path": str(path),
-                        "context_length": engine.context_length, "weights_bytes": 1_000_000,
-                        **info}
+    def factory(path: Path, progress: Any) -> tuple[ScriptedEngine, ModelLoaded]:
+        facts: dict[str, Any] = {"model_id": "scripted", "model_type": "scripted",
+                                 "weights_bytes": 1_000_000, **info}
+        return engine, ModelLoaded(path=str(path), context_length=engine.context_length, **facts)
 
     return InferenceWorker(engine_factory=factory)

@@ -10,7 +10,8 @@ has an accessible name that says all of this in words.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QFont
@@ -18,6 +19,9 @@ from PySide6.QtWidgets import QDockWidget, QHeaderView, QTreeWidget, QTreeWidget
 
 from app.chat.branch_outline import OutlineNode
 from ui.widgets.theme import em
+
+if TYPE_CHECKING:
+    from app.chat.branch_map_source import BranchState
 
 TIER_TEXT = {"memory": "in memory", "disk": "on disk", "none": "not cached"}
 _FIRST_ID = Qt.ItemDataRole.UserRole
@@ -53,9 +57,9 @@ class BranchMapTree(QTreeWidget):
         self.itemClicked.connect(self._activated)
         self._items: dict[int, QTreeWidgetItem] = {}  # by the run's last message id
         self._nodes: dict[int, OutlineNode] = {}
-        self._states: dict[int, dict[str, Any]] = {}
+        self._states: Mapping[int, BranchState] = {}
 
-    def set_outline(self, nodes: list[OutlineNode]) -> None:
+    def set_outline(self, nodes: Sequence[OutlineNode]) -> None:
         """Show an outline (cache columns stay as they were for lines still there)."""
         self.setUpdatesEnabled(False)
         try:
@@ -89,8 +93,8 @@ class BranchMapTree(QTreeWidget):
         finally:
             self.setUpdatesEnabled(True)
 
-    def set_states(self, states: dict[int, dict[str, Any]]) -> None:
-        self._states = dict(states)
+    def set_states(self, states: Mapping[int, BranchState]) -> None:
+        self._states = states
         for last_id, item in self._items.items():
             self._fill(item, self._nodes[last_id], states.get(last_id))
 
@@ -101,13 +105,12 @@ class BranchMapTree(QTreeWidget):
         run = f" · {node.messages} messages" if node.messages > 1 else ""
         return f"{mark}{version}{node.label}{run}"
 
-    def _fill(self, item: QTreeWidgetItem, node: OutlineNode, state: dict | None) -> None:
+    def _fill(self, item: QTreeWidgetItem, node: OutlineNode, state: BranchState | None) -> None:
         tokens = cache = first = "–"
         if state is not None:
-            tokens = f"{state['tokens']:,}"
-            tier: str = state["tier"]
-            cache = TIER_TEXT.get(tier, tier)
-            first = ttft_text(state.get("ttft_s"))
+            tokens = f"{state.tokens:,}"
+            cache = TIER_TEXT.get(state.tier, state.tier)
+            first = ttft_text(state.ttft_s)
         item.setText(1, tokens)
         item.setText(2, cache)
         item.setText(3, first)

@@ -62,7 +62,7 @@ class ThumbnailCache(QObject):
 
     ready = Signal(str, int)
     # (key, ReadImage) from the decoding thread, received on the thread the cache lives on.
-    _decoded = Signal(object, object)
+    _decoded = Signal(object, ReadImage)
 
     def __init__(self, limit: int = _KEPT_THUMBNAILS) -> None:
         super().__init__()

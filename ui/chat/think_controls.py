@@ -17,7 +17,8 @@ from ui.widgets.theme import scale_font
 
 
 class ThinkControls(QWidget):
-    changed = Signal(object)  # {"think": bool} or {"reasoning_effort": str}
+    thinkToggled = Signal(bool)  # Think turned on or off
+    effortChosen = Signal(str)  # one of the effort levels `set_support` offered
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -74,8 +75,8 @@ class ThinkControls(QWidget):
     @Slot(bool)
     def _on_think(self, checked: bool) -> None:
         self._describe(checked)
-        self.changed.emit({THINK: checked})
+        self.thinkToggled.emit(checked)
 
     @Slot(int)
     def _on_effort(self, index: int) -> None:
-        self.changed.emit({EFFORT: self.effort_box.itemData(index)})
+        self.effortChosen.emit(str(self.effort_box.itemData(index)))

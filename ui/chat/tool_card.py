@@ -10,7 +10,6 @@ its description). Everything shown came from a model or a server: plain text onl
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 from PySide6.QtCore import QElapsedTimer, Qt, QTimer, Signal
@@ -24,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.tool_payloads import ToolWait
+from app.chat.tool_payloads import ToolCallCard, ToolWait
 from ui.chat.tool_names import server_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text
@@ -110,17 +109,17 @@ class ToolCard(QFrame):
     def call_id(self) -> str | None:
         return self._call_id
 
-    def ask(self, call: Mapping[str, Any]) -> None:
-        """Ask before running `call` (ToolFlow's approvalNeeded payload)."""
-        title = f"Run {call['tool']} from {server_text(call['server'])}?"
+    def ask(self, call: ToolCallCard) -> None:
+        """Ask before running `call`."""
+        title = f"Run {call.tool} from {server_text(call.server)}?"
         self._show_call(ToolWait.APPROVAL, call, title)
         self.arguments.setReadOnly(False)
-        self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
+        self.arguments.setPlainText(json.dumps(call.arguments, ensure_ascii=False, indent=2))
         notes = []
-        if call.get("repeated"):
+        if call.repeated:
             notes.append("The model already made this same call, with these arguments, since "
                          "your last message; its result is above.")
-        if before := call.get("changed_from"):
+        if before := call.changed_from:
             notes.append("This tool's description changed since you allowed it; it used to "
                          "say: " + before)
         self.changed.setText("\n".join(notes))
@@ -128,11 +127,11 @@ class ToolCard(QFrame):
         self.run_button.setDefault(True)
         self.run_button.setFocus()
 
-    def show_running(self, call: Mapping[str, Any]) -> None:
+    def show_running(self, call: ToolCallCard) -> None:
         self._show_call(ToolWait.RUNNING, call, "")
-        self._running_title = f"Running {call['tool']} on {server_text(call['server'])}"
+        self._running_title = f"Running {call.tool} on {server_text(call.server)}"
         self.arguments.setReadOnly(True)
-        self.arguments.setPlainText(json.dumps(call["arguments"], ensure_ascii=False, indent=2))
+        self.arguments.setPlainText(json.dumps(call.arguments, ensure_ascii=False, indent=2))
         self.changed.hide()
         self._elapsed.start()
         self._show_elapsed()
@@ -154,12 +153,12 @@ class ToolCard(QFrame):
         self._call_id = None
         self.hide()
 
-    def _show_call(self, state: ToolWait, call: Mapping[str, Any], title: str) -> None:
+    def _show_call(self, state: ToolWait, call: ToolCallCard, title: str) -> None:
         self._tick.stop()
         self._set_state(state)
-        self._call_id = call.get("call_id")
+        self._call_id = call.call_id
         self.title.setText(title)
-        self.description.setText(call.get("description") or "(The tool gives no description.)")
+        self.description.setText(call.description or "(The tool gives no description.)")
         self.description.show()
         self.arguments.show()
         self.problem.hide()

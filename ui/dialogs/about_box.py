@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import html
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtWidgets import QMessageBox, QWidget
+
+if TYPE_CHECKING:
+    from app.generation.worker_events import ModelLoaded
 
 
 def app_version() -> str:
@@ -19,20 +22,19 @@ def app_version() -> str:
         return "development build"
 
 
-def runtime_lines(model_info: dict[str, Any] | None) -> list[str]:
+def runtime_lines(model_info: ModelLoaded | None) -> list[str]:
     """How the loaded model runs: its weights' form and memory, and the BLAS MLX uses."""
-    if not model_info:
+    if model_info is None:
         return ["No model is loaded."]
     lines = []
-    if form := model_info.get("weights_form"):
-        size = int(model_info.get("weights_bytes") or 0) / 1e6
-        lines.append(f"Weights: {form}, {size:,.0f} MB")
-    if blas := model_info.get("blas"):
+    if form := model_info.weights_form:
+        lines.append(f"Weights: {form}, {model_info.weights_bytes / 1e6:,.0f} MB")
+    if blas := model_info.blas:
         lines.append(f"BLAS: {blas}")
     return lines
 
 
-def show_about(parent: QWidget, model_info: dict[str, Any] | None = None) -> None:
+def show_about(parent: QWidget, model_info: ModelLoaded | None = None) -> None:
     details = "<br>".join(html.escape(line) for line in runtime_lines(model_info))
     QMessageBox.about(
         parent,

@@ -47,7 +47,7 @@ class Step(StrEnum):
 
 
 class ImportChatsDialog(QDialog):
-    imported = Signal(object)  # run.ImportReport, once an import has ended (cancelled too)
+    imported = Signal(run.ImportReport)  # once an import has ended (cancelled too)
     undoRequested = Signal(int)  # the batch to take back out
     stepChanged = Signal(str)
 

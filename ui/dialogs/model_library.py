@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
 
 class ModelLibraryDialog(QDialog):
-    modelChosen = Signal(object)  # ModelInfo: the person wants this model for the chat
+    modelChosen = Signal(ModelInfo)  # the person wants this model for the chat
     defaultChosen = Signal(str)  # a model id: new chats should start with it
     libraryChanged = Signal()
 

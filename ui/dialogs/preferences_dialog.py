@@ -7,7 +7,7 @@ chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`) and tool use 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psutil
 from PySide6.QtCore import Signal, Slot
@@ -38,6 +38,7 @@ from ui.forms.overflow_choice import overflow_box
 from ui.widgets.theme import THEME_MODES, ThemeMode, em
 
 if TYPE_CHECKING:
+    from app.generation.worker_events import MemoryUse
     from app.library.entries import ModelInfo
     from ui.dialogs.tools_page import ToolsPage
 
@@ -261,9 +262,9 @@ class PreferencesDialog(QDialog):
         self.disk_used.setText(f"Saved caches now take {format_bytes(disk_bytes)}.")
 
     @Slot(object)
-    def show_memory(self, memory: dict[str, Any]) -> None:
+    def show_memory(self, memory: MemoryUse) -> None:
         """The worker's memory report (`memoryChanged`): keep the disk use current."""
-        self.set_disk_bytes(int(memory.get("disk_bytes") or 0))
+        self.set_disk_bytes(memory.disk_bytes)
 
     def _confirm_clear(self) -> None:
         answer = QMessageBox.question(

@@ -25,7 +25,7 @@ from ui.widgets.theme import colors_for, em, is_dark
 
 class ReplyDetailsDialog(QDialog):
     replayRequested = Signal(int)  # message id
-    keepRequested = Signal(object)  # the ReplayOutcome to keep as a sibling
+    keepRequested = Signal(ReplayOutcome)  # to keep as a sibling
 
     def __init__(self, details: ReplyDetails, parent: QWidget | None = None) -> None:
         super().__init__(parent)

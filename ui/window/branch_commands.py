@@ -9,7 +9,7 @@ conversation filled the model's context (continue it in a new chat).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Slot
 from PySide6.QtWidgets import QApplication
@@ -23,6 +23,7 @@ from ui.widgets.view_models import ImageView, MessageView
 from ui.window.conversation_views import message_views
 
 if TYPE_CHECKING:
+    from app.generation.reply_events import ContextFull
     from ui.window.window_host import ChatPane
 
 
@@ -163,11 +164,11 @@ class BranchCommands(QObject):
     # -- when the context is full -----------------------------------------------------------
 
     @Slot(object)
-    def offer_new_chat(self, payload: dict[str, Any]) -> None:
+    def offer_new_chat(self, full: ContextFull) -> None:
         """Say the conversation filled the model's context, offering to continue in a new chat."""
-        conversation_id = payload["conversation_id"]
+        conversation_id = full.conversation_id
         self._window.banner.show_notice(
-            payload["message"],
+            full.message,
             "Continue in a New Chat",
             lambda: self._continue_in_new_chat(conversation_id),
             kind="warning",

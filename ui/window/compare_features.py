@@ -15,7 +15,7 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QApplication, QMenu
 
-from app.chat.branch_map_source import BranchMapSource
+from app.chat.branch_map_source import BranchMapSource, BranchOutline, BranchStates
 from app.generation.variant_generation import MAX_VARIANTS, MIN_VARIANTS, VariantsStarted
 from app.store.conversations import StoreError
 from ui.chat.branch_map import BranchMapDock
@@ -199,13 +199,13 @@ class CompareFeatures(QObject):
             self.source.refresh(conversation_id)
 
     @Slot(object)
-    def _on_outline(self, payload: dict) -> None:
-        self.dock.tree.set_outline(payload["nodes"])
+    def _on_outline(self, outline: BranchOutline) -> None:
+        self.dock.tree.set_outline(outline.nodes)
 
     @Slot(object)
-    def _on_states(self, payload: dict) -> None:
-        if payload["conversation_id"] == self._window.current_conversation_id:
-            self.dock.tree.set_states(payload["states"])
+    def _on_states(self, found: BranchStates) -> None:
+        if found.conversation_id == self._window.current_conversation_id:
+            self.dock.tree.set_states(found.states)
 
     def _switch(self, message_id: int) -> None:
         self._controller.switch_to_message(message_id)

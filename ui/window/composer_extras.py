@@ -20,7 +20,9 @@ from PySide6.QtCore import QObject, Qt, Slot
 from PySide6.QtGui import QDragEnterEvent
 
 from app.chat.image_attach import ImageAttached, ScannedPdf, is_image_path, model_sight
+from app.chat.prompt_counts import FileAttached
 from app.generation.model_session import ModelState
+from app.generation.think_settings import EFFORT, THINK
 from app.store.conversations import StoreError
 from ui.chat.composer import local_files
 from ui.chat.draft_attachments import stored_image
@@ -52,7 +54,8 @@ class ComposerExtras(QObject):
         window.chat_view.editImagesRequested.connect(self._attach_to_edit)
         window.chat_view.editImagePasted.connect(self._paste_to_edit)
         controller.imageReady.connect(self._on_image_ready)
-        composer.think.changed.connect(self._on_think_changed)
+        composer.think.thinkToggled.connect(self._on_think_toggled)
+        composer.think.effortChosen.connect(self._on_effort_chosen)
         controller.attachmentReady.connect(self._on_attachment_ready)
         controller.scannedPdf.connect(self._offer_pages)
         window.model_status.ready.connect(self.refresh_model_controls)
@@ -119,10 +122,10 @@ class ComposerExtras(QObject):
             widget.add_edit_image(view)
 
     @Slot(object)
-    def _on_attachment_ready(self, payload: dict[str, Any]) -> None:
+    def _on_attachment_ready(self, attached: FileAttached) -> None:
         # A file read for another chat (the person switched meanwhile) is not attached here.
-        if payload["conversation_id"] == self._window.current_conversation_id:
-            self._window.composer.add_attachment(payload["attachment"])
+        if attached.conversation_id == self._window.current_conversation_id:
+            self._window.composer.add_attachment(attached.record)
 
     @Slot(object)
     def _offer_pages(self, offer: ScannedPdf) -> None:
@@ -159,9 +162,12 @@ class ComposerExtras(QObject):
         if drafted and cid is not None and window.controller.model_state == ModelState.READY:
             # Counted for the model loaded when they were attached: count them for this one.
             window.controller.counts.recount_images(cid, [stored_image(v) for v in drafted])
-        info = window.controller.model_info or {}
+        info = window.controller.model_info
         controls = window.composer.think
-        controls.set_support(bool(info.get("think_switch")), info.get("effort_levels") or [])
+        if info is None:
+            controls.set_support(False, ())
+        else:
+            controls.set_support(bool(info.think_switch), info.effort_levels)
         if cid is None:
             return
         try:
@@ -169,8 +175,15 @@ class ComposerExtras(QObject):
         except StoreError as exc:
             window.show_notice(str(exc))
 
-    @Slot(object)
-    def _on_think_changed(self, change: dict[str, Any]) -> None:
+    @Slot(bool)
+    def _on_think_toggled(self, think: bool) -> None:
+        self._change_reasoning({THINK: think})
+
+    @Slot(str)
+    def _on_effort_chosen(self, effort: str) -> None:
+        self._change_reasoning({EFFORT: effort})
+
+    def _change_reasoning(self, change: dict[str, Any]) -> None:
         window = self._window
         cid = window.current_conversation_id
         if cid is None:

@@ -3,12 +3,14 @@ why and what to do), and the status bar's model name and memory use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from dataclasses import replace
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Signal, Slot
 from PySide6.QtWidgets import QApplication, QLineEdit, QPlainTextEdit, QTextEdit
 
-from app.generation.model_session import ModelState
+from app.generation.model_session import ModelState, ModelStatus
+from app.generation.worker_events import MemoryUse
 from ui.window.window_host import WindowWidget
 
 if TYPE_CHECKING:
@@ -35,25 +37,25 @@ class ModelStatusPresenter(QObject):
         self._models = window.models
 
     @Slot(object)
-    def show_status(self, status: dict[str, Any]) -> None:
-        state = status.get("state")
+    def show_status(self, status: ModelStatus) -> None:
+        state = status.state
         if state == ModelState.READY:
             self._composer.set_enabled_reason(None)
             self.ready.emit()
             focused = QApplication.focusWidget()
             if not isinstance(focused, QLineEdit | QPlainTextEdit | QTextEdit):
                 self._composer.edit.setFocus()  # typing goes where it is expected
-            status = {**status, "model_id": self._models.display_name(status.get("model_id"))}
+            status = replace(status, model_id=self._models.display_name(status.model_id))
         elif state == ModelState.LOADING:
-            stage = str(status.get("message") or "Loading the model").rstrip(".…")
+            stage = (status.message or "Loading the model").rstrip(".…")
             self._composer.set_enabled_reason(f"{stage}… You can send once the model is ready.")
         else:
-            reason = status.get("message") or "No model is loaded."
+            reason = status.message or "No model is loaded."
             self._composer.set_enabled_reason(
                 f"{reason.rstrip('.')}. Choose a model in File › Model Library."
             )
         self._status_panel.set_model_status(status)
 
     @Slot(object)
-    def show_memory(self, memory: dict[str, Any]) -> None:
+    def show_memory(self, memory: MemoryUse) -> None:
         self._status_panel.set_memory(memory)

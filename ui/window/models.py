@@ -61,13 +61,13 @@ class WindowModels(QObject):
         return info.name if info is not None else model_id
 
     def loaded_id(self) -> str | None:
-        return (self._controller.model_info or {}).get("model_id")
+        info = self._controller.model_info
+        return info.model_id if info is not None else None
 
     def load(self, info: ModelInfo, conversation_id: int | None) -> bool:
         """Use a library model for the conversation: record it there and load it."""
         from app.generation.worker_models import load_refusal
 
-        loaded = self._controller.model_info or {}
         controller = self._controller
         refusal = load_refusal(info, controller.worker.held_models(),
                                controller.preferences.cpu_float32)
@@ -77,7 +77,7 @@ class WindowModels(QObject):
         if conversation_id is not None:
             self._controller.update_settings(conversation_id, model_id=info.path.name)
         ready = self._controller.model_state == ModelState.READY
-        if loaded.get("model_id") != info.path.name or not ready:
+        if self.loaded_id() != info.path.name or not ready:
             self._controller.load_model(info.path)
         return True
 
@@ -144,7 +144,7 @@ class WindowModels(QObject):
 
         conversation = self._controller.store.get_conversation(conversation_id)
         current = conversation.model_id or self.loaded_id()
-        loaded = self._controller.model_info or {}
+        loaded = self._controller.model_info
         preferences = self._controller.preferences
         dialog = ConversationSettingsDialog(
             conversation,
@@ -154,7 +154,7 @@ class WindowModels(QObject):
             default_overflow=preferences.overflow_policy,
             default_draft_for=preferences.draft_model_for,
             defaults=new_chat_params(preferences.default_params),
-            contexts={loaded["model_id"]: loaded.get("context_length")} if loaded else None,
+            contexts={loaded.model_id: loaded.context_length} if loaded else None,
         )
         dialog.libraryRequested.connect(self.open_library)
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)

@@ -90,9 +90,9 @@ class SettingsCommands(QObject):
             preferences.theme,
             self._window.window(),
             disk_budget_bytes=(
-                int(memory.get("disk_budget_bytes") or 0) if disk_budget is None else disk_budget
+                memory.disk_budget_bytes if disk_budget is None else disk_budget
             ),
-            disk_bytes=int(memory.get("disk_bytes") or 0),
+            disk_bytes=memory.disk_bytes,
             overflow=preferences.overflow_policy,
             cpu_float32=preferences.cpu_float32,
             server_enabled=preferences.server_enabled,

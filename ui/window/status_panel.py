@@ -4,12 +4,12 @@ for reading a long prompt, and the local server's URL while it serves (click to 
 
 from __future__ import annotations
 
-from typing import Any
-
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QProgressBar, QToolButton, QWidget
 
-from app.generation.model_session import ModelState
+from app.generation.model_session import ModelState, ModelStatus
+from app.generation.worker_events import MemoryUse
+from app.server.host import ServerState
 from app.sizes import format_bytes
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.theme import em
@@ -53,20 +53,18 @@ class StatusPanel(QWidget):
         layout.addWidget(self.memory_label)
         layout.addWidget(self.server_button)
         self._loading = False
-        # The worker's last memory report ({"cache_bytes", "disk_bytes", ...}).
-        self.last_memory: dict[str, Any] = {}
+        self.last_memory = MemoryUse(0, 0, 0, 0)  # the worker's last memory report
         self._weights_form = ""  # how the loaded model's weights run, e.g. "float32 (from 4-bit)"
 
-    def set_model_status(self, status: dict[str, Any]) -> None:
-        state = status.get("state")
-        message = str(status.get("message") or "")
+    def set_model_status(self, status: ModelStatus) -> None:
+        state, message = status.state, status.message
         self._loading = state == ModelState.LOADING
         if state == ModelState.READY:
-            context = status.get("context_length")
-            self.model_label.setText(str(status.get("model_id") or "Model ready"))
-            self._weights_form = str(status.get("weights_form") or "")
-            runs = [f"{k}: {status[v]}" for k, v in (("Weights", "weights_form"), ("BLAS", "blas"))
-                    if status.get(v)]
+            context = status.context_length
+            self.model_label.setText(status.model_id or "Model ready")
+            self._weights_form = status.weights_form
+            facts = (("Weights", status.weights_form), ("BLAS", status.blas))
+            runs = [f"{name}: {value}" for name, value in facts if value]
             self.model_label.setToolTip("\n".join([
                 f"Loaded model; context window {context:,} tokens" if context else "Loaded model",
                 *runs,
@@ -75,7 +73,7 @@ class StatusPanel(QWidget):
         elif state == ModelState.LOADING:
             self.model_label.setText(message or "Loading the model…")
             self.model_label.setToolTip("The model is loading; you can read and search meanwhile")
-            self._show_progress(int(status.get("done") or 0), int(status.get("total") or 0))
+            self._show_progress(status.done, status.total)
             self.progress.setToolTip(literal(message or "Loading the model…"))
         else:
             self.model_label.setText("No model loaded")
@@ -84,11 +82,9 @@ class StatusPanel(QWidget):
             )
             self.progress.hide()
 
-    def set_memory(self, memory: dict[str, Any]) -> None:
-        self.last_memory = dict(memory)
-        weights = int(memory.get("weights_bytes") or 0)
-        caches = int(memory.get("cache_bytes") or 0)
-        disk = int(memory.get("disk_bytes") or 0)
+    def set_memory(self, memory: MemoryUse) -> None:
+        self.last_memory = memory
+        weights, caches, disk = memory.weights_bytes, memory.cache_bytes, memory.disk_bytes
         form = f" ({self._weights_form})" if self._weights_form else ""
         self.memory_label.setText(
             f"Weights {format_bytes(weights)}{form} · Caches {format_bytes(caches)} in memory, "
@@ -96,10 +92,9 @@ class StatusPanel(QWidget):
         )
         self.memory_label.setVisible(bool(weights or caches or disk))
 
-    def set_server(self, state: dict[str, Any]) -> None:
-        """The local server's state: {"url": its base URL or None, "message": why not}."""
-        self._server_url = state.get("url")
-        message = str(state.get("message") or "")
+    def set_server(self, state: ServerState) -> None:
+        self._server_url = state.url
+        message = state.message
         if self._server_url:
             self.server_button.setText(f"Serving at {self._server_url}")
             self.server_button.setToolTip(

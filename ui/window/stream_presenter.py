@@ -13,10 +13,11 @@ own name and its server's, whether the model is local or remote).
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 
+from app.generation.reply_events import ReplyPrefill, StreamUpdate
 from app.mcp.tool_info import ToolLabel
 from ui.chat.reply_progress import STOPPING, PrefillEstimate
 from ui.chat.tool_names import tool_text
@@ -48,9 +49,9 @@ class StreamPresenter(QObject):
     def __init__(self, window: StreamHost) -> None:
         super().__init__(window.window())
         self._window = window
-        self._latest: dict[str, Any] | None = None  # the latest streamed text, not yet shown
-        # message id -> the newest streamed payload, newer than what the store holds
-        self._streamed: dict[int, dict[str, Any]] = {}
+        self._latest: StreamUpdate | None = None  # the latest streamed text, not yet shown
+        # message id -> the newest streamed update, newer than what the store holds
+        self._streamed: dict[int, StreamUpdate] = {}
         self._timer = QTimer(self, singleShot=True, interval=1000 // STREAM_FPS)
         self._timer.timeout.connect(self._show)
         self._estimate = PrefillEstimate()
@@ -63,10 +64,7 @@ class StreamPresenter(QObject):
             newer = self._streamed.get(int(view.id))
             if newer is not None and view.status == "streaming":
                 shown[i] = replace(
-                    view,
-                    content=newer["text"],
-                    reasoning=newer.get("reasoning", ""),
-                    thinking=newer.get("thinking", False),
+                    view, content=newer.text, reasoning=newer.reasoning, thinking=newer.thinking
                 )
         return shown
 
@@ -75,34 +73,30 @@ class StreamPresenter(QObject):
         self._timer.stop()
 
     @Slot(object)
-    def on_stream(self, payload: dict[str, Any]) -> None:
-        self._streamed[payload["message_id"]] = payload
-        self._latest = payload
+    def on_stream(self, update: StreamUpdate) -> None:
+        self._streamed[update.message_id] = update
+        self._latest = update
         if not self._timer.isActive():
             self._timer.start()
 
     @Slot()
     def _show(self) -> None:
-        payload, self._latest = self._latest, None
+        update, self._latest = self._latest, None
         window = self._window
-        if payload is not None and payload["conversation_id"] == window.current_conversation_id:
+        if update is not None and update.conversation_id == window.current_conversation_id:
             window.chat_view.update_streaming(
-                str(payload["message_id"]),
-                payload["text"],
-                payload.get("reasoning", ""),
-                payload.get("thinking", False),
+                str(update.message_id), update.text, update.reasoning, update.thinking
             )
-            calling = payload.get("calling")
-            if calling is not None and not self._stopping:
-                tool = window.controller.tools.label(payload["conversation_id"], calling)
-                self._show_note(payload["message_id"], calling_note(tool))
+            if update.calling is not None and not self._stopping:
+                tool = window.controller.tools.label(update.conversation_id, update.calling)
+                self._show_note(update.message_id, calling_note(tool))
 
     @Slot(object)
-    def on_prefill(self, payload: dict[str, Any]) -> None:
-        self._window.status_panel.set_prefill(payload["done"], payload["total"])
-        note = self._estimate.note(payload["done"], payload["total"])
+    def on_prefill(self, progress: ReplyPrefill) -> None:
+        self._window.status_panel.set_prefill(progress.done, progress.total)
+        note = self._estimate.note(progress.done, progress.total)
         if not self._stopping:
-            self._show_note(payload["message_id"], note)
+            self._show_note(progress.message_id, note)
 
     @Slot()
     def request_stop(self) -> None:

@@ -7,13 +7,14 @@ changing rather than on every key.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer, Slot
 
 from app.generation.model_session import ModelState
 
 if TYPE_CHECKING:
+    from app.chat.prompt_counts import TokenCount
     from ui.window.window_host import ChatPane
 
 TOKEN_COUNT_DEBOUNCE_MS = 300
@@ -49,8 +50,6 @@ class TokenCounter(QObject):
             controller.counts.request_token_count(cid, composer.text(), composer.attachments())
 
     @Slot(object)
-    def _on_count(self, payload: dict[str, Any]) -> None:
-        if payload["conversation_id"] == self._window.current_conversation_id:
-            self._window.composer.set_token_info(
-                payload["count"], payload["context_length"], payload.get("overflow")
-            )
+    def _on_count(self, count: TokenCount) -> None:
+        if count.conversation_id == self._window.current_conversation_id:
+            self._window.composer.set_token_info(count.count, count.context_length, count.overflow)

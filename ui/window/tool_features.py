@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from PySide6.QtCore import QObject, Slot
 
 from app.chat.tool_choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
-from app.chat.tool_payloads import ToolWait
+from app.chat.tool_payloads import CallLimit, CallSettled, ToolCallCard, ToolWait
 from app.chat.tool_session import approval_text
 from app.remote.connections import is_remote
 from app.store.conversations import StoreError
@@ -74,12 +74,12 @@ class ToolFeatures(QObject):
         pending = None if cid is None else self.flow.pending(cid)
         if pending is None:
             self.card.clear()
-        elif pending["waiting"] is ToolWait.APPROVAL:
+        elif isinstance(pending, CallLimit):
+            self.card.show_limit(pending.count, pending.limit)
+        elif pending.waiting is ToolWait.APPROVAL:
             self.card.ask(pending)
-        elif pending["waiting"] is ToolWait.RUNNING:
-            self.card.show_running(pending)
         else:
-            self.card.show_limit(pending["count"], pending["limit"])
+            self.card.show_running(pending)
         if pending is not None:
             self._window.chat_view.scroll_to_bottom()
 
@@ -166,8 +166,8 @@ class ToolFeatures(QObject):
             self.flow.approve(cid, arguments, remember or None)
 
     @Slot(object)
-    def _on_flow(self, payload: dict[str, Any]) -> None:
-        if payload.get("conversation_id") == self._window.current_conversation_id:
+    def _on_flow(self, change: ToolCallCard | CallLimit | CallSettled) -> None:
+        if change.conversation_id == self._window.current_conversation_id:
             self.show_pending()
 
     @Slot(list)

@@ -97,7 +97,8 @@ def _switch_to(qtbot, ctl: ChatController, message: Message) -> list[ModelFollow
     ctl.modelFollowed.connect(followed.append)
     assert ctl.switch_to_message(message.id)
     qtbot.waitUntil(lambda: ctl.model_state == "ready"
-                    and (ctl.model_info or {}).get("model_id") == message.model_id, timeout=60000)
+                    and getattr(ctl.model_info, "model_id", None) == message.model_id,
+                    timeout=60000)
     return followed
 
 
@@ -149,9 +150,9 @@ def test_models_that_fit_together_run_side_by_side_and_each_branch_keeps_its_cac
     source = BranchMapSource(ctl.store, ctl.worker)
     with qtbot.waitSignal(source.statesReady, timeout=10000) as got:
         source.refresh(cid)
-    states = got.args[0]["states"]
-    assert states[replies[1].id]["memory_tokens"] == states[replies[0].id]["memory_tokens"]
-    assert states[replies[1].id]["memory_tokens"] > replies[1].stats["prompt_tokens"]
+    states = got.args[0].states
+    assert states[replies[1].id].memory_tokens == states[replies[0].id].memory_tokens
+    assert states[replies[1].id].memory_tokens > replies[1].stats["prompt_tokens"]
 
     first = _follow_up(qtbot, ctl, cid)
     assert first.model_id == "llama"
@@ -240,7 +241,7 @@ def test_a_blind_compare_hides_the_models_until_one_answer_is_kept(
     assert ctl.compare.hidden_ids() == frozenset()
     assert ctl.store.active_path(cid)[-1].id == replies[b].id
     assert followed == [ModelFollowed(cid, "llama-b", "llama")]
-    qtbot.waitUntil(lambda: (ctl.model_info or {}).get("model_id") == "llama-b", timeout=60000)
+    qtbot.waitUntil(lambda: getattr(ctl.model_info, "model_id", None) == "llama-b", timeout=60000)
 
 
 def test_a_stopped_compare_keeps_the_message_and_what_was_written(
@@ -264,5 +265,5 @@ def test_a_stopped_compare_keeps_the_message_and_what_was_written(
     assert second.status == "stopped" and second.content
     assert first.status == "stopped" and first.content == ""
     qtbot.waitUntil(lambda: ctl.model_state == "ready"
-                    and (ctl.model_info or {}).get("model_id") == "llama", timeout=60000)
+                    and getattr(ctl.model_info, "model_id", None) == "llama", timeout=60000)
     assert [Path(p).name for p in loads] == ["llama-b", "llama"]

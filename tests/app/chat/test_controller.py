@@ -141,8 +141,8 @@ def test_switching_conversation_while_streaming_keeps_tokens_in_their_message(
     assert _path(ctl, second) == before
     reply = ctl.store.active_path(first)[-1]
     assert reply.status == "complete" and reply.stats["generated_tokens"] == 40
-    assert {u["message_id"] for u in updates} == {reply.id}
-    assert updates[-1]["text"] == reply.content
+    assert {u.message_id for u in updates} == {reply.id}
+    assert updates[-1].text == reply.content
 
 
 def test_switching_branch_while_streaming_keeps_tokens_in_their_message(
@@ -238,8 +238,8 @@ def test_token_count_reports_prompt_size(qtbot, controller: ChatController) -> N
     cid = _conversation(ctl)
     with qtbot.waitSignal(ctl.tokenCount, timeout=10000) as counted:
         ctl.counts.request_token_count(cid, "How many tokens is this?")
-    assert counted.args[0]["count"] > 5
-    assert counted.args[0]["context_length"] == 4096
+    assert counted.args[0].count > 5
+    assert counted.args[0].context_length == 4096
 
 
 def test_deleting_a_conversation_frees_its_caches(qtbot, controller: ChatController) -> None:
@@ -248,9 +248,9 @@ def test_deleting_a_conversation_frees_its_caches(qtbot, controller: ChatControl
     memory: list[dict] = []
     ctl.memoryChanged.connect(memory.append)
     _send_and_wait(qtbot, ctl, cid, "Remember this")
-    qtbot.waitUntil(lambda: bool(memory) and memory[-1]["cache_bytes"] > 0, timeout=5000)
+    qtbot.waitUntil(lambda: bool(memory) and memory[-1].cache_bytes > 0, timeout=5000)
     ctl.delete_conversation(cid)
-    qtbot.waitUntil(lambda: memory[-1]["cache_bytes"] == 0, timeout=5000)
+    qtbot.waitUntil(lambda: memory[-1].cache_bytes == 0, timeout=5000)
     ctl.restore_conversation(cid)
     assert [m.role for m in ctl.store.active_path(cid)] == ["user", "assistant"]
 
@@ -271,9 +271,9 @@ def test_closing_during_generation_keeps_the_whole_partial_reply_and_its_stats(
     reply = reopened.get_message(reply_id)
     reopened.close()
     assert len(finished) == 1
-    assert reply.content == finished[0]["text"]
+    assert reply.content == finished[0].text
     assert reply.stats["finish_reason"] == "cancelled"
-    assert reply.stats["generated_tokens"] == finished[0]["stats"]["generated_tokens"]
+    assert reply.stats["generated_tokens"] == finished[0].stats["generated_tokens"]
 
 
 def test_a_failed_write_while_streaming_loses_no_text(
@@ -300,7 +300,7 @@ def test_a_failed_write_while_streaming_loses_no_text(
     qtbot.waitUntil(lambda: not ctl.is_busy(), timeout=5000)
     reply = ctl.store.active_path(cid)[-1]
     assert reply.status == "stopped"
-    assert reply.content == finished.args[0]["text"]
+    assert reply.content == finished.args[0].text
     assert [n for n in notices if "could not be saved" in n] == [notices[0]]
     assert len(failed_writes) <= 2, "a failed write is retried once an interval, not per token"
 
@@ -359,7 +359,7 @@ def test_a_refused_delete_of_the_streaming_branch_keeps_the_reply(
     qtbot.waitUntil(lambda: not ctl.is_busy(), timeout=5000)
     assert notices == ["The conversation database could not be used: database or disk is full."]
     reply = ctl.store.active_path(cid)[-1]
-    assert (reply.status, reply.content) == ("stopped", finished.args[0]["text"])
+    assert (reply.status, reply.content) == ("stopped", finished.args[0].text)
 
 
 def test_switching_to_a_message_shows_its_branch_and_announces_it(

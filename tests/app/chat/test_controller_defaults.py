@@ -72,7 +72,7 @@ def test_a_new_chat_has_the_defaults_from_preferences(
         assert controller.send(chat.id, "Bonjour")
     reply = controller.store.active_path(chat.id)[-1]
     assert reply.params["max_tokens"] == 3 and reply.params["temperature"] == 0.0
-    assert finished.args[0]["stats"]["generated_tokens"] <= 3
+    assert finished.args[0].stats["generated_tokens"] <= 3
 
 
 def test_hand_edited_defaults_of_the_wrong_kind_count_as_no_choice(
@@ -113,9 +113,9 @@ def test_the_token_meter_counts_against_the_chats_context_length(
     controller.tokenCount.connect(counts.append)
     controller.counts.request_token_count(cid, "Hello there")
     qtbot.waitUntil(lambda: len(counts) == 1, timeout=10000)
-    assert counts[0]["context_length"] == 4096  # the tiny llama's own
+    assert counts[0].context_length == 4096  # the tiny llama's own
     controller.update_settings(cid, params={**DEFAULT_PARAMS, "context_length": 512})
     controller.counts.request_token_count(cid, "Hello there")
     qtbot.waitUntil(lambda: len(counts) == 2, timeout=10000)
-    assert counts[1]["context_length"] == 512
-    assert counts[1]["count"] == counts[0]["count"]
+    assert counts[1].context_length == 512
+    assert counts[1].count == counts[0].count

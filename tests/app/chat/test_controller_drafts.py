@@ -73,13 +73,13 @@ def test_a_draft_model_guesses_and_the_reply_is_the_models_own(
     assert plain_stats["drafted_tokens"] == 0
     # The worker reports memory after the reply has ended: the report may come a moment later.
     qtbot.waitUntil(lambda: bool(memory), timeout=5000)
-    main_weights = memory[-1]["weights_bytes"]
+    main_weights = memory[-1].weights_bytes
     drafted = {**GREEDY, "speculation": "draft", "draft_model": "llama-draft"}
     text, params, stats = reply_to(qtbot, controller, drafted)
     assert text == plain and stats["generated_tokens"] == plain_stats["generated_tokens"]
     assert stats["drafted_tokens"] > 0 and stats["accepted_tokens"] <= stats["drafted_tokens"]
     # The worker loaded the draft model: its weights show in the memory report.
-    qtbot.waitUntil(lambda: memory[-1]["weights_bytes"] > main_weights, timeout=5000)
+    qtbot.waitUntil(lambda: memory[-1].weights_bytes > main_weights, timeout=5000)
     assert params["speculation"] == "draft" and params["draft_model"] == "llama-draft"
     # The draft stays loaded for the next reply, which drafts again.
     again, _, again_stats = reply_to(qtbot, controller, drafted)

@@ -50,13 +50,13 @@ def _attach(qtbot, ctl: ChatController, cid: int, png: bytes) -> ImageAttached:
 def _draft_count(qtbot, ctl: ChatController, cid: int, record: dict) -> int:
     with qtbot.waitSignal(ctl.tokenCount, timeout=30000) as counted:
         ctl.counts.request_token_count(cid, "What is it?", [record])
-    return counted.args[0]["count"]
+    return counted.args[0].count
 
 
 def test_the_detail_changes_the_tokens_counted_and_the_prompt_sent(
     qtbot, ctl: ChatController, qwen_dir: Path
 ) -> None:
-    model_id = ctl.model_info["model_id"]
+    model_id = ctl.model_info.model_id
     cid = ctl.new_conversation()
     ctl.update_settings(cid, params=GREEDY)
     png = png_bytes(1000, 750, 5)

@@ -17,6 +17,7 @@ from app.chat.image_attach import ImageAttached, model_sight
 from app.generation.prompt_messages import prompt_messages
 from app.generation.worker import InferenceWorker
 from app.generation.worker_engine import default_engine_factory
+from app.generation.worker_events import ModelLoaded
 from app.generation.worker_generation import sampling_params
 from app.settings import Preferences
 from app.store.conversations import Store
@@ -59,9 +60,9 @@ def _finished(qtbot, ctl: ChatController, action: Callable[[], bool]) -> None:
 
 
 def test_model_sight_says_who_cannot_see_and_why() -> None:
-    assert model_sight(None).sees and model_sight({"model_id": "m", "vision": True}).sees
-    blind = model_sight({"model_id": "SmolLM2", "vision": False,
-                         "text_only_reason": "No image processor."})
+    assert model_sight(None).sees and model_sight(ModelLoaded("m", "m", None, vision=True)).sees
+    blind = model_sight(ModelLoaded("SmolLM2", "SmolLM2", None, vision=False,
+                                    text_only_reason="No image processor."))
     assert blind.blind == "SmolLM2 can't see images"
     assert blind.refusal.startswith("SmolLM2 can't see images: it is a text-only model. No image")
 
@@ -71,7 +72,7 @@ def test_an_image_is_kept_counted_sent_regenerated_and_edited(
 ) -> None:
     model = tiny_vision_dir / "smolvlm"
     ctl = make_controller(model)
-    assert ctl.model_info["vision"] is True
+    assert ctl.model_info.vision is True
     cid = ctl.new_conversation()
     ctl.update_settings(cid, params=GREEDY)
     photo = tmp_path / "photo.png"
@@ -123,7 +124,7 @@ def test_a_text_only_model_keeps_the_image_but_refuses_the_message(
     qtbot, make_controller, tiny_models_dir: Path
 ) -> None:
     ctl = make_controller(tiny_models_dir / "llama")
-    assert ctl.model_info["vision"] is False
+    assert ctl.model_info.vision is False
     cid = ctl.new_conversation()
     attached = _attach(qtbot, ctl, cid, png_bytes(16, 16, 3), name="cat.png")
     assert attached.tokens == 0  # not counted: this model cannot read it

@@ -76,7 +76,7 @@ def test_a_pdf_with_text_is_read_as_text_as_before(
     cid = ctl.new_conversation()
     with qtbot.waitSignal(ctl.attachmentReady, timeout=30000) as read:
         ctl.counts.attach_file(cid, str(make_pdf(tmp_path / "typed.pdf", ["Walrus report"])))
-    assert "Walrus report" in read.args[0]["attachment"]["text"]
+    assert "Walrus report" in read.args[0].record["text"]
 
 
 def test_a_text_only_model_says_it_cannot_read_scanned_pages(

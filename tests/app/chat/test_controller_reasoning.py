@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.chat.controller import ChatController
+from app.chat.prompt_counts import FileAttached
 from app.generation.think_settings import THINK
 from app.generation.worker import InferenceWorker
 from app.settings import Preferences
@@ -55,8 +56,8 @@ def _send(qtbot, ctl: ChatController, cid: int, text: str, attachments: list | N
 
 def test_the_think_switch_is_offered_and_reaches_the_template(qtbot, make_controller) -> None:
     ctl = make_controller(SWITCH_TEMPLATE)
-    assert ctl.model_info["think_switch"] == "enable_thinking"
-    assert ctl.model_info["effort_switch"] is None
+    assert ctl.model_info.think_switch == "enable_thinking"
+    assert ctl.model_info.effort_switch is None
     cid = ctl.new_conversation()
     ctl.update_settings(cid, params=GREEDY)
     on = _send(qtbot, ctl, cid, "Hello")
@@ -70,8 +71,8 @@ def test_the_think_switch_is_offered_and_reaches_the_template(qtbot, make_contro
 
 def test_a_reply_inside_an_opened_block_is_stored_as_reasoning(qtbot, make_controller) -> None:
     ctl = make_controller(STRIPPING_TEMPLATE)
-    assert ctl.model_info["reasons"] is True
-    assert ctl.model_info["think_switch"] is None
+    assert ctl.model_info.reasons is True
+    assert ctl.model_info.think_switch is None
     cid = ctl.new_conversation()
     ctl.update_settings(cid, params=GREEDY)
     streamed: list[dict] = []
@@ -82,14 +83,14 @@ def test_a_reply_inside_an_opened_block_is_stored_as_reasoning(qtbot, make_contr
     assert reply.reasoning
     assert reply.stats["reasoning_tokens"] == 6
     assert reply.stats["reasoning_s"] > 0
-    assert streamed and all(p["thinking"] for p in streamed)
-    assert streamed[-1]["reasoning"].strip() == reply.reasoning
+    assert streamed and all(p.thinking for p in streamed)
+    assert streamed[-1].reasoning.strip() == reply.reasoning
 
 
 def test_a_model_without_reasoning_streams_as_before(qtbot, make_controller) -> None:
     ctl = make_controller(None)
-    assert ctl.model_info["reasons"] is False
-    assert ctl.model_info["think_switch"] is None
+    assert ctl.model_info.reasons is False
+    assert ctl.model_info.think_switch is None
     cid = ctl.new_conversation()
     ctl.update_settings(cid, params=GREEDY)
     reply = _send(qtbot, ctl, cid, "Hello")
@@ -100,8 +101,8 @@ def test_a_model_without_reasoning_streams_as_before(qtbot, make_controller) -> 
 def _attach(qtbot, ctl: ChatController, cid: int, path: Path) -> dict:
     with qtbot.waitSignal(ctl.attachmentReady, timeout=30000) as ready:
         ctl.counts.attach_file(cid, str(path))
-    assert ready.args[0]["conversation_id"] == cid
-    return ready.args[0]["attachment"]
+    assert ready.args[0].conversation_id == cid
+    return ready.args[0].record
 
 
 def test_attached_files_are_counted_sent_and_survive_the_file_going(
@@ -124,7 +125,7 @@ def test_attached_files_are_counted_sent_and_survive_the_file_going(
         ctl.counts.request_token_count(cid, "Compare", files)
     with qtbot.waitSignal(ctl.tokenCount, timeout=30000):
         ctl.counts.request_token_count(cid, "Compare")
-    with_files, without = counts[0]["count"], counts[1]["count"]
+    with_files, without = counts[0].count, counts[1].count
     assert with_files - without >= sum(f["tokens"] for f in files)
 
     reply = _send(qtbot, ctl, cid, "Compare", files)
@@ -150,7 +151,7 @@ def test_files_that_cannot_be_attached_are_refused_with_a_reason(
     cid = ctl.new_conversation()
     notices: list[str] = []
     ctl.notice.connect(notices.append)
-    ready: list[dict] = []
+    ready: list[FileAttached] = []
     ctl.attachmentReady.connect(ready.append)
 
     binary = tmp_path / "weights.bin"
@@ -162,7 +163,7 @@ def test_files_that_cannot_be_attached_are_refused_with_a_reason(
             ctl.counts.attach_file(cid, str(path))
     assert ready == []
     assert "weights.bin is a binary file" in notices[0]
-    context = ctl.model_info["context_length"]
+    context = ctl.model_info.context_length
     assert notices[1].startswith("huge.txt needs ")
     assert f"context of {context:,} tokens" in notices[1]
     needed = int(notices[1].split(" needs ")[1].split(" tokens")[0].replace(",", ""))

@@ -16,6 +16,8 @@ import pytest
 from PySide6.QtCore import SignalInstance
 
 from app.chat.controller import ChatController
+from app.chat.tool_payloads import ToolCallCard
+from app.generation.worker_events import GenerationFinished
 from app.settings import Preferences
 from app.store.conversations import Store
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
@@ -74,14 +76,14 @@ def test_a_call_is_approved_run_and_the_model_goes_on(setup, qt_asyncio_loop) ->
     cid = ctl.new_conversation()
     flow = ctl.tool_flow
 
-    async def scenario() -> dict:
+    async def scenario() -> ToolCallCard:
         asked = await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "2+3?"))
         await _next(qt_asyncio_loop, ctl.worker.generationFinished,
-                    lambda: flow.approve(cid), lambda p: not p.get("tool_calls"))
+                    lambda: flow.approve(cid), lambda p: not p.tool_calls)
         return asked
 
     asked = qt_asyncio_loop.run_until_complete(scenario())
-    assert (asked["server"], asked["tool"], asked["arguments"]) == ("fx", "add", {"a": 2, "b": 3})
+    assert (asked.server, asked.tool, asked.arguments) == ("fx", "add", {"a": 2, "b": 3})
     _user, call, result, answer = ctl.store.active_path(cid)
     assert call.content == "Let me add." and call.tool_calls[0]["name"] == "fx__add"
     assert (result.role, result.content) == ("tool", "5")
@@ -102,10 +104,10 @@ def test_a_streaming_call_shows_its_tool_name(setup, qt_asyncio_loop) -> None:
     ctl.streamUpdated.connect(seen.append)
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, ctl.tool_flow.approvalNeeded, lambda: ctl.send(cid, "1+1?")))
-    calling = [p for p in seen if p.get("calling") is not None]
-    assert calling and calling[-1]["calling"] == "fx__add"
+    calling = [p for p in seen if p.calling is not None]
+    assert calling and calling[-1].calling == "fx__add"
     # Only the text before the call ever shows: no marker, not even its first characters.
-    assert all("Checking.\n".startswith(p["text"]) for p in seen)
+    assert all("Checking.\n".startswith(p.text) for p in seen)
 
 
 def test_tools_are_chosen_per_chat(setup, qt_asyncio_loop) -> None:
@@ -142,8 +144,8 @@ def test_rerun_makes_a_sibling_and_switching_back_runs_nothing(setup, qt_asyncio
     cid = ctl.new_conversation()
     flow = ctl.tool_flow
 
-    def answered(payload: dict) -> bool:
-        return not payload.get("tool_calls")
+    def answered(finished: GenerationFinished) -> bool:
+        return not finished.tool_calls
 
     async def scenario() -> None:
         await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "pid?"))
@@ -175,7 +177,8 @@ def test_a_new_message_drops_the_question_still_asked(setup, qt_asyncio_loop) ->
     flow = ctl.tool_flow
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "1+2?")))
-    assert flow.pending(cid)["waiting"] == "approval"
+    pending = flow.pending(cid)
+    assert isinstance(pending, ToolCallCard) and pending.waiting == "approval"
     qt_asyncio_loop.run_until_complete(
         _next(qt_asyncio_loop, ctl.worker.generationFinished,
               lambda: ctl.send(cid, "Never mind.")))

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 
 from app.chat.controller import ChatController
+from app.chat.tool_payloads import ToolCallCard
+from app.generation.reply_events import StreamUpdate
 from app.generation.worker import InferenceWorker
 from app.mcp.tool_info import ToolLabel
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
@@ -45,7 +47,7 @@ class RemoteChat:
                                   preferences, connections=self.connections)
         self.model = model
         self.cid = self.ctl.new_conversation()
-        self.streamed: list[dict] = []
+        self.streamed: list[StreamUpdate] = []
         self.ctl.streamUpdated.connect(self.streamed.append)
 
     async def connect(self, base_url: str, params: dict[str, Any]) -> None:
@@ -88,10 +90,10 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
                          Reply("It is 5.")])
     chat = remote_chat()
     ctl, flow, cid = chat.ctl, chat.ctl.tool_flow, chat.cid
-    ran: list[dict] = []
+    ran: list[ToolCallCard] = []
     flow.callRunning.connect(ran.append)
 
-    async def scenario() -> tuple[dict, dict]:
+    async def scenario() -> tuple[ToolCallCard, ToolCallCard]:
         await chat.connect(await server.start(), PARAMS)
         try:
             asked = await _next(qt_asyncio_loop, flow.approvalNeeded,
@@ -107,10 +109,10 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
         return asked, again
 
     asked, again = qt_asyncio_loop.run_until_complete(scenario())
-    assert (asked["server"], asked["tool"], asked["model_name"]) == ("fx", "add", "fx__add")
-    assert asked["arguments"] == {"a": 2, "b": 3} and not asked["repeated"]
-    assert again["repeated"] and again["arguments"] == {"a": 2, "b": 3}
-    assert [p["arguments"] for p in ran] == [{"a": 2, "b": 3}, {"a": 4, "b": 1}]
+    assert (asked.server, asked.tool, asked.model_name) == ("fx", "add", "fx__add")
+    assert asked.arguments == {"a": 2, "b": 3} and not asked.repeated
+    assert again.repeated and again.arguments == {"a": 2, "b": 3}
+    assert [p.arguments for p in ran] == [{"a": 2, "b": 3}, {"a": 4, "b": 1}]
     roles = [(m.role, m.content) for m in chat.path()]
     assert roles == [("user", "2+3?"), ("assistant", "Let me add."), ("tool", "5"),
                      ("assistant", ""), ("tool", "5"), ("assistant", ""),
@@ -127,7 +129,7 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     assert history[-1] == {"role": "tool", "content": "5", "tool_call_id": first_call["id"],
                            "name": "fx__add"}
     # While the call streamed, the window was told which tool, and shows it by its own name.
-    assert any(p.get("calling") == "fx__add" for p in chat.streamed)
+    assert any(p.calling == "fx__add" for p in chat.streamed)
     assert ctl.tools.label(cid, "fx__add") == ToolLabel("fx", "add")
 
 
@@ -177,7 +179,7 @@ def test_a_chat_on_branchwise_serve_calls_the_built_in_search(
     ctl, flow, cid = chat.ctl, chat.ctl.tool_flow, chat.cid
     forced = {**PARAMS, "max_tokens": 1, "logit_bias": {str(token): 100}}
 
-    async def scenario() -> dict:
+    async def scenario() -> ToolCallCard:
         async with serving(served) as (server, _client):
             await chat.connect(server.url, forced)
             asked = await _next(qt_asyncio_loop, flow.approvalNeeded,
@@ -189,8 +191,8 @@ def test_a_chat_on_branchwise_serve_calls_the_built_in_search(
             return asked
 
     asked = qt_asyncio_loop.run_until_complete(scenario())
-    assert (asked["server"], asked["tool"]) == ("branchwise", "search_conversations")
-    assert asked["arguments"] == {"query": "Paris"}
+    assert (asked.server, asked.tool) == ("branchwise", "search_conversations")
+    assert asked.arguments == {"query": "Paris"}
     _user, call, result, answer = chat.path()
     assert call.tool_calls[0]["name"] == "search_conversations"
     assert "<tool_call>" not in call.content

@@ -19,6 +19,7 @@ import pytest
 from PySide6.QtCore import SignalInstance
 
 from app.chat.tool_flow import DENIED_TEXT, ToolFlow
+from app.chat.tool_payloads import CallLimit, ToolCallCard
 from app.chat.tool_runs import CANCELLED_TEXT, ToolRunner
 from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig
@@ -68,6 +69,13 @@ class Chat:
 
     def path(self) -> list[tuple[str, str]]:
         return [(m.role, m.content) for m in self.store.active_path(self.cid)]
+
+    def waiting(self) -> str | None:
+        """What the chat's card waits for: "approval", "running", "limit", or None."""
+        pending = self.flow.pending(self.cid)
+        if pending is None:
+            return None
+        return "limit" if isinstance(pending, CallLimit) else pending.waiting
 
     async def after(self, sig: SignalInstance, action: Callable[[], None],
                     check: Callable[[Any], bool] = lambda _: True) -> Any:
@@ -139,10 +147,10 @@ def test_approve_runs_the_call_and_the_model_goes_on(chat: Chat, run) -> None:
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 2, "b": 3}))
         asked = await chat.after(chat.flow.approvalNeeded,
                                  lambda: chat.flow.reply_finished(chat.cid, reply))
-        assert (asked["server"], asked["tool"], asked["arguments"]) == ("fx", "add",
+        assert (asked.server, asked.tool, asked.arguments) == ("fx", "add",
                                                                           {"a": 2, "b": 3})
-        assert asked["description"] == "Add two whole numbers."
-        assert chat.flow.pending(chat.cid)["waiting"] == "approval"
+        assert asked.description == "Add two whole numbers."
+        assert chat.waiting() == "approval"
         assert chat.path()[-1][0] == "assistant"  # nothing ran before Run
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
 
@@ -241,7 +249,8 @@ def test_a_call_repeated_with_the_same_arguments_is_asked_about_even_under_alway
         again = chat.reply_with_calls(chat.continued[-1][1], ("fx__add", {"a": 1, "b": 2}))
         await chat.after(chat.flow.approvalNeeded,
                          lambda: chat.flow.reply_finished(chat.cid, again))
-        assert asked[-1]["repeated"] is True and chat.flow.pending(chat.cid)["repeated"]
+        pending = chat.flow.pending(chat.cid)
+        assert asked[-1].repeated is True and isinstance(pending, ToolCallCard) and pending.repeated
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
         # Other arguments are a new call: "always" runs it.
         other = chat.reply_with_calls(chat.continued[-1][1], ("fx__add", {"a": 5, "b": 5}))
@@ -265,8 +274,8 @@ def test_the_call_limit_waits_for_continue(tmp_path: Path, qt_asyncio_loop, run)
         reply = chat.reply_with_calls(None, *[("fx__add", {"a": i, "b": 0}) for i in range(3)])
         limit = await chat.after(chat.flow.limitReached,
                                  lambda: chat.flow.reply_finished(chat.cid, reply))
-        assert (limit["count"], limit["limit"]) == (2, 2)
-        assert chat.flow.pending(chat.cid)["waiting"] == "limit" and chat.continued == []
+        assert (limit.count, limit.limit) == (2, 2)
+        assert chat.waiting() == "limit" and chat.continued == []
         await chat.continuation(lambda: chat.flow.continue_past_limit(chat.cid))
         await chat.servers.close()
 
@@ -283,7 +292,7 @@ def test_a_sleeping_call_is_cancelled(chat: Chat, run) -> None:
         await chat.after(chat.flow.approvalNeeded,
                          lambda: chat.flow.reply_finished(chat.cid, reply))
         await chat.after(chat.flow.callRunning, lambda: chat.flow.approve(chat.cid))
-        assert chat.flow.pending(chat.cid)["waiting"] == "running"
+        assert chat.waiting() == "running"
         await chat.continuation(lambda: chat.flow.cancel(chat.cid))
 
     run(scenario())
@@ -369,9 +378,9 @@ def test_calls_left_without_results_are_asked_about_again_when_the_chat_opens(
         chat.approvals.approve(chat.servers.find("fx__add"), None)
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 2, "b": 5}))
         asked = await chat.after(chat.flow.approvalNeeded, lambda: chat.flow.resume(chat.cid))
-        assert asked["reply_id"] == reply and chat.continued == []
+        assert asked.reply_id == reply and chat.continued == []
         chat.flow.resume(chat.cid)  # opened again while asking: still one question
-        assert chat.flow.pending(chat.cid)["waiting"] == "approval"
+        assert chat.waiting() == "approval"
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
         chat.flow.resume(chat.cid)  # every call has its result now: nothing to ask
         assert chat.flow.pending(chat.cid) is None

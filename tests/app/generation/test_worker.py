@@ -16,6 +16,11 @@ from PySide6.QtCore import QElapsedTimer, QTimer
 
 from app.generation.worker import GenerationRequest, InferenceWorker
 from app.generation.worker_errors import FailureKind, WorkerFailure
+from app.generation.worker_events import (
+    GenerationFinished,
+    MemoryUse,
+    ModelLoaded,
+)
 from tests.cacheless_engine import CachelessEngine
 from tests.perf import best_of
 from tests.tiny_models import NO_EOS
@@ -65,7 +70,9 @@ class SyntheticEngine(CachelessEngine):
 
 
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
-    worker = InferenceWorker(lambda path, progress: (engine, {"model_id": "synthetic"}))
+    worker = InferenceWorker(
+        lambda path, progress: (engine, ModelLoaded("synthetic", str(path), None))
+    )
     with qtbot.waitSignal(worker.modelLoaded, timeout=5000):
         worker.load_model(Path("synthetic"))
     return worker
@@ -116,8 +123,8 @@ def test_fast_tokens_are_coalesced_and_gui_never_stalls(qtbot) -> None:
         engine = SyntheticEngine(tokens=2000, tokens_per_s=2000.0)
         worker = _worker_with(engine, qtbot)
         updates: list[str] = []
-        finished: list[dict] = []
-        worker.tokensReady.connect(lambda p: updates.append(p["text"]))
+        finished: list[GenerationFinished] = []
+        worker.tokensReady.connect(lambda p: updates.append(p.text))
         worker.generationFinished.connect(finished.append)
         idle, _ = _worst_gap_ms(qtbot, seconds=1.0)
         worker.submit(_request(1))
@@ -125,7 +132,7 @@ def test_fast_tokens_are_coalesced_and_gui_never_stalls(qtbot) -> None:
         print(f"worst gap: {streaming:.1f} ms streaming, {idle:.1f} ms idle")
         worker.shutdown()
 
-        assert finished[0]["text"] == "x" * 2000
+        assert finished[0].text == "x" * 2000
         assert "".join(updates) == "x" * 2000, "coalescing must not lose or reorder text"
         assert len(updates) <= 60 * took + 2, f"{len(updates)} updates in {took:.2f}s"
         assert engine.threads == {"inference-worker"}
@@ -144,8 +151,8 @@ def test_stop_lands_within_a_token_and_keeps_partial_text(qtbot) -> None:
         worker.cancel(7)
         at_stop = engine.produced
     worker.shutdown()
-    assert done.args[0]["finish_reason"] == "cancelled"
-    text = done.args[0]["text"]
+    assert done.args[0].finish_reason == "cancelled"
+    text = done.args[0].text
     assert 0 < len(text) < 100_000
     assert len(text) - at_stop <= 1, "the engine went on past the token it was decoding"
 
@@ -157,7 +164,7 @@ def test_cancel_of_another_request_does_not_stop_the_running_one(qtbot) -> None:
         worker.submit(_request(1))
         worker.cancel(2)
     worker.shutdown()
-    assert done.args[0]["finish_reason"] == "length"
+    assert done.args[0].finish_reason == "length"
 
 
 def test_stop_before_the_worker_picks_the_request_up_still_stops_it(qtbot) -> None:
@@ -170,8 +177,8 @@ def test_stop_before_the_worker_picks_the_request_up_still_stops_it(qtbot) -> No
     with qtbot.waitSignal(worker.generationFinished, timeout=2000) as done:
         busy.set()
     worker.shutdown()
-    assert done.args[0]["finish_reason"] == "cancelled"
-    assert done.args[0]["text"] == ""
+    assert done.args[0].finish_reason == "cancelled"
+    assert done.args[0].text == ""
 
 
 def test_requests_run_one_after_another(qtbot) -> None:
@@ -179,7 +186,7 @@ def test_requests_run_one_after_another(qtbot) -> None:
     worker = _worker_with(engine, qtbot)
     order: list[tuple[str, int]] = []
     worker.generationStarted.connect(lambda rid: order.append(("start", rid)))
-    worker.generationFinished.connect(lambda p: order.append(("end", p["request_id"])))
+    worker.generationFinished.connect(lambda p: order.append(("end", p.request_id)))
     with qtbot.waitSignals([worker.generationFinished] * 2, timeout=5000):
         worker.submit(_request(1))
         worker.submit(_request(2))
@@ -198,7 +205,7 @@ def test_errors_reach_the_gui_and_the_worker_keeps_serving(qtbot) -> None:
     with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
         worker.submit(_request(2))
     worker.shutdown()
-    assert done.args[0]["text"] == "xxxxx"
+    assert done.args[0].text == "xxxxx"
 
 
 def test_a_failing_callback_is_reported_and_the_worker_keeps_serving(qtbot) -> None:
@@ -242,7 +249,7 @@ def test_real_model_loads_on_the_worker_thread(qtbot, tiny_models_dir: Path, kin
     worker = InferenceWorker()
     with qtbot.waitSignal(worker.modelLoaded, timeout=60000) as loaded:
         worker.load_model(tiny_models_dir / kind)
-    assert loaded.args[0]["context_length"] > 0
+    assert loaded.args[0].context_length > 0
     with qtbot.waitSignal(worker.generationFinished, timeout=60000) as done:
         worker.submit(
             GenerationRequest(
@@ -253,7 +260,7 @@ def test_real_model_loads_on_the_worker_thread(qtbot, tiny_models_dir: Path, kin
             )
         )
     worker.shutdown()
-    assert done.args[0]["stats"]["generated_tokens"] == 4
+    assert done.args[0].stats["generated_tokens"] == 4
 
 
 class SavingEngine(SyntheticEngine):
@@ -295,7 +302,7 @@ def test_caches_are_saved_in_small_slices_only_while_idle(qtbot) -> None:
     qtbot.waitUntil(lambda: len(engine.saves) >= 3, timeout=5000)  # idle: saving goes on
     with qtbot.waitSignal(worker.generationFinished, timeout=5000) as done:
         worker.submit(_request(2))  # waits for one slice at most, then runs whole
-    assert done.args[0]["text"] == "x" * 20
+    assert done.args[0].text == "x" * 20
     worker.shutdown()
     assert not engine.saved_mid_reply, "never between tokens"
     assert set(engine.saves[:-1]) == {IDLE_SAVE_S}
@@ -305,11 +312,11 @@ def test_caches_are_saved_in_small_slices_only_while_idle(qtbot) -> None:
 def test_saving_stops_when_nothing_is_left_and_the_disk_use_is_reported(qtbot) -> None:
     engine = SavingEngine(slices=3)
     worker = _worker_with(engine, qtbot)
-    memory: list[dict] = []
+    memory: list[MemoryUse] = []
     worker.memoryChanged.connect(memory.append)
     with qtbot.waitSignal(worker.generationFinished, timeout=5000):
         worker.submit(_request(1))
-    qtbot.waitUntil(lambda: bool(memory) and memory[-1]["disk_bytes"] == 3, timeout=5000)
+    qtbot.waitUntil(lambda: bool(memory) and memory[-1].disk_bytes == 3, timeout=5000)
     time.sleep(0.3)
     assert len(engine.saves) == 3, "nothing left: the worker waits for work"
     worker.shutdown()

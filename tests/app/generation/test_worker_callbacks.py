@@ -93,7 +93,7 @@ def test_start_up_state_changes_all_happen_on_the_gui_thread(
     # A direct connection runs on the thread that changed the state.
     ctl.modelStatus.connect(
         lambda status: writes.append(
-            (threading.current_thread().name, status["state"], status.get("message"))
+            (threading.current_thread().name, status.state, status.message)
         ),
         Qt.ConnectionType.DirectConnection,
     )

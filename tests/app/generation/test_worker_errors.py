@@ -8,14 +8,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from app.generation.reply_events import ContextFull
 from app.generation.reply_generation import ReplyGeneration
 from app.generation.worker import InferenceWorker
 from app.generation.worker_engine import EngineLike
 from app.generation.worker_errors import FailureKind, WorkerFailure, failure_of
+from app.generation.worker_events import TokensReady
 from app.store.conversations import Store
 from inference.errors import (
     ContextOverflowError,
@@ -104,7 +105,7 @@ def store(tmp_path: Path) -> Iterator[Store]:
         yield opened
 
 
-def _failed_reply(store: Store, kind: FailureKind) -> tuple[str, list[str], list[dict[str, Any]]]:
+def _failed_reply(store: Store, kind: FailureKind) -> tuple[str, list[str], list[ContextFull]]:
     """A reply its backend fails with `kind`: its stored status, the notices and the offers of
     a new chat it caused."""
     cid = store.create_conversation("Chat").id
@@ -112,11 +113,11 @@ def _failed_reply(store: Store, kind: FailureKind) -> tuple[str, list[str], list
     backend = _Backend()
     generation = ReplyGeneration(store, [backend], lambda: "stop", lambda: 1)
     notices: list[str] = []
-    offers: list[dict[str, Any]] = []
+    offers: list[ContextFull] = []
     generation.notice.connect(notices.append)
     generation.contextFull.connect(offers.append)
     reply_id = generation.start(cid, user.id, "tiny", backend)
-    backend.tokensReady.emit({"request_id": 1, "text": "Half an"})
+    backend.tokensReady.emit(TokensReady(1, "Half an"))
     backend.generationFailed.emit(WorkerFailure(kind, "It went wrong.", 1))
     assert not generation.is_busy()
     return store.get_message(reply_id).status, notices, offers
@@ -125,7 +126,7 @@ def _failed_reply(store: Store, kind: FailureKind) -> tuple[str, list[str], list
 def test_a_reply_too_long_for_the_context_offers_a_new_chat(store: Store) -> None:
     status, notices, offers = _failed_reply(store, FailureKind.CONTEXT_FULL)
     assert (status, notices) == ("error", [])
-    assert [o["message"] for o in offers] == ["It went wrong."]
+    assert [o.message for o in offers] == ["It went wrong."]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from app.generation.worker import GenerationRequest, InferenceWorker
+from app.generation.worker_events import GenerationFinished, ModelLoaded
 from app.generation.worker_requests import ModelPreparing, RequestModel
 from tests.app.generation.test_worker import SyntheticEngine
 
@@ -31,15 +32,15 @@ class _Engine(SyntheticEngine):
 def _worker(room: int) -> tuple[InferenceWorker, dict[str, _Engine]]:
     engines: dict[str, _Engine] = {}
 
-    def factory(path: Path, _progress: Any) -> tuple[_Engine, dict]:
+    def factory(path: Path, _progress: Any) -> tuple[_Engine, ModelLoaded]:
         engines[path.name] = _Engine()
-        return engines[path.name], {"model_id": path.name, "weights_bytes": WEIGHTS}
+        return engines[path.name], ModelLoaded(path.name, str(path), None, weights_bytes=WEIGHTS)
 
     return InferenceWorker(factory, model_room=lambda _held: room), engines
 
 
 def _ask(qtbot, worker: InferenceWorker, path: Path, together: tuple[Path, ...],
-         stopped: bool = False) -> dict:
+         stopped: bool = False) -> GenerationFinished:
     request = GenerationRequest(worker.next_request_id(), [{"role": "user", "content": "hi"}],
                                 {}, model=RequestModel(path, WEIGHTS, together))
     if stopped:
@@ -63,12 +64,12 @@ def test_a_model_that_fits_loads_beside_the_main_one_and_shares_the_cache_budget
     worker.set_cache_budget(1000)
     preparing: list[ModelPreparing] = []
     worker.modelPreparing.connect(preparing.append)
-    assert _ask(qtbot, worker, b, (a, b))["text"] == "xxx"
+    assert _ask(qtbot, worker, b, (a, b)).text == "xxx"
     assert [(m.model_id, m.main) for m in worker.held_models()] == [("a", True), ("b", False)]
     assert [p.beside for p in preparing] == [True]
     assert engines["a"].cache_budget_bytes == engines["b"].cache_budget_bytes == 500
     # Asked again, it is held already: nothing loads.
-    assert _ask(qtbot, worker, b, (a, b))["text"] == "xxx"
+    assert _ask(qtbot, worker, b, (a, b)).text == "xxx"
     assert len(preparing) == 1
     # Made the main model, at once: the other stays held beside it.
     _loaded(qtbot, worker, b)
@@ -97,6 +98,6 @@ def test_a_request_stopped_before_its_model_loaded_loads_nothing(qtbot, tmp_path
     worker, engines = _worker(room=3 * WEIGHTS)
     _loaded(qtbot, worker, tmp_path / "a")
     finished = _ask(qtbot, worker, tmp_path / "b", (), stopped=True)
-    assert (finished["finish_reason"], finished["text"]) == ("cancelled", "")
+    assert (finished.finish_reason, finished.text) == ("cancelled", "")
     assert list(engines) == ["a"]
     assert worker.shutdown()

@@ -19,6 +19,7 @@ import pytest
 
 from app.async_tasks import NO_LOOP
 from app.chat.controller import ChatController
+from app.generation.reply_events import ReplyPrefill
 from app.generation.worker import InferenceWorker
 from app.remote.backend import WAITING
 from app.remote.client import RemoteError, list_models
@@ -66,7 +67,7 @@ class Chat:
         self.events: list[tuple[str, Any]] = []
         self.ctl.notice.connect(self.notices.append)
         self.ctl.prefillProgress.connect(lambda p: self.events.append(("progress", p)))
-        self.ctl.streamUpdated.connect(lambda p: self.events.append(("text", p["text"])))
+        self.ctl.streamUpdated.connect(lambda p: self.events.append(("text", p.text)))
 
     async def reply(self, action: Callable[[], bool]) -> None:
         """Start a reply and wait for it to end."""
@@ -277,7 +278,7 @@ def test_a_slow_first_token_shows_progress_and_can_be_cancelled(
         assert chat.ctl.send(chat.cid, "Anyone there?")
         reply_id = chat.ctl.streaming_message_id()
         await until(lambda: bool(chat.events), timeout_s=10)
-        assert chat.events == [("progress", {"message_id": reply_id, "done": 0, "total": WAITING})]
+        assert chat.events == [("progress", ReplyPrefill(reply_id, 0, WAITING))]
         await until(lambda: bool(proxy.requests), timeout_s=10)
         chat.ctl.stop()
         # A bound for liveness, not a speed check: Stop ends the reply at once.

@@ -40,7 +40,7 @@ def test_a_chats_images_travel_as_data_urls(served: Served, tmp_path: Path) -> N
     picture = png_bytes(40, 30, 4)
     kept = ImageStore(tmp_path).add_bytes(picture, "cat.png")
     path = str(ImageStore(tmp_path).path(kept.sha256))
-    model = served.model_info["model_id"]
+    model = served.model_info.model_id
 
     async def scenario() -> tuple[str, str, list[dict]]:
         async with serving(served) as (server, client):

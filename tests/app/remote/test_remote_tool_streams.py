@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 
 from app.generation.worker import GenerationRequest
+from app.generation.worker_errors import WorkerFailure
+from app.generation.worker_events import GenerationFinished, TokensReady
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
 from app.remote.streamed_calls import StreamedCalls
@@ -23,12 +25,14 @@ PARAMS = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 64}
 ASKED = [{"role": "user", "content": "Weather in Oslo, and the time?"}]
 
 
-def _run(tmp_path: Path, loop: Any, server: FakeServer) -> tuple[dict, list[dict]]:
+def _run(
+    tmp_path: Path, loop: Any, server: FakeServer
+) -> tuple[GenerationFinished | WorkerFailure, list[TokensReady]]:
     """One request through the backend to `server`: its finished payload and its updates."""
     connections = Connections(tmp_path, keys=FileKeys(tmp_path / "keys.json"))
     backend = RemoteBackend(connections)
-    finished: list[dict] = []
-    updates: list[dict] = []
+    finished: list[GenerationFinished | WorkerFailure] = []
+    updates: list[TokensReady] = []
     backend.generationFinished.connect(finished.append)
     backend.generationFailed.connect(finished.append)
     backend.tokensReady.connect(updates.append)
@@ -58,15 +62,16 @@ def test_streamed_calls_come_whole_whatever_the_server(
     payload, updates = _run(tmp_path, qt_asyncio_loop, server)
     (sent,) = server.requests
     assert sent["tools"] == [WEATHER_TOOL] and sent["stream"] is True
-    assert payload["finish_reason"] == "tool_calls" and payload["text"] == "Let me check."
-    assert [(c["name"], c["arguments"]) for c in payload["tool_calls"]] == [
+    assert isinstance(payload, GenerationFinished)
+    assert payload.finish_reason == "tool_calls" and payload.text == "Let me check."
+    assert [(c["name"], c["arguments"]) for c in payload.tool_calls] == [
         ("get_weather", {"city": "Oslo", "units": "metric"}), ("get_time", {})]
-    assert [c["id"] for c in payload["tool_calls"]] == ["call-1", "call-2"]
+    assert [c["id"] for c in payload.tool_calls] == ["call-1", "call-2"]
     # The text streams as text; from the first piece of a call on, the tool being called.
-    calling = [u["calling"] for u in updates if u["calling"] is not None]
+    calling = [u.calling for u in updates if u.calling is not None]
     assert calling[0] == "get_weather" and calling[-1] == "get_time"
-    assert "".join(u["text"] for u in updates) == "Let me check."
-    assert all(u["text"] == "" for u in updates if u["calling"] is not None)
+    assert "".join(u.text for u in updates) == "Let me check."
+    assert all(u.text == "" for u in updates if u.calling is not None)
 
 
 @pytest.mark.parametrize("style", ["vllm", "whole"])
@@ -75,8 +80,8 @@ def test_arguments_that_are_not_json_stay_text_and_call_nothing(
 ) -> None:
     server = FakeServer([Reply("Checking.", (Call("get_weather", '{"city": Oslo}'),))], style)
     payload, _updates = _run(tmp_path, qt_asyncio_loop, server)
-    assert payload["tool_calls"] == []
-    assert payload["text"] == 'Checking.\nget_weather({"city": Oslo})'
+    assert isinstance(payload, GenerationFinished) and payload.tool_calls == ()
+    assert payload.text == 'Checking.\nget_weather({"city": Oslo})'
 
 
 def _piece(index: int | None, call_id: str | None = None, name: str | None = None,

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.generation.worker import GenerationRequest
+from app.generation.worker_events import GenerationFinished
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
 from app.remote.streamed_calls import StreamedCalls
@@ -56,10 +57,10 @@ def test_tools_and_calls_travel_to_the_server_and_back(
     server_side, token = served
     connections = Connections(tmp_path, keys=FileKeys(tmp_path / "keys.json"))
     backend = RemoteBackend(connections)
-    finished: list[dict] = []
+    finished: list[GenerationFinished] = []
     backend.generationFinished.connect(finished.append)
     streamed: list[str] = []
-    backend.tokensReady.connect(lambda p: streamed.append(p["text"]))
+    backend.tokensReady.connect(lambda p: streamed.append(p.text))
 
     async def scenario() -> None:
         async with serving(server_side) as (server, _client):
@@ -81,10 +82,10 @@ def test_tools_and_calls_travel_to_the_server_and_back(
 
     play(qt_asyncio_loop, scenario())
     (payload,) = finished
-    (call,) = payload["tool_calls"]
+    (call,) = payload.tool_calls
     assert call["name"] == "get_weather" and call["arguments"] == {"city": "Paris"}
     assert call["id"]
-    assert "<tool_call>" not in payload["text"] + "".join(streamed)
+    assert "<tool_call>" not in payload.text + "".join(streamed)
 
 
 def _piece(index: int, call_id: str | None = None, name: str | None = None,

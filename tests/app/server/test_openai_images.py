@@ -54,7 +54,7 @@ def _ask(url: str) -> list[dict[str, Any]]:
 async def _reply(served: Served, messages: list[dict[str, Any]]) -> Any:
     async with serving(served) as (_server, client):
         return await client.chat.completions.create(
-            model=served.model_info["model_id"], messages=messages,  # type: ignore[arg-type]
+            model=served.model_info.model_id, messages=messages,  # type: ignore[arg-type]
             max_tokens=MAX_TOKENS, temperature=0, extra_body={"logit_bias": NO_EOS},
         )
 

@@ -16,6 +16,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.generation.worker import GenerationRequest
+from app.generation.worker_events import GenerationFinished, TokensReady
 from app.server.config import ServerConfig, ServerConfigError
 from tests.server_harness import Generated, Served, serving, start_worker
 from tests.tiny_models import NO_EOS
@@ -321,13 +322,13 @@ def test_window_and_server_requests_never_cross_tokens(served: Served) -> None:
 
     rid = 0
 
-    def on_tokens(payload: dict) -> None:
-        if payload["request_id"] == rid:
-            window_texts.append(payload["text"])
+    def on_tokens(tokens: TokensReady) -> None:
+        if tokens.request_id == rid:
+            window_texts.append(tokens.text)
 
-    def on_finished(payload: dict) -> None:
-        if payload["request_id"] == rid:
-            window_final.append(payload["text"])
+    def on_finished(finished: GenerationFinished) -> None:
+        if finished.request_id == rid:
+            window_final.append(finished.text)
 
     async def scenario() -> tuple[str, str]:
         nonlocal rid

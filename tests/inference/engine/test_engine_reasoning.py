@@ -117,13 +117,11 @@ def test_a_model_without_reasoning_is_unaffected(llama_path: Path) -> None:
 def test_template_switches_are_read_from_the_template_source() -> None:
     assert template_switches(SWITCH_TEMPLATE).think == "enable_thinking"
     assert template_switches(STRIPPING_TEMPLATE).think is None
-    assert template_switches(CHATML_TEMPLATE).as_info() == {
-        "think_switch": None,
-        "effort_switch": None,
-        "effort_levels": [],
-    }
+    plain = template_switches(CHATML_TEMPLATE)
+    assert (plain.think, plain.effort, plain.effort_levels) == (None, None, ())
     effort = "{{ 'Reasoning: ' + (reasoning_effort or 'medium') }}{{ messages[0]['content'] }}"
     assert template_switches(effort).effort == "reasoning_effort"
+    assert template_switches(effort).effort_levels == ("low", "medium", "high")
     assert template_switches({"default": CHATML_TEMPLATE, "tool_use": SWITCH_TEMPLATE}).think == (
         "enable_thinking"
     )

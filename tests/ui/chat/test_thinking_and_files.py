@@ -107,7 +107,7 @@ def test_the_think_switch_shows_only_for_a_template_that_reads_one(qtbot, tmp_pa
         engine,
         think_switch="enable_thinking",
         effort_switch="reasoning_effort",
-        effort_levels=["low", "medium", "high"],
+        effort_levels=("low", "medium", "high"),
     )
     with running_app(qtbot, tmp_path / "b", tmp_path / "model", worker) as app:
         window = app.window

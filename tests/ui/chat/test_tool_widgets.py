@@ -3,11 +3,13 @@ what Run sends (edited arguments), bad JSON refused, hostile text shown literall
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
+from app.chat.tool_payloads import ToolCallCard, ToolWait
 from app.mcp.server_state import ServerStatus
 from app.mcp.tool_info import ToolLabel
 from ui.chat.tool_card import ToolCard
@@ -17,8 +19,10 @@ from ui.widgets.view_models import ToolCallView
 from ui.window.stream_presenter import calling_note
 
 HOSTILE = "<b>bold</b><img src=x><a href='file:///etc/passwd'>link</a>"
-CALL = {"call_id": "c1", "server": "weather", "tool": "get_weather",
-        "arguments": {"city": "Oslo"}, "description": HOSTILE, "changed_from": None}
+CALL = ToolCallCard(conversation_id=1, reply_id=2, call_id="c1", server="weather",
+                    tool="get_weather", model_name="weather__get_weather",
+                    arguments={"city": "Oslo"}, description=HOSTILE, changed_from=None,
+                    repeated=False, waiting=ToolWait.APPROVAL)
 
 
 def _card(qtbot: QtBot) -> ToolCard:
@@ -65,7 +69,7 @@ def test_arguments_that_are_not_a_json_object_cannot_run(qtbot: QtBot) -> None:
 
 def test_a_changed_description_is_pointed_out(qtbot: QtBot) -> None:
     card = _card(qtbot)
-    card.ask({**CALL, "changed_from": "Says hello."})
+    card.ask(replace(CALL, changed_from="Says hello."))
     assert card.changed.isVisible() and card.changed.text().endswith("Says hello.")
     card.ask(CALL)
     assert not card.changed.isVisible()
@@ -73,14 +77,14 @@ def test_a_changed_description_is_pointed_out(qtbot: QtBot) -> None:
 
 def test_a_repeated_call_is_pointed_out(qtbot: QtBot) -> None:
     card = _card(qtbot)
-    card.ask({**CALL, "repeated": True})
+    card.ask(replace(CALL, repeated=True))
     assert card.changed.isVisible()
     assert card.changed.text().startswith("The model already made this same call")
 
 
 def test_running_shows_cancel_and_the_limit_shows_continue(qtbot: QtBot) -> None:
     card = _card(qtbot)
-    card.show_running(CALL)
+    card.show_running(replace(CALL, waiting=ToolWait.RUNNING))
     assert card.title.text().startswith("Running get_weather on weather…")
     assert card.cancel_button.isVisible() and not card.run_button.isVisible()
     assert card.arguments.isReadOnly()

@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6.QtGui import QAction
 from pytestqt.qtbot import QtBot
 
+from app.generation.model_session import ModelStatus
 from app.remote.backend import WAITING
 from app.remote.connections import Connection, Connections, FileKeys, RemoteModel
 from app.store.conversations import Store
@@ -94,7 +95,7 @@ def test_remote_models_are_offered_beside_local_ones(qtbot: QtBot, tmp_path: Pat
 def test_waiting_for_a_remote_first_token_shows_a_busy_bar(qtbot: QtBot) -> None:
     panel = StatusPanel()
     qtbot.addWidget(panel)
-    panel.set_model_status({"state": "ready", "model_id": "tiny"})
+    panel.set_model_status(ModelStatus("ready", model_id="tiny"))
     panel.set_prefill(0, WAITING)
     assert not panel.progress.isHidden()
     assert panel.progress.maximum() == 0  # no share done to show: a busy indicator
@@ -121,7 +122,7 @@ def test_a_chat_on_a_remote_model_from_the_window(
             dialog.model_box.setCurrentIndex(dialog.model_box.findData(remote))
             dialog.accept()
             assert app.store.get_conversation(cid).model_id == remote
-            assert (app.controller.model_info or {}).get("model_id") == "llama"  # still loaded
+            assert getattr(app.controller.model_info, "model_id", None) == "llama"  # still loaded
 
             for text in ("Hello", "Tell me more"):
                 window.composer.edit.setFocus()

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from app.generation.worker import InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from app.library.entries import list_models, rename_model
 from app.library.install import import_folder
 from app.paths import AppPaths
@@ -47,15 +48,17 @@ NAMES = {"llama": "Tiny Llama (test model)", "gemma3_text": "Tiny Gemma (test mo
 LIMIT_S = 120
 
 
-def _factory(engines: dict[str, ScriptedEngine]) -> Callable[..., tuple[ScriptedEngine, dict]]:
+def _factory(
+    engines: dict[str, ScriptedEngine],
+) -> Callable[..., tuple[ScriptedEngine, ModelLoaded]]:
     """One scripted engine per model folder, reporting that folder as its model."""
 
-    def make(path: Path, _progress: Any) -> tuple[ScriptedEngine, dict]:
+    def make(path: Path, _progress: Any) -> tuple[ScriptedEngine, ModelLoaded]:
         engine = engines.setdefault(path.name, ScriptedEngine(
             [ANSWERS[path.name]] * 4, chars_per_step=4, step_s=0.01))
         weights = sum(p.stat().st_size for p in path.glob("*.safetensors"))
-        return engine, {"model_id": path.name, "model_type": "scripted", "path": str(path),
-                        "context_length": engine.context_length, "weights_bytes": weights}
+        return engine, ModelLoaded(path.name, str(path), engine.context_length,
+                                   model_type="scripted", weights_bytes=weights)
 
     return make
 

@@ -16,6 +16,7 @@ import pytest
 
 import inference.cache.files as cache_files
 from app.generation.worker import InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from app.paths import AppPaths
 from app.sizes import format_bytes
 from tests.ui.window_harness import (
@@ -51,14 +52,13 @@ def saved(qtbot: Any, app: Launched) -> None:
 def small_context_worker(cache_dir: Path) -> InferenceWorker:
     """The real worker and engine, with a model that believes its context is CONTEXT tokens."""
 
-    def factory(path: Path, progress: Any) -> tuple[Any, dict]:
+    def factory(path: Path, progress: Any) -> tuple[Any, ModelLoaded]:
         from inference import Engine, load_model
 
         model = dataclasses.replace(load_model(path), context_length=CONTEXT)
         engine = Engine(model, cache_dir=cache_dir)
-        info = {"model_id": model.model_id, "model_type": model.model_type, "path": str(path),
-                "context_length": CONTEXT, "weights_bytes": model.weights_bytes}
-        return engine, info
+        return engine, ModelLoaded(model.model_id, str(path), CONTEXT,
+                                   model_type=model.model_type, weights_bytes=model.weights_bytes)
 
     return InferenceWorker(engine_factory=factory)
 
@@ -109,13 +109,13 @@ def test_after_a_restart_the_first_follow_up_reads_its_prompt_from_disk(
         send_and_wait(qtbot, app, "Tell me about the sea")
         send_and_wait(qtbot, app, "And the mountains?")
         panel = app.window.status_panel
-        qtbot.waitUntil(lambda: panel.last_memory.get("disk_bytes", 0) > 0, timeout=10000)
+        qtbot.waitUntil(lambda: panel.last_memory.disk_bytes > 0, timeout=10000)
         text = panel.memory_label.text()
-        assert f"in memory, {format_bytes(panel.last_memory['disk_bytes'])} on disk" in text
+        assert f"in memory, {format_bytes(panel.last_memory.disk_bytes)} on disk" in text
 
     with running_app(qtbot, tmp_path, llama_path) as app:
         panel = app.window.status_panel
-        qtbot.waitUntil(lambda: panel.last_memory.get("disk_bytes", 0) > 0, timeout=10000)
+        qtbot.waitUntil(lambda: panel.last_memory.disk_bytes > 0, timeout=10000)
         # A write cut short by the quit left at most a temporary file: opening the folder
         # removed it, and nothing half-written is ever loaded.
         assert not list(AppPaths(tmp_path).caches_dir.rglob("*.tmp.safetensors"))
@@ -283,18 +283,18 @@ def test_clear_saved_caches_asks_then_empties_the_disk_and_the_status_bar_says_s
         send_and_wait(qtbot, app, "Tell me about the sea")
         saved(qtbot, app)
         panel = window.status_panel
-        qtbot.waitUntil(lambda: panel.last_memory.get("disk_bytes", 0) > 0, timeout=10000)
+        qtbot.waitUntil(lambda: panel.last_memory.disk_bytes > 0, timeout=10000)
         dialog = window.open_preferences()
         assert "0 B" not in dialog.disk_used.text()
 
         click_in_next_message_box("Cancel")
         dialog.clear_saved.click()
         saved(qtbot, app)
-        assert panel.last_memory["disk_bytes"] > 0, "cancelled: nothing deleted"
+        assert panel.last_memory.disk_bytes > 0, "cancelled: nothing deleted"
 
         click_in_next_message_box("Yes")
         dialog.clear_saved.click()
-        qtbot.waitUntil(lambda: panel.last_memory["disk_bytes"] == 0, timeout=10000)
+        qtbot.waitUntil(lambda: panel.last_memory.disk_bytes == 0, timeout=10000)
         saved(qtbot, app)  # nothing in memory is left to be saved again
         assert panel.memory_label.text().endswith("Caches 0 B in memory, 0 B on disk")
         assert dialog.disk_used.text() == "Saved caches now take 0 B."

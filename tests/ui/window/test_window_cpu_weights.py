@@ -28,7 +28,7 @@ def test_the_preference_decides_the_form_and_the_window_shows_it(
         about = runtime_lines(app.controller.model_info)
         assert about[0].startswith("Weights: 4-bit, ")
         assert about[1].startswith("BLAS: OpenBLAS 0.3")
-        assert app.controller.model_info["cpu_float32"] == "never"  # a draft model follows it
+        assert app.controller.model_info.cpu_float32 == "never"  # a draft model follows it
 
         dialog = window.open_preferences()
         assert dialog.cpu_float32_policy() == "never"
@@ -41,4 +41,4 @@ def test_the_preference_decides_the_form_and_the_window_shows_it(
         assert runtime_lines(app.controller.model_info)[0].startswith(
             "Weights: float32 (from 4-bit), "
         )
-        assert app.controller.model_info["cpu_float32"] == "always"
+        assert app.controller.model_info.cpu_float32 == "always"

@@ -147,7 +147,7 @@ def test_library_adds_renames_uses_and_deletes_models(
         library.table.selectRow(library.models().index(copied))
         with qtbot.waitSignal(app.controller.worker.modelLoaded, timeout=30000):
             library.use_button.click()
-        assert app.controller.model_info["model_id"] == copied.path.name == "llama-2"
+        assert app.controller.model_info.model_id == copied.path.name == "llama-2"
         conversation = app.store.get_conversation(window.current_conversation_id)
         assert conversation.model_id == "llama-2"
 

@@ -15,6 +15,7 @@ from PySide6.QtGui import QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QFileDialog
 
 from app.generation.worker import InferenceWorker
+from app.generation.worker_events import ModelLoaded
 from app.sizes import format_size
 from tests.pictures import picture_bytes
 from tests.tiny_vision import build_vision_model
@@ -56,7 +57,7 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         window, composer = app.window, app.window.composer
         chips = composer.attached.images
         counts: list[int] = []
-        app.controller.tokenCount.connect(lambda payload: counts.append(payload["count"]))
+        app.controller.tokenCount.connect(lambda count: counts.append(count.count))
         set_params(app, SHORT)
         QGuiApplication.clipboard().setImage(QImage.fromData(drawn_png(80, 60, hue=120)))
         composer.edit.setFocus()
@@ -185,11 +186,11 @@ def _image_mime(png: bytes) -> QMimeData:
 def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path: Path) -> None:
     engine = SeeingEngine(["I see a chart."])
 
-    def factory(path: Path, _progress: object) -> tuple[SeeingEngine, dict]:
+    def factory(path: Path, _progress: object) -> tuple[SeeingEngine, ModelLoaded]:
         # Folders named like a vision model see; the others are text only.
-        return engine, {"model_id": path.name, "model_type": "scripted", "path": str(path),
-                        "context_length": engine.context_length, "weights_bytes": 1_000_000,
-                        "vision": "VLM" in path.name, "text_only_reason": ""}
+        return engine, ModelLoaded(path.name, str(path), engine.context_length,
+                                   model_type="scripted", weights_bytes=1_000_000,
+                                   vision="VLM" in path.name)
 
     worker = InferenceWorker(engine_factory=factory)
     with running_app(qtbot, tmp_path / "data", tmp_path / "SmolLM2", worker) as app:
@@ -201,7 +202,7 @@ def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path:
         assert not composer.button.isEnabled()
 
         app.controller.load_model(tmp_path / "SmolVLM")
-        qtbot.waitUntil(lambda: app.controller.model_info["model_id"] == "SmolVLM")
+        qtbot.waitUntil(lambda: app.controller.model_info.model_id == "SmolVLM")
         qtbot.waitUntil(lambda: composer.attached.images.chips[0].image.tokens == IMAGE_TOKENS)
         assert len(composer.attached.images.chips) == 1  # counted again, not attached twice
         assert composer.attached.images.chips[0].note_label.text() == f"≈ {IMAGE_TOKENS} tokens"
@@ -213,7 +214,7 @@ def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path:
         # Back on the text-only model, editing that message says so and will not save it
         # with its image; without the image it saves.
         app.controller.load_model(tmp_path / "SmolLM2")
-        qtbot.waitUntil(lambda: app.controller.model_info["model_id"] == "SmolLM2")
+        qtbot.waitUntil(lambda: app.controller.model_info.model_id == "SmolLM2")
         user = app.store.active_path(app.window.current_conversation_id)[0]
         widget = _widget(app, user.id)
         widget.start_editing()

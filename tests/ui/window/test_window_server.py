@@ -21,6 +21,7 @@ from PySide6.QtGui import QGuiApplication
 
 from app.paths import AppPaths
 from app.server.config import ServerConfig
+from app.server.host import ServerState
 from app.settings import Preferences
 from tests.paths import ROOT
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app
@@ -74,7 +75,7 @@ def test_preferences_turn_the_server_on_and_the_status_bar_shows_its_url(
         assert launched.controller.preferences.server_config.port == port
         # Stopped at the end of the scenario: the indicator goes away.
         assert not button.isVisible()
-        window.status_panel.set_server({"url": url, "message": ""})
+        window.status_panel.set_server(ServerState(url))
         assert button.isVisible() and url in button.text()
         qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
         assert QGuiApplication.clipboard().text() == url

@@ -158,7 +158,7 @@ def test_first_start_imports_the_built_in_model_and_selects_it(qtbot, tmp_path: 
     library = list_models(AppPaths(tmp_path).models_dir)
     assert [(m.name, m.builtin, m.problem) for m in library] == [(DEFAULT_MODEL_NAME, True, None)]
     loaded = launched.controller.model_info
-    assert loaded is not None and loaded["model_id"] == library[0].path.name
+    assert loaded is not None and loaded.model_id == library[0].path.name
     assert launched.controller.preferences.model_id == library[0].path.name
     assert window.status_panel.model_label.text() == DEFAULT_MODEL_NAME
     assert window.composer.edit.isEnabled() and not window.composer.notice.isVisible()

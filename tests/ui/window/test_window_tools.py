@@ -19,6 +19,7 @@ import pytest
 from PySide6.QtCore import SignalInstance
 from PySide6.QtWidgets import QLabel, QPushButton, QWidget
 
+from app.generation.reply_events import StreamUpdate
 from app.paths import AppPaths
 from app.remote.connections import Connection, RemoteModel
 from app.settings import Preferences
@@ -117,7 +118,7 @@ def app(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., App]]:
         made.append(shown)
         shown.window.resize(1000, 720)
         if launched.controller.model_state != "ready":
-            shown.wait(launched.controller.modelStatus, check=lambda s: s["state"] == "ready")
+            shown.wait(launched.controller.modelStatus, check=lambda s: s.state == "ready")
         session = launched.controller.tool_session
         if not _ready(session):
             shown.wait(session.serversChanged, check=lambda: _ready(session))
@@ -131,10 +132,10 @@ def app(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., App]]:
 def test_approve_run_and_the_result_folded(app) -> None:
     shown = app([WEATHER, "19 and 23 make 42."])
     window, card = shown.window, shown.window.tools.card
-    seen: list[dict] = []
+    seen: list[StreamUpdate] = []
     shown.controller.streamUpdated.connect(seen.append)
     shown.send("What is 19 + 23?")
-    assert any(p.get("calling") == "fx__add" for p in seen)
+    assert any(p.calling == "fx__add" for p in seen)
     assert card.isVisible() and card.state == "approval"
     assert card.title.text() == "Run add from fx?"
     assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
