@@ -58,12 +58,12 @@ def rows(folder: Path, megabytes: float, runs: int) -> tuple[str, list[tuple[str
 
     def dry_run() -> None:
         report = run.import_paths([path], None, dry_run=True)
-        assert report.counts()["new_messages"] == messages
+        assert report.counts.new_messages == messages
 
     def import_all() -> None:
         with Store.open(folder / f"store{next(stores)}" / "conversations.sqlite3") as store:
             report = run.import_paths([path], store)
-        assert report.counts()["new_messages"] == messages
+        assert report.counts.new_messages == messages
 
     figures = {"json.load of the file (the baseline)": best_s(parse, runs),
                "read and convert (dry run)": best_s(dry_run, runs),
