@@ -36,8 +36,7 @@ from tests.tiny_models import NO_EOS
 PLAIN = (str, int, float, bool, bytes, list, Path)
 # (module, class, signal) -> why it carries an object no class of its own describes.
 ALLOWED_OBJECTS = {
-    ("app.generation.gui_relay", "GuiRelay", "_posted"): "a callback and the value for it",
-    ("app.operations.operation", "_Relay", "posted"): "a callable to run on the owner's thread",
+    ("app.gui_relay", "GuiRelay", "_posted"): "a callback and the value for it",
     ("ui.chat.chat_view", "ChatView", "messageWidgetCreated"): "a widget, to extend",
     ("ui.chat.image_files", "ThumbnailCache", "_decoded"): "the cache's (path, edge) key",
     ("ui.chat.tool_card", "ToolCard", "runRequested"): "a tool's own JSON arguments",

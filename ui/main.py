@@ -32,8 +32,8 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.chat.controller import ChatController, ModelResolver
-from app.generation.gui_relay import GuiRelay
 from app.generation.worker import InferenceWorker, default_engine_factory
+from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
 from app.logs import configure_logging
 from app.paths import APP_NAME, AppPaths

@@ -2,13 +2,13 @@
 parts (requests, engine calls, coalesced tokens, errors, the models it holds, what its signals
 carry), the model session, replies (and what they tell the window), Regenerate xN and Compare
 written into the store as they stream (with how a compare's models share memory), what a prompt
-is made of (attached files, think settings), and the relay of callbacks to the GUI thread.
+is made of (attached files, think settings).
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
-`app.qt_signal` (the type of a signal in a protocol), `psutil` (the memory free for models), `pypdf`
-(text out of attached PDFs), inference's error classes at import time (`inference.errors`,
-`inference.importing.model_folder`: no MLX), and `inference` and `mlx.core` lazily on the worker
-thread only (the one MLX call is the thread's stream teardown).
+`app.qt_signal` (the type of a signal in a protocol), `app.gui_relay`, `psutil` (the memory free
+for models), `pypdf` (text out of attached PDFs), inference's error classes at import time
+(`inference.errors`, `inference.importing.model_folder`: no MLX), and `inference` and `mlx.core`
+lazily on the worker thread only (the one MLX call is the thread's stream teardown).
 
 Never `app.chat` (which drives it) or `ui`.
 """

@@ -36,7 +36,6 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.generation.gui_relay import GuiRelay
 from app.generation.think_settings import template_kwargs
 from app.generation.worker_drafts import WorkerDrafts
 from app.generation.worker_engine import EngineFactory, EngineLike, default_engine_factory
@@ -65,6 +64,7 @@ from app.generation.worker_requests import (
     LoadRequest,
     ModelPreparing,
 )
+from app.gui_relay import GuiRelay
 
 __all__ = [
     "IDLE_SAVE_S",

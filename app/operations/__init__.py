@@ -9,8 +9,9 @@ The app's operations live beside the idiom, one module per subject: chat history
 apps (the preview, the import, its undo, sorting dropped files: `chat_history`) and the model
 library (imports, conversions, downloads and the look before one: `models`).
 
-May import: `PySide6.QtCore`, `app.importers`, `app.store`, `app.library`, and `inference.errors`
-lazily, inside a job that runs on the inference worker (which has loaded `inference` by then).
+May import: `PySide6.QtCore`, `app.gui_relay`, `app.importers`, `app.store`, `app.library`,
+and `inference.errors` lazily, inside a job that runs on the inference worker (which has loaded
+`inference` by then).
 
 Never `ui`, never widgets, and never `inference` at import time: the window shows before MLX
 loads.

@@ -32,8 +32,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Protocol, Self
 
-from PySide6.QtCore import QObject, Qt, Signal, Slot
+from PySide6.QtCore import QObject
 
+from app.gui_relay import GuiRelay
 from app.operations.changes import ChangeNotifier, Changes, app_changes
 
 _log = logging.getLogger(__name__)
@@ -114,26 +115,10 @@ class _Gate:
         with self._lock:
             self._open = False
 
-    def post(self, relay: _Relay, call: Callable[[], None]) -> None:
+    def post(self, relay: GuiRelay, call: Callable[[], None]) -> None:
         with self._lock:
             if self._open:
-                relay.posted.emit(call)
-
-
-class _Relay(QObject):
-    """Runs, on its owner's thread, what the job's thread posts, in the order posted."""
-
-    posted = Signal(object)  # a Callable[[], None]
-
-    def __init__(self, owner: QObject) -> None:
-        super().__init__(owner)
-        # Queued even when posted on the owner's own thread, so a callback never runs inside
-        # the frame that started the operation.
-        self.posted.connect(self._run, Qt.ConnectionType.QueuedConnection)
-
-    @Slot(object)
-    def _run(self, call: Callable[[], None]) -> None:
-        call()
+                relay.post(_run, call)
 
 
 def _owner_gone(
@@ -142,6 +127,10 @@ def _owner_gone(
     gate.close()
     if not ended.is_set():  # a job still running stops; one that has ended stays as it ended
         cancel.set()
+
+
+def _run(call: Callable[[], None]) -> None:
+    call()
 
 
 def _said(error: BaseException) -> str:
@@ -190,7 +179,8 @@ class Operation[R, P]:
         self._success: list[Callable[[R], object]] = []
         self._failure: list[Callable[[Failure], object]] = []
         self._gate = _Gate()
-        self._relay = _Relay(owner)
+        # A child of the owner: deleting the owner deletes the relay, and nothing more arrives.
+        self._relay = GuiRelay(owner)
         self._relay.destroyed.connect(
             functools.partial(_owner_gone, self._gate, self._cancel, self._ended))
 
