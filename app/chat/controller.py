@@ -27,12 +27,12 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat.branch_model import BranchModels, FollowSetup, ModelFollowed
-from app.chat.chat_tools import ChatTools
 from app.chat.compare_actions import CompareActions
 from app.chat.conversation_actions import ConversationActions, new_chat_params
 from app.chat.image_attach import ImageAttached, ScannedPdf
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
 from app.chat.prompt_counts import FileAttached, PromptCounts, TokenCount
+from app.chat.tools.chat_tools import ChatTools
 from app.generation.compare_generation import CompareGeneration
 from app.generation.compare_plan import CompareModel, ComparePlan
 from app.generation.model_session import ModelResolver, ModelSession, ModelState, ModelStatus
@@ -143,7 +143,7 @@ class ChatController(QObject):
         self._messages = MessageActions(
             self, self._session, self._generation, self.variants, models_dir, self._branches
         )
-        # Tool use (app.chat.chat_tools): MCP servers, approvals, the loop answering calls.
+        # Tool use (app.chat.tools.chat_tools): MCP servers, approvals, the loop answering calls.
         self.tools = ChatTools(store, preferences, lambda: self.model_info,
                                self._messages.continue_after_tools, store.path.parent, parent=self)
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session

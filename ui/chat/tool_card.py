@@ -23,7 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.chat.tool_payloads import ToolCallCard, ToolWait
+from app.chat.tools.payloads import ToolCallCard, ToolWait
 from ui.chat.tool_names import server_text
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.auto_height import fit_to_text

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Slot
 
-from app.chat.tool_choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
-from app.chat.tool_payloads import CallLimit, CallSettled, ToolCallCard, ToolWait
-from app.chat.tool_session import approval_text
+from app.chat.tools.choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
+from app.chat.tools.payloads import CallLimit, CallSettled, ToolCallCard, ToolWait
+from app.chat.tools.session import approval_text
 from app.remote.connections import is_remote
 from app.store.conversations import StoreError
 from ui.chat.tool_card import ToolCard

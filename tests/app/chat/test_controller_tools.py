@@ -16,7 +16,7 @@ import pytest
 from PySide6.QtCore import SignalInstance
 
 from app.chat.controller import ChatController
-from app.chat.tool_payloads import ToolCallCard
+from app.chat.tools.payloads import ToolCallCard
 from app.generation.worker_events import GenerationFinished
 from app.settings import Preferences
 from app.store.conversations import Store

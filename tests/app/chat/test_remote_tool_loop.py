@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from app.chat.controller import ChatController
-from app.chat.tool_payloads import ToolCallCard
+from app.chat.tools.payloads import ToolCallCard
 from app.generation.reply_events import StreamUpdate
 from app.generation.worker import InferenceWorker
 from app.mcp.tool_info import ToolLabel

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from PySide6.QtCore import SignalInstance
 
-from app.chat.tool_flow import DENIED_TEXT, ToolFlow
-from app.chat.tool_payloads import CallLimit, ToolCallCard
-from app.chat.tool_runs import CANCELLED_TEXT, ToolRunner
+from app.chat.tools.flow import DENIED_TEXT, ToolFlow
+from app.chat.tools.payloads import CallLimit, ToolCallCard
+from app.chat.tools.runs import CANCELLED_TEXT, ToolRunner
 from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig
 from app.mcp.servers import ToolServers

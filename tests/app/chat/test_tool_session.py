@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.chat.tool_session import ToolSession
+from app.chat.tools.session import ToolSession
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
 
 LIMIT_S = 30

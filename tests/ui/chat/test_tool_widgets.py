@@ -9,9 +9,8 @@ from typing import Any
 from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
-from app.chat.tool_payloads import ToolCallCard, ToolWait
-from app.mcp.server_state import ServerStatus
-from app.mcp.tool_info import ToolLabel
+from app.chat.tools.payloads import ToolCallCard, ToolWait
+from app.mcp.tool_info import ServerStatus, ToolLabel
 from ui.chat.tool_card import ToolCard
 from ui.chat.tool_result import ToolResultView, calls_summary, result_summary
 from ui.chat.tools_button import ServerChoice, ToolsButton

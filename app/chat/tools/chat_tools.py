@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject
 
-from app.chat import tool_turns
-from app.chat.tool_choice import chat_tools
-from app.chat.tool_flow import ToolFlow
-from app.chat.tool_runs import ToolRunner, app_loop
-from app.chat.tool_session import ToolSession
+from app.chat.tools import turns as tool_turns
+from app.chat.tools.choice import chat_tools
+from app.chat.tools.flow import ToolFlow
+from app.chat.tools.runs import ToolRunner, app_loop
+from app.chat.tools.session import ToolSession
 from app.mcp.tool_info import ToolLabel
 from app.remote.connections import is_remote
 from app.settings import Preferences, chat_context_length

@@ -6,6 +6,7 @@ ran, as its result records it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.mcp.tool_info import ToolLabel
@@ -51,6 +52,35 @@ def later_results(
         return {}
     later = ids[ids.index(message.tool_call_id) + 1:]
     return {i: results[i] for i in later if i in results}
+
+
+@dataclass(frozen=True, slots=True)
+class LoopStart:
+    """Where the tool loop starts answering `calls` of the reply `reply_id`: below `leaf_id`
+    (`before` is the path down to it)."""
+
+    before: list[Message]
+    reply_id: int
+    leaf_id: int
+    calls: list[dict[str, Any]]
+    # Calls that run without asking: a re-run call (the person chose to run it again).
+    approved: set[str] = field(default_factory=set[str])
+
+
+def restart_from_result(path: list[Message], rerun: bool) -> LoopStart | None:
+    """The loop's restart from the result at the end of `path`: its own call again (`rerun`:
+    the new result is its sibling) or the calls after it (an edited result stays); None when
+    it answers no call of its reply."""
+    result = path[-1]
+    reply = calling_reply(path)
+    ids = [c["id"] for c in reply.tool_calls] if reply is not None else []
+    if reply is None or result.parent_id is None or result.tool_call_id not in ids:
+        return None
+    index = ids.index(result.tool_call_id)
+    calls = list(reply.tool_calls)
+    if rerun:
+        return LoopStart(path[:-1], reply.id, result.parent_id, calls[index:], {ids[index]})
+    return LoopStart(path, reply.id, result.id, calls[index + 1 :])
 
 
 def unanswered(path: list[Message]) -> list[dict[str, Any]]:

@@ -1,5 +1,5 @@
 """Tool use for the window: the MCP servers of `<data>/mcp.json` on the app's asyncio loop, the
-remembered approvals, and the tool loop (`app.chat.tool_flow`), with what the window shows of
+remembered approvals, and the tool loop (`app.chat.tools.flow`), with what the window shows of
 them as plain values.
 
 A server starts only once the person has seen its command line: one that was never started
@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from app.chat.tool_choice import server_label
+from app.chat.tools.choice import server_label
 from app.mcp.approvals import APPROVALS_NAME, Approval, ToolApprovals
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, load_config, save_config
 from app.mcp.config_import import available_sources, merge_servers
 from app.mcp.launch import display_command
-from app.mcp.server_state import ServerState, ServerStatus
+from app.mcp.tool_info import ServerState, ServerStatus
 
 if TYPE_CHECKING:
     from app.mcp.servers import ToolServers

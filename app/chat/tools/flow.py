@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat import tool_turns
-from app.chat.tool_choice import chat_tools
-from app.chat.tool_payloads import CallLimit, CallSettled, ToolCallCard, ToolWait, call_card
-from app.chat.tool_runs import ToolRun, ToolRunner
+from app.chat.tools import turns as tool_turns
+from app.chat.tools.choice import chat_tools
+from app.chat.tools.payloads import CallLimit, CallSettled, ToolCallCard, ToolWait, call_card
+from app.chat.tools.runs import ToolRunner
+from app.chat.tools.turn_state import ToolTurn, result_stats
 from app.mcp.approvals import ToolApprovals
 from app.mcp.results import ToolFailure, ToolResult, cap_text, result_cap
 from app.mcp.tool_info import ToolInfo
@@ -36,25 +36,6 @@ from app.store.records import Message, Status
 
 DENIED_TEXT = "The person denied this call; it did not run."
 REMEMBER = ("chat", "tool")  # "always for this tool in this chat", "always for this tool"
-
-
-@dataclass
-class _Turn:
-    conversation_id: int
-    reply_id: int  # the reply whose calls are answered
-    leaf_id: int  # where the next result goes: the reply, or the last result so far
-    remaining: list[dict[str, Any]]
-    count: int  # results since the person's last message, on this branch
-    limit: int  # results the reply may reach before asking to go on
-    user_id: int | None  # the person's last message: a raised limit holds until the next one
-    call: dict[str, Any] | None = None  # the call asked about or running
-    tool: ToolInfo | None = None
-    run: ToolRun | None = None
-    started: float = 0.0
-    waiting: ToolWait | None = None  # None: nothing (yet), or the card is done with
-    ask_always: bool = False  # ask before each call even under "always" (a resumed turn)
-    reused: dict[str, Message] = field(default_factory=dict)  # results to copy, by call id
-    approved: set[str] = field(default_factory=set)  # calls the person already said to run
 
 
 class ToolFlow(QObject):
@@ -87,7 +68,7 @@ class ToolFlow(QObject):
         self._max_calls = max_calls
         self._context_tokens = context_tokens
         self._default_servers = default_servers
-        self._turns: dict[int, _Turn] = {}
+        self._turns: dict[int, ToolTurn] = {}
         # Calls allowed past the limit by the person's Continue, per (chat, their message).
         self._extra: dict[tuple[int, int | None], int] = {}
 
@@ -118,7 +99,7 @@ class ToolFlow(QObject):
             return
         if not path or path[-1].id != reply_id or not path[-1].tool_calls:
             return
-        self._begin(path, reply_id, reply_id, list(path[-1].tool_calls))
+        self._begin(tool_turns.LoopStart(path, reply_id, reply_id, list(path[-1].tool_calls)))
 
     def resume(self, conversation_id: int) -> None:
         """A chat opened whose last reply has calls without results (the app quit while asking,
@@ -133,7 +114,7 @@ class ToolFlow(QObject):
             return
         reply, calls = tool_turns.calling_reply(path), tool_turns.unanswered(path)
         if reply is not None and calls and reply.status == "complete":
-            self._begin(path, reply.id, path[-1].id, calls, ask_always=True)
+            self._begin(tool_turns.LoopStart(path, reply.id, path[-1].id, calls), ask_always=True)
 
     def approve(
         self,
@@ -211,10 +192,12 @@ class ToolFlow(QObject):
 
     # --- inside --------------------------------------------------------------------------------
 
-    def _begin(self, before: list[Message], reply_id: int, leaf_id: int,
-               calls: list[dict[str, Any]], reused: dict[str, Message] | None = None,
-               approved: set[str] | None = None, ask_always: bool = False) -> None:
-        """Answer `calls` below `leaf_id`; `before` is the path down to `leaf_id`."""
+    def _begin(
+        self, start: tool_turns.LoopStart, reused: dict[str, Message] | None = None,
+        ask_always: bool = False,
+    ) -> None:
+        """Answer the calls of `start`; `reused`: results to copy instead of running again."""
+        before = start.before
         conversation_id = before[-1].conversation_id
         old = self._turns.get(conversation_id)
         if old is not None and old.run is not None:
@@ -222,8 +205,9 @@ class ToolFlow(QObject):
         user_id = next((m.id for m in reversed(before) if m.role == "user"), None)
         limit = self._max_calls() + self._extra.get((conversation_id, user_id), 0)
         count = tool_turns.calls_since_person(before)
-        turn = _Turn(conversation_id, reply_id, leaf_id, calls, count, limit, user_id,
-                     reused=reused or {}, approved=approved or set(), ask_always=ask_always)
+        turn = ToolTurn(conversation_id, start.reply_id, start.leaf_id, start.calls, count, limit,
+                        user_id, reused=reused or {}, approved=set(start.approved),
+                        ask_always=ask_always)
         self._turns[conversation_id] = turn
         self._advance(turn)
 
@@ -231,28 +215,15 @@ class ToolFlow(QObject):
         return tool_turns.later_results(self.store.active_path(message.conversation_id),
                                         self.store.path_to(message.id), message)
 
-    def _branch_from_result(self, message: Message, rerun: bool,
-                            later: dict[str, Message] | None = None) -> None:
+    def _branch_from_result(
+        self, message: Message, rerun: bool, later: dict[str, Message] | None = None
+    ) -> None:
         """Answer the reply's calls again from `message`'s (re-run) or after it (edited)."""
-        assert message.parent_id is not None
-        path = self.store.path_to(message.id)
-        reply = tool_turns.calling_reply(path)
-        if reply is None:
-            return
-        ids = [c["id"] for c in reply.tool_calls]
-        call_id = message.tool_call_id  # None: not a tool's result, so no call of the reply's
-        if call_id is None or call_id not in ids:
-            return
-        index = ids.index(call_id)
-        calls = list(reply.tool_calls)
-        later = self._later_results(message) if later is None else later
-        if rerun:
-            self._begin(path[:-1], reply.id, message.parent_id, calls[index:], later,
-                        approved={call_id})
-        else:
-            self._begin(path, reply.id, message.id, calls[index + 1:], later)
+        start = tool_turns.restart_from_result(self.store.path_to(message.id), rerun)
+        if start is not None:
+            self._begin(start, self._later_results(message) if later is None else later)
 
-    def _advance(self, turn: _Turn) -> None:
+    def _advance(self, turn: ToolTurn) -> None:
         while turn.remaining:
             call = turn.remaining[0]
             reused = turn.reused.pop(call["id"], None)
@@ -281,7 +252,7 @@ class ToolFlow(QObject):
         del self._turns[turn.conversation_id]
         self._continue(turn.conversation_id, turn.leaf_id)
 
-    def _run(self, turn: _Turn) -> None:
+    def _run(self, turn: ToolTurn) -> None:
         assert turn.call is not None and turn.tool is not None
         turn.waiting = ToolWait.RUNNING
         turn.started = time.monotonic()
@@ -295,30 +266,21 @@ class ToolFlow(QObject):
 
         turn.run = self.runner.start(turn.tool, turn.call["arguments"], done)
 
-    def _store_result(self, turn: _Turn, result: ToolResult) -> None:
+    def _store_result(self, turn: ToolTurn, result: ToolResult) -> None:
         call = turn.call
         assert call is not None
         tool = turn.tool
         shown = cap_text(result.text, result_cap(self._context_tokens(turn.conversation_id)))
-        stats: dict[str, Any] = {
-            "server": tool.server if tool else None,
-            "tool": tool.name if tool else call["name"],
-            "duration_s": round(result.duration_s, 3),
-            "chars": len(result.text),
-            "cut": len(result.text) - len(shown) if shown != result.text else 0,
-        }
-        if result.failure is not None:
-            stats["failure"] = result.failure.value
+        stats = result_stats(tool, call["name"], result, shown)
         status = "error" if result.is_error else "complete"
         if self._saved(turn, call["id"], call["name"], shown, status, stats) is None:
             return
-        turn.call = turn.tool = None
-        turn.waiting = None
+        turn.settle_call()
         self.settled.emit(CallSettled(turn.conversation_id, call["id"]))
         self.conversationChanged.emit(turn.conversation_id)
         self._advance(turn)
 
-    def _copy_result(self, turn: _Turn, old: Message) -> None:
+    def _copy_result(self, turn: ToolTurn, old: Message) -> None:
         """A result given before to the same call, put on the new branch as it was."""
         status = "error" if old.status == "error" else "complete"
         message = self._saved(turn, old.tool_call_id or "", old.tool_name or "", old.content,
@@ -326,7 +288,7 @@ class ToolFlow(QObject):
         if message is not None:
             self.conversationChanged.emit(turn.conversation_id)
 
-    def _saved(self, turn: _Turn, call_id: str, name: str, text: str, status: Status,
+    def _saved(self, turn: ToolTurn, call_id: str, name: str, text: str, status: Status,
                stats: dict[str, Any]) -> Message | None:
         """The result stored below the turn's leaf, which it becomes; None if it failed."""
         try:
@@ -340,7 +302,7 @@ class ToolFlow(QObject):
         turn.count += 1
         return message
 
-    def _edit_arguments(self, turn: _Turn, arguments: dict[str, Any]) -> None:
+    def _edit_arguments(self, turn: ToolTurn, arguments: dict[str, Any]) -> None:
         """The reply again as a sibling with these arguments for the call asked about; results
         its earlier calls had are copied over, so nothing runs twice."""
         assert turn.call is not None
@@ -360,12 +322,11 @@ class ToolFlow(QObject):
         turn.approved.add(turn.call["id"])
         turn.remaining = calls
         turn.count -= len(turn.reused)  # copied below again, counted once
-        turn.call = turn.tool = None
-        turn.waiting = None
+        turn.settle_call()
         self.conversationChanged.emit(turn.conversation_id)
         self._advance(turn)  # copies the earlier results, then runs the edited call
 
-    def _fail(self, turn: _Turn, message: str) -> None:
+    def _fail(self, turn: ToolTurn, message: str) -> None:
         self._turns.pop(turn.conversation_id, None)
         self.settled.emit(CallSettled(turn.conversation_id, None))
         self.notice.emit(message)
@@ -380,18 +341,18 @@ class ToolFlow(QObject):
         params = self.store.get_conversation(conversation_id).params
         return chat_tools(self.runner.available(), params, self._default_servers())
 
-    def _repeated(self, turn: _Turn) -> bool:
+    def _repeated(self, turn: ToolTurn) -> bool:
         """The call asked about repeats one answered since the person's last message."""
         return turn.call is not None and tool_turns.repeats_answered_call(
             self.store.path_to(turn.leaf_id), turn.call)
 
-    def _call_payload(self, turn: _Turn, waiting: ToolWait) -> ToolCallCard:
+    def _call_payload(self, turn: ToolTurn, waiting: ToolWait) -> ToolCallCard:
         tool = turn.tool
         changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
         return call_card(
             turn.conversation_id, turn.reply_id, turn.call or {}, tool,
             changed.description if changed else None, self._repeated(turn), waiting)
 
-    def _limit_payload(self, turn: _Turn) -> CallLimit:
+    def _limit_payload(self, turn: ToolTurn) -> CallLimit:
         count = tool_turns.calls_since_person(self.store.active_path(turn.conversation_id))
         return CallLimit(turn.conversation_id, count, self._max_calls())

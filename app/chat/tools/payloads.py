@@ -1,4 +1,4 @@
-"""What the window's tool card is told about the tool loop (`app.chat.tool_flow`): frozen
+"""What the window's tool card is told about the tool loop (`app.chat.tools.flow`): frozen
 dataclasses of plain values, so the card never reads the flow's state."""
 
 from __future__ import annotations
