@@ -25,8 +25,7 @@ from typing import Any
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, McpConfigError, read_config
 from app.mcp.launch import display_command, search_path
 from app.mcp.results import ToolFailure, ToolResult
-from app.mcp.server_state import ServerStatus
-from app.mcp.tool_info import ToolInfo
+from app.mcp.tool_info import ServerStatus, ToolInfo
 
 PROG = "branchwise tools"
 EXIT_FAILED, EXIT_USAGE, EXIT_TIMEOUT = 1, 2, 3

@@ -39,9 +39,8 @@ from app.mcp.config import ServerSpec
 from app.mcp.errors import ServerGoneError, describe_failure
 from app.mcp.launch import display_command, resolve_command, search_path
 from app.mcp.results import ToolFailure, ToolResult, content_text
-from app.mcp.server_state import ServerState, ServerStatus, StateListener
 from app.mcp.stderr_log import open_log, tail
-from app.mcp.tool_info import ToolInfo
+from app.mcp.tool_info import ServerState, ServerStatus, StateListener, ToolInfo
 
 STOP_TIMEOUT_S = 10.0  # the SDK's own stdio shutdown takes up to about 6 s
 # A server gets at least this long to start, whatever its calls' timeout: spawning it (npx or uvx

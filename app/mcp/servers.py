@@ -20,8 +20,7 @@ from jsonschema.validators import validator_for
 from app.mcp.config import McpConfig, ServerSpec
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure, ToolResult
-from app.mcp.server_state import ServerState, ServerStatus, StateListener
-from app.mcp.tool_info import ToolInfo
+from app.mcp.tool_info import ServerState, ServerStatus, StateListener, ToolInfo
 
 _NOT_FILE_NAME = re.compile(r"[^A-Za-z0-9_.-]")
 

@@ -1,13 +1,17 @@
 """A tool as Branchwise knows it: which server offers it, what it says it does, its arguments'
-JSON Schema, and the name and OpenAI-style schema a model sees; and a tool as the person is
-shown it (`ToolLabel`: its own name and its server's)."""
+JSON Schema, and the name and OpenAI-style schema a model sees; a tool as the person is shown it
+(`ToolLabel`: its own name and its server's); and what a server connection reports to whoever
+shows it (`ServerState`: its status, its tools when ready, why it failed with the last lines it
+wrote). Light (no SDK), so the window can import it."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from app.mcp.config import BUILTIN_SERVER
@@ -80,3 +84,22 @@ def model_name(server: str, tool: str) -> str:
         return name
     digest = hashlib.sha256(f"{server}\n{tool}".encode()).hexdigest()[:8]
     return name[: _MAX_NAME - 9] + "_" + digest
+
+
+class ServerStatus(StrEnum):
+    STOPPED = "stopped"
+    STARTING = "starting"
+    READY = "ready"
+    FAILED = "failed"
+
+
+@dataclass(frozen=True)
+class ServerState:
+    name: str
+    status: ServerStatus
+    tools: tuple[ToolInfo, ...] = ()
+    error: str | None = None
+    stderr_tail: tuple[str, ...] = ()  # the server's last lines on stderr when it failed
+
+
+StateListener = Callable[[ServerState], None]

@@ -12,7 +12,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QToolButton, QWidget
 
-from app.mcp.server_state import ServerStatus
+from app.mcp.tool_info import ServerStatus
 from ui.text.plain_text import literal, menu_text
 
 _MAX_TOOLS_LISTED = 12

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.mcp.server_state import ServerStatus
+from app.mcp.tool_info import ServerStatus
 from ui.text.plain_text import menu_text, plain_label
 from ui.widgets.theme import em, scale_font
 

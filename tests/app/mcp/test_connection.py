@@ -18,7 +18,7 @@ from app.mcp import launch
 from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
-from app.mcp.server_state import ServerState, ServerStatus
+from app.mcp.tool_info import ServerState, ServerStatus
 from tests.app.mcp.fixture_launch import Runner, fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
 

@@ -9,7 +9,7 @@ import time
 from app.mcp.config import parse_entry
 from app.mcp.connection import ServerConnection
 from app.mcp.results import ToolFailure
-from app.mcp.server_state import ServerStatus
+from app.mcp.tool_info import ServerStatus
 from tests.app.mcp.fixture_launch import free_port
 
 

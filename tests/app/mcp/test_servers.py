@@ -10,8 +10,8 @@ from pathlib import Path
 from app.mcp.approvals import ToolApprovals
 from app.mcp.config import McpConfig, parse_entry
 from app.mcp.results import ToolFailure
-from app.mcp.server_state import ServerStatus
 from app.mcp.servers import ToolServers, log_name
+from app.mcp.tool_info import ServerStatus
 from tests.app.mcp.fixture_launch import fixture_spec
 from tests.app.mcp.fixture_server import SHIFTY_FIRST
 
