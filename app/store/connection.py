@@ -9,36 +9,20 @@ import json
 import sqlite3
 from collections.abc import Generator
 from contextlib import AbstractContextManager, contextmanager
+from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
 from app.images.store import ImageError, ImageStore
-from app.store.records import Conversation, Message, NotFoundError, StoreError
+from app.store.records import Conversation, Message, MessageFields, NotFoundError, StoreError
 
 CONVERSATION_COLUMNS = (
     "id, title, created_at, updated_at, system_prompt, model_id, params, active_leaf_id, "
     "pinned, archived"
 )
-MESSAGE_FIELDS = (
-    "id",
-    "conversation_id",
-    "parent_id",
-    "role",
-    "content",
-    "created_at",
-    "status",
-    "model_id",
-    "params",
-    "stats",
-    "error",
-    "reasoning",
-    "attachments",
-    "trace",
-    "tool_calls",
-    "tool_call_id",
-    "tool_name",
-    "provenance",
-)
+# The messages table names its columns as `Message` names its fields, in the same order
+# (`message_from_row` reads a row by position).
+MESSAGE_FIELDS = ("id", "conversation_id", "parent_id", *(f.name for f in fields(MessageFields)))
 MESSAGE_COLUMNS = ", ".join(MESSAGE_FIELDS)
 # Every image digest any message names, deleted conversations' included (an undo needs them).
 _IMAGE_DIGESTS_SQL = (
@@ -153,9 +137,11 @@ def message_from_row(row: tuple[Any, ...]) -> Message:
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
     return Message(
-        message_id, conversation_id, parent_id, role, content, created_at, status, model_id,
-        _loads(params), _loads(stats), error, reasoning, loaded, trace, tool_calls, call_id,
-        tool_name, _loads(origin),
+        message_id, conversation_id, parent_id, role=role, content=content,
+        created_at=created_at, status=status, model_id=model_id, params=_loads(params),
+        stats=_loads(stats), error=error, reasoning=reasoning, attachments=loaded, trace=trace,
+        tool_calls=tool_calls, tool_call_id=call_id, tool_name=tool_name,
+        provenance=_loads(origin),
     )
 
 

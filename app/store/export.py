@@ -37,7 +37,7 @@ import math
 import re
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, TypeGuard, cast
 
 from app.images.store import is_image_record
@@ -47,8 +47,7 @@ from app.store.records import (
     Conversation,
     InvalidInputError,
     Message,
-    Role,
-    Status,
+    MessageFields,
     check_optional_text,
     check_role,
     check_status,
@@ -69,27 +68,12 @@ _STATUS_NOTES = {
 
 
 @dataclass(frozen=True, slots=True)
-class MessageRecord:
+class MessageRecord(MessageFields):
     """One validated message of an import; `id` and `parent_id` are the file's own ids."""
 
     id: int
     parent_id: int | None
-    role: Role
-    content: str
-    created_at: float
-    status: Status
-    model_id: str | None
-    params: dict[str, Any]
-    stats: dict[str, Any]
-    error: str | None
     visit: int
-    reasoning: str = ""
-    attachments: tuple[dict[str, Any], ...] = ()
-    trace: str = ""
-    tool_calls: tuple[dict[str, Any], ...] = ()
-    tool_call_id: str | None = None
-    tool_name: str | None = None
-    provenance: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,29 +111,18 @@ def to_json(
             "active_leaf_id": conversation.active_leaf_id,
         },
         "messages": [
-            {
-                "id": m.id,
-                "parent_id": m.parent_id,
-                "role": m.role,
-                "content": m.content,
-                "created_at": m.created_at,
-                "status": m.status,
-                "model_id": m.model_id,
-                "params": m.params,
-                "stats": m.stats,
-                "error": m.error,
-                "visit": visits[m.id],
-                "reasoning": m.reasoning,
-                "attachments": list(m.attachments),
-                "trace": m.trace,
-                "tool_calls": list(m.tool_calls),
-                "tool_call_id": m.tool_call_id,
-                "tool_name": m.tool_name,
-                "provenance": m.provenance,
-            }
+            {"id": m.id, "parent_id": m.parent_id, **_fields(m), "visit": visits[m.id]}
             for m in messages
         ],
     }
+
+
+def _fields(message: Message) -> dict[str, Any]:
+    """A message's fields as the file holds them: its tuples (attachments, calls) as lists."""
+    values: dict[str, Any] = {f.name: getattr(message, f.name) for f in fields(MessageFields)}
+    for name in ("attachments", "tool_calls"):
+        values[name] = list(values[name])
+    return values
 
 
 def from_json(data: object) -> ConversationRecord:
@@ -297,8 +270,9 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
     except InvalidInputError as exc:
         raise InvalidInputError(f"{where}: {exc}") from exc
     return MessageRecord(
-        id=message_id,
-        parent_id=parent_id,
+        message_id,
+        parent_id,
+        visit,
         role=role,
         content=check_text(item.get("content"), f"{where}.content", allow_empty=True),
         created_at=_time(item.get("created_at"), f"{where}.created_at"),
@@ -308,7 +282,6 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         params=_json_mapping(item.get("params"), f"{where}.params"),
         stats=_json_mapping(item.get("stats"), f"{where}.stats"),
         error=check_optional_text(item.get("error"), f"{where}.error"),
-        visit=visit,
         reasoning=check_text(item.get("reasoning", ""), f"{where}.reasoning", allow_empty=True),
         attachments=_attachments(item.get("attachments"), f"{where}.attachments"),
         trace=check_text(item.get("trace", ""), f"{where}.trace", allow_empty=True),

@@ -52,11 +52,11 @@ class Conversation:
     archived: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Message:
-    id: int
-    conversation_id: int
-    parent_id: int | None
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MessageFields:
+    """What a message says and how it came to be: all of it but where it sits. Declared once,
+    for the store's messages (`Message`) and an import's (`app.store.export.MessageRecord`)."""
+
     role: Role
     content: str
     created_at: float
@@ -75,11 +75,20 @@ class Message:
     # An assistant reply's tool calls, {"id", "name", "arguments"} each (arguments: a dict).
     tool_calls: tuple[dict[str, Any], ...] = ()
     # A `tool` message: the call it answers and the tool's model-facing name; its stats hold
-    # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tool_flow).
+    # {"server", "tool", "duration_s", "chars", "cut", "failure"} (see app.chat.tools.flow).
     tool_call_id: str | None = None
     tool_name: str | None = None
     # A reply's provenance as `app.store.provenance` writes it ({} when not recorded).
     provenance: dict[str, Any] = field(default_factory=dict[str, Any])
+
+
+@dataclass(frozen=True, slots=True)
+class Message(MessageFields):
+    """A stored message: `Message(id, conversation_id, parent_id, role=..., content=...)`."""
+
+    id: int
+    conversation_id: int
+    parent_id: int | None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,9 @@ from app.store.records import (
 
 @dataclass(frozen=True)
 class UnsavedReply:
+    """One reply as the recovery file holds it. Not `MessageFields`: only what a reply's writer
+    holds, under the names this file has kept since its version 1, which must still load."""
+
     message_id: int
     conversation_id: int
     parent_id: int

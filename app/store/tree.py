@@ -11,7 +11,6 @@ import time
 from typing import Any
 
 from app.images.store import is_image_record
-from app.store import export as store_export
 from app.store.connection import (
     MESSAGE_COLUMNS,
     MESSAGE_FIELDS,
@@ -22,6 +21,7 @@ from app.store.connection import (
 from app.store.records import (
     InvalidInputError,
     Message,
+    MessageFields,
     NotFoundError,
     Role,
     Status,
@@ -243,7 +243,7 @@ class MessageTree(StoreRows):
         db: sqlite3.Connection,
         conversation_id: int,
         parent_id: int | None,
-        message: Message | store_export.MessageRecord,
+        message: MessageFields,
         status: str,
         visit: int,
     ) -> int:
