@@ -53,8 +53,9 @@ on_token=None, cancel=None)` returns one `GenerationResult` per seed, `results[i
 `generate(messages, replace(params, seed=seeds[i]))`: the prompt is computed once and the
 variants decode as one batch (`on_token(variant_index, text_delta)`; `cancel` is one Event or
 one per variant). Each result's stats count the shared prompt. `engine.cache_state(paths)`
-returns, per message path, `tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`,
-`disk_bytes` and `tier` ("memory", "disk" or "none").
+returns, per message path, a `PathCacheState` (`inference.engine.cache_state`, no MLX):
+`tokens`, `memory_tokens`, `disk_tokens`, `uncached_tokens`, `disk_bytes` and `tier` ("memory",
+"disk" or "none").
 
 `engine.complete(prompt, params, conversation_id=None, on_token=None, on_progress=None,
 cancel=None)` continues a raw prompt (text, tokenized without the chat template, or token ids)

@@ -1,10 +1,12 @@
 """The chat controller and what it composes: a person's intents (new chat, send, edit,
 regenerate, switch branch, delete, fork) turned into store changes and worker requests
-(`conversation_actions`, `message_actions`), the composer's token counts (`prompt_counts`) and
-the branch map's outline.
+(`conversation_actions`, `message_actions`), the composer's token counts (`prompt_counts`), the
+branch map's outline, and tool use (`app.chat.tools`).
 
 May import: `PySide6.QtCore` and every other `app` subpackage (`app.generation`, `app.images`,
-`app.library`, `app.mcp`, `app.remote`, `app.replay`, `app.server`, `app.store`, `app.settings`).
+`app.library`, `app.mcp`, `app.remote`, `app.replay`, `app.server`, `app.store`, `app.settings`),
+and `inference.engine.cache_state` for the type of the cache states the branch map is given
+(type-only: it holds no MLX, and app.chat never imports MLX).
 
 Never `ui`, never MLX.
 """

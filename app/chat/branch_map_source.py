@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
@@ -20,6 +20,9 @@ from app.generation.ttft_estimate import MeasuredRates, estimate_ttft
 from app.generation.worker import EngineLike, InferenceWorker
 from app.generation.worker_events import GenerationFinished
 from app.store.conversations import Store, StoreError
+
+if TYPE_CHECKING:
+    from inference.engine.cache_state import CacheTier, PathCacheState
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +41,7 @@ class BranchState:
     was measured)."""
 
     tokens: int
-    tier: str
+    tier: CacheTier
     memory_tokens: int
     disk_tokens: int
     uncached_tokens: int
@@ -99,10 +102,10 @@ class BranchMapSource(QObject):
         models = [reply_model(paths[end]) or "" for end in ends]
         generation = self._generation
 
-        def states(engines: dict[str, EngineLike]) -> list[dict[str, Any]] | None:
+        def states(engines: dict[str, EngineLike]) -> list[PathCacheState] | None:
             main = next(iter(engines.values()), None)
             owners = [engines.get(m, main) for m in models]
-            found: dict[int, dict[str, Any]] = {}
+            found: dict[int, PathCacheState] = {}
             for engine in {id(e): e for e in owners}.values():  # each engine asked once
                 reader = getattr(engine, "cache_state", None)
                 if reader is None:
@@ -119,18 +122,19 @@ class BranchMapSource(QObject):
         return nodes
 
     def _deliver(
-        self, generation: int, conversation_id: int, ends: list[int], found: list | None
+        self, generation: int, conversation_id: int, ends: list[int],
+        found: list[PathCacheState] | None,
     ) -> None:
         if generation != self._generation or found is None:
             return
         states = {end: self._branch_state(state) for end, state in zip(ends, found, strict=True)}
         self.statesReady.emit(BranchStates(conversation_id, states))
 
-    def _branch_state(self, state: Mapping[str, Any]) -> BranchState:
+    def _branch_state(self, state: PathCacheState) -> BranchState:
         """A path's state as the engine's `cache_state` gave it, with its estimated TTFT."""
         return BranchState(
-            state["tokens"], state["tier"], state["memory_tokens"], state["disk_tokens"],
-            state["uncached_tokens"], state["disk_bytes"], estimate_ttft(state, self.rates),
+            state.tokens, state.tier, state.memory_tokens, state.disk_tokens,
+            state.uncached_tokens, state.disk_bytes, estimate_ttft(state, self.rates),
         )
 
     def _on_finished(self, finished: GenerationFinished) -> None:

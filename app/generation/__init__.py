@@ -7,7 +7,8 @@ is made of (attached files, think settings).
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
 `app.qt_signal` (the type of a signal in a protocol), `app.gui_relay`, `psutil` (the memory free
 for models), `pypdf` (text out of attached PDFs), inference's error classes at import time
-(`inference.errors`, `inference.importing.model_folder`: no MLX), and `inference` and `mlx.core`
+(`inference.errors`, `inference.importing.model_folder`, and `inference.engine.cache_state` for
+the type of a branch's cache state: no MLX), and `inference` and `mlx.core`
 lazily on the worker thread only (the one MLX call is the thread's stream teardown).
 
 Never `app.chat` (which drives it) or `ui`.

@@ -14,9 +14,11 @@ to nothing (one concatenation per layer).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from inference.engine.cache_state import PathCacheState
 
 # A reply that computed fewer prompt tokens than this says more about fixed overheads than
 # about the prefill rate.
@@ -75,14 +77,14 @@ class MeasuredRates:
         return a, b
 
 
-def estimate_ttft(state: Mapping[str, Any], rates: MeasuredRates) -> float | None:
+def estimate_ttft(state: PathCacheState, rates: MeasuredRates) -> float | None:
     """Seconds to the first token at a branch with this cache state, or None before any rate
     has been measured."""
     if not rates.samples:
         return None
-    uncached = max(int(state["uncached_tokens"]), 1)
-    disk = int(state["disk_tokens"])
-    cached = int(state.get("memory_tokens", 0)) + disk
+    uncached = max(state.uncached_tokens, 1)
+    disk = state.disk_tokens
+    cached = state.memory_tokens + disk
     seconds = rates.prefill_seconds(uncached, cached)
     if disk:
         if rates.restore_tps:

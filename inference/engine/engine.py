@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from inference.cache.branch_cache import BranchCache
 from inference.decoding.draft_length import PassTimes
 from inference.decoding.sampling import SamplingParams
-from inference.engine.cache_state import cache_state
+from inference.engine.cache_state import PathCacheState, cache_state
 from inference.engine.engine_caches import EngineCaches
 from inference.engine.request_builder import RequestBuilder
 from inference.engine.result import GenerationResult
@@ -251,7 +251,7 @@ class Engine:
         return generate_variants(self._builder, self._runner, messages, params, seeds,
                                  conversation_id, on_token, cancel, overflow, context_limit)
 
-    def cache_state(self, paths: Sequence[Sequence[Mapping[str, Any]]]) -> list[dict[str, Any]]:
+    def cache_state(self, paths: Sequence[Sequence[Mapping[str, Any]]]) -> list[PathCacheState]:
         """Where each path's prompt is cached, as plain values for the GUI's branch map (see
         inference.engine.cache_state). Worker thread only."""
         return cache_state(self._builder, self._caches.main, paths)

@@ -9,6 +9,7 @@ import pytest
 
 from app.generation.ttft_estimate import MeasuredRates, estimate_ttft
 from inference import Engine, SamplingParams, load_model
+from inference.engine.cache_state import PathCacheState
 from tests.perf import best_of
 
 ONE = SamplingParams(max_tokens=1)
@@ -26,7 +27,7 @@ def conversation(topic: str, turns: int) -> list[dict[str, str]]:
 
 def test_rates_need_a_real_measurement() -> None:
     rates = MeasuredRates()
-    state = {"uncached_tokens": 100, "disk_tokens": 0}
+    state = PathCacheState(100, 0, 0, 100, 0, "none")
     assert estimate_ttft(state, rates) is None
     rates.observe({"ttft_s": 0.01, "prefill_tokens": 3, "disk_tokens": 0})  # overhead only
     assert not rates.samples  # too few tokens to tell the rate from the overheads
@@ -34,7 +35,8 @@ def test_rates_need_a_real_measurement() -> None:
     assert estimate_ttft(state, rates) == pytest.approx(0.05)
     rates.observe({"ttft_s": 0.55, "prefill_tokens": 100, "disk_tokens": 4000})
     assert rates.restore_tps == pytest.approx(4000 / 0.5)
-    assert estimate_ttft({"uncached_tokens": 100, "disk_tokens": 4000}, rates) == (
+    from_disk = PathCacheState(4100, 0, 4000, 100, 4000 * 4096, "disk")
+    assert estimate_ttft(from_disk, rates) == (
         pytest.approx(0.05 + 0.5)
     )
 

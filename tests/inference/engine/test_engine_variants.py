@@ -73,7 +73,7 @@ def test_prompt_is_computed_once_and_variants_stay_cached_as_siblings(
     )
     # Layers that cannot rewind resume only at a checkpoint (a message boundary of the prompt).
     least = prompt - 1 if engine._cache.rewinds_anywhere else 1
-    assert all(s["tier"] == "memory" and s["memory_tokens"] >= least for s in states), states
+    assert all(s.tier == "memory" and s.memory_tokens >= least for s in states), states
     # Regenerating one variant alone repeats it, from the cached prompt where layers rewind.
     again = engine.generate(MESSAGES, replace(SAMPLED, seed=2), "c")
     assert again.token_ids == results[1].token_ids

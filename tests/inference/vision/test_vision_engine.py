@@ -121,9 +121,9 @@ def test_the_branch_map_sees_the_cache_past_an_image_and_not_another_images(
         [*history, user(words("Thanks"))], GREEDY, "c", "truncate_middle"
     ).vision.spans
     kept, other = run.cache_state([history, swapped])
-    assert kept["memory_tokens"] > spans[0].end
-    assert other["memory_tokens"] <= spans[0].start
-    assert other["tokens"] == kept["tokens"]
+    assert kept.memory_tokens > spans[0].end
+    assert other.memory_tokens <= spans[0].start
+    assert other.tokens == kept.tokens
 
 
 def test_regenerate_edit_switch_and_follow_up_never_encode_again(loaded: LoadedModel) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from PySide6.QtCore import Qt
 
+from inference.engine.cache_state import CacheTier, PathCacheState
 from tests.ui.screenshots.test_screenshots import REPLIES, _save
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
@@ -31,7 +32,7 @@ VARIANTS = [
     "Use `for line in open(path)`, but prefer a `with` block so the file is closed even when "
     "an error stops the loop.",
 ]
-TIERS = ["memory", "memory", "disk", "none"]
+TIERS: list[CacheTier] = ["memory", "memory", "disk", "none"]
 
 
 class ScriptedVariantsEngine(ScriptedEngine):
@@ -53,16 +54,15 @@ class ScriptedVariantsEngine(ScriptedEngine):
                  "generated_tokens": 30, "ttft_s": 0.04, "prefill_tps": 25.0, "decode_tps": 48.5}
         return [ScriptedResult(t, "stop", dict(stats)) for t in texts]
 
-    def cache_state(self, prompts: list[list[dict]]) -> list[dict]:
+    def cache_state(self, prompts: list[list[dict]]) -> list[PathCacheState]:
         states = []
         for i, prompt in enumerate(prompts):
             tokens = sum(len(m["content"]) // 4 + 4 for m in prompt)
             tier = TIERS[i % len(TIERS)]
             memory = tokens - 1 if tier == "memory" else 0
             disk = tokens - 1 if tier == "disk" else 0
-            states.append({"tokens": tokens, "memory_tokens": memory, "disk_tokens": disk,
-                           "uncached_tokens": tokens - memory - disk, "disk_bytes": disk * 4096,
-                           "tier": tier})
+            uncached = tokens - memory - disk
+            states.append(PathCacheState(tokens, memory, disk, uncached, disk * 4096, tier))
         return states
 
 
