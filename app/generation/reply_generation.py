@@ -171,11 +171,12 @@ class ReplyGeneration(QObject):
             continued=continued,
         )
         if refused is None:
-            backend.submit(GenerationRequest(
+            request = GenerationRequest(
                 request_id, messages, params, conversation_id=conversation_id, model_id=model_id,
                 template_kwargs=dict(template_kwargs or {}), continue_reply=bool(continued),
                 draft_model=draft_model, tools=list(tools or ()),
-            ))
+            )
+            backend.submit(request)
         self._flush_timer.start()
         self.busyChanged.emit(True)
         if refused is not None:
@@ -224,15 +225,10 @@ class ReplyGeneration(QObject):
             return True  # cannot tell: keep the text
 
     def _is_in_subtree(self, message_id: int, root_id: int) -> bool:
-        current: int | None = message_id
-        while current is not None:
-            if current == root_id:
-                return True
-            try:
-                current = self.store.get_message(current).parent_id
-            except NotFoundError:
-                return False
-        return False
+        try:
+            return any(m.id == root_id for m in self.store.path_to(message_id))
+        except NotFoundError:
+            return False
 
     def _current(self, request_id: int | None) -> _Reply | None:
         reply = self._reply
@@ -282,9 +278,10 @@ class ReplyGeneration(QObject):
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]
                     calls = list(finished.tool_calls)
                     # A reply that called tools: its answer without the calls' markup, its calls.
-                    tool_kwargs: dict[str, Any] = {} if not calls or status != "complete" else {
-                        "content": reply.continued + finished.text,
-                        "tool_calls": calls}
+                    tool_kwargs: dict[str, Any] = {}
+                    if calls and status == "complete":
+                        answer = reply.continued + finished.text
+                        tool_kwargs = {"content": answer, "tool_calls": calls}
                     self._finish_writer(
                         reply, status, stats=stats, reasoning=finished.reasoning,
                         provenance=finished.provenance, **tool_kwargs,

@@ -348,10 +348,7 @@ class InferenceWorker(QObject):
                 # Only the worker knows which switches this model's template reads.
                 switches = template_kwargs(resident.info, request.params)
                 request = dataclasses.replace(request, template_kwargs=switches)
-            run_generation(
-                resident.engine, request, self, self._drafts, resident.model_id,
-                resident.tool_format, resident.identity,
-            )
+            run_generation(resident, request, self, self._drafts)
             self._models.used(resident)
         finally:
             with self._lock:

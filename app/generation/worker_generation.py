@@ -27,6 +27,7 @@ _log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from app.generation.worker_drafts import WorkerDrafts
     from app.generation.worker_engine import EngineLike
+    from app.generation.worker_models import Resident
     from app.generation.worker_requests import GenerationRequest
     from app.qt_signal import QtSignal
     from inference import GenerationStats
@@ -44,17 +45,16 @@ class GenerationSignals(Protocol):
 
 
 def run_generation(
-    engine: EngineLike,
+    resident: Resident,
     request: GenerationRequest,
     signals: GenerationSignals,
     drafts: WorkerDrafts,
-    model_id: str,
-    tool_format: str | None = None,
-    identity: dict[str, Any] | None = None,
 ) -> None:
-    """Generate the reply to `request` with `engine` (whose model is `model_id`, writes tool
-    calls in `tool_format` and is named for provenance by `identity`), streaming it through
-    `signals`; a failure is reported, never raised."""
+    """Generate the reply to `request` with the model `resident` (its engine, the tool-call
+    format it writes, what names it in provenance), streaming it through `signals`; a failure
+    is reported, never raised."""
+    engine, model_id, tool_format = resident.engine, resident.model_id, resident.tool_format
+    identity = resident.identity
     signals.generationStarted.emit(request.request_id)
     rid = request.request_id
     splitter = _reply_splitter(engine, request)

@@ -38,17 +38,16 @@ from ui.widgets.theme import em, is_dark, scale_font
 from ui.widgets.view_models import ImageView, MessageView
 from ui.widgets.visibility import set_shown
 
-_ROLE_NAMES = {"user": "Your message", "assistant": "Assistant reply", "system": "System prompt",
-               "tool": "Tool result"}
-_OBJECT_NAMES = {
-    "user": ("UserMessage", "UserBubble"),
-    "assistant": ("AssistantMessage", "AssistantBubble"),
-    "system": ("SystemMessage", "SystemBubble"),
-    "tool": ("ToolMessage", "ToolBubble"),
+# Per role: the frame's and bubble's object names (theme.qss styles them), the spoken name.
+_ROLES = {
+    "user": ("UserMessage", "UserBubble", "Your message"),
+    "assistant": ("AssistantMessage", "AssistantBubble", "Assistant reply"),
+    "system": ("SystemMessage", "SystemBubble", "System prompt"),
+    "tool": ("ToolMessage", "ToolBubble", "Tool result"),
 }
-# A user bubble never takes more of the row than this, like the chat apps people know.
 # A longer message of the person's shows this many lines until "Show more".
 _COLLAPSED_LINES = 12
+# A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
 
 
@@ -82,16 +81,17 @@ class MessageWidget(QFrame):
         self._note = ""  # set by the window while the reply is being written
         self._sight = ("", "")  # what its editor says of a model that cannot see images
         role = view.role
-        self.setObjectName(_OBJECT_NAMES[role][0])
-        self.setAccessibleName(_ROLE_NAMES[role])
+        frame_name, bubble_name, spoken = _ROLES[role]
+        self.setObjectName(frame_name)
+        self.setAccessibleName(spoken)
         self.setFocusPolicy(Qt.FocusPolicy.ClickFocus)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
 
         self.body = SafeBrowser(self)
         self.body.setObjectName("MessageBody")
-        self.body.setAccessibleName(f"{_ROLE_NAMES[role]} text")
+        self.body.setAccessibleName(f"{spoken} text")
         self._bubble = QFrame(self)
-        self._bubble.setObjectName(_OBJECT_NAMES[role][1])
+        self._bubble.setObjectName(bubble_name)
         bubble_layout = self._bubble_layout = QVBoxLayout(self._bubble)
         across = em(self, 0.9) if role not in ("assistant", "tool") else 0
         down = round(across * 0.6)
