@@ -31,12 +31,14 @@ run: $(STAMP)
 # longest first (LONGEST_FIRST, the bundle build at the head), so no worker ends the run alone.
 test: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/pyright
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest --run-package -m "not perf" -n 2 --dist loadfile --no-loadscope-reorder
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -m perf
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
 
 bench: $(STAMP)
 	$(PY) bench/engine.py

@@ -44,8 +44,7 @@ def configure_logging(logs_dir: Path, verbose: bool = False) -> Path:
         root.removeHandler(_handler)
         _handler.close()
     path = logs_dir / LOG_NAME
-    _handler = RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS,
-                                   encoding="utf-8")
+    _handler = RotatingFileHandler(path, maxBytes=MAX_BYTES, backupCount=BACKUPS, encoding="utf-8")
     _handler.setFormatter(logging.Formatter(FORMAT))
     root.addHandler(_handler)
     root.setLevel(logging.DEBUG if verbose else logging.WARNING)
@@ -59,16 +58,18 @@ def _install_hooks() -> None:
     previous_hook = sys.excepthook
     previous_thread_hook = threading.excepthook
 
-    def excepthook(kind: type[BaseException], exc: BaseException,
-                   tb: TracebackType | None) -> None:
+    def excepthook(kind: type[BaseException], exc: BaseException, tb: TracebackType | None) -> None:
         _log.critical("Uncaught exception", exc_info=(kind, exc, tb))
         previous_hook(kind, exc, tb)
 
     def thread_excepthook(args: threading.ExceptHookArgs) -> None:
         if args.exc_value is not None:
             name = args.thread.name if args.thread is not None else "?"
-            _log.critical("Uncaught exception on thread %s", name,
-                          exc_info=(args.exc_type, args.exc_value, args.exc_traceback))
+            _log.critical(
+                "Uncaught exception on thread %s",
+                name,
+                exc_info=(args.exc_type, args.exc_value, args.exc_traceback),
+            )
         previous_thread_hook(args)
 
     # Marks the hook as ours, for the check above.

@@ -66,35 +66,60 @@ def sections(text: str) -> list[str]:
 def parser() -> argparse.ArgumentParser:
     parse = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parse.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
-    parse.add_argument("--only", type=sections, default=list(SECTIONS),
-                       help=f"sections to run, comma-separated: {','.join(SECTIONS)}")
+    parse.add_argument(
+        "--only",
+        type=sections,
+        default=list(SECTIONS),
+        help=f"sections to run, comma-separated: {','.join(SECTIONS)}",
+    )
     parse.add_argument("--runs", type=int, default=3, help="alternating runs of each side")
     parse.add_argument("--decode-tokens", type=int, default=24, help="caching: decode length")
     parse.add_argument("--prefill-tokens", type=int, default=1800, help="prefill: prompt size")
-    parse.add_argument("--cancel-after", type=float, default=1.0,
-                       help="prefill: seconds into the prompt a cancel is set")
+    parse.add_argument(
+        "--cancel-after",
+        type=float,
+        default=1.0,
+        help="prefill: seconds into the prompt a cancel is set",
+    )
     parse.add_argument("--rewrite-tokens", type=int, default=300, help="lookup: rewrite length")
-    parse.add_argument("--question-tokens", type=int, default=100,
-                       help="lookup: open question's reply length")
+    parse.add_argument(
+        "--question-tokens", type=int, default=100, help="lookup: open question's reply length"
+    )
     parse.add_argument("--draft-tokens", type=int, default=48, help="draft: reply length")
     parse.add_argument("--pass-repeats", type=int, default=5, help="passes: best of this many")
-    parse.add_argument("--tool-history-tokens", type=int, default=600,
-                       help="tools: the chat's length before the tool call")
-    parse.add_argument("--attachment-tokens", type=int, default=2000,
-                       help="cpu: the attachment read before the first token")
+    parse.add_argument(
+        "--tool-history-tokens",
+        type=int,
+        default=600,
+        help="tools: the chat's length before the tool call",
+    )
+    parse.add_argument(
+        "--attachment-tokens",
+        type=int,
+        default=2000,
+        help="cpu: the attachment read before the first token",
+    )
     parse.add_argument("--cpu-decode-tokens", type=int, default=48, help="cpu: reply length")
-    parse.add_argument("--vision-model", type=Path,
-                       help="vision: an MLX vision model folder (default: a random Qwen2.5-VL)")
-    parse.add_argument("--cpu-every-form", action="store_true",
-                       help="cpu: also float32 on the bundled BLAS and stored weights on OpenBLAS")
+    parse.add_argument(
+        "--vision-model",
+        type=Path,
+        help="vision: an MLX vision model folder (default: a random Qwen2.5-VL)",
+    )
+    parse.add_argument(
+        "--cpu-every-form",
+        action="store_true",
+        help="cpu: also float32 on the bundled BLAS and stored weights on OpenBLAS",
+    )
     return parse
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parser().parse_args(argv)
     loaded = load_model(args.model or default_model())
-    print(f"model: {loaded.model_id} ({loaded.model_type}, {loaded.weights_bytes / 1e6:.0f} MB)",
-          flush=True)
+    print(
+        f"model: {loaded.model_id} ({loaded.model_type}, {loaded.weights_bytes / 1e6:.0f} MB)",
+        flush=True,
+    )
     for name in args.only:
         figures = SECTIONS[name](loaded, args)
         print(f"\n## {name}\n\n{table(figures)}\n", flush=True)

@@ -29,8 +29,7 @@ from app.store.conversations import Store
 from bench.table import table
 from tests.app.importers.big_export import MESSAGES_PER_CONVERSATION, write_big_export
 
-HEADER = ("measure (best of runs)", "wall s", "cpu s", "messages/s (cpu)",
-          "over json.load (cpu)")
+HEADER = ("measure (best of runs)", "wall s", "cpu s", "messages/s (cpu)", "over json.load (cpu)")
 
 
 def best_s(work: Callable[[], object], runs: int) -> tuple[float, float]:
@@ -65,12 +64,16 @@ def rows(folder: Path, megabytes: float, runs: int) -> tuple[str, list[tuple[str
             report = run.import_paths([path], store)
         assert report.counts.new_messages == messages
 
-    figures = {"json.load of the file (the baseline)": best_s(parse, runs),
-               "read and convert (dry run)": best_s(dry_run, runs),
-               "import into a new store": best_s(import_all, runs)}
+    figures = {
+        "json.load of the file (the baseline)": best_s(parse, runs),
+        "read and convert (dry run)": best_s(dry_run, runs),
+        "import into a new store": best_s(import_all, runs),
+    }
     _, baseline_cpu = figures["json.load of the file (the baseline)"]
-    held = (f"ChatGPT export: {path.stat().st_size / 1e6:.0f} MB, {conversations:,} "
-            f"conversations, {messages:,} messages")
+    held = (
+        f"ChatGPT export: {path.stat().st_size / 1e6:.0f} MB, {conversations:,} "
+        f"conversations, {messages:,} messages"
+    )
     return held, [HEADER] + [
         # Three significant figures: json.load of a small file takes milliseconds.
         (name, f"{wall:.3g}", f"{cpu:.3g}", f"{messages / cpu:,.0f}", f"{cpu / baseline_cpu:.1f}x")

@@ -63,8 +63,9 @@ def load(model: Path) -> tuple[InferenceWorker, dict]:
     worker = InferenceWorker()
     loaded = threading.Event()
     infos: list[dict] = []
-    worker.modelLoaded.connect(lambda i: (infos.append(i), loaded.set()),
-                               Qt.ConnectionType.DirectConnection)
+    worker.modelLoaded.connect(
+        lambda i: (infos.append(i), loaded.set()), Qt.ConnectionType.DirectConnection
+    )
     worker.loadFailed.connect(lambda _m: loaded.set(), Qt.ConnectionType.DirectConnection)
     worker.load_model(model)
     loaded.wait(600)
@@ -79,7 +80,10 @@ async def stream_timed(
     """Stream one reply: its text, time to first token, client-side decode tok/s and usage."""
     started = time.perf_counter()
     stream = await client.chat.completions.create(
-        model=model, messages=messages, stream=True, stream_options={"include_usage": True},
+        model=model,
+        messages=messages,
+        stream=True,
+        stream_options={"include_usage": True},
         **params,
     )
     first = last = None
@@ -106,8 +110,7 @@ async def bench(worker: InferenceWorker, info: dict, tokens: int, runs: int) -> 
     generations = ServedGenerations(worker, info, max_pending=CLIENTS * 2)
     server = LocalServer(generations, ServerConfig(port=0))
     await server.start()
-    client = openai.AsyncOpenAI(base_url=server.url, api_key="unused", max_retries=0,
-                                timeout=600)
+    client = openai.AsyncOpenAI(base_url=server.url, api_key="unused", max_retries=0, timeout=600)
     story = [SYSTEM, STORY]
     greedy = {"temperature": 0, "max_tokens": tokens, "extra_body": {"logit_bias": no_eos}}
     local_params = SamplingParams(max_tokens=tokens, logit_bias=no_eos)
@@ -115,9 +118,9 @@ async def bench(worker: InferenceWorker, info: dict, tokens: int, runs: int) -> 
         served_tps, local_tps = [], []
         for _ in range(runs):
             served_tps.append((await stream_timed(client, model, story, greedy))["decode"])
-            local_tps.append(on_worker(
-                worker, lambda e: e.generate(story, local_params).stats.decode_tps
-            ))
+            local_tps.append(
+                on_worker(worker, lambda e: e.generate(story, local_params).stats.decode_tps)
+            )
         ratios = [s / x for s, x in zip(served_tps, local_tps, strict=True)]
 
         history = [SYSTEM]
@@ -129,8 +132,11 @@ async def bench(worker: InferenceWorker, info: dict, tokens: int, runs: int) -> 
         for _ in range(runs):
             on_worker(worker, lambda e: e.clear_cache())  # only the previous turn is cached
             reply = await stream_timed(client, model, previous, short)
-            follow = [*previous, {"role": "assistant", "content": reply["text"]},
-                      ask("And in one word?")]
+            follow = [
+                *previous,
+                {"role": "assistant", "content": reply["text"]},
+                ask("And in one word?"),
+            ]
             cached_runs.append(await stream_timed(client, model, follow, short))
             on_worker(worker, lambda e: e.clear_cache())
             scratch_runs.append(await stream_timed(client, model, follow, short))
@@ -171,11 +177,15 @@ def main() -> None:
         r = asyncio.run(bench(worker, info, args.decode_tokens, args.runs))
     finally:
         worker.shutdown()
-    print(f"decode over HTTP {r['served_tps']:.1f} tok/s, in-process {r['local_tps']:.1f} tok/s: "
-          f"ratio over HTTP / in-process {r['decode_ratio']:.3f} (target >= 0.95)")
-    print(f"follow-up TTFT over HTTP ({r['follow_prompt']} prompt tokens, {r['follow_cached']} "
-          f"cached): {r['cached_ttft'] * 1000:.0f} ms cached vs {r['scratch_ttft'] * 1000:.0f} ms "
-          f"from scratch: ratio cached / from scratch {r['cached_ttft'] / r['scratch_ttft']:.2f}")
+    print(
+        f"decode over HTTP {r['served_tps']:.1f} tok/s, in-process {r['local_tps']:.1f} tok/s: "
+        f"ratio over HTTP / in-process {r['decode_ratio']:.3f} (target >= 0.95)"
+    )
+    print(
+        f"follow-up TTFT over HTTP ({r['follow_prompt']} prompt tokens, {r['follow_cached']} "
+        f"cached): {r['cached_ttft'] * 1000:.0f} ms cached vs {r['scratch_ttft'] * 1000:.0f} ms "
+        f"from scratch: ratio cached / from scratch {r['cached_ttft'] / r['scratch_ttft']:.2f}"
+    )
     print(f"{CLIENTS} concurrent clients: {r['completed']} completed, {r['correct']} correct")
 
 

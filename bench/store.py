@@ -172,25 +172,35 @@ def measure(store: Store, bare: sqlite3.Connection, deep_id: int, runs: int) -> 
     figures = {
         f"active path ({DEEP_MESSAGES} messages)": (
             median_ms(lambda: store.active_path(deep_id), runs),
-            median_ms(lambda: bare.execute(
-                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (deep_id,)
-            ).fetchall(), runs),
+            median_ms(
+                lambda: bare.execute(
+                    "SELECT * FROM messages WHERE conversation_id = ? ORDER BY id", (deep_id,)
+                ).fetchall(),
+                runs,
+            ),
         ),
         "list conversations": (
             median_ms(store.list_conversations, runs),
-            median_ms(lambda: bare.execute(
-                "SELECT * FROM conversations WHERE deleted_at IS NULL AND archived = 0"
-                " ORDER BY pinned DESC, updated_at DESC, id DESC"
-            ).fetchall(), runs),
+            median_ms(
+                lambda: bare.execute(
+                    "SELECT * FROM conversations WHERE deleted_at IS NULL AND archived = 0"
+                    " ORDER BY pinned DESC, updated_at DESC, id DESC"
+                ).fetchall(),
+                runs,
+            ),
         ),
     }
     for label, query in QUERIES.items():
         figures[f"search {query.strip()!r} ({label})"] = (
             median_ms(lambda query=query: store.search(query), runs),
-            median_ms(lambda query=query: bare.execute(
-                "SELECT rowid, snippet(message_search, 0, '[', ']', '…', 16) FROM message_search"
-                " WHERE message_search MATCH ? ORDER BY rank LIMIT 50", (fts_query(query),)
-            ).fetchall(), runs),
+            median_ms(
+                lambda query=query: bare.execute(
+                    "SELECT rowid, snippet(message_search, 0, '[', ']', '…', 16)"
+                    " FROM message_search WHERE message_search MATCH ? ORDER BY rank LIMIT 50",
+                    (fts_query(query),),
+                ).fetchall(),
+                runs,
+            ),
         )
     return figures
 
@@ -220,12 +230,15 @@ def main() -> None:
         f"store: {args.conversations:,} conversations, {args.messages:,} messages, "
         f"{size_mb:.0f} MB, filled in {fill_s:.1f} s; open {open_ms:.1f} ms"
     )
-    print(f"  {'median of ' + str(args.runs):<52} {'wall':>8} {'cpu':>8}"
-          f" {'bare sqlite3 cpu':>17} {'store / bare':>13}")
+    print(
+        f"  {'median of ' + str(args.runs):<52} {'wall':>8} {'cpu':>8}"
+        f" {'bare sqlite3 cpu':>17} {'store / bare':>13}"
+    )
     for name, figure in figures.items():
         (wall, cpu), (_, bare_cpu) = figure
-        print(f"  {name:<52} {wall:6.1f} ms {cpu:5.1f} ms {bare_cpu:14.1f} ms"
-              f" {ratio(figure):12.2f}x")
+        print(
+            f"  {name:<52} {wall:6.1f} ms {cpu:5.1f} ms {bare_cpu:14.1f} ms {ratio(figure):12.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -86,18 +86,36 @@ def main() -> None:
     same = [b.token_ids for b in batch_results] == [s.token_ids for s in sequential_results]
     shared = batch_results[0].stats.prefill_tokens - 1  # the last prompt token starts decoding
     batch_s, sequential_s = statistics.median(batch_times), statistics.median(sequential_times)
-    print(f"model: {loaded.model_id} ({loaded.model_type}); {args.variants} variants of "
-          f"{args.tokens} tokens; median of {args.runs} runs; variants equal the regenerations: "
-          f"{same}")
-    print(table([
-        ("measure", "variants (one batch)", "sequential regenerations (the baseline)",
-         "ratio batch / sequential"),
-        ("wall time (s)", f"{batch_s:.3f}", f"{sequential_s:.3f}",
-         f"{batch_s / sequential_s:.3f}"),
-        ("prompt tokens computed", str(batch_prompt), str(sequential_prompt), ""),
-        ("  of which beyond the shared prefix", str(batch_prompt - shared),
-         str(sequential_prompt - shared), "target 0"),
-    ]))
+    print(
+        f"model: {loaded.model_id} ({loaded.model_type}); {args.variants} variants of "
+        f"{args.tokens} tokens; median of {args.runs} runs; variants equal the regenerations: "
+        f"{same}"
+    )
+    print(
+        table(
+            [
+                (
+                    "measure",
+                    "variants (one batch)",
+                    "sequential regenerations (the baseline)",
+                    "ratio batch / sequential",
+                ),
+                (
+                    "wall time (s)",
+                    f"{batch_s:.3f}",
+                    f"{sequential_s:.3f}",
+                    f"{batch_s / sequential_s:.3f}",
+                ),
+                ("prompt tokens computed", str(batch_prompt), str(sequential_prompt), ""),
+                (
+                    "  of which beyond the shared prefix",
+                    str(batch_prompt - shared),
+                    str(sequential_prompt - shared),
+                    "target 0",
+                ),
+            ]
+        )
+    )
 
 
 if __name__ == "__main__":

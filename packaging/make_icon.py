@@ -37,8 +37,13 @@ LEFT = QPointF(352, 330)
 RIGHT_FORK = QPointF(628, 440)
 RIGHT_A = QPointF(560, 260)
 RIGHT_B = QPointF(730, 290)
-EDGES = [(ROOT, FORK), (FORK, LEFT), (FORK, RIGHT_FORK), (RIGHT_FORK, RIGHT_A),
-         (RIGHT_FORK, RIGHT_B)]
+EDGES = [
+    (ROOT, FORK),
+    (FORK, LEFT),
+    (FORK, RIGHT_FORK),
+    (RIGHT_FORK, RIGHT_A),
+    (RIGHT_FORK, RIGHT_B),
+]
 LEAVES = [LEFT, RIGHT_A, RIGHT_B]
 
 
@@ -64,8 +69,7 @@ def draw_icon() -> QImage:
     painter.drawRoundedRect(TILE, TILE_RADIUS, TILE_RADIUS)
 
     white = QColor("#ffffff")
-    pen = QPen(white, 44, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap,
-               Qt.PenJoinStyle.RoundJoin)
+    pen = QPen(white, 44, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap, Qt.PenJoinStyle.RoundJoin)
     painter.setPen(pen)
     painter.setBrush(Qt.BrushStyle.NoBrush)
     for start, end in EDGES:

@@ -163,8 +163,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         _in_longest_first_order(items)
     if config.getoption("--run-package"):
         return
-    skip = pytest.mark.skip(reason="builds the PyInstaller bundle: run with --run-package "
-                            "(make package-test)")
+    skip = pytest.mark.skip(
+        reason="builds the PyInstaller bundle: run with --run-package (make package-test)"
+    )
     for item in items:
         if item.get_closest_marker("package") is not None:
             item.add_marker(skip)

@@ -44,8 +44,13 @@ class Reply:
 
 
 class FakeServer:
-    def __init__(self, replies: list[Reply], style: str = "vllm", model: str = "fake-model",
-                 lifetime_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        replies: list[Reply],
+        style: str = "vllm",
+        model: str = "fake-model",
+        lifetime_s: float = 120.0,
+    ) -> None:
         assert style in STYLES
         self.replies = list(replies)
         self.style = style
@@ -79,8 +84,9 @@ class FakeServer:
             await runner.cleanup()
 
     async def _models(self, _request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [{"id": self.model,
-                                                               "object": "model"}]})
+        return web.json_response(
+            {"object": "list", "data": [{"id": self.model, "object": "model"}]}
+        )
 
     async def _chat(self, request: web.Request) -> web.StreamResponse:
         self.requests.append(await request.json())
@@ -103,7 +109,7 @@ class FakeServer:
         empty: dict[str, Any] = {"content": None} if self.style == "llama.cpp" else {}
         yield {"role": "assistant", "content": "" if self.style != "llama.cpp" else None}
         for start in range(0, len(reply.text), FRAGMENT):
-            yield {"content": reply.text[start:start + FRAGMENT]}
+            yield {"content": reply.text[start : start + FRAGMENT]}
         for index, call in enumerate(reply.calls):
             self._served += 1
             call_id = call.id or f"call-{self._served}"
@@ -112,18 +118,34 @@ class FakeServer:
                 function["arguments"] = call.arguments
             elif self.style == "llama.cpp":
                 function["arguments"] = ""
-            yield {**empty, "tool_calls": [{"index": index, "id": call_id, "type": "function",
-                                            "function": function}]}
+            yield {
+                **empty,
+                "tool_calls": [
+                    {"index": index, "id": call_id, "type": "function", "function": function}
+                ],
+            }
             if self.style == "whole":
                 continue
             for start in range(0, len(call.arguments), FRAGMENT):
-                fragment = call.arguments[start:start + FRAGMENT]
-                yield {**empty, "tool_calls": [{"index": index,
-                                                "function": {"arguments": fragment}}]}
+                fragment = call.arguments[start : start + FRAGMENT]
+                yield {
+                    **empty,
+                    "tool_calls": [{"index": index, "function": {"arguments": fragment}}],
+                }
 
-    async def _send(self, response: web.StreamResponse, choices: list[dict[str, Any]],
-                    usage: dict[str, int] | None = None) -> None:
-        chunk = {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-                 "model": self.model, "choices": choices, "usage": usage}
+    async def _send(
+        self,
+        response: web.StreamResponse,
+        choices: list[dict[str, Any]],
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        chunk = {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": self.model,
+            "choices": choices,
+            "usage": usage,
+        }
         await response.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await asyncio.sleep(0)  # one chunk at a time, as a server generating them sends them

@@ -46,20 +46,28 @@ def header_parts(path: Path) -> list[Part]:
         roles = _roles(field) if not name.startswith("GGUF.") else [("value", True)]
         parts += _located(name, field.offset, field.parts, roles)
     tensor_roles = [
-        ("name length", True), ("name", False), ("dimension count", True), ("shape", True),
-        ("type", True), ("offset", True),
+        ("name length", True),
+        ("name", False),
+        ("dimension count", True),
+        ("shape", True),
+        ("type", True),
+        ("offset", True),
     ]
     for tensor in reader.tensors:
-        parts += _located(f"tensor {tensor.name}", tensor.field.offset, tensor.field.parts,
-                          tensor_roles)
+        parts += _located(
+            f"tensor {tensor.name}", tensor.field.offset, tensor.field.parts, tensor_roles
+        )
     return parts
 
 
 def _roles(field: Any) -> list[tuple[str, bool] | None]:
     """(role, structural) for each part of a metadata field; None for array elements other
     than the first and last."""
-    roles: list[tuple[str, bool] | None] = [("key length", True), ("key", False),
-                                            ("value type", True)]
+    roles: list[tuple[str, bool] | None] = [
+        ("key length", True),
+        ("key", False),
+        ("value type", True),
+    ]
     kind = GGUFValueType(int(field.parts[2][0]))
     if kind == GGUFValueType.STRING:
         return [*roles, ("value length", True), ("value", False)]
@@ -177,8 +185,14 @@ def outcomes_in_children(
         rest = cases[len(outcomes) :]
         try:
             run_isolated(
-                job, rest, *args, log, label=rest[0].name, failure=_ChildEnded,
-                cancelled=_ChildEnded, timeout_s=CHILD_START_S + per_case_s * len(rest),
+                job,
+                rest,
+                *args,
+                log,
+                label=rest[0].name,
+                failure=_ChildEnded,
+                cancelled=_ChildEnded,
+                timeout_s=CHILD_START_S + per_case_s * len(rest),
             )
             ended = None
         except _ChildEnded as error:

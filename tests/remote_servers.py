@@ -58,8 +58,12 @@ def free_port() -> int:
 def _offline_env(cache: Path) -> dict[str, str]:
     cache.mkdir(parents=True, exist_ok=True)
     # The repository on the path: the server runs from `cache`'s folder, not the checkout.
-    return {**os.environ, "HF_HUB_OFFLINE": "1", "HF_HUB_CACHE": str(cache),
-            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    return {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_HUB_CACHE": str(cache),
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
 
 
 def _start(command: list[str], model: Path, port: int, workdir: Path) -> Served:
@@ -100,8 +104,14 @@ def _server_args(model: Path, port: int) -> list[str]:
 def served_by_mlx_lm(model: Path, workdir: Path) -> Iterator[Served]:
     port = free_port()
     # Through inference.cpu.run_module: the fast BLAS loads before mlx-lm imports MLX.
-    command = [sys.executable, "-m", "inference.cpu.run_module", "mlx_lm", "server",
-               *_server_args(model, port)]
+    command = [
+        sys.executable,
+        "-m",
+        "inference.cpu.run_module",
+        "mlx_lm",
+        "server",
+        *_server_args(model, port),
+    ]
     served = _start(command, model, port, workdir)
     try:
         yield served

@@ -52,9 +52,7 @@ class WatchedEngine:
             on_token(text)
 
         result = self.engine.generate(messages, params, on_token=watched, **kwargs)
-        self.log.append(
-            Generated(result.finish_reason, result.stats.generated_tokens, late)
-        )
+        self.log.append(Generated(result.finish_reason, result.stats.generated_tokens, late))
         return result
 
 
@@ -69,9 +67,7 @@ def start_worker(model: Path) -> Served:
     """A worker with the watched engine on `model`, loaded (no Qt event loop needed)."""
     holder: list[WatchedEngine] = []
 
-    def factory(
-        path: Path, progress: Callable[[str, int, int], None]
-    ) -> tuple[Any, ModelLoaded]:
+    def factory(path: Path, progress: Callable[[str, int, int], None]) -> tuple[Any, ModelLoaded]:
         engine, info = default_engine_factory(path, progress)
         holder.append(WatchedEngine(engine))
         return holder[0], info

@@ -17,10 +17,20 @@ from tests.test_bench_engine import _table_rows
 def test_the_cpu_section_compares_the_stored_form_on_the_bundled_blas_with_float32_on_openblas(
     quantized_models_dir: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    engine.main([
-        "--model", str(quantized_models_dir / "llama"), "--only", "cpu", "--runs", "1",
-        "--attachment-tokens", "200", "--cpu-decode-tokens", "4",
-    ])
+    engine.main(
+        [
+            "--model",
+            str(quantized_models_dir / "llama"),
+            "--only",
+            "cpu",
+            "--runs",
+            "1",
+            "--attachment-tokens",
+            "200",
+            "--cpu-decode-tokens",
+            "4",
+        ]
+    )
     rows = _table_rows(capsys.readouterr().out, "cpu")
     assert [row[0] for row in rows[:2]] == ["today: as stored, bundled BLAS", "float32, OpenBLAS"]
     assert rows[0][-2].startswith("4-bit, ") and rows[1][-2].startswith("float32 (from 4-bit), ")

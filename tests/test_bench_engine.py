@@ -20,15 +20,34 @@ def _table_rows(output: str, section: str) -> list[list[str]]:
 
 
 def test_every_fast_section_prints_its_table_with_identical_tokens(
-    llama_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    llama_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.setattr(draft, "WORKDIR", tmp_path)
-    engine.main([
-        "--model", str(llama_path), "--only", "prefill,lookup,draft,passes", "--runs", "1",
-        "--prefill-tokens", "1500", "--cancel-after", "0.1", "--rewrite-tokens", "40",
-        "--question-tokens", "8", "--draft-tokens", "16", "--pass-repeats", "1",
-    ])
+    engine.main(
+        [
+            "--model",
+            str(llama_path),
+            "--only",
+            "prefill,lookup,draft,passes",
+            "--runs",
+            "1",
+            "--prefill-tokens",
+            "1500",
+            "--cancel-after",
+            "0.1",
+            "--rewrite-tokens",
+            "40",
+            "--question-tokens",
+            "8",
+            "--draft-tokens",
+            "16",
+            "--pass-repeats",
+            "1",
+        ]
+    )
     output = capsys.readouterr().out
     prefill = _table_rows(output, "prefill")
     assert prefill[0][0].startswith("prefill tokens/s") and float(prefill[0][3]) > 0
@@ -53,8 +72,18 @@ def test_an_unknown_section_is_refused_with_the_choices(
 def test_the_tools_section_computes_only_the_tool_turn_after_a_result(
     llama_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    engine.main(["--model", str(llama_path), "--only", "tools", "--runs", "2",
-                 "--tool-history-tokens", "120"])
+    engine.main(
+        [
+            "--model",
+            str(llama_path),
+            "--only",
+            "tools",
+            "--runs",
+            "2",
+            "--tool-history-tokens",
+            "120",
+        ]
+    )
     computed, ttft, cold = _table_rows(capsys.readouterr().out, "tools")
     prompt, turn = map(int, re.findall(r"\d+", computed[0]))
     # Only the result's turn is computed, with the ends around it (which this tiny vocabulary
@@ -65,7 +94,9 @@ def test_the_tools_section_computes_only_the_tool_turn_after_a_result(
 
 
 def test_the_vision_section_reuses_the_image_and_matches_mlx_vlm(
-    llama_path: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    llama_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from bench.sections import vision

@@ -18,8 +18,10 @@ def test_the_importer_bench_prints_each_figure_over_json_load(
     lines = [line for line in output.splitlines() if line.startswith("|")][2:]
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines]
     assert [row[0] for row in rows] == [
-        "json.load of the file (the baseline)", "read and convert (dry run)",
-        "import into a new store"]
+        "json.load of the file (the baseline)",
+        "read and convert (dry run)",
+        "import into a new store",
+    ]
     assert rows[0][-1] == "1.0x"
     for row in rows:
         assert float(row[2]) > 0 and int(row[3].replace(",", "")) > 0

@@ -130,10 +130,21 @@ def _env() -> dict[str, str]:
 
 def _start_running(data_dir: Path) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-c", _RUNNING, "--data-dir", str(data_dir),
-         "--model", str(data_dir / "scripted")],
-        cwd=ROOT, env=_env(), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            _RUNNING,
+            "--data-dir",
+            str(data_dir),
+            "--model",
+            str(data_dir / "scripted"),
+        ],
+        cwd=ROOT,
+        env=_env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -142,7 +153,7 @@ def _line(stream: IO[str] | None, tag: str, process: subprocess.Popen[str]) -> A
     assert stream is not None
     for line in stream:
         if line.startswith(tag + " "):
-            return json.loads(line[len(tag) + 1:])
+            return json.loads(line[len(tag) + 1 :])
     process.wait(10)
     raise AssertionError(f"no {tag} line; stderr: {process.stderr.read()[-3000:]}")  # type: ignore[union-attr]
 
@@ -157,8 +168,11 @@ def _quit(process: subprocess.Popen[str]) -> None:
 def _stored(data_dir: Path) -> list[tuple[str, str, str]]:
     store = Store.open(AppPaths(data_dir).database)
     try:
-        return [(m.role, m.content, m.status) for c in store.list_conversations()
-                for m in store.all_messages(c.id)]
+        return [
+            (m.role, m.content, m.status)
+            for c in store.list_conversations()
+            for m in store.all_messages(c.id)
+        ]
     finally:
         store.close()
 
@@ -166,7 +180,11 @@ def _stored(data_dir: Path) -> list[tuple[str, str, str]]:
 def _launch(data_dir: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "ui.main", "--data-dir", str(data_dir), *extra],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
 
@@ -235,13 +253,17 @@ def test_a_lock_left_by_a_killed_app_is_taken_over_and_its_words_are_kept(
     started = time.monotonic()
     again = subprocess.run(
         [sys.executable, "-c", _REOPEN, "--data-dir", str(data_dir), "--model", "/nowhere"],
-        cwd=ROOT, env=_env(), capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
     assert again.returncode == 0, again.stderr[-3000:]
     assert time.monotonic() - started < 30
     found = next(x for x in again.stdout.splitlines() if x.startswith("FOUND "))
-    (user, sent, _), (assistant, streamed, status) = json.loads(found[len("FOUND "):])
+    (user, sent, _), (assistant, streamed, status) = json.loads(found[len("FOUND ") :])
     assert (user, sent) == ("user", SENT)
     # What had reached the disk before the kill is all there, marked as cut off.
     assert assistant == "assistant" and status == "interrupted"
@@ -288,14 +310,16 @@ def test_a_database_that_refuses_writes_loses_nothing_typed(
         assert composer.text() == "Typed while the file is read-only"  # still there to send
         assert not app.controller.is_busy()
         connection.execute("PRAGMA query_only = OFF")
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=30000, check_params_cb=lambda busy: not busy
+        ):
             qtbot.keyClick(composer.edit, "\r")
         contents = [m.content for m in store.active_path(cid)]
         assert contents[0] == "Saved before" and contents[2] == "Typed while the file is read-only"
-        assert len(contents) == 4 and store.get_message(
-            store.active_path(cid)[3].id
-        ).status == "complete"
+        assert (
+            len(contents) == 4
+            and store.get_message(store.active_path(cid)[3].id).status == "complete"
+        )
 
 
 def test_the_model_folder_deleted_while_loaded_keeps_the_chat_working(

@@ -129,8 +129,12 @@ def _close_with_the_disk_full(path: Path, monkeypatch: pytest.MonkeyPatch) -> Me
     writer.append("and the unsaved tail", reasoning="then I call.")
     refused = _refuse_final_writes(monkeypatch, store)
     with pytest.raises(StoreError):
-        writer.finish("complete", stats={"generated_tokens": 5}, tool_calls=[CALL],
-                      provenance={"seed": 3, "token_ids": [1, 2]})
+        writer.finish(
+            "complete",
+            stats={"generated_tokens": 5},
+            tool_calls=[CALL],
+            provenance={"seed": 3, "token_ids": [1, 2]},
+        )
     store.close()
     monkeypatch.undo()
     assert refused == [writer.message_id, writer.message_id], "retried once at close"
@@ -181,8 +185,12 @@ def test_putting_back_is_idempotent_and_recreates_a_deleted_row(
         with Store.open(path) as store:
             replies = store.children(begun.parent_id)
             assert [(m.content, m.status, m.reasoning, m.tool_calls) for m in replies] == [
-                ("flushed half, and the unsaved tail", "complete", "First I think, then I call.",
-                 (CALL,))
+                (
+                    "flushed half, and the unsaved tail",
+                    "complete",
+                    "First I think, then I call.",
+                    (CALL,),
+                )
             ]
             assert store.active_path(begun.conversation_id)[-1].id == replies[0].id
         recovery.write_bytes(saved_file)
@@ -199,10 +207,20 @@ def test_a_reply_with_nowhere_to_go_stays_in_the_file_and_is_reported(
     # That open already put the reply back, and the purge removed it: lose it again by hand.
     reply_recovery.write(
         reply_recovery.recovery_path(path),
-        [reply_recovery.UnsavedReply(
-            begun.id, begun.conversation_id, begun.parent_id or 0, "homeless text",
-            begun.created_at, "complete", None, {}, {}, None,
-        )],
+        [
+            reply_recovery.UnsavedReply(
+                begun.id,
+                begun.conversation_id,
+                begun.parent_id or 0,
+                "homeless text",
+                begun.created_at,
+                "complete",
+                None,
+                {},
+                {},
+                None,
+            )
+        ],
     )
     with Store.open(path) as store:
         assert store.recovery_report and "no longer exist" in store.recovery_report

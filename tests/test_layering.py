@@ -38,9 +38,16 @@ NEVER_IMPORTS = {
 # are matched against inference's error classes, so app and ui load that much of inference (and
 # the fast-BLAS preload `inference` runs): no MLX.
 MLX_FREE_INFERENCE = {
-    "inference", "inference.loading", "inference.loading.model_files", "inference.cpu",
-    "inference.cpu.fast_blas", "inference.vision", "inference.vision.support",
-    "inference.vision.families", "inference.errors", "inference.importing",
+    "inference",
+    "inference.loading",
+    "inference.loading.model_files",
+    "inference.cpu",
+    "inference.cpu.fast_blas",
+    "inference.vision",
+    "inference.vision.support",
+    "inference.vision.families",
+    "inference.errors",
+    "inference.importing",
     "inference.importing.model_folder",
 }
 # What must not be loaded once every module of the package has been imported.
@@ -93,8 +100,11 @@ def imports_in_source(package: str, root: Path = ROOT) -> set[tuple[str, str]]:
 
 def forbidden_imports(package: str, root: Path = ROOT) -> list[str]:
     banned = NEVER_IMPORTS.get(package, set())
-    return sorted(f"{where}: {name}" for where, name in imports_in_source(package, root)
-                  if _banned(name, banned))
+    return sorted(
+        f"{where}: {name}"
+        for where, name in imports_in_source(package, root)
+        if _banned(name, banned)
+    )
 
 
 def forbidden_loads(package: str, root: Path = ROOT) -> list[str]:
@@ -115,8 +125,15 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
     assert forbidden_loads(package) == []
 
 
-@pytest.mark.parametrize("module", ["inference.loading.model_files", "inference.vision.support",
-                                    "inference.errors", "inference.importing.model_folder"])
+@pytest.mark.parametrize(
+    "module",
+    [
+        "inference.loading.model_files",
+        "inference.vision.support",
+        "inference.errors",
+        "inference.importing.model_folder",
+    ],
+)
 def test_what_app_reads_of_inference_loads_no_mlx(module: str) -> None:
     code = f"import sys, {module}\nprint('\\n'.join(sys.modules))"
     out = subprocess.run(
@@ -176,8 +193,17 @@ GRAPH = _import_graph_tool()
 # after it (the cache does not know the engine; prompt rendering does not know the cache). The
 # package's own `__init__` is the public facade above them all.
 INFERENCE_ORDER = (
-    "errors", "models", "prompt", "toolcalls", "cpu", "vision", "loading", "importing", "cache",
-    "decoding", "engine",
+    "errors",
+    "models",
+    "prompt",
+    "toolcalls",
+    "cpu",
+    "vision",
+    "loading",
+    "importing",
+    "cache",
+    "decoding",
+    "engine",
 )
 
 

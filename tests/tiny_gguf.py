@@ -65,9 +65,9 @@ def _llama3_rope_factors(config: dict[str, Any]) -> np.ndarray:
         elif wavelen > low_wavelen:
             factors.append(scaling["factor"])
         else:
-            smooth = (scaling["original_max_position_embeddings"] / wavelen - scaling[
-                "low_freq_factor"
-            ]) / (scaling["high_freq_factor"] - scaling["low_freq_factor"])
+            smooth = (
+                scaling["original_max_position_embeddings"] / wavelen - scaling["low_freq_factor"]
+            ) / (scaling["high_freq_factor"] - scaling["low_freq_factor"])
             factors.append(1 / ((1 - smooth) / scaling["factor"] + smooth))
     return np.array(factors, dtype=np.float32)
 

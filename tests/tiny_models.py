@@ -62,7 +62,8 @@ WEATHER_TOOL: dict[str, Any] = {
 
 # A small English corpus so the byte-level BPE learns real merges and prompts tokenize to a
 # realistic number of tokens (a few characters per token), not one token per byte.
-_CORPUS = """
+_CORPUS = (
+    """
 You are a helpful assistant. Answer the question in one sentence.
 What is the capital of France? The capital of France is Paris.
 Tell me a story about a cat and a dog who became friends in the city.
@@ -74,7 +75,9 @@ Please summarize the following text in three bullet points for a busy reader.
 The quick brown fox jumps over the lazy dog near the river bank at noon.
 Can you translate this sentence into German, French and Spanish for me please?
 Numbers: 0 1 2 3 4 5 6 7 8 9 10 100 1000. Code: def main(): return 0
-""" * 4
+"""
+    * 4
+)
 
 COMMON: dict[str, Any] = {
     "vocab_size": VOCAB_SIZE,

@@ -26,7 +26,10 @@ from tests.tiny_vision_weights import save_model, tokenizer_with
 VISION_KINDS = ("smolvlm", "qwen2_5_vl", "qwen3_vl", "qwen3_5", "gemma3", "gemma4")
 
 _SMOLVLM_TOKENS = [
-    "<image>", "<fake_token_around_image>", "<global-img>", "<end_of_utterance>",
+    "<image>",
+    "<fake_token_around_image>",
+    "<global-img>",
+    "<end_of_utterance>",
     *(f"<row_{r}_col_{c}>" for r in range(1, 7) for c in range(1, 7)),
 ]
 _QWEN_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
@@ -51,32 +54,53 @@ QWEN_VL_TEMPLATE = (
 )
 
 
-
 def _smolvlm(folder: Path, seed: int) -> None:
     tokenizer = tokenizer_with(_SMOLVLM_TOKENS)
     vocab = tokenizer.get_vocab_size()
     text = {
-        "model_type": "llama", "hidden_size": 64, "intermediate_size": 128,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": vocab,
-        "num_hidden_layers": 2, "rms_norm_eps": 1e-5, "rope_theta": 10000.0,
+        "model_type": "llama",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "vocab_size": vocab,
+        "num_hidden_layers": 2,
+        "rms_norm_eps": 1e-5,
+        "rope_theta": 10000.0,
     }
     vision = {
-        "model_type": "idefics3_vision", "hidden_size": 32, "num_attention_heads": 2,
-        "patch_size": 8, "num_hidden_layers": 1, "intermediate_size": 64, "image_size": 32,
+        "model_type": "idefics3_vision",
+        "hidden_size": 32,
+        "num_attention_heads": 2,
+        "patch_size": 8,
+        "num_hidden_layers": 1,
+        "intermediate_size": 64,
+        "image_size": 32,
     }
     config = {
-        "model_type": "smolvlm", "text_config": text, "vision_config": vision,
-        "vocab_size": vocab, "scale_factor": 2,
+        "model_type": "smolvlm",
+        "text_config": text,
+        "vision_config": vision,
+        "vocab_size": vocab,
+        "scale_factor": 2,
         "image_token_id": tokenizer.token_to_id("<image>"),
         "eos_token_id": tokenizer.token_to_id("<end_of_utterance>"),
     }
     save_model(folder, config, tokenizer, seed)
     processor = {
-        "image_processor_type": "SmolVLMImageProcessor", "processor_class": "SmolVLMProcessor",
-        "do_convert_rgb": True, "do_image_splitting": True, "do_normalize": True,
-        "do_pad": True, "do_rescale": True, "do_resize": True,
-        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
-        "max_image_size": {"longest_edge": 32}, "resample": 1, "rescale_factor": 1 / 255,
+        "image_processor_type": "SmolVLMImageProcessor",
+        "processor_class": "SmolVLMProcessor",
+        "do_convert_rgb": True,
+        "do_image_splitting": True,
+        "do_normalize": True,
+        "do_pad": True,
+        "do_rescale": True,
+        "do_resize": True,
+        "image_mean": [0.5, 0.5, 0.5],
+        "image_std": [0.5, 0.5, 0.5],
+        "max_image_size": {"longest_edge": 32},
+        "resample": 1,
+        "rescale_factor": 1 / 255,
         "size": {"longest_edge": 96},
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
@@ -94,20 +118,36 @@ def _qwen2_5_vl(folder: Path, seed: int, large: bool = False) -> None:
     ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
     width, layers, image_tokens = (256, 6, 1024) if large else (64, 2, 64)
     vision = {
-        "model_type": "qwen2_5_vl", "depth": 4 if large else 2, "hidden_size": width // 2,
-        "intermediate_size": width, "out_hidden_size": width, "num_heads": 2,
-        "patch_size": 14, "spatial_patch_size": 14,
-        "spatial_merge_size": 2, "temporal_patch_size": 2, "window_size": 56,
-        "fullatt_block_indexes": [1], "in_channels": 3,
+        "model_type": "qwen2_5_vl",
+        "depth": 4 if large else 2,
+        "hidden_size": width // 2,
+        "intermediate_size": width,
+        "out_hidden_size": width,
+        "num_heads": 2,
+        "patch_size": 14,
+        "spatial_patch_size": 14,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "window_size": 56,
+        "fullatt_block_indexes": [1],
+        "in_channels": 3,
     }
     config = {
-        "model_type": "qwen2_5_vl", "hidden_size": width, "num_hidden_layers": layers,
-        "intermediate_size": 2 * width, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "rms_norm_eps": 1e-6, "vocab_size": vocab, "rope_theta": 10000.0,
+        "model_type": "qwen2_5_vl",
+        "hidden_size": width,
+        "num_hidden_layers": layers,
+        "intermediate_size": 2 * width,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": vocab,
+        "rope_theta": 10000.0,
         "rope_scaling": {"type": "mrope", "mrope_section": [2, 3, 3]},
-        "tie_word_embeddings": False, "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        "max_position_embeddings": 4096,
         "vision_config": vision,
-        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "image_token_id": ids["<|image_pad|>"],
+        "video_token_id": ids["<|video_pad|>"],
         "vision_start_token_id": ids["<|vision_start|>"],
         "vision_end_token_id": ids["<|vision_end|>"],
         "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
@@ -115,13 +155,21 @@ def _qwen2_5_vl(folder: Path, seed: int, large: bool = False) -> None:
     }
     save_model(folder, config, tokenizer, seed)
     processor = {
-        "image_processor_type": "Qwen2VLImageProcessor", "processor_class": "Qwen2_5_VLProcessor",
-        "do_convert_rgb": True, "do_normalize": True, "do_rescale": True, "do_resize": True,
+        "image_processor_type": "Qwen2VLImageProcessor",
+        "processor_class": "Qwen2_5_VLProcessor",
+        "do_convert_rgb": True,
+        "do_normalize": True,
+        "do_rescale": True,
+        "do_resize": True,
         "image_mean": [0.48145466, 0.4578275, 0.40821073],
         "image_std": [0.26862954, 0.26130258, 0.27577711],
-        "min_pixels": 56 * 56, "max_pixels": 28 * 28 * image_tokens, "merge_size": 2,
+        "min_pixels": 56 * 56,
+        "max_pixels": 28 * 28 * image_tokens,
+        "merge_size": 2,
         "patch_size": 14,
-        "temporal_patch_size": 2, "resample": 3, "rescale_factor": 1 / 255,
+        "temporal_patch_size": 2,
+        "resample": 3,
+        "rescale_factor": 1 / 255,
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
@@ -131,9 +179,11 @@ def _qwen_ids(tokenizer: Any) -> dict[str, int]:
     """The token ids a Qwen3 vision config names (images, video, their markers, the end)."""
     ids = {t: tokenizer.token_to_id(t) for t in _QWEN_TOKENS}
     return {
-        "image_token_id": ids["<|image_pad|>"], "video_token_id": ids["<|video_pad|>"],
+        "image_token_id": ids["<|image_pad|>"],
+        "video_token_id": ids["<|video_pad|>"],
         "vision_start_token_id": ids["<|vision_start|>"],
-        "vision_end_token_id": ids["<|vision_end|>"], "vocab_size": tokenizer.get_vocab_size(),
+        "vision_end_token_id": ids["<|vision_end|>"],
+        "vocab_size": tokenizer.get_vocab_size(),
         "eos_token_id": tokenizer.token_to_id("<|im_end|>"),
     }
 
@@ -142,32 +192,64 @@ def _qwen3_vl(folder: Path, seed: int) -> None:
     tokenizer = tokenizer_with(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
     text = {
-        "model_type": "qwen3_vl", "hidden_size": 64, "num_hidden_layers": 3,
-        "intermediate_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
-        "head_dim": 16, "rms_norm_eps": 1e-6, "vocab_size": vocab, "rope_theta": 10000.0,
-        "max_position_embeddings": 4096, "tie_word_embeddings": False,
-        "rope_scaling": {"rope_type": "default", "mrope_section": [2, 3, 3],
-                         "mrope_interleaved": True},
+        "model_type": "qwen3_vl",
+        "hidden_size": 64,
+        "num_hidden_layers": 3,
+        "intermediate_size": 128,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": vocab,
+        "rope_theta": 10000.0,
+        "max_position_embeddings": 4096,
+        "tie_word_embeddings": False,
+        "rope_scaling": {
+            "rope_type": "default",
+            "mrope_section": [2, 3, 3],
+            "mrope_interleaved": True,
+        },
     }
     vision = {
-        "model_type": "qwen3_vl", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
-        "out_hidden_size": 64, "num_heads": 2, "patch_size": 16, "spatial_merge_size": 2,
-        "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
+        "model_type": "qwen3_vl",
+        "depth": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "out_hidden_size": 64,
+        "num_heads": 2,
+        "patch_size": 16,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "num_position_embeddings": 64,
+        "in_channels": 3,
         "deepstack_visual_indexes": [0, 1],
     }
-    config = {"model_type": "qwen3_vl", "text_config": text, "vision_config": vision,
-              **_qwen_ids(tokenizer), "bos_token_id": tokenizer.token_to_id("<|endoftext|>")}
+    config = {
+        "model_type": "qwen3_vl",
+        "text_config": text,
+        "vision_config": vision,
+        **_qwen_ids(tokenizer),
+        "bos_token_id": tokenizer.token_to_id("<|endoftext|>"),
+    }
     save_model(folder, config, tokenizer, seed)
     _qwen3_processor(folder)
 
 
 def _qwen3_processor(folder: Path) -> None:
     processor = {
-        "image_processor_type": "Qwen3VLImageProcessor", "processor_class": "Qwen3VLProcessor",
-        "do_convert_rgb": True, "do_normalize": True, "do_rescale": True,
-        "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5],
-        "min_pixels": 64 * 64, "max_pixels": 32 * 32 * 64, "merge_size": 2, "patch_size": 16,
-        "temporal_patch_size": 2, "rescale_factor": 1 / 255,
+        "image_processor_type": "Qwen3VLImageProcessor",
+        "processor_class": "Qwen3VLProcessor",
+        "do_convert_rgb": True,
+        "do_normalize": True,
+        "do_rescale": True,
+        "image_mean": [0.5, 0.5, 0.5],
+        "image_std": [0.5, 0.5, 0.5],
+        "min_pixels": 64 * 64,
+        "max_pixels": 32 * 32 * 64,
+        "merge_size": 2,
+        "patch_size": 16,
+        "temporal_patch_size": 2,
+        "rescale_factor": 1 / 255,
     }
     (folder / "preprocessor_config.json").write_text(json.dumps(processor, indent=2))
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": QWEN_VL_TEMPLATE}))
@@ -177,22 +259,49 @@ def _qwen3_5(folder: Path, seed: int) -> None:
     tokenizer = tokenizer_with(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
     text = {
-        "model_type": "qwen3_5_text", "hidden_size": 64, "intermediate_size": 128,
-        "linear_num_value_heads": 2, "linear_num_key_heads": 2, "linear_key_head_dim": 16,
-        "linear_value_head_dim": 16, "linear_conv_kernel_dim": 4, "num_hidden_layers": 4,
-        "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 16,
-        "rms_norm_eps": 1e-6, "vocab_size": vocab, "max_position_embeddings": 4096,
-        "full_attention_interval": 2, "tie_word_embeddings": False,
-        "rope_parameters": {"type": "default", "mrope_section": [2, 1, 1],
-                            "rope_theta": 10000.0, "partial_rotary_factor": 0.5},
+        "model_type": "qwen3_5_text",
+        "hidden_size": 64,
+        "intermediate_size": 128,
+        "linear_num_value_heads": 2,
+        "linear_num_key_heads": 2,
+        "linear_key_head_dim": 16,
+        "linear_value_head_dim": 16,
+        "linear_conv_kernel_dim": 4,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "rms_norm_eps": 1e-6,
+        "vocab_size": vocab,
+        "max_position_embeddings": 4096,
+        "full_attention_interval": 2,
+        "tie_word_embeddings": False,
+        "rope_parameters": {
+            "type": "default",
+            "mrope_section": [2, 1, 1],
+            "rope_theta": 10000.0,
+            "partial_rotary_factor": 0.5,
+        },
     }
     vision = {
-        "model_type": "qwen3_5", "depth": 2, "hidden_size": 32, "intermediate_size": 64,
-        "out_hidden_size": 64, "num_heads": 2, "patch_size": 16, "spatial_merge_size": 2,
-        "temporal_patch_size": 2, "num_position_embeddings": 64, "in_channels": 3,
+        "model_type": "qwen3_5",
+        "depth": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "out_hidden_size": 64,
+        "num_heads": 2,
+        "patch_size": 16,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "num_position_embeddings": 64,
+        "in_channels": 3,
     }
-    config = {"model_type": "qwen3_5", "text_config": text, "vision_config": vision,
-              **_qwen_ids(tokenizer)}
+    config = {
+        "model_type": "qwen3_5",
+        "text_config": text,
+        "vision_config": vision,
+        **_qwen_ids(tokenizer),
+    }
     save_model(folder, config, tokenizer, seed)
     _qwen3_processor(folder)
 
@@ -207,8 +316,14 @@ def build_bench_vision_model(folder: Path) -> Path:
 def build_vision_model(kind: str, folder: Path, seed: int = 0) -> Path:
     """Write the tiny `kind` vision model into `folder` (created) and return it."""
     folder.mkdir(parents=True, exist_ok=True)
-    builders = {"smolvlm": _smolvlm, "qwen2_5_vl": _qwen2_5_vl, "qwen3_vl": _qwen3_vl,
-                "qwen3_5": _qwen3_5, "gemma3": gemma3, "gemma4": gemma4}
+    builders = {
+        "smolvlm": _smolvlm,
+        "qwen2_5_vl": _qwen2_5_vl,
+        "qwen3_vl": _qwen3_vl,
+        "qwen3_5": _qwen3_5,
+        "gemma3": gemma3,
+        "gemma4": gemma4,
+    }
     builders[kind](folder, seed)
     return folder
 

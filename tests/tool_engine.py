@@ -48,11 +48,11 @@ class ToolScriptedEngine(ScriptedEngine):
             for c in parsed.tool_calls
         )
         reason = "tool_calls" if calls else result.finish_reason
-        return ToolResultStub(result.text, reason, result.stats, (), calls,
-                              parsed.content or "")
+        return ToolResultStub(result.text, reason, result.stats, (), calls, parsed.content or "")
 
-    def count_prompt_tokens(self, messages: list[dict], template_kwargs: Any = None,
-                            tools: Any = None) -> int:
+    def count_prompt_tokens(
+        self, messages: list[dict], template_kwargs: Any = None, tools: Any = None
+    ) -> int:
         return sum(len(str(m.get("content") or "")) // 4 + 4 for m in messages)
 
 

@@ -68,7 +68,8 @@ def mlx_vlm_reference(
     pictures = _pictures(messages)
     inputs = prepare_inputs(processor, images=pictures or None, prompts=text)
     extra = {
-        k: v for k, v in inputs.items()
+        k: v
+        for k, v in inputs.items()
         if k not in ("input_ids", "pixel_values", "attention_mask") and v is not None
     }
     model = loaded.vision.model
@@ -79,8 +80,13 @@ def mlx_vlm_reference(
     tokens: list[int] = []
     margins: list[float] = []
     for token, logprobs in generate_step(
-        inputs["input_ids"], model, inputs.get("pixel_values"), inputs.get("attention_mask"),
-        max_tokens=max_tokens, temperature=0.0, **extra,
+        inputs["input_ids"],
+        model,
+        inputs.get("pixel_values"),
+        inputs.get("attention_mask"),
+        max_tokens=max_tokens,
+        temperature=0.0,
+        **extra,
     ):
         value = int(token.item() if isinstance(token, mx.array) else token)
         top2 = mx.sort(logprobs.reshape(-1))[-2:]

@@ -132,8 +132,10 @@ def main(argv: list[str] | None = None) -> int:
         print("cycle: " + ", ".join(component))
     for module, lines in big.items():
         print(f"over {MAX_LINES} lines: {module} ({lines})")
-    print(f"{len(edges)} modules, {sum(map(len, edges.values()))} imports, "
-          f"{len(found)} cycles, {len(big)} modules over {MAX_LINES} lines")
+    print(
+        f"{len(edges)} modules, {sum(map(len, edges.values()))} imports, "
+        f"{len(found)} cycles, {len(big)} modules over {MAX_LINES} lines"
+    )
     return 1 if found or big else 0
 
 

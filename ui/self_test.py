@@ -79,22 +79,36 @@ def _default_model(worker: InferenceWorker, data_dir: str | None) -> Path:
     models_dir = AppPaths.resolve(data_dir).models_dir
     relay = _Relay()
     return _wait(
-        relay.done, relay.failed, LOAD_TIMEOUT_S, "importing the built-in model",
-        lambda: worker.call(lambda _engine: ensure_default_model(models_dir),
-                            relay.done.emit, relay.failed.emit),
+        relay.done,
+        relay.failed,
+        LOAD_TIMEOUT_S,
+        "importing the built-in model",
+        lambda: worker.call(
+            lambda _engine: ensure_default_model(models_dir), relay.done.emit, relay.failed.emit
+        ),
     )
 
 
 def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
-    info = _wait(worker.modelLoaded, worker.loadFailed, LOAD_TIMEOUT_S, "loading the model",
-                 lambda: worker.load_model(path))
+    info = _wait(
+        worker.modelLoaded,
+        worker.loadFailed,
+        LOAD_TIMEOUT_S,
+        "loading the model",
+        lambda: worker.load_model(path),
+    )
     request = GenerationRequest(
         request_id=1,
         messages=[{"role": "user", "content": PROMPT}],
         params={"max_tokens": MAX_TOKENS, "temperature": 0.0},
     )
-    result = _wait(worker.generationFinished, worker.generationFailed, GENERATE_TIMEOUT_S,
-                   "generating a reply", lambda: worker.submit(request))
+    result = _wait(
+        worker.generationFinished,
+        worker.generationFailed,
+        GENERATE_TIMEOUT_S,
+        "generating a reply",
+        lambda: worker.submit(request),
+    )
     stats = result.stats
     image = _render_offscreen(result.text)
     libmlx = _loaded_libmlx()
@@ -140,7 +154,10 @@ class _Outcome(QObject):
 
 
 def _wait(
-    done: SignalInstance, failed: SignalInstance, timeout_s: float, step: str,
+    done: SignalInstance,
+    failed: SignalInstance,
+    timeout_s: float,
+    step: str,
     start: Callable[[], None],
 ) -> Any:
     loop = QEventLoop()
@@ -209,8 +226,11 @@ def _loaded_images() -> list[str]:
         return [dyld._dyld_get_image_name(i).decode() for i in range(dyld._dyld_image_count())]
     # Linux: the sixth column of a mapping is the file it maps.
     with open("/proc/self/maps", encoding="utf-8") as maps:
-        return [fields[5].rstrip("\n") for fields in (line.split(maxsplit=5) for line in maps)
-                if len(fields) == 6 and fields[5].startswith("/")]
+        return [
+            fields[5].rstrip("\n")
+            for fields in (line.split(maxsplit=5) for line in maps)
+            if len(fields) == 6 and fields[5].startswith("/")
+        ]
 
 
 def _check_metallib(libmlx: Path) -> str:

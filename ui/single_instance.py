@@ -68,8 +68,9 @@ class SingleInstance(QObject):
         server.setSocketOptions(QLocalServer.SocketOption.UserAccessOption)
         server.newConnection.connect(lambda: self._accept(server))
         if not server.listen(self._name):
-            _log.warning("Later launches cannot reach this one (%s): %s", self._name,
-                         server.errorString())
+            _log.warning(
+                "Later launches cannot reach this one (%s): %s", self._name, server.errorString()
+            )
         self._server = server
         return True
 

@@ -122,7 +122,10 @@ class BranchMapSource(QObject):
         return nodes
 
     def _deliver(
-        self, generation: int, conversation_id: int, ends: list[int],
+        self,
+        generation: int,
+        conversation_id: int,
+        ends: list[int],
         found: list[PathCacheState] | None,
     ) -> None:
         if generation != self._generation or found is None:
@@ -133,8 +136,13 @@ class BranchMapSource(QObject):
     def _branch_state(self, state: PathCacheState) -> BranchState:
         """A path's state as the engine's `cache_state` gave it, with its estimated TTFT."""
         return BranchState(
-            state.tokens, state.tier, state.memory_tokens, state.disk_tokens,
-            state.uncached_tokens, state.disk_bytes, estimate_ttft(state, self.rates),
+            state.tokens,
+            state.tier,
+            state.memory_tokens,
+            state.disk_tokens,
+            state.uncached_tokens,
+            state.disk_bytes,
+            estimate_ttft(state, self.rates),
         )
 
     def _on_finished(self, finished: GenerationFinished) -> None:

@@ -79,8 +79,9 @@ class BranchModels:
         except StoreError:
             return None
 
-    def follow(self, conversation_id: int, left: str | None = None,
-               always: bool = False) -> ModelFollowed | None:
+    def follow(
+        self, conversation_id: int, left: str | None = None, always: bool = False
+    ) -> ModelFollowed | None:
         """After a move from a branch whose model was `left`: the chat's model becomes the
         shown branch's, when that is another model (`always`: whatever was left, as a kept
         compare answer asks) and one the app can run; a library model is loaded."""
@@ -109,8 +110,14 @@ class BranchModels:
             return None
         from app.library.entries import list_models  # file work: imported when first needed
 
-        return next((m for m in list_models(self._setup.models_dir)
-                     if m.path.name == model_id and m.problem is None), None)
+        return next(
+            (
+                m
+                for m in list_models(self._setup.models_dir)
+                if m.path.name == model_id and m.problem is None
+            ),
+            None,
+        )
 
     def _load(self, info: ModelInfo) -> None:
         """Load the followed model unless it is the main one: at once when a compare left it

@@ -67,8 +67,9 @@ class CompareHost(Protocol):
 
 
 class CompareActions:
-    def __init__(self, host: CompareHost, compare: CompareGeneration,
-                 branches: BranchModels) -> None:
+    def __init__(
+        self, host: CompareHost, compare: CompareGeneration, branches: BranchModels
+    ) -> None:
         self._host = host
         self._store = host.store
         self._compare = compare
@@ -76,8 +77,9 @@ class CompareActions:
         compare.ended.connect(self._on_ended)
         compare.revealed.connect(self._follow)
 
-    def plan(self, conversation_id: int, models: Sequence[CompareModel],
-             blind: bool = False) -> ComparePlan:
+    def plan(
+        self, conversation_id: int, models: Sequence[CompareModel], blind: bool = False
+    ) -> ComparePlan:
         """How `models` would run now (what the chooser shows before anything is sent).
         `blind`: in an order of chance, the first shown, so neither a column's place nor the
         branch shown says which model it is. Raises CompareRefused, saying why, when they
@@ -86,8 +88,14 @@ class CompareActions:
         held = worker.held_models()
         # A model loaded already takes what it takes, not what its files suggest.
         measured = [
-            next((replace(m, weights_bytes=h.weights_bytes) for h in held
-                  if m.path is not None and same_folder(m.path, h.path)), m)
+            next(
+                (
+                    replace(m, weights_bytes=h.weights_bytes)
+                    for h in held
+                    if m.path is not None and same_folder(m.path, h.path)
+                ),
+                m,
+            )
             for m in models
         ]
         try:
@@ -98,8 +106,14 @@ class CompareActions:
             measured, chat_model = random.sample(measured, len(measured)), None
         return plan_compare(measured, worker.model_room(), held, chat_model)
 
-    def send(self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None,
-             models: Sequence[CompareModel], blind: bool) -> bool:
+    def send(
+        self,
+        conversation_id: int,
+        text: str,
+        attachments: list[dict[str, Any]] | None,
+        models: Sequence[CompareModel],
+        blind: bool,
+    ) -> bool:
         """Add the person's message under the active leaf and ask `models` to answer it."""
         if not text.strip() and not holds_image(attachments):
             self._host.notice.emit("Type a message first.")
@@ -108,8 +122,11 @@ class CompareActions:
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
         if plan is None or conversation is None:
             return False
-        user = self._guard(lambda: self._store.append_message(
-            conversation_id, conversation.active_leaf_id, "user", text, attachments=attachments))
+        user = self._guard(
+            lambda: self._store.append_message(
+                conversation_id, conversation.active_leaf_id, "user", text, attachments=attachments
+            )
+        )
         if user is None:
             return False
         self._host.save_draft(conversation_id, "")  # sent: a restart must not offer it again
@@ -132,8 +149,9 @@ class CompareActions:
         plan = self._checked_plan(message.conversation_id, models, blind)
         return plan is not None and self._start(message.conversation_id, message.id, plan, blind)
 
-    def _checked_plan(self, conversation_id: int, models: Sequence[CompareModel],
-                      blind: bool) -> ComparePlan | None:
+    def _checked_plan(
+        self, conversation_id: int, models: Sequence[CompareModel], blind: bool
+    ) -> ComparePlan | None:
         if self._host.is_busy():
             self._host.notice.emit(BUSY_MESSAGE)
             return None
@@ -143,8 +161,7 @@ class CompareActions:
             self._host.notice.emit(str(exc))
             return None
 
-    def _start(self, conversation_id: int, parent_id: int, plan: ComparePlan,
-               blind: bool) -> bool:
+    def _start(self, conversation_id: int, parent_id: int, plan: ComparePlan, blind: bool) -> bool:
         self._host.end_tool_loop(conversation_id)  # a call still asked about belongs to the past
         started = self._guard(lambda: self._compare.start(conversation_id, parent_id, plan, blind))
         self._host.conversationChanged.emit(conversation_id)
@@ -163,4 +180,3 @@ class CompareActions:
 
     def _guard[T](self, action: Callable[[], T]) -> T | None:
         return guarded(self._host.notice, action)
-

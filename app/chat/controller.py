@@ -122,13 +122,24 @@ class ChatController(QObject):
         self.variants.notice.connect(self.notice)
         self.variants.ended.connect(self._on_reply_ended)
         self.compare = CompareGeneration(
-            store, worker, self.remote, worker.next_request_id,
-            lambda: preferences.overflow_policy, parent=self, detail_for=self.image_detail,
+            store,
+            worker,
+            self.remote,
+            worker.next_request_id,
+            lambda: preferences.overflow_policy,
+            parent=self,
+            detail_for=self.image_detail,
         )
         self.compare.busyChanged.connect(self.busyChanged)
         self.compare.notice.connect(self.notice)
-        follow = FollowSetup(models_dir, connections is not None, worker,
-                             lambda: preferences.cpu_float32, self.load_model, self.notice)
+        follow = FollowSetup(
+            models_dir,
+            connections is not None,
+            worker,
+            lambda: preferences.cpu_float32,
+            self.load_model,
+            self.notice,
+        )
         self._branches = BranchModels(store, follow, self.modelFollowed)
         self._compare = CompareActions(self, self.compare, self._branches)
         self.replays = Replays(store, worker, lambda: self.model_info, parent=self)
@@ -144,8 +155,14 @@ class ChatController(QObject):
             self, self._session, self._generation, self.variants, models_dir, self._branches
         )
         # Tool use (app.chat.tools.chat_tools): MCP servers, approvals, the loop answering calls.
-        self.tools = ChatTools(store, preferences, lambda: self.model_info,
-                               self._messages.continue_after_tools, store.path.parent, parent=self)
+        self.tools = ChatTools(
+            store,
+            preferences,
+            lambda: self.model_info,
+            self._messages.continue_after_tools,
+            store.path.parent,
+            parent=self,
+        )
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
         self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
         self.tool_flow.conversationChanged.connect(self.conversationChanged)
@@ -293,14 +310,17 @@ class ChatController(QObject):
         return self._compare.plan(conversation_id, models)
 
     def send_to_models(
-        self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None,
-        models: list[CompareModel], blind: bool = False,
+        self,
+        conversation_id: int,
+        text: str,
+        attachments: list[dict[str, Any]] | None,
+        models: list[CompareModel],
+        blind: bool = False,
     ) -> bool:
         """Send a new message to 2-4 models; each answer becomes a sibling reply."""
         return self._compare.send(conversation_id, text, attachments, models, blind)
 
-    def compare_on(self, message_id: int, models: list[CompareModel], blind: bool = False
-                   ) -> bool:
+    def compare_on(self, message_id: int, models: list[CompareModel], blind: bool = False) -> bool:
         """Ask 2-4 models about a message already sent (a reply: the message it answers)."""
         return self._compare.answer(message_id, models, blind)
 

@@ -156,10 +156,9 @@ def with_attachments(content: str, attachments: Sequence[dict[str, Any]]) -> str
     An imported file with no text (not in the export, or an image) has nothing to read, and an
     image goes to the model as an image (app.generation.prompt_messages): both left out."""
     files = [
-        wrap_file(item["name"], item["text"]) for item in attachments
+        wrap_file(item["name"], item["text"])
+        for item in attachments
         if item.get("kind") != "image"
         and (item["text"] or not (item.get("missing") or item.get("file")))
     ]
     return "\n\n".join([*files, content]) if files else content
-
-

@@ -127,11 +127,16 @@ class CompareGeneration(SiblingReplies):
         self._plan, self._requests, self._backends = plan, {}, {}
         self._hidden = frozenset(s.message_id for s in siblings) if blind else frozenset()
         ids = self.message_ids()
-        self.started.emit(CompareStarted(
-            conversation_id, tuple(ids), plan.models, blind,
-            plan.blind_notice if blind else plan.notice,
-            tuple(_first_state(plan, i, blind) for i in range(len(plan.models))),
-        ))
+        self.started.emit(
+            CompareStarted(
+                conversation_id,
+                tuple(ids),
+                plan.models,
+                blind,
+                plan.blind_notice if blind else plan.notice,
+                tuple(_first_state(plan, i, blind) for i in range(len(plan.models))),
+            )
+        )
         refused = missing_image(self.store, path)
         if refused is not None:
             self.notice.emit(refused)
@@ -151,18 +156,32 @@ class CompareGeneration(SiblingReplies):
         model = self._plan.models[index]
         backend = self._worker if model.local else self._remote
         if backend is None:
-            self._finish(run, index, "error", None,
-                         error=f"{model.name} is on a server, and no connections are set up.")
+            self._finish(
+                run,
+                index,
+                "error",
+                None,
+                error=f"{model.name} is on a server, and no connections are set up.",
+            )
             return
         rid = self._next_id()
         self._requests[rid], self._backends[rid] = index, backend
-        wanted = None if model.path is None else RequestModel(
-            model.path, model.weights_bytes, self._plan.together_paths
+        wanted = (
+            None
+            if model.path is None
+            else RequestModel(model.path, model.weights_bytes, self._plan.together_paths)
         )
-        backend.submit(GenerationRequest(
-            rid, messages, dict(params), conversation_id=run.conversation_id,
-            model_id=model.model_id, cancel=run.siblings[index].cancel, model=wanted,
-        ))
+        backend.submit(
+            GenerationRequest(
+                rid,
+                messages,
+                dict(params),
+                conversation_id=run.conversation_id,
+                model_id=model.model_id,
+                cancel=run.siblings[index].cancel,
+                model=wanted,
+            )
+        )
 
     def _stopping(self, index: int) -> None:
         for rid, column in self._requests.items():
@@ -191,8 +210,11 @@ class CompareGeneration(SiblingReplies):
         if found is None:
             return
         done, total = progress.done, progress.total
-        text = ("Waiting for the server…" if total < 0
-                else f"Reading the prompt… {done * 100 // max(total, 1)}%")
+        text = (
+            "Waiting for the server…"
+            if total < 0
+            else f"Reading the prompt… {done * 100 // max(total, 1)}%"
+        )
         self.progress.emit(CompareProgress(found[1], text))
 
     @Slot(object)
@@ -208,14 +230,15 @@ class CompareGeneration(SiblingReplies):
             return
         run, index = found
         writer = run.siblings[index].writer
-        missing = finished.text[len(writer.text):]
+        missing = finished.text[len(writer.text) :]
         if missing and finished.text.startswith(writer.text):
             self._on_text(run, index, missing)
         reason = finished.finish_reason
         stats = {**finished.stats, "finish_reason": reason}
         status = "stopped" if reason == "cancelled" else "complete"
-        self._finish(run, index, status, stats, reasoning=finished.reasoning,
-                     provenance=finished.provenance)
+        self._finish(
+            run, index, status, stats, reasoning=finished.reasoning, provenance=finished.provenance
+        )
 
     @Slot(object)
     def _on_failed(self, failure: WorkerFailure) -> None:
@@ -243,4 +266,3 @@ def _first_state(plan: ComparePlan, index: int, blind: bool) -> str:
     before = plan.order[:place]
     names = ", ".join(blind_label(i) if blind else plan.models[i].name for i in before)
     return f"Waiting: runs after {names}, one after another…"
-

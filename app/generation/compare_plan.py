@@ -70,7 +70,9 @@ class CompareRefused(ValueError):
 
 
 def plan_compare(
-    models: Sequence[CompareModel], room_bytes: int, held: Sequence[HeldModel] = (),
+    models: Sequence[CompareModel],
+    room_bytes: int,
+    held: Sequence[HeldModel] = (),
     chat_model: str | None = None,
 ) -> ComparePlan:
     """The plan for asking `models` (2 to 4, none twice), with `room_bytes` for model weights in
@@ -92,8 +94,11 @@ def plan_compare(
     local = [i for i, m in enumerate(models) if m.local]
     main = next((h for h in held if h.main), None)
     main_index = next(
-        (i for i, m in enumerate(models)
-         if m.path is not None and main is not None and same_folder(m.path, main.path)),
+        (
+            i
+            for i, m in enumerate(models)
+            if m.path is not None and main is not None and same_folder(m.path, main.path)
+        ),
         None,
     )
     # The chat's loaded model stays loaded beside the others when it is not compared.
@@ -104,8 +109,10 @@ def plan_compare(
         [f"{models[i].name} {format_bytes(models[i].weights_bytes)}" for i in local]
         + [f"{h.model_id} {format_bytes(h.weights_bytes)} (loaded)" for h in extra]
     )
-    turns = ("Each model is loaded in turn; its caches are saved first, so its branch "
-             "continues from them.")
+    turns = (
+        "Each model is loaded in turn; its caches are saved first, so its branch "
+        "continues from them."
+    )
     if len(local) < 2 and not extra:
         notice = blind = ""  # one local model at most: nothing runs beside anything
     elif together:

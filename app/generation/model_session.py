@@ -144,15 +144,17 @@ class ModelSession(QObject):
         disk_budget = self.preferences.disk_budget_bytes
         if disk_budget is not None:  # else the engine's default, worked out on the worker
             self.worker.call_each(partial(_apply_disk_budget, disk_budget))
-        self._set_model_state(ModelStatus(
-            ModelState.READY,
-            f"{info.model_id} is ready",
-            model_id=info.model_id,
-            context_length=info.context_length,
-            weights_form=info.weights_form,
-            blas=info.blas,
-            vision=info.vision,
-        ))
+        self._set_model_state(
+            ModelStatus(
+                ModelState.READY,
+                f"{info.model_id} is ready",
+                model_id=info.model_id,
+                context_length=info.context_length,
+                weights_form=info.weights_form,
+                blas=info.blas,
+                vision=info.vision,
+            )
+        )
 
     @Slot(object)
     def _on_load_failed(self, failure: WorkerFailure) -> None:
@@ -163,4 +165,3 @@ class ModelSession(QObject):
 
 def _apply_disk_budget(budget_bytes: int, engine: EngineLike) -> None:
     engine.disk_budget_bytes = budget_bytes
-

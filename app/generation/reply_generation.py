@@ -172,9 +172,15 @@ class ReplyGeneration(QObject):
         )
         if refused is None:
             request = GenerationRequest(
-                request_id, messages, params, conversation_id=conversation_id, model_id=model_id,
-                template_kwargs=dict(template_kwargs or {}), continue_reply=bool(continued),
-                draft_model=draft_model, tools=list(tools or ()),
+                request_id,
+                messages,
+                params,
+                conversation_id=conversation_id,
+                model_id=model_id,
+                template_kwargs=dict(template_kwargs or {}),
+                continue_reply=bool(continued),
+                draft_model=draft_model,
+                tools=list(tools or ()),
             )
             backend.submit(request)
         self._flush_timer.start()
@@ -245,10 +251,16 @@ class ReplyGeneration(QObject):
         text = reply.writer.text
         # A call's markup, or what may become a marker, never shows while it is written.
         shown = text[: len(text) - tokens.hidden] if tokens.hidden else text
-        self.streamUpdated.emit(StreamUpdate(
-            reply.conversation_id, reply.message_id, shown, reply.writer.reasoning,
-            tokens.thinking, tokens.calling,
-        ))
+        self.streamUpdated.emit(
+            StreamUpdate(
+                reply.conversation_id,
+                reply.message_id,
+                shown,
+                reply.writer.reasoning,
+                tokens.thinking,
+                tokens.calling,
+            )
+        )
 
     @Slot(object)
     def _on_prefill(self, progress: PrefillProgress) -> None:
@@ -283,8 +295,12 @@ class ReplyGeneration(QObject):
                         answer = reply.continued + finished.text
                         tool_kwargs = {"content": answer, "tool_calls": calls}
                     self._finish_writer(
-                        reply, status, stats=stats, reasoning=finished.reasoning,
-                        provenance=finished.provenance, **tool_kwargs,
+                        reply,
+                        status,
+                        stats=stats,
+                        reasoning=finished.reasoning,
+                        provenance=finished.provenance,
+                        **tool_kwargs,
                     )
                     reply.called_tools = bool(tool_kwargs) and not reply.detached
         finally:
@@ -382,4 +398,3 @@ class ReplyGeneration(QObject):
             reply.writer.flush()
         except StoreError as exc:
             self._lose_reply(reply, exc)
-

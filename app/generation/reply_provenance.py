@@ -35,6 +35,7 @@ def prompt_digest(messages: Sequence[dict[str, Any]]) -> str:
     """A digest of the messages a reply was asked with. An image part is named by its file's
     name (the image store names files by their SHA-256) or its bytes' digest, not by the data
     folder it lies in, so a copied data folder gives the same digest."""
+
     def plain(value: Any) -> Any:
         if isinstance(value, dict):
             if value.get("type") == "image":

@@ -151,8 +151,9 @@ class SiblingReplies(QObject):
             return
         self.replyUpdated.emit(SiblingText(index, sibling.message_id, sibling.writer.text))
 
-    def _finish(self, run: SiblingRun, index: int, status: Status, stats: dict | None,
-                **kw: Any) -> None:
+    def _finish(
+        self, run: SiblingRun, index: int, status: Status, stats: dict | None, **kw: Any
+    ) -> None:
         """End reply `index` (once): written with its status, told, and the run ended once
         every reply has."""
         sibling = run.siblings[index]

@@ -110,8 +110,12 @@ class VariantGeneration(SiblingReplies):
             for coalescer in coalescers:
                 coalescer.flush()
             return [
-                {"text": r.text, "finish_reason": r.finish_reason, "stats": plain_stats(r.stats),
-                 "provenance": _provenance(identity, engine, messages, params, seed, r)}
+                {
+                    "text": r.text,
+                    "finish_reason": r.finish_reason,
+                    "stats": plain_stats(r.stats),
+                    "provenance": _provenance(identity, engine, messages, params, seed, r),
+                }
                 for seed, r in zip(seeds, results, strict=True)
             ]
 
@@ -143,8 +147,12 @@ class VariantGeneration(SiblingReplies):
 
 
 def _provenance(
-    identity: dict[str, Any] | None, engine: EngineLike, messages: list[dict],
-    params: dict[str, Any], seed: int, result: Any,
+    identity: dict[str, Any] | None,
+    engine: EngineLike,
+    messages: list[dict],
+    params: dict[str, Any],
+    seed: int,
+    result: Any,
 ) -> dict[str, Any] | None:
     """A version's provenance (on the worker thread): its own seed, decoded in the batch
     without speculation and without template switches, as `decode` asks."""
@@ -152,5 +160,12 @@ def _provenance(
         return None
     own = {**params, "seed": seed, "speculation": "off"}
     request = GenerationRequest(-1, messages, own)
-    return reply_provenance(identity, request, own, sampling_json(sampling_params(own), own),
-                            False, engine.context_length, list(result.token_ids))
+    return reply_provenance(
+        identity,
+        request,
+        own,
+        sampling_json(sampling_params(own), own),
+        False,
+        engine.context_length,
+        list(result.token_ids),
+    )

@@ -163,8 +163,9 @@ class InferenceWorker(QObject):
         on_error: Callable[[str], None] | None = None,
     ) -> None:
         """As `call`, with the engine of every model held by its model id (the main first)."""
-        self.call(lambda _main: fn({r.model_id: r.engine for r in self._models.all()}),
-                  on_done, on_error)
+        self.call(
+            lambda _main: fn({r.model_id: r.engine for r in self._models.all()}), on_done, on_error
+        )
 
     def call_each(self, fn: Callable[[EngineLike], Any]) -> None:
         """Run `fn(engine)` on the worker thread for every model held, the main one first:
@@ -276,8 +277,9 @@ class InferenceWorker(QObject):
         self._main_changed(loaded)
         return loaded
 
-    def _load(self, path: Path, progress: Callable[[str, int, int], None]
-              ) -> Resident | WorkerFailure:
+    def _load(
+        self, path: Path, progress: Callable[[str, int, int], None]
+    ) -> Resident | WorkerFailure:
         try:
             engine, info = self._factory(path, progress)
         except Exception as exc:  # every failure must reach the person, and the worker lives on
@@ -313,7 +315,8 @@ class InferenceWorker(QObject):
             return held
         if request.cancel.is_set():  # never load a model for a request already stopped
             self.generationFinished.emit(
-                GenerationFinished(request.request_id, "", "cancelled", {}))
+                GenerationFinished(request.request_id, "", "cancelled", {})
+            )
             return None
         beside = bool(wanted.together) and self._models.main is not None
         if beside:  # what an earlier compare left beside the main model makes room first
@@ -371,12 +374,14 @@ class InferenceWorker(QObject):
         held = self._models.all()
         first = held[0].engine if held else None
         self._last_disk_bytes = first.disk_bytes() if first is not None else 0
-        self.memoryChanged.emit(MemoryUse(
-            cache_bytes=sum(r.engine.cache_bytes() for r in held),
-            disk_bytes=self._last_disk_bytes,
-            disk_budget_bytes=first.disk_budget_bytes if first is not None else 0,
-            weights_bytes=self._models.weights_bytes() + self._drafts.weights_bytes,
-        ))
+        self.memoryChanged.emit(
+            MemoryUse(
+                cache_bytes=sum(r.engine.cache_bytes() for r in held),
+                disk_bytes=self._last_disk_bytes,
+                disk_budget_bytes=first.disk_budget_bytes if first is not None else 0,
+                weights_bytes=self._models.weights_bytes() + self._drafts.weights_bytes,
+            )
+        )
 
 
 def _release_thread_streams() -> None:

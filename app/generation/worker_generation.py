@@ -110,27 +110,35 @@ def run_generation(
     if identity is not None and request.prompt is None:
         try:
             provenance = reply_provenance(
-                identity, request, settled, sampling_json(params, settled), seed_drawn,
-                engine.context_length, list(result.token_ids),
+                identity,
+                request,
+                settled,
+                sampling_json(params, settled),
+                seed_drawn,
+                engine.context_length,
+                list(result.token_ids),
             )
         except Exception:  # a bug here must cost the record, never the reply (or the thread)
             _log.exception("The provenance of reply %s could not be recorded", rid)
-    signals.generationFinished.emit(GenerationFinished(
-        rid,
-        # A reply that called tools: its answer without the calls' markup (str once tools were
-        # offered).
-        (result.content or "") if calls else splitter.answer,
-        result.finish_reason,
-        stats,
-        reasoning=splitter.reasoning,
-        tool_calls=calls,
-        dropped_messages=tuple(result.dropped_messages),
-        provenance=provenance,
-    ))
+    signals.generationFinished.emit(
+        GenerationFinished(
+            rid,
+            # A reply that called tools: its answer without the calls' markup (str once tools were
+            # offered).
+            (result.content or "") if calls else splitter.answer,
+            result.finish_reason,
+            stats,
+            reasoning=splitter.reasoning,
+            tool_calls=calls,
+            dropped_messages=tuple(result.dropped_messages),
+            provenance=provenance,
+        )
+    )
 
 
-def generate_chat(engine: EngineLike, request: GenerationRequest, params: Any, **listeners: Any
-                  ) -> Any:
+def generate_chat(
+    engine: EngineLike, request: GenerationRequest, params: Any, **listeners: Any
+) -> Any:
     """`engine.generate` for a chat request: its messages, template switches, continuation,
     context options and tools. A replay calls it too, so both ask the engine alike."""
     return engine.generate(

@@ -141,9 +141,7 @@ class ImageStore:
         except OSError as exc:
             raise ImageError(f"The image {name} could not be read: {exc.strerror}.") from exc
 
-    def remove_unreferenced(
-        self, referenced: set[str], *, older_than_s: float = GRACE_S
-    ) -> int:
+    def remove_unreferenced(self, referenced: set[str], *, older_than_s: float = GRACE_S) -> int:
         """Delete the kept images no digest in `referenced` names, except those kept or attached
         again in the last `older_than_s` seconds; returns how many went."""
         if not self.root.is_dir():

@@ -43,9 +43,13 @@ def _record(store: Store, conversation_id: int) -> dict[str, Any]:
         source = db.execute(
             "SELECT source_format, source_id FROM conversations WHERE id = ?", (conversation_id,)
         ).fetchone()
-        message_sources = dict(db.execute(
-            "SELECT id, source_id FROM messages WHERE conversation_id = ? AND source_id IS NOT"
-            " NULL", (conversation_id,)).fetchall())
+        message_sources = dict(
+            db.execute(
+                "SELECT id, source_id FROM messages WHERE conversation_id = ? AND source_id IS NOT"
+                " NULL",
+                (conversation_id,),
+            ).fetchall()
+        )
     if source is not None and source[1] is not None:
         record["source"] = {"format": source[0], "id": source[1]}
     for message in record["messages"]:

@@ -74,22 +74,42 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     for raw_message, m in zip(raw_messages, record.messages, strict=True):
         given = v.ident(raw_message.get("source_id"), f"{where}: message {m.id}.source_id")
         ids[m.id] = given or str(m.id)
-        messages.append(ImportedMessage(
-            ids[m.id], None if m.parent_id is None else ids[m.parent_id], m.role, m.content,
-            created_at=m.created_at, model=m.model_id, reasoning=m.reasoning,
-            attachments=tuple(_attachment(a, record.images) for a in m.attachments),
-            trace=m.trace,
-            # `from_json` made a streaming reply "interrupted" already: said again for the type.
-            status="interrupted" if m.status == "streaming" else m.status,
-            error=m.error, params=m.params, stats=m.stats, provenance=m.provenance,
-            tool_calls=m.tool_calls, tool_call_id=m.tool_call_id, tool_name=m.tool_name,
-        ))
+        messages.append(
+            ImportedMessage(
+                ids[m.id],
+                None if m.parent_id is None else ids[m.parent_id],
+                m.role,
+                m.content,
+                created_at=m.created_at,
+                model=m.model_id,
+                reasoning=m.reasoning,
+                attachments=tuple(_attachment(a, record.images) for a in m.attachments),
+                trace=m.trace,
+                # `from_json` made a streaming reply "interrupted" already: said again for the type.
+                status="interrupted" if m.status == "streaming" else m.status,
+                error=m.error,
+                params=m.params,
+                stats=m.stats,
+                provenance=m.provenance,
+                tool_calls=m.tool_calls,
+                tool_call_id=m.tool_call_id,
+                tool_name=m.tool_name,
+            )
+        )
     tool_use.check_answers(messages, warnings)
     conversation = ImportedConversation(
-        source_format, source_id, record.title, messages, created_at=record.created_at,
-        updated_at=record.updated_at, system_prompt=record.system_prompt,
-        model_id=record.model_id, params=record.params, pinned=record.pinned,
-        archived=record.archived, warnings=warnings,
+        source_format,
+        source_id,
+        record.title,
+        messages,
+        created_at=record.created_at,
+        updated_at=record.updated_at,
+        system_prompt=record.system_prompt,
+        model_id=record.model_id,
+        params=record.params,
+        pinned=record.pinned,
+        archived=record.archived,
+        warnings=warnings,
     )
     leaf = None if record.active_leaf_id is None else ids[record.active_leaf_id]
     return forest.finish(conversation, leaf)
@@ -123,11 +143,18 @@ def _attachment(item: dict[str, Any], images: dict[str, bytes]) -> ImportedAttac
     """A file as exported, or an image with its bytes from the file's `"images"` (without
     them, a name marked missing)."""
     if is_image_record(item):
-        return ImportedAttachment(item["name"], data=images.get(item["sha256"]),
-                                  mime_type=f"image/{item['format'].lower()}",
-                                  tokens=item["tokens"])
-    return ImportedAttachment(item["name"], text=item["text"] or None,
-                              mime_type=item.get("mime_type"), tokens=item["tokens"])
+        return ImportedAttachment(
+            item["name"],
+            data=images.get(item["sha256"]),
+            mime_type=f"image/{item['format'].lower()}",
+            tokens=item["tokens"],
+        )
+    return ImportedAttachment(
+        item["name"],
+        text=item["text"] or None,
+        mime_type=item.get("mime_type"),
+        tokens=item["tokens"],
+    )
 
 
 def _identity(record: store_export.ConversationRecord) -> str:

@@ -37,8 +37,11 @@ def read(data: Any, where: str) -> Iterator[Entry]:
     for key, value in data.items():
         if key.startswith("session:"):
             yield one(value, f"{where}: {key}", convert)
-    for index, value in enumerate(v.arr(data.get("chat-sessions"), where) if isinstance(
-            data.get("chat-sessions"), list) else []):
+    for index, value in enumerate(
+        v.arr(data.get("chat-sessions"), where)
+        if isinstance(data.get("chat-sessions"), list)
+        else []
+    ):
         yield one(value, f"{where}: chat-sessions[{index}]", convert)
 
 
@@ -54,7 +57,8 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     system: list[str] = []
     # (messages of one continuation, the message it follows, its place among the siblings)
     pending: list[tuple[list[Any], str | None, float, str]] = [
-        (session["messages"], None, 0.0, f"{where}.messages")]
+        (session["messages"], None, 0.0, f"{where}.messages")
+    ]
     seen_forks: set[str] = set()
     while pending:
         chain, parent, rank, at = pending.pop()
@@ -83,8 +87,14 @@ def convert(raw: Any, where: str) -> ImportedConversation:
                 for position, tail in enumerate(v.arr(fork.get("lists"), f"{where}: fork")):
                     if position != shown:
                         body = v.obj(tail, f"{where}: fork {message_id}.lists[{position}]")
-                        pending.append((v.arr(body.get("messages"), where), message_id,
-                                        float(position), f"{where}: fork {message_id}"))
+                        pending.append(
+                            (
+                                v.arr(body.get("messages"), where),
+                                message_id,
+                                float(position),
+                                f"{where}: fork {message_id}",
+                            )
+                        )
                 next_rank = float(shown)  # the shown continuation's place among them
             else:
                 next_rank = 0.0
@@ -93,24 +103,36 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     shown_path = [m for m in session["messages"] if isinstance(m, dict)]
     leaf = v.ident(shown_path[-1].get("id"), where) if shown_path else None
     conversation = ImportedConversation(
-        FORMAT, source_id, fallbacks.text(session.get("name"), f"{where}.name"), tree.messages,
-        system_prompt="\n\n".join(s for s in system if s), warnings=warnings,
+        FORMAT,
+        source_id,
+        fallbacks.text(session.get("name"), f"{where}.name"),
+        tree.messages,
+        system_prompt="\n\n".join(s for s in system if s),
+        warnings=warnings,
     )
     return forest.finish(conversation, leaf, tree.aliases)
 
 
-def _message(message: dict[str, Any], message_id: str, role: str, at: str,
-             fallbacks: v.Fallbacks) -> ImportedMessage | None:
+def _message(
+    message: dict[str, Any], message_id: str, role: str, at: str, fallbacks: v.Fallbacks
+) -> ImportedMessage | None:
     if role not in ("user", "assistant"):
         return None
     text, reasoning, trace, files = _parts(message, at)
-    model = fallbacks.opt_text(message.get("model"), f"{at}.model") if (
-        role == "assistant") else None
+    model = (
+        fallbacks.opt_text(message.get("model"), f"{at}.model") if (role == "assistant") else None
+    )
     created = fallbacks.time(message.get("timestamp"), f"{at}.timestamp")
     return ImportedMessage(
-        message_id, None, role, text, created_at=created,
+        message_id,
+        None,
+        role,
+        text,
+        created_at=created,
         model=model,
-        reasoning=reasoning, trace=trace, attachments=files,
+        reasoning=reasoning,
+        trace=trace,
+        attachments=files,
     )
 
 
@@ -131,6 +153,9 @@ def _parts(
         elif kind == "tool-call":
             trace.append(v.clean(json.dumps(part, ensure_ascii=False)))
         elif kind == "image":
-            files.append(ImportedAttachment(
-                v.text(part.get("storageKey"), f"{at}.contentParts[{index}]") or "image"))
+            files.append(
+                ImportedAttachment(
+                    v.text(part.get("storageKey"), f"{at}.contentParts[{index}]") or "image"
+                )
+            )
     return "".join(text), "\n\n".join(reasoning), "\n\n".join(trace), tuple(files)

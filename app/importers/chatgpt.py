@@ -42,16 +42,22 @@ def conversation_files(source: Source) -> tuple[list[Member], list[RefusedEntry]
         return sorted(found, key=lambda m: m.name), []
     with manifest.open() as raw:
         data = v.obj(streams.load(raw, 16 * 1024 * 1024, manifest.where), manifest.where)
-    logical = v.opt_obj(v.opt_obj(data.get("logical_files"), "logical_files").get(
-        "conversations.json"), "conversations.json")
+    logical = v.opt_obj(
+        v.opt_obj(data.get("logical_files"), "logical_files").get("conversations.json"),
+        "conversations.json",
+    )
     members, missing = [], []
     for index, name in enumerate(v.arr(logical.get("files"), f"{manifest.where}: files")):
         shard = v.text(name, f"{manifest.where}: files[{index}]")
         member = source.member(shard)
         if member is None:
-            missing.append(RefusedEntry(
-                shard, "The manifest lists this part of the export but it is missing: the "
-                "download looks cut short, so conversations in it are not here."))
+            missing.append(
+                RefusedEntry(
+                    shard,
+                    "The manifest lists this part of the export but it is missing: the "
+                    "download looks cut short, so conversations in it are not here.",
+                )
+            )
         else:
             members.append(member)
     return members, missing
@@ -115,22 +121,29 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
     if not isinstance(conv.get("mapping"), dict):
         raise ImportRefusedError(f"{where} is not a conversation (it has no message mapping).")
     source_id = v.ident(conv.get("conversation_id"), f"{where}.conversation_id") or v.ident(
-        conv.get("id"), f"{where}.id")
+        conv.get("id"), f"{where}.id"
+    )
     if source_id is None:
         raise ImportRefusedError(f"{where} has no conversation id.")
     warnings: list[str] = []
     fallbacks = v.Fallbacks(warnings)
     default_model = fallbacks.text(conv.get("default_model_slug"), f"{where}.default_model_slug")
     nodes, ranks = _raw_nodes(conv["mapping"], where, fallbacks)
-    times = {nid: fallbacks.time(message.get("create_time"), f"{where}: node {nid}.create_time")
-             for nid, (_, message) in nodes.items() if message is not None}
+    times = {
+        nid: fallbacks.time(message.get("create_time"), f"{where}: node {nid}.create_time")
+        for nid, (_, message) in nodes.items()
+        if message is not None
+    }
     for nid in nodes:  # not in any children list: after the listed ones, by time
         ranks.setdefault(nid, (1.0, times.get(nid) or 0.0))
     system: list[str] = []
     turn = _Turns(default_model or None, assets, fallbacks, times)
     for node, parent in forest.arrange(
-        (forest.Node(nid, parent, None, ranks.get(nid, (1.0,))) for nid, (parent, _) in
-         nodes.items()), warnings
+        (
+            forest.Node(nid, parent, None, ranks.get(nid, (1.0,)))
+            for nid, (parent, _) in nodes.items()
+        ),
+        warnings,
     ):
         message = nodes[node.id][1]
         at = f"{where}: node {node.id}"
@@ -155,9 +168,9 @@ def convert(raw: Any, where: str, assets: content.AssetLookup) -> ImportedConver
     return forest.finish(imported, pointer, aliases)
 
 
-def _raw_nodes(mapping: dict[str, Any], where: str, fallbacks: v.Fallbacks) -> tuple[
-    dict[str, tuple[str | None, dict[str, Any] | None]], dict[str, tuple[float, ...]]
-]:
+def _raw_nodes(
+    mapping: dict[str, Any], where: str, fallbacks: v.Fallbacks
+) -> tuple[dict[str, tuple[str | None, dict[str, Any] | None]], dict[str, tuple[float, ...]]]:
     nodes: dict[str, tuple[str | None, dict[str, Any] | None]] = {}
     ranks: dict[str, tuple[float, ...]] = {}
     for key, raw_node in mapping.items():
@@ -183,8 +196,13 @@ def _raw_nodes(mapping: dict[str, Any], where: str, fallbacks: v.Fallbacks) -> t
 class _Turns:
     """Walks the nodes parents first and folds each answer's chain into one message."""
 
-    def __init__(self, default_model: str | None, assets: content.AssetLookup,
-                 fallbacks: v.Fallbacks, times: dict[str, float | None]) -> None:
+    def __init__(
+        self,
+        default_model: str | None,
+        assets: content.AssetLookup,
+        fallbacks: v.Fallbacks,
+        times: dict[str, float | None],
+    ) -> None:
         self.nodes: list[forest.Node] = []
         self._fallbacks = fallbacks
         self._times = times  # node id -> its create_time, read once
@@ -198,8 +216,14 @@ class _Turns:
         self._emitted: set[str] = set()
         self._position: dict[str, float] = {}  # node id -> place in the walk (sibling order)
 
-    def add(self, node_id: str, parent: str | None, kind: str,
-            message: dict[str, Any] | None, where: str) -> None:
+    def add(
+        self,
+        node_id: str,
+        parent: str | None,
+        kind: str,
+        message: dict[str, Any] | None,
+        where: str,
+    ) -> None:
         self._position[node_id] = float(len(self._position))
         above, chain = (None, ()) if parent is None else self._state[parent]
         if parent is not None:
@@ -243,7 +267,10 @@ class _Turns:
             model = self._fallbacks.opt_text(meta.get("model_slug"), f"{where}.model_slug") or model
             status = "complete" if message.get("status") != "in_progress" else "stopped"
         answer = ImportedMessage(
-            anchor, above, "assistant", "\n\n".join(parts.text),
+            anchor,
+            above,
+            "assistant",
+            "\n\n".join(parts.text),
             created_at=min(created) if created else None,
             model=model or self._default_model,
             reasoning="\n\n".join(parts.reasoning),
@@ -257,7 +284,10 @@ class _Turns:
         parts = content.Parts()
         content.read_node(message, where, self._assets, parts)
         return ImportedMessage(
-            node_id, None, "user", "\n\n".join(parts.text),
+            node_id,
+            None,
+            "user",
+            "\n\n".join(parts.text),
             created_at=self._times.get(node_id),
             attachments=tuple(parts.attachments),
         )

@@ -26,7 +26,7 @@ class Parts:
 
 
 def kind(message: dict[str, Any] | None, where: str) -> str:
-    """"hidden", "context" (custom instructions), "user" or "turn" (part of an answer)."""
+    """ "hidden", "context" (custom instructions), "user" or "turn" (part of an answer)."""
     if message is None:
         return "hidden"
     author = v.opt_obj(message.get("author"), f"{where}.author")
@@ -50,8 +50,11 @@ def context_text(message: dict[str, Any], where: str) -> str:
         v.text(content.get(key), f"{where}.content.{key}")
         for key in ("user_profile", "user_instructions")
     ]
-    pieces += [v.text(p, f"{where}.content.parts") for p in v.arr(content.get("parts"), where)
-               if isinstance(p, str)]
+    pieces += [
+        v.text(p, f"{where}.content.parts")
+        for p in v.arr(content.get("parts"), where)
+        if isinstance(p, str)
+    ]
     return "\n\n".join(p.strip() for p in pieces if p.strip())
 
 
@@ -104,8 +107,14 @@ def read_node(message: dict[str, Any], where: str, assets: AssetLookup, into: Pa
         into.trace.append(f"({ctype or 'unknown content'} from {tool if role == 'tool' else role})")
 
 
-def _part(part: object, where: str, assets: AssetLookup, names: dict[str, str],
-          words: list[str], into: Parts) -> None:
+def _part(
+    part: object,
+    where: str,
+    assets: AssetLookup,
+    names: dict[str, str],
+    words: list[str],
+    into: Parts,
+) -> None:
     if isinstance(part, str):
         words.append(v.clean(part))
         return

@@ -48,13 +48,17 @@ def convert(raw: Any, where: str) -> ImportedConversation:
             fallbacks.message_left_out(f"Message {index + 1}", exc)
             continue
         if node.message is None:
-            warnings.append(f"Message {node.id} is not from the person or the model; it was "
-                            "left out.")
+            warnings.append(
+                f"Message {node.id} is not from the person or the model; it was left out."
+            )
         nodes.append(node)
         previous = node.id
     tree = forest.build(nodes, warnings)
     imported_conv = ImportedConversation(
-        FORMAT, source_id, fallbacks.text(conv.get("name"), f"{where}.name"), tree.messages,
+        FORMAT,
+        source_id,
+        fallbacks.text(conv.get("name"), f"{where}.name"),
+        tree.messages,
         created_at=fallbacks.time(conv.get("created_at"), f"{where}.created_at"),
         updated_at=fallbacks.time(conv.get("updated_at"), f"{where}.updated_at"),
         warnings=warnings,
@@ -62,8 +66,9 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     return forest.finish(imported_conv, None)
 
 
-def _node(message: dict[str, Any], index: int, previous: str | None, at: str,
-          fallbacks: v.Fallbacks) -> forest.Node:
+def _node(
+    message: dict[str, Any], index: int, previous: str | None, at: str, fallbacks: v.Fallbacks
+) -> forest.Node:
     """One message as a tree node (its message None when the sender is not a person or the
     model); refuses a message whose own fields cannot be read."""
     message_id = v.ident(message.get("uuid"), f"{at}.uuid") or f"#{index}"
@@ -78,8 +83,9 @@ def _node(message: dict[str, Any], index: int, previous: str | None, at: str,
     return forest.Node(message_id, parent, imported, (created or 0.0,))
 
 
-def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
-             at: str) -> ImportedMessage:
+def _message(
+    message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None, at: str
+) -> ImportedMessage:
     text: list[str] = []
     reasoning: list[str] = []
     trace: list[str] = []
@@ -92,9 +98,7 @@ def _message(message: dict[str, Any], message_id: str, role: ImportedRole, creat
             thought = v.text(part.get("thinking"), f"{at}.content[{index}].thinking")
             if not thought:
                 summaries = v.arr(part.get("summaries"), f"{at}.content[{index}].summaries")
-                thought = "\n".join(
-                    v.text(v.obj(s, at).get("summary"), at) for s in summaries
-                )
+                thought = "\n".join(v.text(v.obj(s, at).get("summary"), at) for s in summaries)
             if thought.strip():
                 reasoning.append(thought.strip())
         elif kind == "tool_use":
@@ -121,8 +125,13 @@ def _message(message: dict[str, Any], message_id: str, role: ImportedRole, creat
         for f in (v.obj(x, f"{at}.files") for x in v.arr(message.get("files"), f"{at}.files"))
     ]
     return ImportedMessage(
-        message_id, None, role, answer, created_at=created,
-        reasoning="\n\n".join(reasoning), attachments=tuple(attachments),
+        message_id,
+        None,
+        role,
+        answer,
+        created_at=created,
+        reasoning="\n\n".join(reasoning),
+        attachments=tuple(attachments),
         trace="\n\n".join(trace),
     )
 

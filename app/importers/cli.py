@@ -52,8 +52,9 @@ def _import(argv: list[str]) -> int:
         description="Import chat history (ChatGPT, Claude, Open WebUI, LibreChat, LM Studio, "
         "Jan, SillyTavern, text-generation-webui, Chatbox, Branchwise) with every branch.",
     )
-    parser.add_argument("paths", nargs="+", type=Path, metavar="PATH",
-                        help="an export file, zip or folder")
+    parser.add_argument(
+        "paths", nargs="+", type=Path, metavar="PATH", help="an export file, zip or folder"
+    )
     parser.add_argument("--data-dir", help="the app's data folder (default: the usual one)")
     parser.add_argument("--dry-run", action="store_true", help="report only; write nothing")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -61,8 +62,12 @@ def _import(argv: list[str]) -> int:
     database = AppPaths.resolve(args.data_dir).database
     try:
         with _store_for(database, args.dry_run) as store:
-            report = run.import_paths(args.paths, store, dry_run=args.dry_run,
-                                      progress=None if args.json else _print_outcome)
+            report = run.import_paths(
+                args.paths,
+                store,
+                dry_run=args.dry_run,
+                progress=None if args.json else _print_outcome,
+            )
     except StoreError as exc:
         print(f"branchwise import: {exc}", file=sys.stderr)
         return 2
@@ -107,9 +112,11 @@ def _print_summary(report: run.ImportReport) -> None:
             print(f"branchwise import: {item.path}: {item.error}", file=sys.stderr)
     counts = report.counts
     verb = "Would import" if report.dry_run else "Imported"
-    print(f"{verb}: {counts.imported} new, {counts.updated} updated "
-          f"({counts.new_messages} new messages in all), {counts.unchanged} unchanged, "
-          f"{counts.skipped} skipped, {counts.refused} refused.")
+    print(
+        f"{verb}: {counts.imported} new, {counts.updated} updated "
+        f"({counts.new_messages} new messages in all), {counts.unchanged} unchanged, "
+        f"{counts.skipped} skipped, {counts.refused} refused."
+    )
     if report.batch_id is not None:
         print(f"Import batch {report.batch_id}.")
 
@@ -120,8 +127,12 @@ def _as_json(report: run.ImportReport) -> dict[str, Any]:
         "batch_id": report.batch_id,
         "counts": dataclasses.asdict(report.counts),
         "inputs": [
-            {"path": item.path, "formats": list(item.formats), "error": item.error,
-             "conversations": [dataclasses.asdict(o) for o in item.outcomes]}
+            {
+                "path": item.path,
+                "formats": list(item.formats),
+                "error": item.error,
+                "conversations": [dataclasses.asdict(o) for o in item.outcomes],
+            }
             for item in report.inputs
         ],
     }

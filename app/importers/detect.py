@@ -60,8 +60,10 @@ def readers(source: Source) -> list[tuple[str, Iterator[Entry]]]:
         return [(jan.FORMAT, jan.read(source))]
     found, problems = [], []
     for member in source.members:
-        if member.name.endswith(".jsonl") or member.basename.endswith(".json") or (
-            source.kind == "file"
+        if (
+            member.name.endswith(".jsonl")
+            or member.basename.endswith(".json")
+            or (source.kind == "file")
         ):
             try:
                 kind = classify(member)
@@ -126,8 +128,9 @@ def classify(member: Member) -> str | None:
     first = _first_byte(member)
     if first == b"[":
         with member.open() as raw:
-            for element in islice(streams.items(raw, member.size + 1, member.where),
-                                  _PEEK_ELEMENTS):
+            for element in islice(
+                streams.items(raw, member.size + 1, member.where), _PEEK_ELEMENTS
+            ):
                 for kind, fits in _ELEMENT_SHAPES:
                     if isinstance(element, dict) and fits(element):
                         return kind

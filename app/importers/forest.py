@@ -109,9 +109,9 @@ def _break_cycles(parent: dict[str, str | None], warnings: list[str]) -> None:
         done.update(path)
 
 
-def versions(slots: Sequence[tuple[Sequence[ImportedMessage], int]]) -> tuple[
-    list[ImportedMessage], str | None
-]:
+def versions(
+    slots: Sequence[tuple[Sequence[ImportedMessage], int]],
+) -> tuple[list[ImportedMessage], str | None]:
     """Per-turn versions (LM Studio, SillyTavern swipes, text-generation-webui): every version of
     turn i is a child of the selected version of turn i - 1; only the selected one continues.
     Ids come from the parent's id, the role and the text, so a later, longer file finds the
@@ -143,8 +143,9 @@ def content_id(parent: str | None, role: str, content: str, reasoning: str = "")
     return digest.hexdigest()[:24]
 
 
-def finish(conversation: ImportedConversation, pointer: str | None,
-           aliases: dict[str, str] | None = None) -> ImportedConversation:
+def finish(
+    conversation: ImportedConversation, pointer: str | None, aliases: dict[str, str] | None = None
+) -> ImportedConversation:
     """Set the active leaf (the source's pointer, descending to a leaf by last children, else
     the newest leaf) and a title when the source has none."""
     messages = conversation.messages
@@ -159,8 +160,11 @@ def finish(conversation: ImportedConversation, pointer: str | None,
             pointer = children[pointer][-1]
         leaf = pointer
     else:
-        leaves = [(m.created_at or float("-inf"), i, m.source_id)
-                  for i, m in enumerate(messages) if m.source_id not in children]
+        leaves = [
+            (m.created_at or float("-inf"), i, m.source_id)
+            for i, m in enumerate(messages)
+            if m.source_id not in children
+        ]
         leaf = max(leaves)[2] if leaves else None
     conversation.active_leaf_id = leaf
     title = " ".join(conversation.title.split())

@@ -57,8 +57,10 @@ def _convert(member: Member, lines: Member | None, where: str) -> ImportedConver
             raw_messages.append(v.obj(streams.loads(line, where), f"{where}, line {number}"))
         except ImportRefusedError:
             warnings.append(f"messages.jsonl line {number} is cut short or damaged; left out.")
-    metas = [fallbacks.obj(m.get("metadata"), f"{where}: message {i + 1}.metadata")
-             for i, m in enumerate(raw_messages)]
+    metas = [
+        fallbacks.obj(m.get("metadata"), f"{where}: message {i + 1}.metadata")
+        for i, m in enumerate(raw_messages)
+    ]
     tree_mode = any("parentId" in meta for meta in metas)
     nodes, active = [], {}
     previous = None
@@ -72,14 +74,20 @@ def _convert(member: Member, lines: Member | None, where: str) -> ImportedConver
         previous = message_id
         role = v.text(message.get("role"), f"{at}.role")
         created = fallbacks.time(message.get("created_at"), f"{at}.created_at")
-        imported = _message(message, message_id, role, created, at) if role in (
-            "user", "assistant") else None
+        imported = (
+            _message(message, message_id, role, created, at)
+            if role in ("user", "assistant")
+            else None
+        )
         nodes.append(forest.Node(message_id, parent, imported, (created or 0.0,)))
     tree = forest.build(nodes, warnings)
     assistants = fallbacks.arr(thread.get("assistants"), f"{where}.assistants")
     first = fallbacks.obj(assistants[0] if assistants else None, f"{where}.assistants[0]")
     conversation = ImportedConversation(
-        FORMAT, source_id, fallbacks.text(thread.get("title"), f"{where}.title"), tree.messages,
+        FORMAT,
+        source_id,
+        fallbacks.text(thread.get("title"), f"{where}.title"),
+        tree.messages,
         created_at=fallbacks.time(thread.get("created"), f"{where}.created"),
         updated_at=fallbacks.time(thread.get("updated"), f"{where}.updated"),
         system_prompt=fallbacks.text(first.get("instructions"), f"{where}.instructions"),
@@ -96,14 +104,16 @@ def _shown_leaf(messages: list[ImportedMessage], active: dict[str, str]) -> str 
     node: str | None = None
     while children.get(node):
         options = children[node]
-        chosen = next((m for m in options if node is not None and m.source_id ==
-                       active.get(node)), None)
+        chosen = next(
+            (m for m in options if node is not None and m.source_id == active.get(node)), None
+        )
         node = (chosen or max(options, key=lambda m: m.created_at or 0.0)).source_id
     return node
 
 
-def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
-             at: str) -> ImportedMessage:
+def _message(
+    message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None, at: str
+) -> ImportedMessage:
     texts, files = [], []
     for index, item in enumerate(v.arr(message.get("content"), f"{at}.content")):
         part = v.obj(item, f"{at}.content[{index}]")
@@ -117,5 +127,6 @@ def _message(message: dict[str, Any], message_id: str, role: ImportedRole, creat
             url = image.get("url") if isinstance(image, dict) else image
             url = url if isinstance(url, str) else ""
             files.append(inline_attachment(f"image {index + 1}", url))
-    return ImportedMessage(message_id, None, role, "".join(texts),
-                           created_at=created, attachments=tuple(files))
+    return ImportedMessage(
+        message_id, None, role, "".join(texts), created_at=created, attachments=tuple(files)
+    )

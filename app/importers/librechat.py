@@ -54,11 +54,13 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     tree = forest.build(nodes, warnings)
     options = fallbacks.obj(conv.get("options"), f"{where}.options")
     conversation = ImportedConversation(
-        FORMAT, source_id, fallbacks.text(conv.get("title"), f"{where}.title"), tree.messages,
+        FORMAT,
+        source_id,
+        fallbacks.text(conv.get("title"), f"{where}.title"),
+        tree.messages,
         created_at=fallbacks.time(conv.get("createdAt"), f"{where}.createdAt"),
         updated_at=fallbacks.time(conv.get("updatedAt"), f"{where}.updatedAt"),
-        system_prompt=fallbacks.text(options.get("promptPrefix"),
-                                     f"{where}.options.promptPrefix"),
+        system_prompt=fallbacks.text(options.get("promptPrefix"), f"{where}.options.promptPrefix"),
         warnings=warnings,
     )
     return forest.finish(conversation, None)
@@ -72,12 +74,12 @@ def _node(message: dict[str, Any], at: str, fallbacks: v.Fallbacks) -> forest.No
     parent = v.ident(message.get("parentMessageId"), f"{at}.parentMessageId")
     created = fallbacks.time(message.get("createdAt"), f"{at}.createdAt")
     imported = _message(message, message_id, created, at, fallbacks)
-    return forest.Node(message_id, None if parent == ROOT else parent, imported,
-                       (created or 0.0,))
+    return forest.Node(message_id, None if parent == ROOT else parent, imported, (created or 0.0,))
 
 
-def _message(message: dict[str, Any], message_id: str, created: float | None,
-             at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
+def _message(
+    message: dict[str, Any], message_id: str, created: float | None, at: str, fallbacks: v.Fallbacks
+) -> ImportedMessage:
     user = v.flag(message.get("isCreatedByUser"), f"{at}.isCreatedByUser")
     text = v.text(message.get("text"), f"{at}.text")
     parts: list[str] = []
@@ -97,13 +99,20 @@ def _message(message: dict[str, Any], message_id: str, created: float | None,
         ImportedAttachment(v.text(f.get("filename"), f"{at}.files") or "file")
         for f in (v.obj(x, f"{at}.files") for x in v.arr(message.get("files"), f"{at}.files"))
     ]
-    status = "error" if message.get("error") is True else (
-        "stopped" if message.get("unfinished") is True else "complete")
+    status = (
+        "error"
+        if message.get("error") is True
+        else ("stopped" if message.get("unfinished") is True else "complete")
+    )
     return ImportedMessage(
-        message_id, None, "user" if user else "assistant", text or "".join(parts),
+        message_id,
+        None,
+        "user" if user else "assistant",
+        text or "".join(parts),
         created_at=created,
         model=None if user else fallbacks.opt_text(message.get("model"), f"{at}.model"),
         reasoning="\n\n".join(r for r in reasoning if r.strip()),
-        attachments=tuple(attachments), trace="\n\n".join(trace),
+        attachments=tuple(attachments),
+        trace="\n\n".join(trace),
         status=status,
     )

@@ -56,13 +56,17 @@ class _UserFiles:
 
     def find(self, identifier: str, name: str) -> ImportedAttachment:
         if self._by_id is None:
-            self._by_id = {m.basename: m for m in self._source.members
-                           if f"/{m.name}".endswith(f"/{_FILES_DIR}/{m.basename}")}
+            self._by_id = {
+                m.basename: m
+                for m in self._source.members
+                if f"/{m.name}".endswith(f"/{_FILES_DIR}/{m.basename}")
+            }
         member = self._by_id.get(identifier)
         if member is None or member.size > MAX_ASSET_BYTES:
             return ImportedAttachment(name)
-        return ImportedAttachment(name, data=member.read(MAX_ASSET_BYTES),
-                                  mime_type=mimetypes.guess_type(identifier)[0])
+        return ImportedAttachment(
+            name, data=member.read(MAX_ASSET_BYTES), mime_type=mimetypes.guess_type(identifier)[0]
+        )
 
 
 def _convert(raw: Any, where: str, file_id: str, files: _UserFiles) -> ImportedConversation:
@@ -77,8 +81,7 @@ def _convert(raw: Any, where: str, file_id: str, files: _UserFiles) -> ImportedC
     readable = isinstance(stamp, int | str) and not isinstance(stamp, bool)
     source_id = (v.ident(stamp, f"{where}.createdAt") if readable else None) or file_id
     system = fallbacks.text(data.get("systemPrompt"), f"{where}.systemPrompt")
-    config = fallbacks.obj(data.get("perChatPredictionConfig"),
-                           f"{where}.perChatPredictionConfig")
+    config = fallbacks.obj(data.get("perChatPredictionConfig"), f"{where}.perChatPredictionConfig")
     for index, item in enumerate(fallbacks.arr(config.get("fields"), f"{where}.fields")):
         field = fallbacks.obj(item, f"{where}.perChatPredictionConfig.fields[{index}]")
         if field.get("key") == _SYSTEM_KEY and isinstance(field.get("value"), str):
@@ -95,14 +98,20 @@ def _convert(raw: Any, where: str, file_id: str, files: _UserFiles) -> ImportedC
             slots.append(slot)
     messages, leaf = forest.versions(slots)
     conversation = ImportedConversation(
-        FORMAT, source_id, fallbacks.text(data.get("name"), f"{where}.name"), messages,
-        created_at=created, system_prompt=system, warnings=warnings,
+        FORMAT,
+        source_id,
+        fallbacks.text(data.get("name"), f"{where}.name"),
+        messages,
+        created_at=created,
+        system_prompt=system,
+        warnings=warnings,
     )
     return forest.finish(conversation, leaf)
 
 
-def _turn(turn: dict[str, Any], at: str, fallbacks: v.Fallbacks,
-          files: _UserFiles) -> tuple[list[ImportedMessage], int] | None:
+def _turn(
+    turn: dict[str, Any], at: str, fallbacks: v.Fallbacks, files: _UserFiles
+) -> tuple[list[ImportedMessage], int] | None:
     """A turn's versions and the selected one's place among them; None when none is a user or
     assistant message."""
     versions = [
@@ -116,8 +125,9 @@ def _turn(turn: dict[str, Any], at: str, fallbacks: v.Fallbacks,
     return kept, sum(1 for m in versions[:selected] if m is not None)
 
 
-def _version(version: dict[str, Any], at: str, fallbacks: v.Fallbacks,
-             files: _UserFiles) -> ImportedMessage | None:
+def _version(
+    version: dict[str, Any], at: str, fallbacks: v.Fallbacks, files: _UserFiles
+) -> ImportedMessage | None:
     role = v.text(version.get("role"), f"{at}.role")
     if role == "user":
         texts, attached = [], []
@@ -139,8 +149,13 @@ def _version(version: dict[str, Any], at: str, fallbacks: v.Fallbacks,
             continue
         style = v.opt_obj(step.get("style"), f"{at}.steps[{index}].style")
         info = fallbacks.obj(step.get("genInfo"), f"{at}.steps[{index}].genInfo")
-        model = fallbacks.opt_text(info.get("indexedModelIdentifier"),
-                                   f"{at}.steps[{index}].genInfo.indexedModelIdentifier") or model
+        model = (
+            fallbacks.opt_text(
+                info.get("indexedModelIdentifier"),
+                f"{at}.steps[{index}].genInfo.indexedModelIdentifier",
+            )
+            or model
+        )
         for position, piece in enumerate(v.arr(step.get("content"), f"{at}.steps[{index}]")):
             block = v.obj(piece, f"{at}.steps[{index}].content[{position}]")
             if block.get("type") == "text":
@@ -148,5 +163,12 @@ def _version(version: dict[str, Any], at: str, fallbacks: v.Fallbacks,
                 (reasoning if style.get("type") == "thinking" else text).append(words)
             elif block.get("type") in ("toolCallRequest", "toolCallResult"):
                 trace.append(v.clean(json.dumps(block, ensure_ascii=False)))
-    return ImportedMessage("", None, "assistant", "".join(text), model=model,
-                           reasoning="".join(reasoning).strip(), trace="\n\n".join(trace))
+    return ImportedMessage(
+        "",
+        None,
+        "assistant",
+        "".join(text),
+        model=model,
+        reasoning="".join(reasoning).strip(),
+        trace="\n\n".join(trace),
+    )

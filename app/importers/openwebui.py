@@ -78,7 +78,8 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     tree = forest.build(nodes, warnings)
     params = fallbacks.obj(chat.get("params"), f"{where}.chat.params")
     conversation = ImportedConversation(
-        FORMAT, source_id,
+        FORMAT,
+        source_id,
         fallbacks.text(row.get("title"), f"{where}.title")
         or fallbacks.text(chat.get("title"), f"{where}.chat.title"),
         tree.messages,
@@ -91,23 +92,38 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     return forest.finish(conversation, pointer, tree.aliases)
 
 
-def _node(message: dict[str, Any], key: str, ranks: dict[str, tuple[float, ...]], at: str,
-          fallbacks: v.Fallbacks) -> forest.Node:
+def _node(
+    message: dict[str, Any],
+    key: str,
+    ranks: dict[str, tuple[float, ...]],
+    at: str,
+    fallbacks: v.Fallbacks,
+) -> forest.Node:
     message_id = v.ident(message.get("id"), f"{at}.id") or key
     role = v.text(message.get("role"), f"{at}.role")
     created = fallbacks.time(message.get("timestamp"), f"{at}.timestamp")
-    imported = _message(message, message_id, role, created, at, fallbacks) if role in (
-        "user", "assistant") else None
+    imported = (
+        _message(message, message_id, role, created, at, fallbacks)
+        if role in ("user", "assistant")
+        else None
+    )
     rank = ranks.get(message_id, (1.0, created or 0.0))
     return forest.Node(message_id, v.ident(message.get("parentId"), at), imported, rank)
 
 
-def _message(message: dict[str, Any], message_id: str, role: ImportedRole, created: float | None,
-             at: str, fallbacks: v.Fallbacks) -> ImportedMessage:
+def _message(
+    message: dict[str, Any],
+    message_id: str,
+    role: ImportedRole,
+    created: float | None,
+    at: str,
+    fallbacks: v.Fallbacks,
+) -> ImportedMessage:
     content = message.get("content")
     if isinstance(content, list):  # some versions store OpenAI-style parts
         content = "".join(
-            v.text(v.obj(p, at).get("text"), f"{at}.content") for p in content
+            v.text(v.obj(p, at).get("text"), f"{at}.content")
+            for p in content
             if isinstance(p, dict) and p.get("type") == "text"
         )
     body = v.text(content, f"{at}.content")
@@ -117,8 +133,9 @@ def _message(message: dict[str, Any], message_id: str, role: ImportedRole, creat
     def take(match: re.Match[str]) -> str:
         inner = html.unescape(match.group("body")).strip()
         if match.group("kind") == "reasoning":
-            lines = [line[1:].lstrip() if line.startswith(">") else line
-                     for line in inner.splitlines()]
+            lines = [
+                line[1:].lstrip() if line.startswith(">") else line for line in inner.splitlines()
+            ]
             reasoning.append("\n".join(lines).strip())
         else:
             trace.append(inner)
@@ -127,7 +144,11 @@ def _message(message: dict[str, Any], message_id: str, role: ImportedRole, creat
     body = _DETAILS.sub(take, body) if "<details" in body else body
     model = fallbacks.opt_text(message.get("model"), f"{at}.model")
     return ImportedMessage(
-        message_id, None, role, body.strip(), created_at=created,
+        message_id,
+        None,
+        role,
+        body.strip(),
+        created_at=created,
         model=model if role == "assistant" else None,
         reasoning="\n\n".join(r for r in reasoning if r),
         attachments=tuple(_files(message, at)),
@@ -142,6 +163,7 @@ def _files(message: dict[str, Any], at: str) -> list[ImportedAttachment]:
         entry = v.obj(item, f"{at}.files[{index}]")
         url = v.text(entry.get("url"), f"{at}.files[{index}].url")
         name = v.text(entry.get("name"), f"{at}.files[{index}].name") or (
-            f"{v.text(entry.get('type'), at) or 'file'} {index + 1}")
+            f"{v.text(entry.get('type'), at) or 'file'} {index + 1}"
+        )
         found.append(inline_attachment(name, url))
     return found

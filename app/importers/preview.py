@@ -81,17 +81,28 @@ class _Tally:
         self.messages += len(conversation.messages)
         self.branches += leaves
         self.warnings += [f"{conversation.title}: {w}" for w in conversation.warnings]
-        self.conversations.append(ConversationPreview(
-            conversation.source_id, conversation.title, len(conversation.messages), leaves,
-            not conversation.messages,
-        ))
+        self.conversations.append(
+            ConversationPreview(
+                conversation.source_id,
+                conversation.title,
+                len(conversation.messages),
+                leaves,
+                not conversation.messages,
+            )
+        )
 
     def preview(self, key: str) -> FormatPreview:
         times = self.times
         return FormatPreview(
-            key, tuple(self.conversations), self.messages, self.branches,
-            self.attachments_found, tuple(self.attachments_missing), tuple(self.warnings),
-            _iso(min(times)) if times else None, _iso(max(times)) if times else None,
+            key,
+            tuple(self.conversations),
+            self.messages,
+            self.branches,
+            self.attachments_found,
+            tuple(self.attachments_missing),
+            tuple(self.warnings),
+            _iso(min(times)) if times else None,
+            _iso(max(times)) if times else None,
         )
 
 

@@ -66,16 +66,22 @@ class ImportReport:
         outcomes = self.outcomes
         by_status = Counter(o.status for o in outcomes)
         return ImportCounts(
-            by_status[ImportStatus.IMPORTED], by_status[ImportStatus.UPDATED],
-            by_status[ImportStatus.UNCHANGED], by_status[ImportStatus.SKIPPED],
+            by_status[ImportStatus.IMPORTED],
+            by_status[ImportStatus.UPDATED],
+            by_status[ImportStatus.UNCHANGED],
+            by_status[ImportStatus.SKIPPED],
             by_status[ImportStatus.REFUSED],
             sum(o.new_messages for o in outcomes if o.status is not ImportStatus.REFUSED),
         )
 
     def written(self) -> frozenset[int]:
         """The conversations this import added or added messages to."""
-        return frozenset(o.conversation_id for o in self.outcomes if o.conversation_id is not None
-                         and o.status in (ImportStatus.IMPORTED, ImportStatus.UPDATED))
+        return frozenset(
+            o.conversation_id
+            for o in self.outcomes
+            if o.conversation_id is not None
+            and o.status in (ImportStatus.IMPORTED, ImportStatus.UPDATED)
+        )
 
 
 @dataclass(slots=True)
@@ -124,8 +130,12 @@ def import_paths(
 
 
 def _import_input(
-    item: InputReading, store: Store | None, batch: int | None, dry_run: bool,
-    progress: Progress | None, cancel: threading.Event | None,
+    item: InputReading,
+    store: Store | None,
+    batch: int | None,
+    dry_run: bool,
+    progress: Progress | None,
+    cancel: threading.Event | None,
     only: set[tuple[str, str]] | None,
 ) -> bool:
     """Import one input's conversations into `item`; True when a cancel stopped it."""
@@ -133,8 +143,14 @@ def _import_input(
         if cancel is not None and cancel.is_set():
             return True
         if isinstance(entry, RefusedEntry):
-            outcome = writer.Outcome(ImportStatus.REFUSED, entry.where, entry.title, None,
-                                     entry.source_id, reason=entry.reason)
+            outcome = writer.Outcome(
+                ImportStatus.REFUSED,
+                entry.where,
+                entry.title,
+                None,
+                entry.source_id,
+                reason=entry.reason,
+            )
         elif only is not None and (entry.source_format, entry.source_id) not in only:
             continue
         elif dry_run or store is None:
@@ -168,5 +184,4 @@ def read_entries(item: InputReading) -> Iterator[Entry]:
         if not item.outcomes:
             item.error = str(exc)
         else:
-            item.outcomes.append(
-                writer.Outcome(ImportStatus.REFUSED, path.name, reason=str(exc)))
+            item.outcomes.append(writer.Outcome(ImportStatus.REFUSED, path.name, reason=str(exc)))

@@ -30,7 +30,8 @@ MAX_FILE_BYTES = 512 * 1024 * 1024
 _DATE_SHAPES = ("%B %d, %Y %I:%M%p", "%B %d, %Y %I:%M %p")
 # `humanizedDateTime`: "2023-1-22 @14h 3m 12s 34ms" (2023 files), "2025-05-11@19h32m07s".
 _HUMANIZED = re.compile(
-    r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(\d{1,2})s(?:\s*(\d{1,3})ms)?")
+    r"(\d{4})-(\d{1,2})-(\d{1,2})\s*@\s*(\d{1,2})h\s*(\d{1,2})m\s*(\d{1,2})s(?:\s*(\d{1,3})ms)?"
+)
 
 
 def matches(member: Member) -> bool:
@@ -40,7 +41,8 @@ def matches(member: Member) -> bool:
     except (ImportRefusedError, IndexError):
         return False
     return isinstance(data, dict) and any(
-        k in data for k in ("user_name", "character_name", "chat_metadata"))
+        k in data for k in ("user_name", "character_name", "chat_metadata")
+    )
 
 
 def read(member: Member) -> Iterator[Entry]:
@@ -79,8 +81,9 @@ def _convert(lines: list[bytes], where: str, member: Member) -> ImportedConversa
     return forest.finish(conversation, leaf)
 
 
-def _slot(message: dict[str, Any], at: str,
-          fallbacks: v.Fallbacks) -> tuple[list[ImportedMessage], int]:
+def _slot(
+    message: dict[str, Any], at: str, fallbacks: v.Fallbacks
+) -> tuple[list[ImportedMessage], int]:
     role = "user" if v.flag(message.get("is_user"), f"{at}.is_user") else "assistant"
     when = _when(message.get("send_date"), f"{at}.send_date", fallbacks)
     extra = fallbacks.obj(message.get("extra"), f"{at}.extra")
@@ -100,13 +103,21 @@ def _slot(message: dict[str, Any], at: str,
     return versions, fallbacks.index(message.get("swipe_id"), f"{at}.swipe_id")
 
 
-def _one(text: str, role: ImportedRole, when: float | None, extra: dict[str, Any], at: str,
-         fallbacks: v.Fallbacks) -> ImportedMessage:
-    model = fallbacks.opt_text(extra.get("model"), f"{at}.extra.model") if (
-        role == "assistant") else None
+def _one(
+    text: str,
+    role: ImportedRole,
+    when: float | None,
+    extra: dict[str, Any],
+    at: str,
+    fallbacks: v.Fallbacks,
+) -> ImportedMessage:
+    model = (
+        fallbacks.opt_text(extra.get("model"), f"{at}.extra.model")
+        if (role == "assistant")
+        else None
+    )
     reasoning = fallbacks.text(extra.get("reasoning"), f"{at}.extra.reasoning")
-    return ImportedMessage("", None, role, text, created_at=when,
-                           model=model, reasoning=reasoning)
+    return ImportedMessage("", None, role, text, created_at=when, model=model, reasoning=reasoning)
 
 
 def _when(value: object, where: str, fallbacks: v.Fallbacks) -> float | None:

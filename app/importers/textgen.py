@@ -83,8 +83,9 @@ def _row(item: object, at: str) -> tuple[str, str]:
     return v.text(row[0], f"{at}[0]"), v.text(row[1], f"{at}[1]")
 
 
-def _slot(info: dict[str, Any], role: ImportedRole, text: str, where: str,
-          fallbacks: v.Fallbacks) -> tuple[list[ImportedMessage], int]:
+def _slot(
+    info: dict[str, Any], role: ImportedRole, text: str, where: str, fallbacks: v.Fallbacks
+) -> tuple[list[ImportedMessage], int]:
     when = fallbacks.time(info.get("timestamp"), f"{where}.timestamp", local=_TIME_SHAPES)
     versions = []
     for index, item in enumerate(fallbacks.arr(info.get("versions"), f"{where}.versions")):
@@ -97,5 +98,6 @@ def _slot(info: dict[str, Any], role: ImportedRole, text: str, where: str,
         versions.append(ImportedMessage("", None, role, content, created_at=stamp or when))
     if not versions:
         return [ImportedMessage("", None, role, text, created_at=when)], 0
-    return versions, fallbacks.index(info.get("current_version_index"),
-                                     f"{where}.current_version_index")
+    return versions, fallbacks.index(
+        info.get("current_version_index"), f"{where}.current_version_index"
+    )

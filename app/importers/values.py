@@ -164,8 +164,9 @@ class Fallbacks:
         of the conversation is imported without it."""
         self._left_out(f"{label} could not be read ({str(error).removesuffix('.')})")
 
-    def _read(self, read: Callable[[object, str], _T], value: object, where: str,
-              fallback: _T) -> _T:
+    def _read(
+        self, read: Callable[[object, str], _T], value: object, where: str, fallback: _T
+    ) -> _T:
         try:
             return read(value, where)
         except ImportRefusedError as exc:

@@ -90,7 +90,9 @@ def drop_empty_batch(store: Store, batch_id: int) -> None:
         db.execute(
             "DELETE FROM import_batches WHERE id = ? AND NOT EXISTS (SELECT 1 FROM messages"
             " WHERE import_batch = ?) AND NOT EXISTS (SELECT 1 FROM conversations WHERE"
-            " import_batch = ?)", (batch_id, batch_id, batch_id))
+            " import_batch = ?)",
+            (batch_id, batch_id, batch_id),
+        )
 
 
 def plan(store: Store | None, conversation: ImportedConversation, where: str) -> Outcome:
@@ -105,9 +107,7 @@ def plan(store: Store | None, conversation: ImportedConversation, where: str) ->
     return replace(outcome, status=_new_or_updated(row is None, new), new_messages=new)
 
 
-def write(
-    store: Store, batch_id: int, conversation: ImportedConversation, where: str
-) -> Outcome:
+def write(store: Store, batch_id: int, conversation: ImportedConversation, where: str) -> Outcome:
     """Add the conversation, or its new messages, in one transaction; a refusal (text the
     store cannot hold) leaves nothing of it behind."""
     outcome = _outcome(conversation, where)
@@ -116,8 +116,9 @@ def write(
     files = store.path.parent / FILES_DIR
     conversation_id: int | None = None
     try:
-        rows = [_row(m, files, store.images, conversation.source_format)
-                for m in conversation.messages]
+        rows = [
+            _row(m, files, store.images, conversation.source_format) for m in conversation.messages
+        ]
         with store.transaction() as db:
             found = db.execute(
                 "SELECT id, deleted_at FROM conversations WHERE source_format = ? AND"
@@ -127,32 +128,45 @@ def write(
             if found is not None and found[1] is not None:
                 return replace(outcome, status=ImportStatus.SKIPPED, reason=_DELETED)
             conversation_id = (
-                _insert_conversation(db, conversation, batch_id) if found is None
-                else int(found[0])
+                _insert_conversation(db, conversation, batch_id) if found is None else int(found[0])
             )
             added = _insert_messages(
                 db, conversation_id, conversation, rows, batch_id, new=found is None
             )
     except StoreError as exc:
-        return replace(outcome, status=ImportStatus.REFUSED, reason=str(exc),
-                       conversation_id=conversation_id)
-    return replace(outcome, status=_new_or_updated(found is None, added), new_messages=added,
-                   conversation_id=conversation_id)
+        return replace(
+            outcome, status=ImportStatus.REFUSED, reason=str(exc), conversation_id=conversation_id
+        )
+    return replace(
+        outcome,
+        status=_new_or_updated(found is None, added),
+        new_messages=added,
+        conversation_id=conversation_id,
+    )
 
 
 def undo_batch(store: Store, batch_id: int) -> UndoResult:
     """Remove what import `batch_id` added: its messages (except those the person continued
     from since) and the conversations it created that are then empty."""
     with store.transaction() as db:
-        batch = {row[0] for row in db.execute(
-            "SELECT id FROM messages WHERE import_batch = ?", (batch_id,))}
-        conversations = [row[0] for row in db.execute(
-            "SELECT DISTINCT conversation_id FROM messages WHERE import_batch = ?", (batch_id,))]
+        batch = {
+            row[0]
+            for row in db.execute("SELECT id FROM messages WHERE import_batch = ?", (batch_id,))
+        }
+        conversations = [
+            row[0]
+            for row in db.execute(
+                "SELECT DISTINCT conversation_id FROM messages WHERE import_batch = ?", (batch_id,)
+            )
+        ]
         keep: set[int] = set()
         for conversation_id in conversations:
-            parents = dict(db.execute(
-                "SELECT id, parent_id FROM messages WHERE conversation_id = ?",
-                (conversation_id,)).fetchall())
+            parents = dict(
+                db.execute(
+                    "SELECT id, parent_id FROM messages WHERE conversation_id = ?",
+                    (conversation_id,),
+                ).fetchall()
+            )
             for message_id in parents:
                 if message_id in batch:
                     continue
@@ -162,19 +176,29 @@ def undo_batch(store: Store, batch_id: int) -> UndoResult:
                         keep.add(up)
                     up = parents.get(up)
         doomed = sorted(batch - keep)
-        db.execute("UPDATE messages SET import_batch = NULL WHERE id IN"
-                   " (SELECT value FROM json_each(?))", (json.dumps(sorted(keep)),))
-        db.execute("DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))",
-                   (json.dumps(doomed),))
+        db.execute(
+            "UPDATE messages SET import_batch = NULL WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(keep)),),
+        )
+        db.execute(
+            "DELETE FROM messages WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(doomed),),
+        )
         removed = db.execute(
             "DELETE FROM conversations WHERE import_batch = ? AND NOT EXISTS (SELECT 1 FROM"
-            " messages WHERE conversation_id = conversations.id)", (batch_id,)).rowcount
-        db.execute("UPDATE conversations SET import_batch = NULL WHERE import_batch = ?",
-                   (batch_id,))
+            " messages WHERE conversation_id = conversations.id)",
+            (batch_id,),
+        ).rowcount
+        db.execute(
+            "UPDATE conversations SET import_batch = NULL WHERE import_batch = ?", (batch_id,)
+        )
         for conversation_id in conversations:
             leaf = Store.latest_leaf_in(db, conversation_id)
-            db.execute("UPDATE conversations SET active_leaf_id = ? WHERE id = ? AND"
-                       " active_leaf_id IS NULL", (leaf, conversation_id))
+            db.execute(
+                "UPDATE conversations SET active_leaf_id = ? WHERE id = ? AND"
+                " active_leaf_id IS NULL",
+                (leaf, conversation_id),
+            )
         db.execute("DELETE FROM import_batches WHERE id = ?", (batch_id,))
     store.collect_images()
     return UndoResult(removed, len(doomed), len(keep), frozenset(conversations))
@@ -188,22 +212,34 @@ def _new_or_updated(new: bool, added: int) -> ImportStatus:
 
 
 def _outcome(conversation: ImportedConversation, where: str) -> Outcome:
-    return Outcome(ImportStatus.IMPORTED, where, conversation.title, conversation.source_format,
-                   conversation.source_id, warnings=tuple(conversation.warnings))
+    return Outcome(
+        ImportStatus.IMPORTED,
+        where,
+        conversation.title,
+        conversation.source_format,
+        conversation.source_id,
+        warnings=tuple(conversation.warnings),
+    )
 
 
-def _existing(store: Store, conversation: ImportedConversation) -> tuple[
-    tuple[Any, ...] | None, set[str]
-]:
+def _existing(
+    store: Store, conversation: ImportedConversation
+) -> tuple[tuple[Any, ...] | None, set[str]]:
     with store.transaction() as db:
         row = db.execute(
             "SELECT id, deleted_at FROM conversations WHERE source_format = ? AND source_id = ?",
-            (conversation.source_format, conversation.source_id)).fetchone()
+            (conversation.source_format, conversation.source_id),
+        ).fetchone()
         if row is None:
             return None, set()
-        known = {r[0] for r in db.execute(
-            "SELECT source_id FROM messages WHERE conversation_id = ? AND source_id IS NOT NULL",
-            (row[0],))}
+        known = {
+            r[0]
+            for r in db.execute(
+                "SELECT source_id FROM messages"
+                " WHERE conversation_id = ? AND source_id IS NOT NULL",
+                (row[0],),
+            )
+        }
     return row, known
 
 
@@ -219,24 +255,37 @@ def _insert_conversation(
         " params, pinned, archived, source_format, source_id, import_batch)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
         (
-            title, created, updated,
+            title,
+            created,
+            updated,
             check_text(conversation.system_prompt, "The system prompt", allow_empty=True),
             check_optional_text(conversation.model_id, "The model id"),
             dump_mapping(conversation.params, "The conversation's settings"),
-            conversation.pinned, conversation.archived,
-            conversation.source_format, conversation.source_id, batch_id,
+            conversation.pinned,
+            conversation.archived,
+            conversation.source_format,
+            conversation.source_id,
+            batch_id,
         ),
     ).fetchone()
     return int(conversation_id)
 
 
 def _insert_messages(
-    db: sqlite3.Connection, conversation_id: int, conversation: ImportedConversation,
-    rows: list[tuple[Any, ...]], batch_id: int, new: bool,
+    db: sqlite3.Connection,
+    conversation_id: int,
+    conversation: ImportedConversation,
+    rows: list[tuple[Any, ...]],
+    batch_id: int,
+    new: bool,
 ) -> int:
-    ids = dict(db.execute(
-        "SELECT source_id, id FROM messages WHERE conversation_id = ? AND source_id IS NOT NULL",
-        (conversation_id,)).fetchall())
+    ids = dict(
+        db.execute(
+            "SELECT source_id, id FROM messages"
+            " WHERE conversation_id = ? AND source_id IS NOT NULL",
+            (conversation_id,),
+        ).fetchall()
+    )
     times: dict[str, float] = {}
     fallback = conversation.created_at or time.time()
     added = 0
@@ -251,21 +300,33 @@ def _insert_messages(
             " model_id, params, stats, error, reasoning, attachments, trace, provenance,"
             " tool_calls, tool_call_id, tool_name, source_id, import_batch)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            (conversation_id, parent, message.role, row[0], times[message.source_id],
-             message.status, *row[1:], message.source_id, batch_id),
+            (
+                conversation_id,
+                parent,
+                message.role,
+                row[0],
+                times[message.source_id],
+                message.status,
+                *row[1:],
+                message.source_id,
+                batch_id,
+            ),
         ).fetchone()
         added += 1
     leaf = conversation.active_leaf_id
     if added:
-        (active,) = db.execute("SELECT active_leaf_id FROM conversations WHERE id = ?",
-                               (conversation_id,)).fetchone()
+        (active,) = db.execute(
+            "SELECT active_leaf_id FROM conversations WHERE id = ?", (conversation_id,)
+        ).fetchone()
         if new or active is None:
             target = ids.get(leaf) if leaf is not None else None
             target = target or Store.latest_leaf_in(db, conversation_id)
             assert target is not None  # messages were just added: the conversation has a leaf
             Store.activate_leaf(db, conversation_id, target)
-        db.execute("UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
-                   (max(times.values()), conversation_id))
+        db.execute(
+            "UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?",
+            (max(times.values()), conversation_id),
+        )
     return added
 
 
@@ -278,8 +339,7 @@ def _row(
     provenance = message.provenance
     if provenance is None:
         provenance = (
-            imported_provenance(source_format, message.model)
-            if message.role == "assistant" else {}
+            imported_provenance(source_format, message.model) if message.role == "assistant" else {}
         )
     return (
         check_text(message.content, what, allow_empty=True),
@@ -288,8 +348,11 @@ def _row(
         dump_mapping(message.stats, f"{what}: the statistics"),
         check_optional_text(message.error, f"{what}: the error"),
         check_text(message.reasoning, f"{what}: the reasoning", allow_empty=True),
-        json.dumps([_attachment(a, files, images, what) for a in message.attachments],
-                   ensure_ascii=False, sort_keys=True),
+        json.dumps(
+            [_attachment(a, files, images, what) for a in message.attachments],
+            ensure_ascii=False,
+            sort_keys=True,
+        ),
         check_text(message.trace, f"{what}: the trace", allow_empty=True),
         dump_mapping(provenance, f"{what}: the provenance"),
         dump_tool_calls(message.tool_calls, f"{what}: the tool calls"),
@@ -308,8 +371,12 @@ def _attachment(
         except ImageError:
             pass  # not an image the app takes (or damaged): kept as a file, as any other
     text = check_text(attachment.text or "", f"{what}: {name}", allow_empty=True)
-    entry: dict[str, Any] = {"name": name, "size": len(text.encode()),
-                             "tokens": attachment.tokens, "text": text}
+    entry: dict[str, Any] = {
+        "name": name,
+        "size": len(text.encode()),
+        "tokens": attachment.tokens,
+        "text": text,
+    }
     if attachment.mime_type:
         entry["mime_type"] = attachment.mime_type
     if attachment.missing:

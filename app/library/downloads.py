@@ -97,9 +97,7 @@ def download_model(
     _check(repo_id, lambda: check_model_folder(folder), folder)
     shutil.rmtree(folder / ".cache", ignore_errors=True)  # huggingface_hub's resume bookkeeping
     name = repo_id.rpartition("/")[2]
-    write_metadata(
-        folder, name=name, source=f"Hugging Face: {repo_id}", **{SUPPORT_KEY: support}
-    )
+    write_metadata(folder, name=name, source=f"Hugging Face: {repo_id}", **{SUPPORT_KEY: support})
     return install(folder, models_dir, name)
 
 

@@ -163,7 +163,9 @@ def import_dhara_folder(
         converted = import_dhara(folder, area, progress=progress, cancel=cancel)
         support = check_supported(check_config(converted))
         write_metadata(
-            converted, name=folder.name, source=f"Converted from {folder}",
+            converted,
+            name=folder.name,
+            source=f"Converted from {folder}",
             **{SUPPORT_KEY: support},
         )
         return install(converted, models_dir, folder.name)
@@ -190,13 +192,22 @@ def import_gguf_file(
     with staging(models_dir) as area:
         # In a child process: a file that crashes MLX's reader cannot take the app down.
         folder = run_isolated(
-            "inference.importing.gguf_import:import_gguf", source, area, label=source.name,
-            failure=ModelLoadError, cancelled=ImportCancelled, progress=progress, cancel=cancel,
+            "inference.importing.gguf_import:import_gguf",
+            source,
+            area,
+            label=source.name,
+            failure=ModelLoadError,
+            cancelled=ImportCancelled,
+            progress=progress,
+            cancel=cancel,
         )
         label = f"Built in ({source.name})" if builtin else f"Imported from {source}"
         support = check_supported(check_config(folder))
         write_metadata(
-            folder, name=name or source.stem, source=label, builtin=builtin,
+            folder,
+            name=name or source.stem,
+            source=label,
+            builtin=builtin,
             **{SUPPORT_KEY: support},
         )
         return install(folder, models_dir, folder.name)

@@ -56,8 +56,10 @@ class ToolApprovals:
             except OSError as move_error:
                 # Never write over what could not be read: approvals last this session only.
                 self._writable = False
-                self.notice = f"{exc} It could not be set aside ({move_error}); approvals given " \
+                self.notice = (
+                    f"{exc} It could not be set aside ({move_error}); approvals given "
                     "now are forgotten when Branchwise quits."
+                )
             else:
                 self.notice = f"{exc} It was kept as {aside.name}; every tool asks again."
 

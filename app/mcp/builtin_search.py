@@ -47,11 +47,14 @@ def search_conversations(store: Store, arguments: dict[str, Any]) -> ToolResult:
     query = arguments.get("query") if isinstance(arguments, dict) else None
     limit = arguments.get("limit", DEFAULT_LIMIT) if isinstance(arguments, dict) else None
     if not isinstance(query, str) or not query.strip():
-        return ToolResult("search_conversations needs a \"query\": the words to look for.",
-                          ToolFailure.BAD_ARGUMENTS)
+        return ToolResult(
+            'search_conversations needs a "query": the words to look for.',
+            ToolFailure.BAD_ARGUMENTS,
+        )
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
-        return ToolResult(f"\"limit\" must be a whole number from 1 to {MAX_LIMIT}.",
-                          ToolFailure.BAD_ARGUMENTS)
+        return ToolResult(
+            f'"limit" must be a whole number from 1 to {MAX_LIMIT}.', ToolFailure.BAD_ARGUMENTS
+        )
     try:
         hits = store.search(query, limit)
     except StoreError as exc:
@@ -63,8 +66,8 @@ def search_conversations(store: Store, arguments: dict[str, Any]) -> ToolResult:
     for number, hit in enumerate(hits, 1):
         where = f"chat {hit.conversation_id}"
         if hit.message_id is None:
-            lines.append(f"{number}. \"{hit.title}\" ({where}; the title matches)")
+            lines.append(f'{number}. "{hit.title}" ({where}; the title matches)')
             continue
         excerpt = " ".join(hit.snippet.split())[:SNIPPET_CHARS]
-        lines.append(f"{number}. \"{hit.title}\" ({where}, message {hit.message_id}): {excerpt}")
+        lines.append(f'{number}. "{hit.title}" ({where}, message {hit.message_id}): {excerpt}')
     return ToolResult("\n".join(lines), None, elapsed)

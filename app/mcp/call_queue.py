@@ -59,8 +59,11 @@ class Inbox:
             if isinstance(request, RefreshRequest) and not request.future.done():
                 request.future.set_result(())
             elif isinstance(request, CallRequest) and not request.future.done():
-                request.future.set_result(ToolResult(
-                    f"The server {server} stopped before the call ran.", ToolFailure.SERVER))
+                request.future.set_result(
+                    ToolResult(
+                        f"The server {server} stopped before the call ran.", ToolFailure.SERVER
+                    )
+                )
 
 
 def timed_out(server: str, tool: str, timeout_s: float) -> ToolResult:

@@ -104,27 +104,42 @@ async def _list(config: McpConfig, data_dir: Path | None, as_json: bool) -> int:
         await servers.close()
     rows: list[dict[str, Any]] = []
     for spec, state in zip(config.servers.values(), states, strict=True):
-        rows.append({
-            "server": spec.name,
-            "status": state.status.value if spec.enabled or spec.problem else "disabled",
-            "command": display_command(spec) if spec.problem is None else None,
-            "error": state.error,
-            "stderr_tail": list(state.stderr_tail),
-            "tools": [_tool_row(t) for t in state.tools],
-        })
+        rows.append(
+            {
+                "server": spec.name,
+                "status": state.status.value if spec.enabled or spec.problem else "disabled",
+                "command": display_command(spec) if spec.problem is None else None,
+                "error": state.error,
+                "stderr_tail": list(state.stderr_tail),
+                "tools": [_tool_row(t) for t in state.tools],
+            }
+        )
     if data_dir is not None:
         from app.mcp.builtin_search import SEARCH_TOOL
 
-        rows.append({"server": BUILTIN_SERVER, "status": "built-in", "command": None,
-                     "error": None, "stderr_tail": [], "tools": [_tool_row(SEARCH_TOOL)]})
+        rows.append(
+            {
+                "server": BUILTIN_SERVER,
+                "status": "built-in",
+                "command": None,
+                "error": None,
+                "stderr_tail": [],
+                "tools": [_tool_row(SEARCH_TOOL)],
+            }
+        )
     print(json.dumps(rows, indent=2, ensure_ascii=False) if as_json else _text_listing(rows))
     failed = any(r["status"] == ServerStatus.FAILED for r in rows)
     return EXIT_FAILED if failed else 0
 
 
 def _tool_row(tool: ToolInfo) -> dict[str, Any]:
-    return {"name": tool.name, "model_name": tool.model_name, "title": tool.title,
-            "description": tool.description, "input_schema": tool.input_schema}
+    return {
+        "name": tool.name,
+        "model_name": tool.model_name,
+        "title": tool.title,
+        "description": tool.description,
+        "input_schema": tool.input_schema,
+    }
 
 
 def _text_listing(rows: list[dict[str, Any]]) -> str:

@@ -94,7 +94,7 @@ def server_entries(data: dict[str, Any], what: str) -> dict[str, Any]:
     key = "mcpServers" if "mcpServers" in data else "servers"
     entries = data.get(key, {})
     if not isinstance(entries, dict):
-        raise McpConfigError(f"{what}: \"{key}\" must be an object of servers by name.")
+        raise McpConfigError(f'{what}: "{key}" must be an object of servers by name.')
     return entries
 
 
@@ -152,20 +152,21 @@ def _parse(name: str, entry: object) -> ServerSpec:
     if not name.strip():
         raise _Unusable("A server needs a name.")
     if name == BUILTIN_SERVER:
-        raise _Unusable(f"The name \"{BUILTIN_SERVER}\" is kept for Branchwise's built-in tools.")
+        raise _Unusable(f'The name "{BUILTIN_SERVER}" is kept for Branchwise\'s built-in tools.')
     if not isinstance(entry, dict):
-        raise _Unusable("The entry must be an object with a \"command\" or a \"url\".")
+        raise _Unusable('The entry must be an object with a "command" or a "url".')
     kind = entry.get("type")
     if kind == "sse":
         raise _Unusable("SSE servers are not supported; use the server's Streamable HTTP URL.")
     has_command, has_url = "command" in entry, "url" in entry
     if has_command == has_url:
-        raise _Unusable("The entry needs either a \"command\" (stdio) or a \"url\" (HTTP).")
+        raise _Unusable('The entry needs either a "command" (stdio) or a "url" (HTTP).')
     if kind is not None and kind != "stdio" and kind not in _HTTP_TYPES:
-        raise _Unusable(f"Unknown server type {kind!r}: use \"stdio\" or \"http\".")
+        raise _Unusable(f'Unknown server type {kind!r}: use "stdio" or "http".')
     if (kind == "stdio" and has_url) or (kind in _HTTP_TYPES and has_command):
-        raise _Unusable(f"A server of type {kind!r} cannot have a " + (
-            "\"url\"." if has_url else "\"command\"."))
+        raise _Unusable(
+            f"A server of type {kind!r} cannot have a " + ('"url".' if has_url else '"command".')
+        )
     common = {"enabled": _enabled(entry), "timeout_s": _timeout(entry), "raw": copy.deepcopy(entry)}
     if has_url:
         url = _text(entry, "url")
@@ -174,10 +175,10 @@ def _parse(name: str, entry: object) -> ServerSpec:
         return ServerSpec(name, url=url, headers=_strings(entry, "headers"), **common)
     args = entry.get("args", [])
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise _Unusable("\"args\" must be a list of text arguments.")
+        raise _Unusable('"args" must be a list of text arguments.')
     cwd = entry.get("cwd")
     if cwd is not None and not isinstance(cwd, str):
-        raise _Unusable("\"cwd\" must be a folder path.")
+        raise _Unusable('"cwd" must be a folder path.')
     command = _text(entry, "command")
     return ServerSpec(
         name, command=command, args=tuple(args), env=_strings(entry, "env"), cwd=cwd, **common
@@ -187,7 +188,7 @@ def _parse(name: str, entry: object) -> ServerSpec:
 def _text(entry: dict[str, Any], key: str) -> str:
     value = entry.get(key)
     if not isinstance(value, str) or not value.strip():
-        raise _Unusable(f"\"{key}\" must be non-empty text.")
+        raise _Unusable(f'"{key}" must be non-empty text.')
     return value.strip()
 
 
@@ -197,11 +198,11 @@ def _strings(entry: dict[str, Any], key: str) -> dict[str, str]:
     if value is None:
         return {}
     if not isinstance(value, dict):
-        raise _Unusable(f"\"{key}\" must be an object of names and values.")
+        raise _Unusable(f'"{key}" must be an object of names and values.')
     out: dict[str, str] = {}
     for k, v in value.items():
         if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-            raise _Unusable(f"\"{key}\" → {k!r} must be text.")
+            raise _Unusable(f'"{key}" → {k!r} must be text.')
         out[str(k)] = str(v)
     return out
 
@@ -210,18 +211,18 @@ def _enabled(entry: dict[str, Any]) -> bool:
     if "enabled" in entry:
         value = entry["enabled"]
         if not isinstance(value, bool):
-            raise _Unusable("\"enabled\" must be true or false.")
+            raise _Unusable('"enabled" must be true or false.')
         return value
     disabled = entry.get("disabled", False)  # Claude Code's and Cline's spelling
     if not isinstance(disabled, bool):
-        raise _Unusable("\"disabled\" must be true or false.")
+        raise _Unusable('"disabled" must be true or false.')
     return not disabled
 
 
 def _timeout(entry: dict[str, Any]) -> float:
     value = entry.get("timeout", DEFAULT_TIMEOUT_S)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise _Unusable("\"timeout\" must be a number of seconds.")
+        raise _Unusable('"timeout" must be a number of seconds.')
     if not 0 < value <= MAX_TIMEOUT_S:
-        raise _Unusable(f"\"timeout\" must be between 0 and {int(MAX_TIMEOUT_S)} seconds.")
+        raise _Unusable(f'"timeout" must be between 0 and {int(MAX_TIMEOUT_S)} seconds.')
     return float(value)

@@ -315,8 +315,9 @@ async def _list_tools(client: Client, server: str) -> tuple[ToolInfo, ...]:
             annotations = tool.annotations.model_dump(exclude_none=True) if tool.annotations else {}
             schema = tool.input_schema if isinstance(tool.input_schema, dict) else {}
             tools.append(
-                ToolInfo(server, tool.name, tool.description or "", dict(schema), tool.title,
-                         annotations)
+                ToolInfo(
+                    server, tool.name, tool.description or "", dict(schema), tool.title, annotations
+                )
             )
         cursor = page.next_cursor
         if not cursor:

@@ -38,7 +38,6 @@ def read_object(path: Path, what: str) -> dict[str, Any] | None:
     return data
 
 
-
 def write_object(path: Path, data: dict[str, Any]) -> None:
     """Write `data` as indented JSON, atomically."""
     replace_atomically(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -40,8 +40,11 @@ def shell_path(shell: str | None = None, timeout_s: float = SHELL_TIMEOUT_S) -> 
     script = f"printf '{_MARK}%s{_MARK}' \"$PATH\""
     try:
         shell_process = subprocess.Popen(
-            [shell, "-ilc", script], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, start_new_session=True,
+            [shell, "-ilc", script],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
     except OSError:
         return None
@@ -89,8 +92,13 @@ def resolve_command(command: str, path: str) -> str:
 
 
 def _advice(command: str) -> str:
-    hint = {"npx": "Install Node.js", "node": "Install Node.js", "uvx": "Install uv",
-            "uv": "Install uv", "docker": "Install Docker"}.get(Path(command).name)
+    hint = {
+        "npx": "Install Node.js",
+        "node": "Install Node.js",
+        "uvx": "Install uv",
+        "uv": "Install uv",
+        "docker": "Install Docker",
+    }.get(Path(command).name)
     where = f"/opt/homebrew/bin/{command}"
     return (
         f"`{command}` was not found on your PATH. "

@@ -77,7 +77,7 @@ def cap_text(text: str, limit: int) -> str:
         cut = len(text) - room
     head = int(room * HEAD_SHARE)
     tail = room - head
-    return text[:head] + marker + (text[len(text) - tail:] if tail else "")
+    return text[:head] + marker + (text[len(text) - tail :] if tail else "")
 
 
 def capped_result(result: ToolResult, context_tokens: int | None) -> ToolResult:

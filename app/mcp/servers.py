@@ -65,8 +65,12 @@ class ToolServers:
     def tools(self) -> list[ToolInfo]:
         """The tools of the servers ready now, in a stable order (server, then name), so the
         prompt that lists them does not change by itself."""
-        found = [t for c in self._connections.values() for t in c.state.tools
-                 if c.state.status is ServerStatus.READY]
+        found = [
+            t
+            for c in self._connections.values()
+            for t in c.state.tools
+            if c.state.status is ServerStatus.READY
+        ]
         return sorted(found, key=lambda t: (t.server, t.name))
 
     def find(self, model_name: str) -> ToolInfo | None:
@@ -140,9 +144,7 @@ def argument_problem(tool: ToolInfo, arguments: object) -> str | None:
         kind = type(arguments).__name__
         return f"The arguments of {tool.name} must be a JSON object, not {kind}."
     try:
-        validator_class = validator_for(
-            tool.input_schema, default=jsonschema.Draft202012Validator
-        )
+        validator_class = validator_for(tool.input_schema, default=jsonschema.Draft202012Validator)
         validator_class.check_schema(tool.input_schema)
         error = best_match(validator_class(tool.input_schema).iter_errors(arguments))
     except (jsonschema.SchemaError, UnknownType, RecursionError):

@@ -48,7 +48,8 @@ class ToolInfo:
         description or its arguments), so a remembered approval no longer applies."""
         text = json.dumps(
             {"description": self.description, "input_schema": self.input_schema},
-            sort_keys=True, ensure_ascii=False,
+            sort_keys=True,
+            ensure_ascii=False,
         )
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

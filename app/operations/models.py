@@ -65,8 +65,14 @@ def _addition(
     def run(context: JobContext[Transferred]) -> Path:
         return job(lambda done, total: context.report(Transferred(done, total)), context)
 
-    return Operation(owner, description, run, expected=_REFUSALS,
-                     changes=lambda _folder: _LIBRARY_CHANGED, runs_on=runs_on)
+    return Operation(
+        owner,
+        description,
+        run,
+        expected=_REFUSALS,
+        changes=lambda _folder: _LIBRARY_CHANGED,
+        runs_on=runs_on,
+    )
 
 
 def _with_mlx_refusals(run: Callable[[], Path]) -> Path:
@@ -82,16 +88,22 @@ def _with_mlx_refusals(run: Callable[[], Path]) -> Path:
 
 def add_gguf(owner: QObject, gguf: Path, models_dir: Path, worker: EngineQueue) -> Addition:
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
-        return _with_mlx_refusals(lambda: import_gguf_file(
-            gguf, models_dir, progress=progress, cancel=context.cancel_event))
+        return _with_mlx_refusals(
+            lambda: import_gguf_file(
+                gguf, models_dir, progress=progress, cancel=context.cancel_event
+            )
+        )
 
     return _addition(owner, f"Importing {gguf.name}", job, on_worker(worker))
 
 
 def convert_dhara(owner: QObject, folder: Path, models_dir: Path, worker: EngineQueue) -> Addition:
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
-        return _with_mlx_refusals(lambda: import_dhara_folder(
-            folder, models_dir, progress=progress, cancel=context.cancel_event))
+        return _with_mlx_refusals(
+            lambda: import_dhara_folder(
+                folder, models_dir, progress=progress, cancel=context.cancel_event
+            )
+        )
 
     return _addition(owner, f"Converting {folder.name}", job, on_worker(worker))
 
@@ -100,8 +112,9 @@ def add_folder(owner: QObject, folder: Path, models_dir: Path, link: bool) -> Ad
     """Copy an MLX folder into the library, or link to it where it is."""
 
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
-        return import_folder(folder, models_dir, link=link, progress=progress,
-                             cancel=context.cancel_event)
+        return import_folder(
+            folder, models_dir, link=link, progress=progress, cancel=context.cancel_event
+        )
 
     return _addition(owner, f"{'Linking' if link else 'Copying'} {folder.name}", job)
 
@@ -115,8 +128,9 @@ def download_repo(
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
         from app.library.downloads import download_model
 
-        return download_model(repo_id, models_dir, progress=progress,
-                              cancel=context.cancel_event, endpoint=endpoint)
+        return download_model(
+            repo_id, models_dir, progress=progress, cancel=context.cancel_event, endpoint=endpoint
+        )
 
     return _addition(owner, f"Downloading {repo_id}", job)
 

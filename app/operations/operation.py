@@ -121,9 +121,7 @@ class _Gate:
                 relay.post(_run, call)
 
 
-def _owner_gone(
-    gate: _Gate, cancel: threading.Event, ended: threading.Event, *_: object
-) -> None:
+def _owner_gone(gate: _Gate, cancel: threading.Event, ended: threading.Event, *_: object) -> None:
     gate.close()
     if not ended.is_set():  # a job still running stops; one that has ended stays as it ended
         cancel.set()
@@ -182,7 +180,8 @@ class Operation[R, P]:
         # A child of the owner: deleting the owner deletes the relay, and nothing more arrives.
         self._relay = GuiRelay(owner)
         self._relay.destroyed.connect(
-            functools.partial(_owner_gone, self._gate, self._cancel, self._ended))
+            functools.partial(_owner_gone, self._gate, self._cancel, self._ended)
+        )
 
     # -- on the GUI thread ------------------------------------------------------------------
 

@@ -75,8 +75,9 @@ class RemoteBackend(QObject):
         # The tool the reply is calling, told with every update from its first piece on, as
         # the worker tells a local reply's (the window shows "Calling …" instead of more text).
         calling: str | None = None
-        coalescer = TokenCoalescer(lambda text: self.tokensReady.emit(
-            TokensReady(rid, text, calling=calling)))
+        coalescer = TokenCoalescer(
+            lambda text: self.tokensReady.emit(TokensReady(rid, text, calling=calling))
+        )
 
         def first_output() -> None:
             if not parts and calling is None:  # the wait is over
@@ -116,12 +117,16 @@ class RemoteBackend(QObject):
             self.generationFailed.emit(WorkerFailure(FailureKind.BUG, message, rid))
             return
         coalescer.flush()
-        self.generationFinished.emit(GenerationFinished(
-            rid, result.text, result.finish_reason, result.stats, tool_calls=result.tool_calls
-        ))
+        self.generationFinished.emit(
+            GenerationFinished(
+                rid, result.text, result.finish_reason, result.stats, tool_calls=result.tool_calls
+            )
+        )
 
     async def _stream(
-        self, request: GenerationRequest, on_text: Callable[[str], None],
+        self,
+        request: GenerationRequest,
+        on_text: Callable[[str], None],
         on_call: Callable[[str], None],
     ) -> ChatResult:
         """Stream the reply from the conversation's server; raises ConnectionSettingsError or
@@ -148,4 +153,3 @@ class RemoteBackend(QObject):
             request.tools,
             on_call,
         )
-

@@ -160,8 +160,10 @@ def _outgoing(message: dict) -> dict:
     arguments as JSON text."""
     content = message.get("content")
     if isinstance(content, list):
-        message = {**message, "content": [_part(part, index) for index, part in
-                                          enumerate(content, start=1)]}
+        message = {
+            **message,
+            "content": [_part(part, index) for index, part in enumerate(content, start=1)],
+        }
     calls = message.get("tool_calls")
     if not calls:
         return message

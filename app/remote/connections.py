@@ -212,4 +212,3 @@ class Connections:
     def _write(self, connections: list[Connection]) -> None:
         data = [{"name": c.name, "base_url": c.base_url} for c in connections]
         replace_atomically(self.path, json.dumps(data, indent=2))
-

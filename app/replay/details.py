@@ -27,29 +27,52 @@ def reply_details(message: Message) -> ReplyDetails:
     origin = message.provenance
     if origin.get("imported_from"):
         name = item(origin, "model.name") or UNKNOWN
-        rows = (("Source", f"imported from {origin['imported_from']}"), ("Model", str(name)),
-                *((label, UNKNOWN) for label in _RECORDED_LABELS[1:]))
-        return ReplyDetails(message.id, rows, False,
-                            "Imported replies keep only the model their source named.")
+        rows = (
+            ("Source", f"imported from {origin['imported_from']}"),
+            ("Model", str(name)),
+            *((label, UNKNOWN) for label in _RECORDED_LABELS[1:]),
+        )
+        return ReplyDetails(
+            message.id, rows, False, "Imported replies keep only the model their source named."
+        )
     if not origin:
-        rows = (("Model", message.model_id or UNKNOWN),
-                *((label, UNKNOWN) for label in _RECORDED_LABELS[1:]))
-        return ReplyDetails(message.id, rows, False, "This reply was written before Branchwise "
-                            "recorded provenance, or by a remote server.")
+        rows = (
+            ("Model", message.model_id or UNKNOWN),
+            *((label, UNKNOWN) for label in _RECORDED_LABELS[1:]),
+        )
+        return ReplyDetails(
+            message.id,
+            rows,
+            False,
+            "This reply was written before Branchwise recorded provenance, or by a remote server.",
+        )
     return ReplyDetails(message.id, _recorded_rows(origin), is_replayable(origin), None)
 
 
 _RECORDED_LABELS = (
-    "Model", "Library path", "Weights digest", "Weights form", "Chat template digest",
-    "Sampling", "Seed", "Speculation", "Tools offered", "Context", "Versions", "Tokens",
+    "Model",
+    "Library path",
+    "Weights digest",
+    "Weights form",
+    "Chat template digest",
+    "Sampling",
+    "Seed",
+    "Speculation",
+    "Tools offered",
+    "Context",
+    "Versions",
+    "Tokens",
 )
 
 
 def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     seed = origin.get("seed")
     seed_text = (
-        "none (greedy: nothing is drawn)" if seed is None
-        else f"{seed} (drawn for this reply)" if origin.get("seed_drawn") else str(seed)
+        "none (greedy: nothing is drawn)"
+        if seed is None
+        else f"{seed} (drawn for this reply)"
+        if origin.get("seed_drawn")
+        else str(seed)
     )
     speculation = str(origin.get("speculation") or "off")
     if origin.get("draft_model"):
@@ -62,10 +85,15 @@ def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     )
     versions = origin.get("versions") or {}
     values = (
-        item(origin, "model.name"), item(origin, "model.path"),
-        item(origin, "model.weights_digest"), item(origin, "model.form"),
-        origin.get("template_digest"), _sampling(origin.get("sampling") or {}), seed_text,
-        speculation, ", ".join(tools) or "none",
+        item(origin, "model.name"),
+        item(origin, "model.path"),
+        item(origin, "model.weights_digest"),
+        item(origin, "model.form"),
+        origin.get("template_digest"),
+        _sampling(origin.get("sampling") or {}),
+        seed_text,
+        speculation,
+        ", ".join(tools) or "none",
         f"{context}, overflow: {str(origin.get('overflow')).replace('_', ' ')}",
         f"Branchwise {versions.get('branchwise') or UNKNOWN}, MLX {versions.get('mlx') or UNKNOWN}"
         f", mlx-lm {versions.get('mlx_lm') or UNKNOWN}",

@@ -74,14 +74,18 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
         # Drafting changes speed, never the tokens: guessing from the conversation replays
         # the same reply without loading the draft model.
         sampling["speculation"] = "prompt_lookup"
-        notes.append("The reply was drafted by a second model; the replay guesses from the "
-                     "conversation instead (the tokens are the same either way).")
+        notes.append(
+            "The reply was drafted by a second model; the replay guesses from the "
+            "conversation instead (the tokens are the same either way)."
+        )
     if reply.stats.get("finish_reason") == "cancelled":
         # Stopped by the person: the replay writes as many tokens as the reply had, so it can
         # be identical to what was kept.
         sampling["max_tokens"] = max(1, len(recorded["token_ids"]))
-        notes.append(f"The reply was stopped after {len(recorded['token_ids'])} tokens; the "
-                     "replay writes as many.")
+        notes.append(
+            f"The reply was stopped after {len(recorded['token_ids'])} tokens; the "
+            "replay writes as many."
+        )
     params = {**sampling, "overflow": recorded.get("overflow") or "truncate_middle"}
     if recorded.get("context_limit") is not None:
         params["context_length"] = recorded["context_limit"]

@@ -61,8 +61,9 @@ class Replays(QObject):
 
             return run_replay(plan, engine, identity)
 
-        self._worker.call(replay, self.finished.emit,
-                          lambda message: self.failed.emit(message_id, message))
+        self._worker.call(
+            replay, self.finished.emit, lambda message: self.failed.emit(message_id, message)
+        )
         return True
 
     def keep(self, outcome: ReplayOutcome) -> int | None:
@@ -71,11 +72,15 @@ class Replays(QObject):
         try:
             original = self.store.get_message(outcome.message_id)
             assert original.parent_id is not None, "a replayed message is a reply"
-            reply = self.store.begin_reply(original.conversation_id, original.parent_id,
-                                           original.model_id, original.params)
+            reply = self.store.begin_reply(
+                original.conversation_id, original.parent_id, original.model_id, original.params
+            )
             self.store.finish_reply(
-                reply.id, outcome.text, stats={"generated_tokens": outcome.replayed_tokens},
-                reasoning=outcome.reasoning, tool_calls=list(outcome.tool_calls) or None,
+                reply.id,
+                outcome.text,
+                stats={"generated_tokens": outcome.replayed_tokens},
+                reasoning=outcome.reasoning,
+                tool_calls=list(outcome.tool_calls) or None,
                 provenance=outcome.provenance,
             )
         except StoreError as exc:

@@ -34,15 +34,24 @@ def run_replay(
     engine, identity = _engine_for(plan, engine, loaded)
     model = engine.model
     request = GenerationRequest(
-        -1, plan.messages, plan.params, conversation_id=plan.conversation_id,
-        template_kwargs=plan.template_kwargs, continue_reply=plan.continued is not None,
+        -1,
+        plan.messages,
+        plan.params,
+        conversation_id=plan.conversation_id,
+        template_kwargs=plan.template_kwargs,
+        continue_reply=plan.continued is not None,
         tools=plan.tools or None,
     )
     params = sampling_params(plan.params)
     result = generate_chat(engine, request, params, conversation_id=plan.conversation_id)
     now = reply_provenance(
-        identity or model_identity(model), request, plan.params, sampling_json(params, plan.params),
-        False, engine.context_length, list(result.token_ids),
+        identity or model_identity(model),
+        request,
+        plan.params,
+        sampling_json(params, plan.params),
+        False,
+        engine.context_length,
+        list(result.token_ids),
     )
     splitter = reply_splitter(model.tokenizer, plan.messages, plan.template_kwargs)
     splitter.feed(result.text)
@@ -50,8 +59,9 @@ def run_replay(
     calls = tuple(result.tool_calls)
     # As a reply stores it: an answer that called tools without the calls' markup, and its calls.
     answer = result.content if calls else splitter.answer
-    outcome = compare(plan.message_id, plan.recorded, now, (answer, splitter.reasoning),
-                      plan.notes, calls)
+    outcome = compare(
+        plan.message_id, plan.recorded, now, (answer, splitter.reasoning), plan.notes, calls
+    )
     if outcome.first_difference is None:
         return outcome
     was, is_now = _pieces(model.tokenizer, plan.recorded, now, outcome.first_difference)
@@ -69,8 +79,11 @@ def _engine_for(
 
     current = getattr(engine, "model", None)
     if (
-        engine is not None and current is not None and loaded is not None
-        and _same(current.path, plan.model_path) and unchanged_on_disk(loaded, plan.model_path)
+        engine is not None
+        and current is not None
+        and loaded is not None
+        and _same(current.path, plan.model_path)
+        and unchanged_on_disk(loaded, plan.model_path)
     ):
         return engine, loaded
     form = str((plan.recorded.get("model") or {}).get("form") or "")

@@ -104,7 +104,8 @@ def middlewares(config: ServerConfig) -> list:
             return await handler(request)
         if origin not in origins:
             raise ApiError(
-                403, f"Requests from {origin} are not allowed (add it to the server's origins).",
+                403,
+                f"Requests from {origin} are not allowed (add it to the server's origins).",
                 code="origin_not_allowed",
             )
         return web.Response(
@@ -125,7 +126,8 @@ def middlewares(config: ServerConfig) -> list:
             expected = f"Bearer {config.api_key}"
             if not hmac.compare_digest(given.encode(), expected.encode()):
                 raise ApiError(
-                    401, "Incorrect or missing API key (send it as 'Authorization: Bearer KEY').",
+                    401,
+                    "Incorrect or missing API key (send it as 'Authorization: Bearer KEY').",
                     code="invalid_api_key",
                 )
         return await handler(request)

@@ -39,8 +39,9 @@ def image_content(content: list[Any], param: str) -> list[dict[str, Any]]:
             continue
         text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else None
         if not isinstance(text, str):
-            raise _bad(f"{where} must be a {{'type': 'text', 'text': …}} or an 'image_url' part.",
-                       where)
+            raise _bad(
+                f"{where} must be a {{'type': 'text', 'text': …}} or an 'image_url' part.", where
+            )
         parts.append({"type": "text", "text": text})
     return parts
 

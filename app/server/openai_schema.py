@@ -30,7 +30,10 @@ DEFAULT_TEMPERATURE = 1.0
 DEFAULT_TOP_P = 1.0
 _FINISH = {"stop": "stop", "length": "length", "context": "length", "tool_calls": "tool_calls"}
 _ROLES = {
-    "system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+    "system": "system",
+    "developer": "system",
+    "user": "user",
+    "assistant": "assistant",
     "tool": "tool",
 }
 _SAMPLING_FIELDS = ("top_k", "min_p", "repetition_penalty", "seed", "logit_bias")
@@ -164,9 +167,7 @@ def _prompt(prompt: object) -> str | list[int]:
         and all(isinstance(i, int) and not isinstance(i, bool) for i in prompt)
     ):
         return prompt
-    raise _bad(
-        "'prompt' must be one non-empty text or one non-empty list of token ids.", "prompt"
-    )
+    raise _bad("'prompt' must be one non-empty text or one non-empty list of token ids.", "prompt")
 
 
 def _bad(message: str, param: str | None = None) -> ApiError:
@@ -245,8 +246,9 @@ class Shaper:
             obj = "chat.completion.chunk"
         else:
             choice, obj = {"index": 0, "text": text or ""}, "text_completion"
-        choice.update(finish_reason=None if reason is None else finish_reason(reason),
-                      logprobs=None)
+        choice.update(
+            finish_reason=None if reason is None else finish_reason(reason), logprobs=None
+        )
         return self._envelope(obj, [choice])
 
     def usage_chunk(self, stats: dict[str, Any]) -> dict[str, Any]:

@@ -134,9 +134,7 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
     try:
         served = generations.submit(parsed.messages, parsed.params, parsed.prompt, parsed.tools)
     except QueueFullError as exc:
-        raise ApiError(
-            503, str(exc), "server_busy", headers={"x-should-retry": "false"}
-        ) from exc
+        raise ApiError(503, str(exc), "server_busy", headers={"x-should-retry": "false"}) from exc
     shaper = Shaper(model.model_id, chat)
     try:
         if parsed.stream:

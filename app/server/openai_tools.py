@@ -31,8 +31,9 @@ def parse_tools(body: dict) -> list[dict[str, Any]] | None:
     if tools is None or tools == []:
         return None
     if not isinstance(tools, list) or not all(_is_function(t) for t in tools):
-        raise _bad("'tools' must be a list of {'type': 'function', 'function': {'name', …}}.",
-                   "tools")
+        raise _bad(
+            "'tools' must be a list of {'type': 'function', 'function': {'name', …}}.", "tools"
+        )
     choice = body.get("tool_choice", "auto")
     if choice is None or choice == "auto":
         return tools
@@ -43,8 +44,9 @@ def parse_tools(body: dict) -> list[dict[str, Any]] | None:
     name = _named(choice)
     chosen = [t for t in tools if t["function"]["name"] == name]
     if not chosen:
-        raise _bad(f"'tool_choice' names the function {name!r}, which is not among 'tools'.",
-                   "tool_choice")
+        raise _bad(
+            f"'tool_choice' names the function {name!r}, which is not among 'tools'.", "tool_choice"
+        )
     return chosen
 
 
@@ -84,8 +86,9 @@ def tool_message(message: dict, content: str, names: dict[str, str], param: str)
     client leaves it out (some templates render it)."""
     call_id = message.get("tool_call_id")
     if not isinstance(call_id, str) or not call_id:
-        raise _bad(f"{param} (a tool result) needs the 'tool_call_id' it answers.",
-                   f"{param}.tool_call_id")
+        raise _bad(
+            f"{param} (a tool result) needs the 'tool_call_id' it answers.", f"{param}.tool_call_id"
+        )
     clean = {"role": "tool", "content": content, "tool_call_id": call_id}
     name = message.get("name") or names.get(call_id)
     if isinstance(name, str) and name:
@@ -150,10 +153,10 @@ class ContentStream:
     def finish(self, content: str) -> str:
         """What is left to send once the reply is read: the rest of its final `content` (its
         text without calls), when what was sent is the start of it."""
-        return content[len(self.sent):] if content.startswith(self.sent) else ""
+        return content[len(self.sent) :] if content.startswith(self.sent) else ""
 
     def _send(self, upto: str) -> str:
-        new = upto[len(self.sent):]
+        new = upto[len(self.sent) :]
         self.sent = upto
         return new
 

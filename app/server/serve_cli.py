@@ -68,8 +68,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"branchwise serve: {exc}", file=sys.stderr)
         return 2
     if not (args.model / "config.json").is_file():
-        print(f"branchwise serve: {args.model} is not a model folder (no config.json).",
-              file=sys.stderr)
+        print(
+            f"branchwise serve: {args.model} is not a model folder (no config.json).",
+            file=sys.stderr,
+        )
         return 2
     configure_logging(AppPaths.resolve(args.data_dir).logs_dir, verbose=args.verbose)
     return asyncio.run(_serve(args.model, config, args.max_pending))
@@ -110,8 +112,10 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int) -> int:
         try:
             url = await server.start()
         except OSError as exc:
-            print(f"branchwise serve: cannot listen on {config.host}:{config.port}: {exc}",
-                  file=sys.stderr)
+            print(
+                f"branchwise serve: cannot listen on {config.host}:{config.port}: {exc}",
+                file=sys.stderr,
+            )
             return 1
         model_id = generations.model.model_id if generations.model else None
         print(f"Serving {model_id} at {url} (Ctrl+C stops)", flush=True)

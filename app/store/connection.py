@@ -120,27 +120,62 @@ class StoreRows:
 # type checker matches them to the fields; passed by position, since every message read is built
 # here.
 def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
-    conversation_id, title, created, updated, system, model_id, params, leaf, pinned, archived = (
-        row
-    )
+    conversation_id, title, created, updated, system, model_id, params, leaf, pinned, archived = row
     return Conversation(
-        conversation_id, title, created, updated, system, model_id, _loads(params), leaf,
-        bool(pinned), bool(archived),
+        conversation_id,
+        title,
+        created,
+        updated,
+        system,
+        model_id,
+        _loads(params),
+        leaf,
+        bool(pinned),
+        bool(archived),
     )
 
 
 def message_from_row(row: tuple[Any, ...]) -> Message:
     (
-        message_id, conversation_id, parent_id, role, content, created_at, status, model_id,
-        params, stats, error, reasoning, attachments, trace, calls, call_id, tool_name, origin,
+        message_id,
+        conversation_id,
+        parent_id,
+        role,
+        content,
+        created_at,
+        status,
+        model_id,
+        params,
+        stats,
+        error,
+        reasoning,
+        attachments,
+        trace,
+        calls,
+        call_id,
+        tool_name,
+        origin,
     ) = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
     return Message(
-        message_id, conversation_id, parent_id, role=role, content=content,
-        created_at=created_at, status=status, model_id=model_id, params=_loads(params),
-        stats=_loads(stats), error=error, reasoning=reasoning, attachments=loaded, trace=trace,
-        tool_calls=tool_calls, tool_call_id=call_id, tool_name=tool_name,
+        message_id,
+        conversation_id,
+        parent_id,
+        role=role,
+        content=content,
+        created_at=created_at,
+        status=status,
+        model_id=model_id,
+        params=_loads(params),
+        stats=_loads(stats),
+        error=error,
+        reasoning=reasoning,
+        attachments=loaded,
+        trace=trace,
+        tool_calls=tool_calls,
+        tool_call_id=call_id,
+        tool_name=tool_name,
         provenance=_loads(origin),
     )
 

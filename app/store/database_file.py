@@ -136,7 +136,6 @@ def _move_aside(path: Path) -> Path:
     return target
 
 
-
 def snapshot(path: Path, target: Path) -> None:
     """Copy the existing database at `path` to `target` as one consistent state, even while
     the app writes to it. `path` is only read: neither migrated nor set aside. (Not opened

@@ -200,8 +200,10 @@ def to_markdown(
         for attachment in message.attachments:
             if is_image_record(attachment):
                 size = f"{attachment['width']}×{attachment['height']}"
-                lines += [f"*Image: {attachment['name']} ({size}, "
-                          f"{format_size(attachment['size'])})*", ""]
+                lines += [
+                    f"*Image: {attachment['name']} ({size}, {format_size(attachment['size'])})*",
+                    "",
+                ]
                 continue
             lines += _folded(
                 f"Attached: {attachment['name']} ({format_size(attachment['size'])})",

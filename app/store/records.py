@@ -151,8 +151,14 @@ _ATTACHMENT_FIELDS = {"name": str, "size": int, "tokens": int, "text": str}
 _OPTIONAL_ATTACHMENT_FIELDS = {"missing": bool, "mime_type": str, "file": str}
 # An image names its bytes by digest (kept in the data folder's images/), never holds them.
 _IMAGE_FIELDS = {
-    "kind": str, "name": str, "size": int, "sha256": str, "width": int, "height": int,
-    "format": str, "tokens": int,
+    "kind": str,
+    "name": str,
+    "size": int,
+    "sha256": str,
+    "width": int,
+    "height": int,
+    "format": str,
+    "tokens": int,
 }
 _DIGEST = re.compile(r"[0-9a-f]{64}")
 
@@ -198,8 +204,10 @@ def dump_tool_calls(value: object, what: str = "The tool calls") -> str:
         return "[]"
     if not isinstance(value, list | tuple):
         raise InvalidInputError(f"{what} must be a list, not {type(value).__name__}.")
-    clean = [check_tool_call(entry, f"{what}: call {index}")
-             for index, entry in enumerate(cast("Sequence[object]", value), start=1)]
+    clean = [
+        check_tool_call(entry, f"{what}: call {index}")
+        for index, entry in enumerate(cast("Sequence[object]", value), start=1)
+    ]
     if len({c["id"] for c in clean}) != len(clean):
         raise InvalidInputError(f"{what}: two calls have the same id.")
     return json.dumps(clean, ensure_ascii=False, sort_keys=True)

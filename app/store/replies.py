@@ -109,8 +109,16 @@ class StreamingReplies(ToolMessages):
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
                 " tool_calls = ?, provenance = ? WHERE id = ?",
-                (content, status, stats_json, error, reasoning, calls_json, origin_json,
-                 message_id),
+                (
+                    content,
+                    status,
+                    stats_json,
+                    error,
+                    reasoning,
+                    calls_json,
+                    origin_json,
+                    message_id,
+                ),
             )
             self._touch(db, message.conversation_id)
         self._writers.pop(message_id, None)
@@ -234,8 +242,16 @@ def _put_back(db: sqlite3.Connection, reply: UnsavedReply) -> bool:
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"
                 " tool_calls = ?, provenance = ? WHERE id = ?",
-                (reply.content, reply.status, stats, reply.error, reply.reasoning, calls, origin,
-                 reply.message_id),
+                (
+                    reply.content,
+                    reply.status,
+                    stats,
+                    reply.error,
+                    reply.reasoning,
+                    calls,
+                    origin,
+                    reply.message_id,
+                ),
             )
         return True
     parent = db.execute(

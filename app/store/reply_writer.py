@@ -147,7 +147,13 @@ class ReplyWriter:
             raise InvalidInputError(f"Reply {self.message_id} was never finished.")
         status, stats, error = self._final
         message = self._store.finish_reply(
-            self.message_id, self.text, status, stats, error, self.reasoning, self._tool_calls,
+            self.message_id,
+            self.text,
+            status,
+            stats,
+            error,
+            self.reasoning,
+            self._tool_calls,
             self._provenance,
         )
         self._done = True

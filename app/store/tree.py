@@ -82,8 +82,9 @@ class MessageTree(StoreRows):
         call, made active; the original stays. An edited tool result is marked so in its stats."""
         original = self.get_message(message_id)
         kept = list(original.attachments) if attachments is None else attachments
-        check_text(new_content, "The message",
-                   allow_empty=original.role == "tool" or holds_image(kept))
+        check_text(
+            new_content, "The message", allow_empty=original.role == "tool" or holds_image(kept)
+        )
         return self._add_message(
             original.conversation_id,
             original.parent_id,

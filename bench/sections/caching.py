@@ -208,9 +208,11 @@ def branch_counts(engine: Engine, last: list[dict[str, str]]) -> tuple:
     back = [*branch_a, {"role": "assistant", "content": reply.text}, ask("One more, in Spanish.")]
     switch = engine.generate(back, one, "bench").stats
     template = engine.model.tokenizer.apply_chat_template
-    new_turn = len(template(back, add_generation_prompt=True)) - len(
-        template(branch_a, add_generation_prompt=True)
-    ) - len(reply.token_ids)
+    new_turn = (
+        len(template(back, add_generation_prompt=True))
+        - len(template(branch_a, add_generation_prompt=True))
+        - len(reply.token_ids)
+    )
     return regenerate, switch, new_turn
 
 
@@ -233,32 +235,66 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
 
     figures = [
         HEADER,
-        ("decode tokens/s (median; ratio: median of paired runs)", f"{ours_tps:.2f}",
-         f"{raw_tps:.2f}", f"{decode_ratio:.3f}", ">= 0.97"),
+        (
+            "decode tokens/s (median; ratio: median of paired runs)",
+            f"{ours_tps:.2f}",
+            f"{raw_tps:.2f}",
+            f"{decode_ratio:.3f}",
+            ">= 0.97",
+        ),
     ]
     for f in follows:
-        figures.append((
-            f"follow-up TTFT after {f['history']} history tokens (s)",
-            f"{f['ttft']:.3f} ({f['prefilled']} of {f['prompt']} prefilled)",
-            f"{f['scratch_ttft']:.3f} ({f['prompt']} prefilled)",
-            f"{f['ttft'] / f['scratch_ttft']:.3f}",
-            "<= 0.1 at 500",
-        ))
+        figures.append(
+            (
+                f"follow-up TTFT after {f['history']} history tokens (s)",
+                f"{f['ttft']:.3f} ({f['prefilled']} of {f['prompt']} prefilled)",
+                f"{f['scratch_ttft']:.3f} ({f['prompt']} prefilled)",
+                f"{f['ttft'] / f['scratch_ttft']:.3f}",
+                "<= 0.1 at 500",
+            )
+        )
     figures += [
-        ("regenerate: prompt tokens prefilled", str(regenerate.prefill_tokens),
-         str(regenerate.prompt_tokens), "", "<= 1"),
-        ("switch back to a stored branch: prefilled", str(switch.prefill_tokens),
-         str(switch.prompt_tokens), "", f"the new turn: {new_turn}"),
-        ("8 sibling replies of a 2,000-token chat: bytes held (MB)", f"{stored / 1e6:.1f}",
-         f"{one_stack / 1e6:.1f} (one 2,050-token stack)", f"{stored / one_stack:.3f}",
-         "<= 1.3"),
-        ("restore a 2,000-token branch (s)", f"{restore:.4f}",
-         f"{prefill_2000:.1f} (its prefill)", f"{restore / prefill_2000:.4f}", "<= 0.05"),
-        (f"after a restart: follow-up TTFT after {restart['history']} history tokens (s)",
-         f"{restart['ttft']:.3f} ({restart['disk']} of {restart['prompt']} from disk)",
-         f"{restart['scratch_ttft']:.3f}", f"{restart['ttft'] / restart['scratch_ttft']:.3f}",
-         "<= 0.15, identical: " + ("yes" if restart["identical"] else "NO")),
-        ("boundary work, 400-message chat, tiny qwen3_5 (ms): cold / cached",
-         f"{cold_ms:.1f} / {warm_ms:.1f}", "", "", "< 50"),
+        (
+            "regenerate: prompt tokens prefilled",
+            str(regenerate.prefill_tokens),
+            str(regenerate.prompt_tokens),
+            "",
+            "<= 1",
+        ),
+        (
+            "switch back to a stored branch: prefilled",
+            str(switch.prefill_tokens),
+            str(switch.prompt_tokens),
+            "",
+            f"the new turn: {new_turn}",
+        ),
+        (
+            "8 sibling replies of a 2,000-token chat: bytes held (MB)",
+            f"{stored / 1e6:.1f}",
+            f"{one_stack / 1e6:.1f} (one 2,050-token stack)",
+            f"{stored / one_stack:.3f}",
+            "<= 1.3",
+        ),
+        (
+            "restore a 2,000-token branch (s)",
+            f"{restore:.4f}",
+            f"{prefill_2000:.1f} (its prefill)",
+            f"{restore / prefill_2000:.4f}",
+            "<= 0.05",
+        ),
+        (
+            f"after a restart: follow-up TTFT after {restart['history']} history tokens (s)",
+            f"{restart['ttft']:.3f} ({restart['disk']} of {restart['prompt']} from disk)",
+            f"{restart['scratch_ttft']:.3f}",
+            f"{restart['ttft'] / restart['scratch_ttft']:.3f}",
+            "<= 0.15, identical: " + ("yes" if restart["identical"] else "NO"),
+        ),
+        (
+            "boundary work, 400-message chat, tiny qwen3_5 (ms): cold / cached",
+            f"{cold_ms:.1f} / {warm_ms:.1f}",
+            "",
+            "",
+            "< 50",
+        ),
     ]
     return figures

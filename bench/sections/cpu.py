@@ -34,8 +34,15 @@ from inference import Engine, LoadedModel, SamplingParams, load_model
 from inference.cpu.fast_blas import ENV, arithmetic
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = ("side", "prompt tok/s", "decode tok/s", "TTFT, attachment", "peak memory", "weights",
-          "BLAS")
+HEADER = (
+    "side",
+    "prompt tok/s",
+    "decode tok/s",
+    "TTFT, attachment",
+    "peak memory",
+    "weights",
+    "BLAS",
+)
 # (row label, load policy, BLAS): the first is today's form, the last the fast one.
 TODAY = ("today: as stored, bundled BLAS", "never", "bundled")
 FAST = ("float32, OpenBLAS", "always", "fast")
@@ -78,8 +85,15 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> di
         "import json, sys; from bench.sections.cpu import measure; "
         "print(json.dumps(measure(*sys.argv[1:3], *map(int, sys.argv[3:]))))"
     )
-    command = [sys.executable, "-c", code, str(path), policy, str(args.attachment_tokens),
-               str(args.cpu_decode_tokens)]
+    command = [
+        sys.executable,
+        "-c",
+        code,
+        str(path),
+        policy,
+        str(args.attachment_tokens),
+        str(args.cpu_decode_tokens),
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"the {policy}/{blas} side failed:\n{done.stderr[-2000:]}")
@@ -155,5 +169,12 @@ def _llama_cpp_row(args: argparse.Namespace) -> tuple[str, ...] | None:
         llm.eval([llm.sample(temp=0.0)])
     decode = args.cpu_decode_tokens / (time.perf_counter() - start)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return ("llama.cpp on the GGUF (reference)", f"{len(prompt) / ttft:.0f}", f"{decode:.1f}",
-            f"{ttft:.1f} s", f"{peak / 2**20:.0f} MiB (bench process)", gguf.name, "ggml's own")
+    return (
+        "llama.cpp on the GGUF (reference)",
+        f"{len(prompt) / ttft:.0f}",
+        f"{decode:.1f}",
+        f"{ttft:.1f} s",
+        f"{peak / 2**20:.0f} MiB (bench process)",
+        gguf.name,
+        "ggml's own",
+    )

@@ -20,8 +20,13 @@ from inference.decoding.draft_length import PassTimes
 from tests.tiny_models import NO_EOS, build_model
 
 ASK = [{"role": "user", "content": "Tell me a story about a cat and a dog in Paris."}]
-HEADER = ("main model drafted for by", "tokens", "drafted / accepted", "forward passes",
-          "identical to plain decoding")
+HEADER = (
+    "main model drafted for by",
+    "tokens",
+    "drafted / accepted",
+    "forward passes",
+    "identical to plain decoding",
+)
 
 
 def tiny_llama(seed: int) -> LoadedModel:
@@ -41,17 +46,21 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     for name, draft in (("another tiny llama (seed 1)", tiny_llama(1)), ("itself", main)):
         engine = Engine(main)
         engine.set_draft_model(draft)
-        params = SamplingParams(max_tokens=args.draft_tokens, logit_bias=NO_EOS,
-                                speculation="draft")
+        params = SamplingParams(
+            max_tokens=args.draft_tokens, logit_bias=NO_EOS, speculation="draft"
+        )
         with mock.patch.object(PassTimes, "cost_ratio", lambda self, drafted: 1.0):
             result = engine.generate(ASK, params)
         stats = result.stats
         share = stats.accepted_tokens / stats.drafted_tokens if stats.drafted_tokens else 0.0
-        figures.append((
-            name, str(len(result.token_ids)),
-            f"{stats.drafted_tokens} / {stats.accepted_tokens} ({share:.0%})",
-            str(stats.generated_tokens - stats.accepted_tokens),
-            "yes" if result.token_ids == expected else "NO",
-        ))
+        figures.append(
+            (
+                name,
+                str(len(result.token_ids)),
+                f"{stats.drafted_tokens} / {stats.accepted_tokens} ({share:.0%})",
+                str(stats.generated_tokens - stats.accepted_tokens),
+                "yes" if result.token_ids == expected else "NO",
+            )
+        )
     print("draft-model figures measured", flush=True)
     return figures

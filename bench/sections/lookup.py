@@ -33,13 +33,19 @@ PARAGRAPH = (
 )
 REWRITE = "Repeat the following paragraph with every sentence in the past tense: " + PARAGRAPH
 QUESTION = "What makes a good friend? Answer in a few sentences."
-HEADER = ("task (greedy)", "prompt lookup tok/s", "plain tok/s", "ratio", "target",
-          "drafted / accepted", "identical tokens")
+HEADER = (
+    "task (greedy)",
+    "prompt lookup tok/s",
+    "plain tok/s",
+    "ratio",
+    "target",
+    "drafted / accepted",
+    "identical tokens",
+)
 
 
 def reply(engine: Engine, prompt: str, tokens: int, speculation: str) -> GenerationResult:
-    params = SamplingParams(max_tokens=tokens, temperature=0.0,
-                            speculation=speculation)  # type: ignore[arg-type]
+    params = SamplingParams(max_tokens=tokens, temperature=0.0, speculation=speculation)  # type: ignore[arg-type]
     return engine.generate([{"role": "user", "content": prompt}], params, "bench")
 
 
@@ -47,8 +53,10 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     """The section's table: HEADER, then one row per task."""
     engine = Engine(loaded)
     figures = [HEADER]
-    tasks = [("rewrite", REWRITE, args.rewrite_tokens, ">= 1.5"),
-             ("open question", QUESTION, args.question_tokens, ">= 0.97")]
+    tasks = [
+        ("rewrite", REWRITE, args.rewrite_tokens, ">= 1.5"),
+        ("open question", QUESTION, args.question_tokens, ">= 0.97"),
+    ]
     for task, prompt, tokens, target in tasks:
         speeds: dict[str, list[float]] = {"off": [], "prompt_lookup": []}
         replies: dict[str, GenerationResult] = {}
@@ -56,16 +64,24 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
             for mode in speeds:
                 replies[mode] = reply(engine, prompt, tokens, mode)
                 speeds[mode].append(replies[mode].stats.decode_tps)
-            print(f"{task} run {run + 1}: plain {speeds['off'][-1]:.2f} tok/s, prompt lookup "
-                  f"{speeds['prompt_lookup'][-1]:.2f} tok/s", flush=True)
+            print(
+                f"{task} run {run + 1}: plain {speeds['off'][-1]:.2f} tok/s, prompt lookup "
+                f"{speeds['prompt_lookup'][-1]:.2f} tok/s",
+                flush=True,
+            )
         plain, fast = max(speeds["off"]), max(speeds["prompt_lookup"])
         stats = replies["prompt_lookup"].stats
         share = stats.accepted_tokens / stats.drafted_tokens if stats.drafted_tokens else 0.0
         same = replies["off"].token_ids == replies["prompt_lookup"].token_ids
-        figures.append((
-            f"{task}, {len(replies['off'].token_ids)} tokens (best of {args.runs})",
-            f"{fast:.2f}", f"{plain:.2f}", f"{fast / plain:.3f}", target,
-            f"{stats.drafted_tokens} / {stats.accepted_tokens} ({share:.0%})",
-            "yes" if same else "NO",
-        ))
+        figures.append(
+            (
+                f"{task}, {len(replies['off'].token_ids)} tokens (best of {args.runs})",
+                f"{fast:.2f}",
+                f"{plain:.2f}",
+                f"{fast / plain:.3f}",
+                target,
+                f"{stats.drafted_tokens} / {stats.accepted_tokens} ({share:.0%})",
+                "yes" if same else "NO",
+            )
+        )
     return figures

@@ -20,8 +20,12 @@ from bench.sections.lookup import REWRITE
 from inference import LoadedModel
 
 SIZES = (1, 2, 4, 8, 16)
-HEADER = ("tokens in the pass", "best time (ms)", "over a one-token pass",
-          "most a full accept can gain")
+HEADER = (
+    "tokens in the pass",
+    "best time (ms)",
+    "over a one-token pass",
+    "most a full accept can gain",
+)
 
 
 def pass_times(loaded: LoadedModel, repeats: int) -> dict[int, float]:
@@ -46,7 +50,11 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     best = pass_times(loaded, args.pass_repeats)
     print("forward-pass times measured", flush=True)
     return [HEADER] + [
-        (str(size), f"{best[size] * 1000:.1f}", f"{best[size] / best[1]:.2f}x",
-         f"{size * best[1] / best[size]:.2f}x")
+        (
+            str(size),
+            f"{best[size] * 1000:.1f}",
+            f"{best[size] / best[1]:.2f}x",
+            f"{size * best[1] / best[size]:.2f}x",
+        )
         for size in SIZES
     ]

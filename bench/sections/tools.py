@@ -27,24 +27,50 @@ from tests.tiny_models import QWEN_TOOLS_TEMPLATE, WEATHER_TOOL
 HEADER = ("measure", "after a tool result", "after a plain follow-up", "ratio", "target")
 TOOLS = [
     WEATHER_TOOL,
-    {"type": "function", "function": {
-        "name": "get_time", "description": "The local time in a city",
-        "parameters": {"type": "object", "properties": {"city": {"type": "string"}},
-                       "required": ["city"]}}},
-    {"type": "function", "function": {
-        "name": "search_conversations", "description": "Search the person's chats",
-        "parameters": {"type": "object", "properties": {"query": {"type": "string"}},
-                       "required": ["query"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "get_time",
+            "description": "The local time in a city",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string"}},
+                "required": ["city"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search_conversations",
+            "description": "Search the person's chats",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}},
+                "required": ["query"],
+            },
+        },
+    },
 ]
 QUESTION = "What is the weather in Paris right now?"
 # The call as Qwen's template renders it after the assistant header (what the model writes).
 CALL_TEXT = '<tool_call>\n{"name": "get_weather", "arguments": {"city": "Paris"}}\n</tool_call>'
-CALL = {"role": "assistant", "content": None, "tool_calls": [
-    {"id": "call_1", "type": "function",
-     "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]}
+CALL = {
+    "role": "assistant",
+    "content": None,
+    "tool_calls": [
+        {
+            "id": "call_1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        }
+    ],
+}
 # The tool's result; each run's begins differently, so no run finds another's in the cache.
-RESULT = ("{} in Paris, France: 21 C, light wind from the west at 12 km/h, humidity 48%, no "
-          "rain expected before tomorrow evening.")
+RESULT = (
+    "{} in Paris, France: 21 C, light wind from the west at 12 km/h, humidity 48%, no "
+    "rain expected before tomorrow evening."
+)
 SKIES = ("Sunny", "Cloudy", "Overcast", "Bright", "Hazy", "Mild", "Warm", "Fair")
 ONE = SamplingParams(max_tokens=1)  # time to first token: the prompt is the work
 
@@ -82,10 +108,12 @@ def _measure(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, .
         reply = engine.generate(base, ONE, f"plain-{run}", tools=TOOLS)
         follow = [*base, {"role": "assistant", "content": reply.text}, ask(result)]
         plain.append(engine.generate(follow, ONE, f"plain-{run}", tools=TOOLS))
-        print(f"tools run {run + 1}: after the result {tool[-1].stats.ttft_s * 1e3:.1f} ms "
-              f"({tool[-1].stats.prefill_tokens} computed), plain follow-up "
-              f"{plain[-1].stats.ttft_s * 1e3:.1f} ms ({plain[-1].stats.prefill_tokens} computed)",
-              flush=True)
+        print(
+            f"tools run {run + 1}: after the result {tool[-1].stats.ttft_s * 1e3:.1f} ms "
+            f"({tool[-1].stats.prefill_tokens} computed), plain follow-up "
+            f"{plain[-1].stats.ttft_s * 1e3:.1f} ms ({plain[-1].stats.prefill_tokens} computed)",
+            flush=True,
+        )
     cold = Engine(loaded).generate(after_tool, ONE, "cold", tools=TOOLS).stats
     turn = _tool_turn_tokens(engine, base, after_tool)
     computed = max(r.stats.prefill_tokens for r in tool)
@@ -93,13 +121,27 @@ def _measure(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, .
     best_plain = min(r.stats.ttft_s for r in plain)
     return [
         HEADER,
-        (f"prompt tokens computed (of {tool[-1].stats.prompt_tokens}; tool turn {turn})",
-         str(computed), str(max(r.stats.prefill_tokens for r in plain)), "",
-         f"<= {turn + 8}: {'yes' if computed <= turn + 8 else 'NO'}"),
-        (f"time to first token, ms (best of {args.runs})", f"{best_tool * 1e3:.1f}",
-         f"{best_plain * 1e3:.1f}", f"{best_tool / best_plain:.2f}", "about 1"),
-        (f"from an empty cache, ms ({cold.prefill_tokens} computed)", f"{cold.ttft_s * 1e3:.1f}",
-         "", f"{best_tool / cold.ttft_s:.3f}", "well below 1"),
+        (
+            f"prompt tokens computed (of {tool[-1].stats.prompt_tokens}; tool turn {turn})",
+            str(computed),
+            str(max(r.stats.prefill_tokens for r in plain)),
+            "",
+            f"<= {turn + 8}: {'yes' if computed <= turn + 8 else 'NO'}",
+        ),
+        (
+            f"time to first token, ms (best of {args.runs})",
+            f"{best_tool * 1e3:.1f}",
+            f"{best_plain * 1e3:.1f}",
+            f"{best_tool / best_plain:.2f}",
+            "about 1",
+        ),
+        (
+            f"from an empty cache, ms ({cold.prefill_tokens} computed)",
+            f"{cold.ttft_s * 1e3:.1f}",
+            "",
+            f"{best_tool / cold.ttft_s:.3f}",
+            "well below 1",
+        ),
     ]
 
 

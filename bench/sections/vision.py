@@ -21,10 +21,17 @@ from tests.tiny_vision import build_bench_vision_model, png_bytes
 from tests.vision_reference import mlx_vlm_reference
 
 HEADER = ("measure", "Branchwise", "mlx-vlm from scratch", "ratio", "goal")
-REPLIES = ["It is a screenshot of a window with a chart.", "The chart rises to the right.",
-           "The title reads Sales by month."]
-QUESTIONS = ["What is in this picture?", "What does the chart show?", "What is its title?",
-             "Summarise it in one line."]
+REPLIES = [
+    "It is a screenshot of a window with a chart.",
+    "The chart rises to the right.",
+    "The title reads Sales by month.",
+]
+QUESTIONS = [
+    "What is in this picture?",
+    "What does the chart show?",
+    "What is its title?",
+    "Summarise it in one line.",
+]
 
 
 def vision_model(args: argparse.Namespace) -> LoadedModel:
@@ -38,12 +45,16 @@ def vision_model(args: argparse.Namespace) -> LoadedModel:
 
 def chat(turns: int, picture: bytes) -> list[dict[str, Any]]:
     """A chat whose first turn sends the picture, then `turns` text turns after it."""
-    first = {"role": "user", "content": [{"type": "image", "image": picture},
-                                         {"type": "text", "text": QUESTIONS[0]}]}
+    first = {
+        "role": "user",
+        "content": [{"type": "image", "image": picture}, {"type": "text", "text": QUESTIONS[0]}],
+    }
     messages: list[dict[str, Any]] = [first]
     for turn in range(turns):
-        messages += [{"role": "assistant", "content": REPLIES[turn]},
-                     {"role": "user", "content": QUESTIONS[turn + 1]}]
+        messages += [
+            {"role": "assistant", "content": REPLIES[turn]},
+            {"role": "user", "content": QUESTIONS[turn + 1]},
+        ]
     return messages
 
 
@@ -83,12 +94,26 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     print("vision figures measured", flush=True)
     return [
         HEADER,
-        (f"follow-up time to first token ({model.model_id}, {image_tokens}-token image)",
-         f"{statistics.median(ours) * 1000:.0f} ms", f"{statistics.median(theirs) * 1000:.0f} ms",
-         f"{ratio:.3f}x" + ("" if identical else " (TOKENS DIFFER)"), "<= 0.1x"),
-        ("vision-encoder calls per later turn (3 turns)", " ".join(map(str, calls)), "1 each",
-         "-", "0"),
+        (
+            f"follow-up time to first token ({model.model_id}, {image_tokens}-token image)",
+            f"{statistics.median(ours) * 1000:.0f} ms",
+            f"{statistics.median(theirs) * 1000:.0f} ms",
+            f"{ratio:.3f}x" + ("" if identical else " (TOKENS DIFFER)"),
+            "<= 0.1x",
+        ),
+        (
+            "vision-encoder calls per later turn (3 turns)",
+            " ".join(map(str, calls)),
+            "1 each",
+            "-",
+            "0",
+        ),
         ("memory per image: encoder output kept", f"{features / 1e6:.2f} MB", "-", "-", "-"),
-        ("memory per image: its tokens' keys and values",
-         f"{image_tokens * kv_per_token / 1e6:.2f} MB", "-", "-", "-"),
+        (
+            "memory per image: its tokens' keys and values",
+            f"{image_tokens * kv_per_token / 1e6:.2f} MB",
+            "-",
+            "-",
+            "-",
+        ),
     ]

@@ -126,9 +126,7 @@ class BranchCache(Eviction, SavedCaches):
             except CacheFileError:
                 pass  # the broken file and what depended on it are gone: look again
 
-    def reusable(
-        self, head: Sequence[int], whole: Spans = ()
-    ) -> tuple[int, list[Node], int]:
+    def reusable(self, head: Sequence[int], whole: Spans = ()) -> tuple[int, list[Node], int]:
         """How many leading tokens of `head` a request could reuse, the trie nodes they run
         through, and how many the live stack shares. Layers that cannot rewind resume only at
         a checkpoint or at the live stack's end. A prefix that would end inside one of the
@@ -155,8 +153,10 @@ class BranchCache(Eviction, SavedCaches):
     def _take(self, head: list[int], whole: Spans) -> Taken:
         target, _, live_shared = self.reusable(head, whole)
         live = self._live
-        if live is not None and live_shared >= target and (
-            target == len(live.tokens) or live.can_rewind()
+        if (
+            live is not None
+            and live_shared >= target
+            and (target == len(live.tokens) or live.can_rewind())
         ):
             self._rewind_live(target)
             self._live = None

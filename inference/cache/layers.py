@@ -145,4 +145,3 @@ def decode_state(skeleton: Any, arrays: dict[str, mx.array]) -> Any:
         if set(entry) == {"value"}:
             return entry["value"]
     raise ValueError("a saved cache state has an unknown shape")
-

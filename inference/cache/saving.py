@@ -109,9 +109,7 @@ class SavedCaches:
             node.checkpoint = checkpoint
 
     def has_unsaved(self) -> bool:
-        return self._folder is not None and self.disk_error is None and any(
-            self._unsaved_nodes()
-        )
+        return self._folder is not None and self.disk_error is None and any(self._unsaved_nodes())
 
     def _unsaved_nodes(self) -> list[Node]:
         return [
@@ -209,7 +207,6 @@ class SavedCaches:
             self._folder.write_index()
         except OSError as error:
             self.disk_error = f"Saved caches could not be written: {error.strerror or error}"
-
 
 
 def _saved_parent(node: Node) -> bool:

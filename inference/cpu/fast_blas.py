@@ -152,7 +152,7 @@ def arithmetic() -> str:
 
 
 def _name(library: ctypes.CDLL) -> str:
-    """"OpenBLAS 0.3.33 (Haswell kernels, 1 thread)", from the library itself."""
+    """ "OpenBLAS 0.3.33 (Haswell kernels, 1 thread)", from the library itself."""
     try:
         count = int(library.openblas_get_num_threads())
     except AttributeError:
@@ -162,7 +162,7 @@ def _name(library: ctypes.CDLL) -> str:
 
 
 def _kernels(library: ctypes.CDLL) -> str:
-    """"OpenBLAS 0.3.33, Haswell kernels", from the library itself."""
+    """ "OpenBLAS 0.3.33, Haswell kernels", from the library itself."""
     try:
         library.openblas_get_config.restype = ctypes.c_char_p
         library.openblas_get_corename.restype = ctypes.c_char_p

@@ -53,7 +53,8 @@ def _product_modules(model: nn.Module) -> list[nn.Module]:
     untied = isinstance(getattr(model, "lm_head", None), nn.Linear)
     kinds: tuple[type, ...] = (nn.Linear,) if untied else (nn.Linear, nn.Embedding)
     return [
-        module for _, module in model.named_modules()
+        module
+        for _, module in model.named_modules()
         if type(module) in kinds and isinstance(module.get("weight"), mx.array)
     ]
 

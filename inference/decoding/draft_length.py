@@ -54,7 +54,6 @@ class PassTimes:
             return 1.0
         return 1.0 + drafted * self.extra / self.single
 
-
     def may_pay(self, maximum: int = DEFAULT_MAX_DRAFT) -> bool:
         """False once measured that even a fully accepted draft of `maximum` tokens would not
         beat plain decoding: speculation is then not worth starting on this machine."""

@@ -69,28 +69,45 @@ class SamplingParams:
         problems = [
             message
             for bad, message in (
-                (not _finite(self.temperature) or self.temperature < 0,
-                 f"temperature must be 0 or more, not {self.temperature}"),
-                (not _finite(self.top_p) or not 0 < self.top_p <= 1,
-                 f"top_p must be above 0 and at most 1, not {self.top_p}"),
-                (not _whole(self.top_k) or self.top_k < 0,
-                 f"top_k must be a whole number, 0 or more, not {self.top_k}"),
-                (not _finite(self.min_p) or not 0 <= self.min_p <= 1,
-                 f"min_p must be between 0 and 1, not {self.min_p}"),
-                (not _finite(self.repetition_penalty) or self.repetition_penalty <= 0,
-                 f"repetition_penalty must be above 0, not {self.repetition_penalty}"),
-                (not _whole(self.max_tokens) or self.max_tokens <= 0,
-                 f"max_tokens must be a whole number above 0, not {self.max_tokens}"),
-                (self.seed is not None and (not _whole(self.seed) or self.seed < 0),
-                 f"seed must be a whole number, 0 or more, not {self.seed}"),
-                (not all(_text(s) for s in self.stop),
-                 "stop strings must be non-empty text"),
-                (self.speculation not in get_args(Speculation),
-                 f"speculation must be one of {', '.join(get_args(Speculation))}, "
-                 f"not {self.speculation!r}"),
-                (bias is None,
-                 "logit_bias must map token ids (whole numbers, 0 or more) to finite numbers "
-                 f"or -inf, not {self.logit_bias!r}"),
+                (
+                    not _finite(self.temperature) or self.temperature < 0,
+                    f"temperature must be 0 or more, not {self.temperature}",
+                ),
+                (
+                    not _finite(self.top_p) or not 0 < self.top_p <= 1,
+                    f"top_p must be above 0 and at most 1, not {self.top_p}",
+                ),
+                (
+                    not _whole(self.top_k) or self.top_k < 0,
+                    f"top_k must be a whole number, 0 or more, not {self.top_k}",
+                ),
+                (
+                    not _finite(self.min_p) or not 0 <= self.min_p <= 1,
+                    f"min_p must be between 0 and 1, not {self.min_p}",
+                ),
+                (
+                    not _finite(self.repetition_penalty) or self.repetition_penalty <= 0,
+                    f"repetition_penalty must be above 0, not {self.repetition_penalty}",
+                ),
+                (
+                    not _whole(self.max_tokens) or self.max_tokens <= 0,
+                    f"max_tokens must be a whole number above 0, not {self.max_tokens}",
+                ),
+                (
+                    self.seed is not None and (not _whole(self.seed) or self.seed < 0),
+                    f"seed must be a whole number, 0 or more, not {self.seed}",
+                ),
+                (not all(_text(s) for s in self.stop), "stop strings must be non-empty text"),
+                (
+                    self.speculation not in get_args(Speculation),
+                    f"speculation must be one of {', '.join(get_args(Speculation))}, "
+                    f"not {self.speculation!r}",
+                ),
+                (
+                    bias is None,
+                    "logit_bias must map token ids (whole numbers, 0 or more) to finite numbers "
+                    f"or -inf, not {self.logit_bias!r}",
+                ),
             )
             if bad
         ]

@@ -206,8 +206,14 @@ class Engine:
         inference.engine.tool_reply).
         """
         request = self._builder.chat_request(
-            messages, params, conversation_id, overflow, template_kwargs, continue_reply,
-            context_limit, tools,
+            messages,
+            params,
+            conversation_id,
+            overflow,
+            template_kwargs,
+            continue_reply,
+            context_limit,
+            tools,
         )
         request.listen(on_token, on_progress, cancel)
         return self._runner.run(request)
@@ -248,8 +254,18 @@ class Engine:
         `on_token(variant_index, text_delta)` streams them; `cancel` is one event for all or
         one per variant; `context_limit` as for `generate`. See inference.engine.variants.
         Worker thread only."""
-        return generate_variants(self._builder, self._runner, messages, params, seeds,
-                                 conversation_id, on_token, cancel, overflow, context_limit)
+        return generate_variants(
+            self._builder,
+            self._runner,
+            messages,
+            params,
+            seeds,
+            conversation_id,
+            on_token,
+            cancel,
+            overflow,
+            context_limit,
+        )
 
     def cache_state(self, paths: Sequence[Sequence[Mapping[str, Any]]]) -> list[PathCacheState]:
         """Where each path's prompt is cached, as plain values for the GUI's branch map (see

@@ -123,8 +123,8 @@ class EngineCaches:
         if self.draft is None:
             self.main.disk_budget_bytes = value
         else:
-            self.main.disk_budget_bytes, self.draft.cache.disk_budget_bytes = (
-                self.draft.split(value)
+            self.main.disk_budget_bytes, self.draft.cache.disk_budget_bytes = self.draft.split(
+                value
             )
 
     @property

@@ -105,8 +105,10 @@ class RequestBuilder:
         params = SamplingParams() if params is None else params
         self._check_token_ids(params)
         context = chat_context(self.context_length, context_limit)
-        whose = "this model's context" if context == self.context_length else (
-            "this chat's context length"
+        whose = (
+            "this model's context"
+            if context == self.context_length
+            else ("this chat's context length")
         )
         clean, template_kwargs, tool_format = self._with_tools(messages, template_kwargs, tools)
         if continue_reply and clean[-1]["role"] != "assistant":
@@ -193,8 +195,14 @@ class RequestBuilder:
         if not sources or vision is None:
             return None
         images = [vision.processing.prepare(source, source.detail) for source in sources]
-        return expand(prompt, self._loaded.tokenizer, vision.family.placeholder,
-                      vision.image_token_id, images, vision.atomic_images)
+        return expand(
+            prompt,
+            self._loaded.tokenizer,
+            vision.family.placeholder,
+            vision.image_token_id,
+            images,
+            vision.atomic_images,
+        )
 
     def _with_tools(
         self,

@@ -97,14 +97,18 @@ class RequestRunner:
         sampler = params.make_sampler()
         processors = params.make_logits_processors(request.ids[:-1])
         speculative = self._speculative_decoder(stack, request, sampler, processors)
-        responses = iter(speculative) if speculative is not None else stream_generate(
-            self.loaded.model,
-            self.loaded.tokenizer,
-            request.ids[-1:],
-            max_tokens=request.max_tokens,
-            sampler=sampler,
-            logits_processors=processors,
-            prompt_cache=stack.caches,
+        responses = (
+            iter(speculative)
+            if speculative is not None
+            else stream_generate(
+                self.loaded.model,
+                self.loaded.tokenizer,
+                request.ids[-1:],
+                max_tokens=request.max_tokens,
+                sampler=sampler,
+                logits_processors=processors,
+                prompt_cache=stack.caches,
+            )
         )
         reply = DecodedReply(request, stack)
         try:

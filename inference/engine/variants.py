@@ -196,9 +196,9 @@ def _run(generator: BatchGenerator, variants: dict[int, _Variant], responses: li
             if response.finish_reason is not None:
                 caches = response.prompt_cache
             else:  # a stop string or a cancel: take it out of the batch with its caches
-                caches = generator.remove([response.uid], return_prompt_caches=True)[
-                    response.uid
-                ][0]
+                caches = generator.remove([response.uid], return_prompt_caches=True)[response.uid][
+                    0
+                ]
             variant.reply.stack.caches = caches
         if not pending:
             return

@@ -210,8 +210,9 @@ class _Reader:
         end_before, name_before = 0, ""
         for name, offset, length in sorted(extents, key=lambda extent: extent[1]):
             if offset % alignment:
-                raise _Damaged(f"tensor '{name}' starts at {offset:,}, not on a {alignment}-byte "
-                               "boundary")
+                raise _Damaged(
+                    f"tensor '{name}' starts at {offset:,}, not on a {alignment}-byte boundary"
+                )
             if data_start + offset + length > self.size:
                 raise _Damaged(f"tensor '{name}' runs past the end of the file")
             if offset < end_before:

@@ -253,5 +253,3 @@ def llama3_rope_scaling(factors: mx.array, base: float, head_dim: int) -> dict[s
 
 def _folder_name(source: Path) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", source.stem).strip(".-") or "imported-model"
-
-

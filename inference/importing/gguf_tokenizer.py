@@ -37,7 +37,13 @@ _QWEN2_SPLIT = (
 _GPT2_NAMES = {"default", "gpt2", "gpt-2"}
 # These split every digit on its own, then apply GPT-2's pattern.
 _DIGIT_NAMES = {
-    "smollm", "starcoder", "refact", "command-r", "codeshell", "exaone", "minerva-7b",
+    "smollm",
+    "starcoder",
+    "refact",
+    "command-r",
+    "codeshell",
+    "exaone",
+    "minerva-7b",
 }
 _LLAMA3_NAMES = {"llama3", "llama-v3", "llama-bpe", "falcon3", "pixtral", "smaug-bpe", "dbrx"}
 _QWEN2_NAMES = {"qwen2", "deepseek-r1-qwen"}

@@ -57,7 +57,11 @@ CONFIG_LIMITS: dict[str, int] = {
 # Config values that must be positive, finite numbers: mlx-lm passes them on unchecked, and a
 # text there fails only at the first reply.
 CONFIG_NUMBERS = (
-    "rope_theta", "rms_norm_eps", "layer_norm_eps", "layer_norm_epsilon", "norm_eps",
+    "rope_theta",
+    "rms_norm_eps",
+    "layer_norm_eps",
+    "layer_norm_epsilon",
+    "norm_eps",
     "partial_rotary_factor",
 )
 
@@ -135,8 +139,10 @@ def _in_range(value: Any, limit: int) -> bool:
 
 def _positive_number(value: Any) -> bool:
     return (
-        isinstance(value, int | float) and not isinstance(value, bool)
-        and math.isfinite(value) and value > 0
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value > 0
     )
 
 

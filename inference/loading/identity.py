@@ -69,10 +69,9 @@ def unchanged_on_disk(identity: dict[str, Any], folder: Path) -> bool:
     """Whether the folder still holds the model `identity` was taken of at its load: a model
     in memory is then the one on disk."""
     model: dict[str, Any] = identity.get("model") or {}
-    return (
-        model.get("weights_digest") == weights_digest(folder)
-        and model.get("files_digest") == files_digest(folder)
-    )
+    return model.get("weights_digest") == weights_digest(folder) and model.get(
+        "files_digest"
+    ) == files_digest(folder)
 
 
 def template_digest(template: str | dict[str, str] | None) -> str | None:

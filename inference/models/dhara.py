@@ -93,8 +93,14 @@ def canon_channels(args: ModelArgs) -> dict[str, int]:
     head_dim = _head_dim(args)
     q, kv = args.num_attention_heads * head_dim, args.num_key_value_heads * head_dim
     d = args.intermediate_size * (2 if args.canon_d_input == "gate_up" else 1)
-    every = {"a": ("A", args.hidden_size), "q": ("B", q), "k": ("B", kv), "v": ("B", kv),
-             "c": ("C", args.hidden_size), "d": ("D", d)}
+    every = {
+        "a": ("A", args.hidden_size),
+        "q": ("B", q),
+        "k": ("B", kv),
+        "v": ("B", kv),
+        "c": ("C", args.hidden_size),
+        "d": ("D", d),
+    }
     return {name: n for name, (position, n) in every.items() if position in args.canon_set}
 
 

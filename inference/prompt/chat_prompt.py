@@ -33,8 +33,7 @@ def validate_messages(messages: object) -> list[dict[str, Any]]:
         role, content = message.get("role"), message.get("content")
         if role not in ROLES:
             raise PromptError(
-                f"Message {index} has the unknown role {role!r}; "
-                f"the roles are {', '.join(ROLES)}."
+                f"Message {index} has the unknown role {role!r}; the roles are {', '.join(ROLES)}."
             )
         if role == "tool":
             clean.append(clean_tool_message(message, index))
@@ -109,9 +108,7 @@ def render_prompt(
     except Exception as error:  # Jinja and transformers raise many kinds; all mean the same here.
         raise _unrenderable(error) from error
     try:
-        encoded = tokenizer._tokenizer(
-            text, add_special_tokens=False, return_offsets_mapping=True
-        )
+        encoded = tokenizer._tokenizer(text, add_special_tokens=False, return_offsets_mapping=True)
         ids = [int(i) for i in encoded["input_ids"]]
         offsets = tuple((int(a), int(b)) for a, b in encoded["offset_mapping"])
     except (AttributeError, KeyError, NotImplementedError, TypeError, ValueError):

@@ -50,9 +50,7 @@ def template_source(folder: Path) -> str:
     return "tokenizer_config.json"
 
 
-def check_folder_template(
-    folder: Path, name: str | None = None, source: str | None = None
-) -> None:
+def check_folder_template(folder: Path, name: str | None = None, source: str | None = None) -> None:
     """Load the folder's tokenizer as the app will and check its chat template.
 
     Messages call the model `name` (default: the folder's) and the template's origin `source`

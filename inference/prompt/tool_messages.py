@@ -37,8 +37,10 @@ def clean_tools(tools: object) -> list[dict[str, Any]]:
             or tool.get("type", "function") != "function"
             or not _is_name(function.get("name"))
         ):
-            raise PromptError(f"Tool {index} is not a {{'type': 'function', 'function': "
-                              "{'name', …}} entry with a name.")
+            raise PromptError(
+                f"Tool {index} is not a {{'type': 'function', 'function': "
+                "{'name', …}} entry with a name."
+            )
         clean.append(_plain(tool, f"Tool {index}"))
     return clean
 
@@ -87,9 +89,7 @@ def clean_tool_message(message: Mapping[str, Any], index: int) -> dict[str, Any]
     return clean
 
 
-def for_template(
-    messages: list[dict[str, Any]], chat_template: object
-) -> list[dict[str, Any]]:
+def for_template(messages: list[dict[str, Any]], chat_template: object) -> list[dict[str, Any]]:
     """`messages` with their calls' arguments in the form `chat_template` renders: a JSON string
     for a template that pastes them in as text, else the mapping (unchanged)."""
     if not isinstance(chat_template, str) or not _ARGUMENTS_AS_TEXT.search(chat_template):
@@ -99,9 +99,13 @@ def for_template(
 
 def _with_text_arguments(message: dict[str, Any]) -> dict[str, Any]:
     calls = [
-        {**call, "function": {**call["function"],
-                              "arguments": json.dumps(call["function"]["arguments"],
-                                                      ensure_ascii=False)}}
+        {
+            **call,
+            "function": {
+                **call["function"],
+                "arguments": json.dumps(call["function"]["arguments"], ensure_ascii=False),
+            },
+        }
         for call in message["tool_calls"]
     ]
     return {**message, "tool_calls": calls}

@@ -29,9 +29,9 @@ def overlay_images_after_prefix(text_model: nn.Module) -> None:
     make_masks: MaskMaker = text_model._make_masks
     same_image = text_model._block_sequence_ids_for_mask
 
-    def with_overlay(h: mx.array, cache: Any, mm_token_type_ids: mx.array | None = None) -> (
-        list[Any]
-    ):
+    def with_overlay(
+        h: mx.array, cache: Any, mm_token_type_ids: mx.array | None = None
+    ) -> list[Any]:
         masks = make_masks(h, cache, mm_token_type_ids)
         if mm_token_type_ids is None or h.shape[1] < 2:
             return masks

@@ -41,8 +41,9 @@ class ImageSource:
 
 def image_source(value: object, index: int, detail: object = None) -> ImageSource:
     """The `index`-th image part (1-based, for messages): a path or bytes, and its detail."""
-    if detail is not None and (not isinstance(detail, int) or isinstance(detail, bool)
-                               or detail < 16):
+    if detail is not None and (
+        not isinstance(detail, int) or isinstance(detail, bool) or detail < 16
+    ):
         raise PromptError(f"Image {index}'s detail must be a whole number of pixels (16 or more).")
     if isinstance(value, bytes | bytearray | memoryview):
         data = bytes(cast("bytes | bytearray | memoryview[int]", value))  # a view of bytes

@@ -69,16 +69,16 @@ class LanguageView(nn.Module):
         """Logits; `extra` is what a chunk with images adds (inference.engine.image_inputs)."""
         if self._family.mrope:
             extra["position_ids"] = self._position_ids(inputs.shape[1], cache)
-        out = self.vlm.language_model(
-            inputs, inputs_embeds=input_embeddings, cache=cache, **extra
-        )
+        out = self.vlm.language_model(inputs, inputs_embeds=input_embeddings, cache=cache, **extra)
         return out.logits
 
     def _position_ids(self, length: int, cache: list[Any] | None) -> mx.array:
         # Recurrent layers keep no count of tokens; the first attention layer does.
         offset = next((c.offset for c in cache or () if hasattr(c, "offset")), 0)
-        if isinstance(offset, int) and self._positions is not None and (
-            offset + length <= self._positions.shape[-1]
+        if (
+            isinstance(offset, int)
+            and self._positions is not None
+            and (offset + length <= self._positions.shape[-1])
         ):
             return self._positions[..., offset : offset + length]
         # Past the prompt (decoding) every axis advances together, from the offset that the

@@ -31,9 +31,9 @@ class VisionSupport:
     atomic_images: bool = False
 
 
-def load_vision(folder: Path, config: dict[str, Any], tokenizer: Any) -> tuple[
-    LanguageView, VisionSupport
-]:
+def load_vision(
+    folder: Path, config: dict[str, Any], tokenizer: Any
+) -> tuple[LanguageView, VisionSupport]:
     """The model's language view and its vision parts. Raises what mlx-vlm and transformers
     raise for a folder they cannot read; the caller turns that into a ModelLoadError."""
     from mlx_vlm.utils import load_model, load_processor

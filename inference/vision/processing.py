@@ -71,9 +71,7 @@ class ImageProcessing:
         picture = _limited(open_rgb(source), detail)
         processor = self._processor if detail is None else self._capped_at(detail)
         try:
-            out = processor(
-                text=[self._family.placeholder], images=[picture], return_tensors="np"
-            )
+            out = processor(text=[self._family.placeholder], images=[picture], return_tensors="np")
         except (ValueError, TypeError, RuntimeError) as error:
             raise PromptError(f"The image {source.name} could not be processed: {error}") from error
         ids = tuple(int(i) for i in np.asarray(out["input_ids"]).reshape(-1))
@@ -93,8 +91,10 @@ class ImageProcessing:
         # wrote; checked, since the prompt is tokenized from this text.
         tokenizer = getattr(processor, "tokenizer", None)
         text = tokenizer.decode(list(ids), skip_special_tokens=False) if tokenizer else ""
-        if not text or tokenizer is None or (
-            list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids)
+        if (
+            not text
+            or tokenizer is None
+            or (list(tokenizer(text, add_special_tokens=False)["input_ids"]) != list(ids))
         ):
             raise PromptError(f"The image {source.name} has no text form this tokenizer keeps.")
         prepared = PreparedImage(
@@ -120,8 +120,9 @@ class ImageProcessing:
                 limit = max(tile, -(-detail // tile) * tile)
                 images.size = {**_as_dict(size), "longest_edge": min(edge, limit)}
             if isinstance(getattr(images, "max_pixels", None), int):
-                images.max_pixels = max(images.min_pixels or 0, min(images.max_pixels,
-                                                                   detail * detail))
+                images.max_pixels = max(
+                    images.min_pixels or 0, min(images.max_pixels, detail * detail)
+                )
             tokens = getattr(images, "max_soft_tokens", None)
             if isinstance(tokens, int):
                 # Gemma 4 sizes a picture by a token budget (a token per pooled square of
@@ -171,6 +172,7 @@ def _settings(processor: Any) -> bytes:
         for name in ("image_seq_len", "num_image_tokens", "image_token")
         if isinstance(getattr(processor, name, None), int | str)
     }
-    text = json.dumps([type(image_processor).__name__, settings, extra], sort_keys=True,
-                      default=str)
+    text = json.dumps(
+        [type(image_processor).__name__, settings, extra], sort_keys=True, default=str
+    )
     return text.encode()

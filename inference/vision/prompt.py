@@ -179,13 +179,13 @@ def expand(
     spans: list[ImageSpan] = []
     for image, (begin, end) in zip(images, windows, strict=True):
         positions = tuple(
-            i for i, (a, b) in enumerate(offsets)
+            i
+            for i, (a, b) in enumerate(offsets)
             if ids[i] == image_token_id and begin <= a and b <= end
         )
         if len(positions) != image.token_ids.count(image_token_id):
             raise PromptError(f"The image {image.name} did not tokenize as its processor said.")
-        for position, value in zip(positions, image_key(image.digest, len(positions)),
-                                   strict=True):
+        for position, value in zip(positions, image_key(image.digest, len(positions)), strict=True):
             key[position] = value
         spans.append(ImageSpan(positions[0], positions[-1] + 1, image, positions))
     token_ends = {end: index + 1 for index, (_, end) in enumerate(offsets)}

@@ -71,8 +71,10 @@ def test_worker_and_load_failures_are_logged_without_conversation_text(
     worker.shutdown()
 
     text = _log_text(log_dir)
-    assert "WARNING [inference-worker] app.generation.worker: The model at /models/odd-model " \
-           "failed to load: odd-model has no weights" in text
+    assert (
+        "WARNING [inference-worker] app.generation.worker: The model at /models/odd-model "
+        "failed to load: odd-model has no weights" in text
+    )
     assert "RuntimeError: the engine broke" in text and "Traceback" in text
     assert SECRET not in text
 
@@ -120,8 +122,13 @@ def test_help_show_log_folder_opens_the_logs_folder(
 ) -> None:
     opened: list[QUrl] = []
     monkeypatch.setattr(QDesktopServices, "openUrl", opened.append)
-    launched = start_app(qtbot, tmp_path, tmp_path / "scripted",
-                         worker=scripted_worker(ScriptedEngine([])), wait_ready=False)
+    launched = start_app(
+        qtbot,
+        tmp_path,
+        tmp_path / "scripted",
+        worker=scripted_worker(ScriptedEngine([])),
+        wait_ready=False,
+    )
     bar = launched.window.menuBar()
     help_menu = next(a.menu() for a in bar.actions() if a.text() == "&Help")
     show = next(a for a in help_menu.actions() if a.text() == "Show &Log Folder")

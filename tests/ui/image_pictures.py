@@ -35,16 +35,18 @@ def drawn_png(width: int, height: int, hue: int = 210, title: str = "Sales") -> 
     bars = [0.35, 0.6, 0.45, 0.8, 0.7, 0.95]
     gap = width / (len(bars) * 2 + 1)
     for index, share in enumerate(bars):
-        bar = QRectF(gap * (1 + 2 * index), height * (1 - 0.75 * share) - gap / 2,
-                     gap, height * 0.75 * share)
+        bar = QRectF(
+            gap * (1 + 2 * index), height * (1 - 0.75 * share) - gap / 2, gap, height * 0.75 * share
+        )
         painter.fillRect(bar, QColor.fromHsv((hue + 180) % 360, 170, 180))
     painter.setPen(QColor(30, 30, 40))
     font = QFont()
     font.setPixelSize(max(10, height // 9))
     font.setBold(True)
     painter.setFont(font)
-    painter.drawText(QRectF(0, height * 0.04, width, height * 0.2),
-                     Qt.AlignmentFlag.AlignCenter, title)
+    painter.drawText(
+        QRectF(0, height * 0.04, width, height * 0.2), Qt.AlignmentFlag.AlignCenter, title
+    )
     painter.end()
     return png_data(image)
 

@@ -17,8 +17,15 @@ class LongPromptEngine(ScriptedEngine):
     """Reads a 2,000-token prompt in 100-token steps of 0.1 s before streaming its reply, and
     sees a cancel only between steps, like the real engine between prefill chunks."""
 
-    def generate(self, messages: list[dict], params: Any, *, on_progress: Any = None,
-                 cancel: threading.Event | None = None, **kwargs: Any) -> ScriptedResult:
+    def generate(
+        self,
+        messages: list[dict],
+        params: Any,
+        *,
+        on_progress: Any = None,
+        cancel: threading.Event | None = None,
+        **kwargs: Any,
+    ) -> ScriptedResult:
         for done in range(0, PROMPT_TOKENS, 100):
             if on_progress is not None:
                 on_progress(done, PROMPT_TOKENS)
@@ -31,7 +38,6 @@ class LongPromptEngine(ScriptedEngine):
         return super().generate(messages, params, cancel=cancel, **kwargs)
 
 
-
 class CutOffEngine(ScriptedEngine):
     """Its first reply ends at the length limit; records how each reply was asked for."""
 
@@ -39,10 +45,13 @@ class CutOffEngine(ScriptedEngine):
         super().__init__(replies)
         self.continued: list[bool] = []
 
-    def generate(self, messages: list[dict], params: Any, *, continue_reply: bool = False,
-                 **kwargs: Any) -> ScriptedResult:
+    def generate(
+        self, messages: list[dict], params: Any, *, continue_reply: bool = False, **kwargs: Any
+    ) -> ScriptedResult:
         self.continued.append(continue_reply)
         result = super().generate(messages, params, **kwargs)
-        return result if len(self.continued) > 1 else dataclasses.replace(
-            result, finish_reason="length"
+        return (
+            result
+            if len(self.continued) > 1
+            else dataclasses.replace(result, finish_reason="length")
         )

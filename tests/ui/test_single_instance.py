@@ -58,12 +58,19 @@ def test_junk_on_the_socket_is_ignored_and_a_real_hand_over_still_arrives(
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(ROOT)}
     with subprocess.Popen(
         [sys.executable, "-c", _LATER_LAUNCHES, str(lock), name, str(tmp_path)],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
     ) as later:
         qtbot.waitUntil(lambda: later.poll() is not None, timeout=20000)
         outcome = json.loads(later.stdout.read())  # type: ignore[union-attr]
     running.release()
-    assert outcome == {"junk connected": True, "junk dropped": True, "second claimed": False,
-                       "handed": True}
+    assert outcome == {
+        "junk connected": True,
+        "junk dropped": True,
+        "second claimed": False,
+        "handed": True,
+    }
     assert received == [["--data-dir", str(tmp_path)]]
     assert not lock.exists()

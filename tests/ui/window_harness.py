@@ -31,7 +31,10 @@ ENDLESS = {"temperature": 0.0, "max_tokens": 4000, "seed": 0, "logit_bias": NO_E
 
 
 def start_app(
-    qtbot: Any, data_dir: Path, model: Path | None, worker: InferenceWorker | None = None,
+    qtbot: Any,
+    data_dir: Path,
+    model: Path | None,
+    worker: InferenceWorker | None = None,
     wait_ready: bool = True,
 ) -> Launched:
     argv = ["--data-dir", str(data_dir)] + (["--model", str(model)] if model else [])
@@ -74,8 +77,9 @@ def send_and_wait(qtbot: Any, launched: Launched, text: str, timeout_ms: int = 3
     composer = launched.window.composer
     composer.edit.setFocus()
     qtbot.keyClicks(composer.edit, text)
-    with qtbot.waitSignal(launched.controller.busyChanged, timeout=timeout_ms,
-                          check_params_cb=lambda busy: not busy):
+    with qtbot.waitSignal(
+        launched.controller.busyChanged, timeout=timeout_ms, check_params_cb=lambda busy: not busy
+    ):
         qtbot.keyClick(composer.edit, "\r")
 
 
@@ -116,8 +120,15 @@ class ScriptedEngine(CachelessEngine):
         self.step_s = step_s
         self.prompts: list[list[dict]] = []
 
-    def generate(self, messages: list[dict], params: Any, *, on_token: Any = None,
-                 cancel: threading.Event | None = None, **_kwargs: Any) -> ScriptedResult:
+    def generate(
+        self,
+        messages: list[dict],
+        params: Any,
+        *,
+        on_token: Any = None,
+        cancel: threading.Event | None = None,
+        **_kwargs: Any,
+    ) -> ScriptedResult:
         self.prompts.append(list(messages))
         reply = self.replies.pop(0) if self.replies else "(no more scripted replies)"
         started = time.perf_counter()
@@ -134,14 +145,19 @@ class ScriptedEngine(CachelessEngine):
             time.sleep(self.step_s)
         elapsed = max(time.perf_counter() - started, 1e-6)
         steps = max(1, sent // self.chars_per_step)
-        stats = {"prompt_tokens": 10, "cached_tokens": 4, "prefill_tokens": 6,
-                 "generated_tokens": steps, "ttft_s": self.step_s, "prefill_tps": 1000.0,
-                 "decode_tps": steps / elapsed}
+        stats = {
+            "prompt_tokens": 10,
+            "cached_tokens": 4,
+            "prefill_tokens": 6,
+            "generated_tokens": steps,
+            "ttft_s": self.step_s,
+            "prefill_tps": 1000.0,
+            "decode_tps": steps / elapsed,
+        }
         return ScriptedResult(reply[:sent], reason, stats)
 
     def count_prompt_tokens(self, messages: list[dict], template_kwargs: Any = None) -> int:
         return sum(len(m["content"]) // 4 + 4 for m in messages)
-
 
 
 class _TagTokenizer:
@@ -176,8 +192,12 @@ def scripted_worker(engine: ScriptedEngine, **info: Any) -> InferenceWorker:
     the template's `think_switch`)."""
 
     def factory(path: Path, progress: Any) -> tuple[ScriptedEngine, ModelLoaded]:
-        facts: dict[str, Any] = {"model_id": "scripted", "model_type": "scripted",
-                                 "weights_bytes": 1_000_000, **info}
+        facts: dict[str, Any] = {
+            "model_id": "scripted",
+            "model_type": "scripted",
+            "weights_bytes": 1_000_000,
+            **info,
+        }
         return engine, ModelLoaded(path=str(path), context_length=engine.context_length, **facts)
 
     return InferenceWorker(engine_factory=factory)

@@ -50,7 +50,10 @@ class TokenizerWrapper:
     ) -> str: ...
     @overload
     def apply_chat_template(
-        self, conversation: Sequence[Mapping[str, Any]], *, tokenize: Literal[True] = True,
+        self,
+        conversation: Sequence[Mapping[str, Any]],
+        *,
+        tokenize: Literal[True] = True,
         **kwargs: Any,
     ) -> list[int]: ...
     # Forwarded to the transformers tokenizer.

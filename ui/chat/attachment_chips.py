@@ -44,7 +44,8 @@ class AttachmentPreview(QDialog):
         self.setWindowTitle(attachment.name)
         self.setAccessibleName(f"Text of {attachment.name}")
         caption = QLabel(
-            "Not in the export: only its name was imported" if attachment.missing
+            "Not in the export: only its name was imported"
+            if attachment.missing
             else f"{chip_details(attachment)} · the text the model reads"
         )
         caption.setObjectName("EmptyHint")
@@ -70,7 +71,8 @@ class AttachmentChip(Chip):
         self.setAccessibleName(f"Attached file {attachment.name}")
         self.setToolTip(
             f"{attachment.name} was named in the imported chat, but its contents were not in the"
-            " export" if attachment.missing
+            " export"
+            if attachment.missing
             else f"{attachment.name}: click to see the text the model reads"
         )
         self.setFocusPolicy(Qt.FocusPolicy.TabFocus)

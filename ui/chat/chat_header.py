@@ -19,7 +19,9 @@ class ChatHeader(QWidget):
         # the header) only when asked to.
         self.setAttribute(Qt.WidgetAttribute.WA_StyledBackground, True)
         self.sidebar_button = icon_button(
-            "panel-left", "Toggle sidebar", "Show or hide the conversation list (Ctrl+Shift+S)",
+            "panel-left",
+            "Toggle sidebar",
+            "Show or hide the conversation list (Ctrl+Shift+S)",
             "HeaderButton",
         )
         self.title_label = plain_label()  # a title is whatever the person typed
@@ -32,8 +34,10 @@ class ChatHeader(QWidget):
         scale_font(self.prompt_marker, 0.8)
         self.prompt_marker.hide()
         self.settings_button = icon_button(
-            "sliders", "Conversation settings",
-            "Model, system prompt and sampling for this conversation", "HeaderButton",
+            "sliders",
+            "Conversation settings",
+            "Model, system prompt and sampling for this conversation",
+            "HeaderButton",
         )
         row = QHBoxLayout(self)
         row.setContentsMargins(em(self, 0.5), em(self, 0.3), em(self, 0.5), em(self, 0.3))

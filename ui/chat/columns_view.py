@@ -133,8 +133,13 @@ class ColumnsView(QDialog):
     keepRequested = Signal(int)
     closedWhileRunning = Signal()
 
-    def __init__(self, headings: Sequence[ColumnHeading], title: str, hint: str,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        headings: Sequence[ColumnHeading],
+        title: str,
+        hint: str,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle(title)
         self.setAccessibleName(title)
@@ -214,8 +219,9 @@ class ColumnsView(QDialog):
         bar = edit.verticalScrollBar()
         bar.setValue(bar.maximum())
 
-    def set_finished(self, index: int, status: str, stats: Mapping[str, Any] | None,
-                     error: str | None = None) -> None:
+    def set_finished(
+        self, index: int, status: str, stats: Mapping[str, Any] | None, error: str | None = None
+    ) -> None:
         self._running.discard(index)
         column = self.columns[index]
         column.stats.setText(stats_line(status, stats, error))

@@ -101,9 +101,7 @@ class ComposerEdit(QPlainTextEdit):
 
     def canInsertFromMimeData(self, source: QMimeData) -> bool:
         return (
-            bool(local_files(source))
-            or source.hasImage()
-            or super().canInsertFromMimeData(source)
+            bool(local_files(source)) or source.hasImage() or super().canInsertFromMimeData(source)
         )
 
     def insertFromMimeData(self, source: QMimeData) -> None:
@@ -273,8 +271,9 @@ class Composer(QFrame):
 
     def add_beside_send(self, widget: QWidget) -> None:
         """Put `widget` just before the send button (the window's Compare with…)."""
-        self._row.insertWidget(self._row.indexOf(self.button), widget, 0,
-                               Qt.AlignmentFlag.AlignBottom)
+        self._row.insertWidget(
+            self._row.indexOf(self.button), widget, 0, Qt.AlignmentFlag.AlignBottom
+        )
 
     def text(self) -> str:
         return self.edit.toPlainText()
@@ -321,9 +320,7 @@ class Composer(QFrame):
 
     @property
     def can_send(self) -> bool:
-        return not (
-            self._generating or self._reason or self._over_context or self.attached.refusal
-        )
+        return not (self._generating or self._reason or self._over_context or self.attached.refusal)
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -359,8 +356,10 @@ class Composer(QFrame):
         self.edit.setEnabled(self._reason is None)
         refusal = self.attached.refusal
         kind, text = (
-            ("info", self._reason) if self._reason
-            else ("danger", refusal) if refusal
+            ("info", self._reason)
+            if self._reason
+            else ("danger", refusal)
+            if refusal
             else self._token_notice
         )
         self.notice.setText(text)

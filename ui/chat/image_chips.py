@@ -69,9 +69,11 @@ class ImageChip(Chip):
         if image.path is not None:
             self.setCursor(Qt.CursorShape.PointingHandCursor)
 
-        name = QLabel(self.fontMetrics().elidedText(
-            image.name, Qt.TextElideMode.ElideMiddle, em(self, _NAME_EM)
-        ))
+        name = QLabel(
+            self.fontMetrics().elidedText(
+                image.name, Qt.TextElideMode.ElideMiddle, em(self, _NAME_EM)
+            )
+        )
         name.setObjectName("AttachmentName")
         name.setTextFormat(Qt.TextFormat.PlainText)  # names come from files and clipboards
         scale_font(name, 0.9, bold=True)

@@ -93,7 +93,9 @@ class InlineEditor(QFrame):
         self.edit.textChanged.connect(self._fit_height)
         # Esc from the buttons too, not only from the text.
         QShortcut(
-            QKeySequence("Escape"), self, self.cancelled.emit,
+            QKeySequence("Escape"),
+            self,
+            self.cancelled.emit,
             Qt.ShortcutContext.WidgetWithChildrenShortcut,
         )
         self._update_save_button()
@@ -137,9 +139,7 @@ class InlineEditor(QFrame):
         refusal = self.attached.refusal
         content = bool(text) or bool(self.attached.image_views())
         self.save_button.setEnabled(content and changed and not refusal)
-        self.save_button.setToolTip(
-            refusal or "Save as a new version and generate a reply (Enter)"
-        )
+        self.save_button.setToolTip(refusal or "Save as a new version and generate a reply (Enter)")
 
     @Slot()
     def _save(self) -> None:

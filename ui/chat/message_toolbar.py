@@ -94,8 +94,14 @@ class MessageToolbar(QWidget):
 
     def action_buttons(self) -> list[QToolButton]:
         """The buttons that act on a finished message (hidden while it streams)."""
-        buttons = (self.copy_button, self.compare_button, self.edit_button,
-                   self.regenerate_button, self.details_button, self.delete_button)
+        buttons = (
+            self.copy_button,
+            self.compare_button,
+            self.edit_button,
+            self.regenerate_button,
+            self.details_button,
+            self.delete_button,
+        )
         return [b for b in buttons if b is not None]
 
     def show_for(self, view: MessageView, editing: bool) -> None:
@@ -116,8 +122,10 @@ class MessageToolbar(QWidget):
                 # Imported: no stats of ours, only the model its app named (first, so a chat
                 # whose versions came from several models still says where this one came from).
                 stats_text = view.model_name or view.model_label
-                tip = (f"Written by {view.model_label} in the app it was imported from; "
-                       "continuing uses your chosen local model")
+                tip = (
+                    f"Written by {view.model_label} in the app it was imported from; "
+                    "continuing uses your chosen local model"
+                )
             elif view.model_name and not streaming:
                 # Its versions were written by several models: say which wrote this one.
                 stats_text = " · ".join(p for p in (view.model_name, stats_text) if p)

@@ -92,8 +92,10 @@ class SiblingDiffDialog(QDialog):
             columns.addLayout(column)
             self.panes.append(pane)
         summary = QLabel(
-            "The versions are the same." if not changed else
-            "Removed words are struck through on the left; added words are marked on the right."
+            "The versions are the same."
+            if not changed
+            else "Removed words are struck through on the left;"
+            " added words are marked on the right."
         )
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.reject)

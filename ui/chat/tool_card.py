@@ -63,9 +63,7 @@ class ToolCard(QFrame):
         self.arguments.setObjectName("ToolArguments")
         self.arguments.setAccessibleName("Arguments (JSON)")
         self.arguments.setTabChangesFocus(True)
-        self.arguments.document().documentLayout().documentSizeChanged.connect(
-            self._fit_arguments
-        )
+        self.arguments.document().documentLayout().documentSizeChanged.connect(self._fit_arguments)
         self.arguments.textChanged.connect(self._check_arguments)
         self.problem = plain_label()
         self.problem.setObjectName("ToolCardProblem")
@@ -85,8 +83,13 @@ class ToolCard(QFrame):
         self.stop_button.clicked.connect(self.stopRequested)
         buttons = QHBoxLayout()
         buttons.setSpacing(em(self, 0.4))
-        for button in (self.run_button, self.deny_button, self.cancel_button,
-                       self.continue_button, self.stop_button):
+        for button in (
+            self.run_button,
+            self.deny_button,
+            self.cancel_button,
+            self.continue_button,
+            self.stop_button,
+        ):
             buttons.addWidget(button)
         buttons.addStretch(1)
         for button in (self.always_chat, self.always_tool):
@@ -117,11 +120,14 @@ class ToolCard(QFrame):
         self.arguments.setPlainText(json.dumps(call.arguments, ensure_ascii=False, indent=2))
         notes = []
         if call.repeated:
-            notes.append("The model already made this same call, with these arguments, since "
-                         "your last message; its result is above.")
+            notes.append(
+                "The model already made this same call, with these arguments, since "
+                "your last message; its result is above."
+            )
         if before := call.changed_from:
-            notes.append("This tool's description changed since you allowed it; it used to "
-                         "say: " + before)
+            notes.append(
+                "This tool's description changed since you allowed it; it used to say: " + before
+            )
         self.changed.setText("\n".join(notes))
         self.changed.setVisible(bool(notes))
         self.run_button.setDefault(True)

@@ -103,8 +103,7 @@ class ToolResultView(QFrame):
         self.cancel_button.clicked.connect(self._stop_editing)
         actions = QHBoxLayout()
         actions.setSpacing(em(self, 0.4))
-        for button in (self.rerun_button, self.edit_button, self.save_button,
-                       self.cancel_button):
+        for button in (self.rerun_button, self.edit_button, self.save_button, self.cancel_button):
             actions.addWidget(button)
         actions.addStretch(1)
         self.action_row = QWidget(self)

@@ -58,8 +58,9 @@ class ToolsButton(QToolButton):
         if not self._servers:
             empty = self._menu.addAction("No tools are set up (Preferences › Tools).")
             empty.setEnabled(False)
-        tools = sum(len(s.tools) for s in self._servers
-                    if s.chosen and s.status == ServerStatus.READY)
+        tools = sum(
+            len(s.tools) for s in self._servers if s.chosen and s.status == ServerStatus.READY
+        )
         # A count only where the model is offered them: a template without tools gets none.
         self.setText(f"Tools · {tools}" if tools and off_reason is None else "Tools")
         self.setEnabled(off_reason is None)
@@ -68,8 +69,11 @@ class ToolsButton(QToolButton):
             self.setAccessibleDescription(off_reason)
         else:
             chosen = [s.label for s in self._servers if s.chosen]
-            tip = ("This chat may use: " + ", ".join(chosen)) if chosen else \
-                "This chat uses no tools."
+            tip = (
+                ("This chat may use: " + ", ".join(chosen))
+                if chosen
+                else "This chat uses no tools."
+            )
             self.setToolTip(literal(tip))
             self.setAccessibleDescription(tip)
 
@@ -91,7 +95,6 @@ class ToolsButton(QToolButton):
     def _on_toggled(self, _checked: bool) -> None:
         names = [a.data() for a in self._menu.actions() if a.isCheckable() and a.isChecked()]
         self._servers = [
-            ServerChoice(s.name, s.label, s.status, s.tools, s.name in names)
-            for s in self._servers
+            ServerChoice(s.name, s.label, s.status, s.tools, s.name in names) for s in self._servers
         ]
         self.serversChosen.emit(names)

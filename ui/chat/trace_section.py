@@ -26,6 +26,8 @@ class TraceSection(ThinkingSection):
 
     def _show_open(self, expanded: bool) -> None:
         super()._show_open(expanded)
-        self.toggle.setToolTip("Hide the tool calls" if expanded else
-                               "Show the code this reply ran and its output (never sent to a "
-                               "model)")
+        self.toggle.setToolTip(
+            "Hide the tool calls"
+            if expanded
+            else "Show the code this reply ran and its output (never sent to a model)"
+        )

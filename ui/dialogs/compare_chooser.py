@@ -41,8 +41,13 @@ def model_line(model: CompareModel) -> str:
 
 
 class CompareChooser(QDialog):
-    def __init__(self, models: Sequence[CompareModel], checked: Sequence[str], plan_for: PlanFor,
-                 parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        models: Sequence[CompareModel],
+        checked: Sequence[str],
+        plan_for: PlanFor,
+        parent: QWidget | None = None,
+    ) -> None:
         """`models` the library's; `checked` the model ids checked at first (the chat's own)."""
         super().__init__(parent)
         self.setObjectName("CompareChooser")
@@ -106,8 +111,11 @@ class CompareChooser(QDialog):
 
     def chosen(self) -> list[CompareModel]:
         """The checked models, in the list's order (their columns' order)."""
-        return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())
-                if self.list.item(i).checkState() == Qt.CheckState.Checked]
+        return [
+            self.list.item(i).data(Qt.ItemDataRole.UserRole)
+            for i in range(self.list.count())
+            if self.list.item(i).checkState() == Qt.CheckState.Checked
+        ]
 
     def _all(self) -> list[CompareModel]:
         return [self.list.item(i).data(Qt.ItemDataRole.UserRole) for i in range(self.list.count())]

@@ -199,9 +199,7 @@ class ConnectionsDialog(QDialog):
             self.status.setText(str(exc))
         else:
             self.models.addItems(models)
-            self.status.setText(
-                f"Connected: {len(models)} model{'s' if len(models) != 1 else ''}."
-            )
+            self.status.setText(f"Connected: {len(models)} model{'s' if len(models) != 1 else ''}.")
         finally:
             self.test_button.setEnabled(True)
 

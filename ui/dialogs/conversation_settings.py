@@ -234,7 +234,7 @@ class ConversationSettingsDialog(QDialog):
         )
 
     def _speculation(self) -> dict[str, Any]:
-        """"off" when unticked (the chat's draft model is kept for when it is ticked again);
+        """ "off" when unticked (the chat's draft model is kept for when it is ticked again);
         "draft" with the chat's own draft model; else prompt lookup, where a model default
         from Preferences still applies."""
         own = {DRAFT_MODEL_KEY: self.draft_model.chosen()} if self._own_draft else {}
@@ -259,8 +259,10 @@ class ConversationSettingsDialog(QDialog):
             field.setToolTip(tip)
             row.hint.setText("" if remote and field is self.draft_model else tip)  # said once
         if self._own_draft:
-            chosen = self.draft_model.chosen() if self.draft_model.count() else (
-                self._other_params.get(DRAFT_MODEL_KEY)
+            chosen = (
+                self.draft_model.chosen()
+                if self.draft_model.count()
+                else (self._other_params.get(DRAFT_MODEL_KEY))
             )
         else:
             chosen = self._default_draft_for(main) if main else None

@@ -126,8 +126,12 @@ class ImportChatsDialog(QDialog):
         self.pages.addWidget(self.preview)
         self.pages.setCurrentWidget(self.preview)
         found = bool(self.preview.rows())
-        self._show_step(Step.PREVIEW, "Untick the conversations to leave out, then Import."
-                        if found else "Nothing in these files can be imported.")
+        self._show_step(
+            Step.PREVIEW,
+            "Untick the conversations to leave out, then Import."
+            if found
+            else "Nothing in these files can be imported.",
+        )
         self._update_import_button()
         self.import_button.setFocus()
 
@@ -149,13 +153,16 @@ class ImportChatsDialog(QDialog):
         self.progress.setRange(0, self._total)
         self.progress.setValue(0)
         self.preview.setEnabled(False)
-        self._show_step(Step.IMPORTING, "Importing… Cancel keeps the conversations already done, "
-                        "each whole.")
+        self._show_step(
+            Step.IMPORTING, "Importing… Cancel keeps the conversations already done, each whole."
+        )
         self.cancel_button.setEnabled(True)
         self.operation = (
             import_chats(self, self.database, self.paths, chosen)
-            .on_progress(self._on_progress).on_success(self._on_finished)
-            .on_failure(self._on_failed).start()
+            .on_progress(self._on_progress)
+            .on_success(self._on_finished)
+            .on_failure(self._on_failed)
+            .start()
         )
 
     def _on_progress(self, outcome: writer.Outcome) -> None:
@@ -172,8 +179,9 @@ class ImportChatsDialog(QDialog):
         self.report = ImportReport(report)
         self.pages.addWidget(self.report)
         self.pages.setCurrentWidget(self.report)
-        self._show_step(Step.REPORT, "Import cancelled." if report.cancelled else
-                        "Import finished.")
+        self._show_step(
+            Step.REPORT, "Import cancelled." if report.cancelled else "Import finished."
+        )
         self.close_button.setDefault(True)
         self.imported.emit(report)
 
@@ -205,11 +213,12 @@ class ImportChatsDialog(QDialog):
         """The window took this import back out."""
         self.batch_id = None
         conversations, messages = result.removed_conversations, result.removed_messages
-        text = (f"Import undone: {conversations:,} conversation{'' if conversations == 1 else 's'}"
-                f" and {messages:,} message{'' if messages == 1 else 's'} taken out.")
+        text = (
+            f"Import undone: {conversations:,} conversation{'' if conversations == 1 else 's'}"
+            f" and {messages:,} message{'' if messages == 1 else 's'} taken out."
+        )
         if result.kept_messages:
-            text += (f" {result.kept_messages:,} imported messages stay: you continued from "
-                     "them.")
+            text += f" {result.kept_messages:,} imported messages stay: you continued from them."
         self._show_step(Step.REPORT, text)
 
     def reject(self) -> None:

@@ -136,14 +136,17 @@ class ImportPreview(QWidget):
         self.tree.expandAll()
 
     def _add_group(self, label: str, summary: FormatPreview) -> None:
-        group = QTreeWidgetItem(self.tree, [label, f"{summary.messages:,}",
-                                            f"{summary.branches:,}"])
-        group.setFlags(group.flags() | Qt.ItemFlag.ItemIsAutoTristate
-                       | Qt.ItemFlag.ItemIsUserCheckable)
+        group = QTreeWidgetItem(
+            self.tree, [label, f"{summary.messages:,}", f"{summary.branches:,}"]
+        )
+        group.setFlags(
+            group.flags() | Qt.ItemFlag.ItemIsAutoTristate | Qt.ItemFlag.ItemIsUserCheckable
+        )
         for conversation in summary.conversations:
             title = conversation.title
-            row = QTreeWidgetItem(group, [title, f"{conversation.messages:,}",
-                                          f"{conversation.branches:,}"])
+            row = QTreeWidgetItem(
+                group, [title, f"{conversation.messages:,}", f"{conversation.branches:,}"]
+            )
             row.setData(0, _KEY, (summary.format, conversation.source_id))
             if conversation.empty:
                 row.setText(0, f"{title} (empty: skipped)")
@@ -173,12 +176,16 @@ class ImportPreview(QWidget):
     def chosen(self) -> set[tuple[str, str]]:
         """The ticked conversations as (format, source id) pairs."""
         return {
-            tuple(row.data(0, _KEY)) for row in self.rows()
+            tuple(row.data(0, _KEY))
+            for row in self.rows()
             if row.checkState(0) == Qt.CheckState.Checked
         }
 
     def empty(self) -> set[tuple[str, str]]:
         """The conversations without messages (no box to tick: the report lists them as
         skipped)."""
-        return {tuple(row.data(0, _KEY)) for row in self.rows()
-                if not row.flags() & Qt.ItemFlag.ItemIsEnabled}
+        return {
+            tuple(row.data(0, _KEY))
+            for row in self.rows()
+            if not row.flags() & Qt.ItemFlag.ItemIsEnabled
+        }

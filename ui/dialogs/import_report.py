@@ -46,10 +46,15 @@ def report_sentence(report: run.ImportReport) -> str:
     counts = report.counts
     parts = [f"{counts.imported:,} imported"]
     if counts.updated:
-        parts.append(f"{counts.updated:,} updated with {counts.new_messages:,} new "
-                     f"message{'' if counts.new_messages == 1 else 's'} in all")
-    for status, count in (("unchanged", counts.unchanged), ("skipped", counts.skipped),
-                          ("refused", counts.refused)):
+        parts.append(
+            f"{counts.updated:,} updated with {counts.new_messages:,} new "
+            f"message{'' if counts.new_messages == 1 else 's'} in all"
+        )
+    for status, count in (
+        ("unchanged", counts.unchanged),
+        ("skipped", counts.skipped),
+        ("refused", counts.refused),
+    ):
         if count:
             parts.append(f"{count:,} {status}")
     unreadable = sum(1 for item in report.inputs if item.error)
@@ -57,8 +62,9 @@ def report_sentence(report: run.ImportReport) -> str:
         parts.append(f"{unreadable:,} file{'' if unreadable == 1 else 's'} could not be read")
     sentence = ", ".join(parts) + "."
     if report.cancelled:
-        sentence = ("Cancelled. Only whole conversations were kept: " + sentence[0].lower()
-                    + sentence[1:])
+        sentence = (
+            "Cancelled. Only whole conversations were kept: " + sentence[0].lower() + sentence[1:]
+        )
     return sentence
 
 
@@ -92,8 +98,11 @@ class ImportReport(QWidget):
             if item.error:
                 self._add("Refused", Path(item.path).name, item.error)
             for outcome in item.outcomes:
-                self._add(_STATUS_NAMES[outcome.status], outcome.title or outcome.where,
-                          outcome_detail(outcome))
+                self._add(
+                    _STATUS_NAMES[outcome.status],
+                    outcome.title or outcome.where,
+                    outcome_detail(outcome),
+                )
         self.tree.setColumnWidth(1, max(self.tree.sizeHintForColumn(1), 160))
 
     def _add(self, status: str, title: str, detail: str) -> None:

@@ -111,9 +111,7 @@ def row_cells(info: ModelInfo) -> tuple[str, ...]:
 def row_tooltip(info: ModelInfo, loaded: bool, default: bool) -> str:
     marks = [*(["Loaded now"] if loaded else []), *(["Default for new chats"] if default else [])]
     sight = [info.sight] if info.sight else []
-    return "\n".join(
-        [info.name, *marks, *sight, info.problem or f"{info.source}\n{info.path}"]
-    )
+    return "\n".join([info.name, *marks, *sight, info.problem or f"{info.source}\n{info.path}"])
 
 
 def mark_name(item: QTableWidgetItem, loaded: bool, default: bool) -> None:

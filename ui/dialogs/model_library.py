@@ -273,12 +273,14 @@ class ModelLibraryDialog(QDialog):
         worker, which runs MLX) and never linked."""
         if is_published_dhara(folder):
             return self._run(
-                lambda owner: convert_dhara(owner, folder, self.models_dir, self._worker))
+                lambda owner: convert_dhara(owner, folder, self.models_dir, self._worker)
+            )
         return self._run(lambda owner: add_folder(owner, folder, self.models_dir, link))
 
     def download(self, repo_id: str) -> TaskProgressDialog:
         return self._run(
-            lambda owner: download_repo(owner, repo_id, self.models_dir, self.hub_endpoint))
+            lambda owner: download_repo(owner, repo_id, self.models_dir, self.hub_endpoint)
+        )
 
     def _run(self, make: Callable[[QObject], Addition]) -> TaskProgressDialog:
         dialog = TaskProgressDialog(make, self)

@@ -91,6 +91,4 @@ class NewChatDefaultsPage(QWidget):
         shown = self.sampling.values()
         params = {k: v for k, v in self._before.params.items() if k not in shown}
         params.update({k: v for k, v in shown.items() if v != DEFAULT_PARAMS[k]})
-        return ChatDefaults(
-            self.model_box.currentData(), self.system_prompt.toPlainText(), params
-        )
+        return ChatDefaults(self.model_box.currentData(), self.system_prompt.toPlainText(), params)

@@ -97,7 +97,10 @@ class PdfPagesOffer(QDialog):
         else:
             problem = ""
         self.attach_button.setEnabled(not problem)
-        self.total.setText(problem or (
-            f"{_pages(count)} as {count:,} image{'s' if count != 1 else ''}, "
-            f"≈ {count * self.offer.page_tokens:,} tokens in all"
-        ))
+        self.total.setText(
+            problem
+            or (
+                f"{_pages(count)} as {count:,} image{'s' if count != 1 else ''}, "
+                f"≈ {count * self.offer.page_tokens:,} tokens in all"
+            )
+        )

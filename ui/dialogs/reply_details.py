@@ -84,8 +84,10 @@ class ReplyDetailsDialog(QDialog):
         self.replay_button.setEnabled(True)
         text = html.escape(outcome.summary())
         if outcome.first_difference is not None:
-            text += (f"<br><br>Recorded: <code>{html.escape(repr(outcome.recorded_piece))}</code>"
-                     f"<br>Now: <code>{html.escape(repr(outcome.replayed_piece))}</code>")
+            text += (
+                f"<br><br>Recorded: <code>{html.escape(repr(outcome.recorded_piece))}</code>"
+                f"<br>Now: <code>{html.escape(repr(outcome.replayed_piece))}</code>"
+            )
         self._show_result(text, outcome.identical)
         self.keep_button.setVisible(not outcome.identical)
 
@@ -103,8 +105,9 @@ class ReplyDetailsDialog(QDialog):
         colors = colors_for(is_dark(self.palette()))
         good = self._good
         colour = colors.text if good is None else colors.accent if good else colors.danger
-        self.replay_result.setStyleSheet(f"color:{colour}; border:1px solid {colors.border};"
-                                  f" border-radius:6px; padding:8px;")
+        self.replay_result.setStyleSheet(
+            f"color:{colour}; border:1px solid {colors.border}; border-radius:6px; padding:8px;"
+        )
 
     def changeEvent(self, event: QEvent) -> None:
         super().changeEvent(event)

@@ -22,9 +22,7 @@ from ui.widgets.theme import em
 class TaskProgressDialog(QDialog):
     """Progress and Cancel for the addition `make(self)` returns; `start()` runs it."""
 
-    def __init__(
-        self, make: Callable[[QObject], Addition], parent: QWidget | None = None
-    ) -> None:
+    def __init__(self, make: Callable[[QObject], Addition], parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.task = make(self)
         description = self.task.description
@@ -51,7 +49,8 @@ class TaskProgressDialog(QDialog):
         layout.addLayout(row)
         self.button.clicked.connect(self._on_button)
         self.task.on_progress(self._on_progress).on_success(self._on_succeeded).on_failure(
-            self._on_failed)
+            self._on_failed
+        )
 
     def start(self) -> None:
         self.task.start()

@@ -102,9 +102,12 @@ class ToolsPage(QWidget):
         _clear(self._servers)
         self.server_rows = {}
         if not rows:
-            self._servers.addWidget(plain_label(
-                "No MCP servers are set up. Import them from another app below, or add them to "
-                "mcp.json in the data folder."))
+            self._servers.addWidget(
+                plain_label(
+                    "No MCP servers are set up. Import them from another app below, or add them to "
+                    "mcp.json in the data folder."
+                )
+            )
         for row in rows:
             chosen = self._new_chats is None or row.name in self._new_chats
             frame = _ServerFrame(row, chosen)
@@ -142,8 +145,7 @@ class ToolsPage(QWidget):
     def set_approvals(self, rows: Sequence[ApprovalRow]) -> None:
         _clear(self._approvals)
         if not rows:
-            self._approvals.addWidget(plain_label(
-                "None: every tool asks before it runs."))
+            self._approvals.addWidget(plain_label("None: every tool asks before it runs."))
         for index, row in enumerate(rows):
             line = QHBoxLayout()
             label = plain_label(row.text)
@@ -179,8 +181,7 @@ class _ServerFrame(QFrame):
         self.default_box.setAccessibleName(f"{row.name} in new chats")
         self.default_box.setToolTip("Chats that have not chosen their tools may use this one")
         self.restart = QPushButton("Start" if row.never_started else "Restart")
-        self.restart.setAccessibleName(f"{'Start' if row.never_started else 'Restart'} "
-                                       f"{row.name}")
+        self.restart.setAccessibleName(f"{'Start' if row.never_started else 'Restart'} {row.name}")
         top = QHBoxLayout()
         top.addWidget(name)
         top.addWidget(self.status, 1)

@@ -54,4 +54,3 @@ class DraftModelBox(QComboBox):
 
     def chosen(self) -> str | None:
         return self.currentData()
-

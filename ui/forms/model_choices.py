@@ -28,14 +28,22 @@ def fill_models(
     box.clear()
     for info in models:
         if info.problem is None:
-            _add(box, info.name, info.id if by_entry else info.path.name,
-                 f"{info.name} · {info.architecture} · {info.quantization}")
+            _add(
+                box,
+                info.name,
+                info.id if by_entry else info.path.name,
+                f"{info.name} · {info.architecture} · {info.quantization}",
+            )
     if current is not None and box.findData(current) < 0:
         if is_remote(current):
             add_remote_models(box, [current])
         else:
-            _add(box, f"{current} (not in the library)", current,
-                 f"{current}: loaded from its folder, not from the library")
+            _add(
+                box,
+                f"{current} (not in the library)",
+                current,
+                f"{current}: loaded from its folder, not from the library",
+            )
     box.setCurrentIndex(box.findData(current) if current is not None else -1)
 
 
@@ -44,9 +52,12 @@ def add_remote_models(box: QComboBox, model_ids: Sequence[str]) -> None:
     for model_id in model_ids:
         if box.findData(model_id) < 0:
             remote = parse_remote(model_id)
-            _add(box, f"{remote.model} · on {remote.connection}", model_id,
-                 f"{remote.model}, a model on the server “{remote.connection}” "
-                 "(File › Connections)")
+            _add(
+                box,
+                f"{remote.model} · on {remote.connection}",
+                model_id,
+                f"{remote.model}, a model on the server “{remote.connection}” (File › Connections)",
+            )
 
 
 def _add(box: QComboBox, text: str, model_id: str, tooltip: str) -> None:

@@ -74,16 +74,27 @@ class SamplingFields:
 
     def __init__(self) -> None:
         self.temperature = _double(0.0, 2.0, 0.05, 2, "0 always picks the likeliest token")
-        self.top_p = _double(0.0, 1.0, 0.01, 2, "Sample from the smallest set of tokens whose "
-                             "probabilities add up to this (1 = off)")
+        self.top_p = _double(
+            0.0,
+            1.0,
+            0.01,
+            2,
+            "Sample from the smallest set of tokens whose probabilities add up to this (1 = off)",
+        )
         self.top_k = QSpinBox()
         self.top_k.setRange(0, 1000)
         self.top_k.setSpecialValueText("off")
         self.top_k.setToolTip("Sample from this many likeliest tokens (0 = off)")
-        self.min_p = _double(0.0, 1.0, 0.01, 2, "Drop tokens less likely than this share of the "
-                             "likeliest one (0 = off)")
-        self.repetition_penalty = _double(0.5, 2.0, 0.05, 2, "Above 1 discourages repeating "
-                                          "recent tokens (1 = off)")
+        self.min_p = _double(
+            0.0,
+            1.0,
+            0.01,
+            2,
+            "Drop tokens less likely than this share of the likeliest one (0 = off)",
+        )
+        self.repetition_penalty = _double(
+            0.5, 2.0, 0.05, 2, "Above 1 discourages repeating recent tokens (1 = off)"
+        )
         self.max_tokens = QSpinBox()
         self.max_tokens.setRange(1, MAX_TOKENS_LIMIT)
         self.max_tokens.setSingleStep(64)

@@ -54,9 +54,7 @@ def message_box(
     return box
 
 
-def show_message(
-    parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str
-) -> None:
+def show_message(parent: QWidget | None, icon: QMessageBox.Icon, title: str, text: str) -> None:
     """Show `text` (an error, say) in a modal message box, literally."""
     box = message_box(parent, icon, title, text)
     box.exec()

@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QLayout, QLayoutItem, QWidget
 
 
 class FlowLayout(QLayout):
-    def __init__(self, parent: QWidget | None = None, spacing: int = 6,
-                 align_right: bool = False) -> None:
+    def __init__(
+        self, parent: QWidget | None = None, spacing: int = 6, align_right: bool = False
+    ) -> None:
         super().__init__(parent)
         self._items: list[QLayoutItem] = []
         self._spacing = spacing

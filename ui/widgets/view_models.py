@@ -33,9 +33,13 @@ class AttachmentView:
     def from_record(cls, item: Mapping[str, Any]) -> AttachmentView:
         """A file's entry as the store keeps it; an imported one may carry more keys (its mime
         type, its saved file), which the chips do not show."""
-        return cls(name=str(item.get("name", "file")), size=int(item.get("size", 0)),
-                   tokens=int(item.get("tokens", 0)), text=str(item.get("text", "")),
-                   missing=bool(item.get("missing", False)))
+        return cls(
+            name=str(item.get("name", "file")),
+            size=int(item.get("size", 0)),
+            tokens=int(item.get("tokens", 0)),
+            text=str(item.get("text", "")),
+            missing=bool(item.get("missing", False)),
+        )
 
 
 @dataclass(frozen=True)

@@ -86,76 +86,186 @@ def build_actions(window: QMainWindow, slots: dict[str, Callable[[], object]]) -
     group = QActionGroup(window)
     themes = {}
     for mode in THEME_MODES:
-        action = _action(window, _THEME_LABELS[mode], slots[f"theme_{mode}"],
-                         tip=f"Use the {_THEME_LABELS[mode].lower()} theme")
+        action = _action(
+            window,
+            _THEME_LABELS[mode],
+            slots[f"theme_{mode}"],
+            tip=f"Use the {_THEME_LABELS[mode].lower()} theme",
+        )
         action.setCheckable(True)
         group.addAction(action)
         themes[mode] = action
     return WindowActions(
-        new_chat=_action(window, "&New Chat", slots["new_chat"], std.New,
-                         "Start a new conversation"),
-        library=_action(window, "Model &Library…", slots["library"], "Ctrl+Shift+L",
-                        "See, rename and delete models, and add new ones"),
-        import_gguf=_action(window, "Import &GGUF…", slots["import_gguf"],
-                            tip="Convert a .gguf model file into the library"),
-        import_folder=_action(window, "Import Model &Folder…", slots["import_folder"],
-                              tip="Add an MLX model folder to the library (copy or link)"),
-        download=_action(window, "&Download Model…", slots["download"],
-                         tip="Download an MLX model by Hugging Face repository id"),
-        export=_action(window, "&Export Conversation…", slots["export"], std.Save,
-                       "Save this conversation as JSON (every branch) or Markdown"),
-        import_conversation=_action(window, "&Import Conversation…",
-                                    slots["import_conversation"], std.Open,
-                                    "Open a conversation exported as JSON"),
-        import_chats=_action(window, "Import C&hats…", slots["import_chats"], "Ctrl+Shift+I",
-                             "Bring conversations from ChatGPT, Claude, Open WebUI, LM Studio and"
-                             " other apps, with every branch"),
-        import_chats_folder=_action(window, "Import Chats from a F&older…",
-                                    slots["import_chats_folder"],
-                                    tip="Import the chats of an unpacked export or an app's "
-                                    "data folder"),
+        new_chat=_action(
+            window, "&New Chat", slots["new_chat"], std.New, "Start a new conversation"
+        ),
+        library=_action(
+            window,
+            "Model &Library…",
+            slots["library"],
+            "Ctrl+Shift+L",
+            "See, rename and delete models, and add new ones",
+        ),
+        import_gguf=_action(
+            window,
+            "Import &GGUF…",
+            slots["import_gguf"],
+            tip="Convert a .gguf model file into the library",
+        ),
+        import_folder=_action(
+            window,
+            "Import Model &Folder…",
+            slots["import_folder"],
+            tip="Add an MLX model folder to the library (copy or link)",
+        ),
+        download=_action(
+            window,
+            "&Download Model…",
+            slots["download"],
+            tip="Download an MLX model by Hugging Face repository id",
+        ),
+        export=_action(
+            window,
+            "&Export Conversation…",
+            slots["export"],
+            std.Save,
+            "Save this conversation as JSON (every branch) or Markdown",
+        ),
+        import_conversation=_action(
+            window,
+            "&Import Conversation…",
+            slots["import_conversation"],
+            std.Open,
+            "Open a conversation exported as JSON",
+        ),
+        import_chats=_action(
+            window,
+            "Import C&hats…",
+            slots["import_chats"],
+            "Ctrl+Shift+I",
+            "Bring conversations from ChatGPT, Claude, Open WebUI, LM Studio and"
+            " other apps, with every branch",
+        ),
+        import_chats_folder=_action(
+            window,
+            "Import Chats from a F&older…",
+            slots["import_chats_folder"],
+            tip="Import the chats of an unpacked export or an app's data folder",
+        ),
         close=_action(window, "&Close Window", slots["close"], std.Close, "Close the window"),
-        quit=_action(window, "&Quit", slots["quit"], std.Quit, "Quit Branchwise", role.QuitRole,
-                     fallback="Ctrl+Q"),
+        quit=_action(
+            window,
+            "&Quit",
+            slots["quit"],
+            std.Quit,
+            "Quit Branchwise",
+            role.QuitRole,
+            fallback="Ctrl+Q",
+        ),
         undo=_action(window, "&Undo", slots["undo"], std.Undo, "Undo the last deletion"),
-        undo_import=_action(window, "Undo &Import", slots["undo_import"],
-                            tip="Take the last import of chats back out"),
-        copy=_action(window, "&Copy", slots["copy"], std.Copy,
-                     "Copy the selection, or else the last reply"),
-        find=_action(window, "&Find in Chats", slots["find"], std.Find,
-                     "Search every conversation"),
-        preferences=_action(window, "&Preferences…", slots["preferences"], std.Preferences,
-                            "Cache memory budget and theme", role.PreferencesRole,
-                            fallback="Ctrl+,"),
+        undo_import=_action(
+            window,
+            "Undo &Import",
+            slots["undo_import"],
+            tip="Take the last import of chats back out",
+        ),
+        copy=_action(
+            window, "&Copy", slots["copy"], std.Copy, "Copy the selection, or else the last reply"
+        ),
+        find=_action(
+            window, "&Find in Chats", slots["find"], std.Find, "Search every conversation"
+        ),
+        preferences=_action(
+            window,
+            "&Preferences…",
+            slots["preferences"],
+            std.Preferences,
+            "Cache memory budget and theme",
+            role.PreferencesRole,
+            fallback="Ctrl+,",
+        ),
         themes=themes,
-        toggle_sidebar=_action(window, "Show &Sidebar", slots["toggle_sidebar"], "Ctrl+Shift+S",
-                               "Show or hide the conversation list"),
-        stop=_action(window, "&Stop Generating", slots["stop"], "Esc",
-                     "Stop the reply being written; its text so far is kept"),
-        regenerate=_action(window, "&Regenerate Reply", slots["regenerate"], "Ctrl+Shift+R",
-                           "Write another version of the last reply"),
-        edit_last=_action(window, "&Edit Last Message", slots["edit_last"], "Ctrl+Shift+E",
-                          "Edit your last message; the original stays as a version"),
-        previous_branch=_action(window, "&Previous Version", slots["previous_branch"], "Ctrl+[",
-                                "Show the previous version of the selected or last branched "
-                                "message"),
-        next_branch=_action(window, "&Next Version", slots["next_branch"], "Ctrl+]",
-                            "Show the next version of the selected or last branched message"),
-        fork=_action(window, "Continue in a New &Chat", slots["fork"], "Ctrl+Shift+N",
-                     "Copy the branch shown into a new conversation and continue there"),
-        settings=_action(window, "Conversation &Settings…", slots["settings"], "Ctrl+Shift+,",
-                         "Model, system prompt and sampling for this conversation"),
+        toggle_sidebar=_action(
+            window,
+            "Show &Sidebar",
+            slots["toggle_sidebar"],
+            "Ctrl+Shift+S",
+            "Show or hide the conversation list",
+        ),
+        stop=_action(
+            window,
+            "&Stop Generating",
+            slots["stop"],
+            "Esc",
+            "Stop the reply being written; its text so far is kept",
+        ),
+        regenerate=_action(
+            window,
+            "&Regenerate Reply",
+            slots["regenerate"],
+            "Ctrl+Shift+R",
+            "Write another version of the last reply",
+        ),
+        edit_last=_action(
+            window,
+            "&Edit Last Message",
+            slots["edit_last"],
+            "Ctrl+Shift+E",
+            "Edit your last message; the original stays as a version",
+        ),
+        previous_branch=_action(
+            window,
+            "&Previous Version",
+            slots["previous_branch"],
+            "Ctrl+[",
+            "Show the previous version of the selected or last branched message",
+        ),
+        next_branch=_action(
+            window,
+            "&Next Version",
+            slots["next_branch"],
+            "Ctrl+]",
+            "Show the next version of the selected or last branched message",
+        ),
+        fork=_action(
+            window,
+            "Continue in a New &Chat",
+            slots["fork"],
+            "Ctrl+Shift+N",
+            "Copy the branch shown into a new conversation and continue there",
+        ),
+        settings=_action(
+            window,
+            "Conversation &Settings…",
+            slots["settings"],
+            "Ctrl+Shift+,",
+            "Model, system prompt and sampling for this conversation",
+        ),
         minimize=_action(window, "&Minimize", slots["minimize"], "Ctrl+M", "Minimize the window"),
-        about=_action(window, "&About Branchwise", slots["about"], tip="About Branchwise",
-                      role=role.AboutRole),
+        about=_action(
+            window, "&About Branchwise", slots["about"], tip="About Branchwise", role=role.AboutRole
+        ),
     )
 
 
 def build_menus(bar: QMenuBar, a: WindowActions) -> None:
     file = bar.addMenu("&File")
-    for item in (a.new_chat, None, a.library, a.import_gguf, a.import_folder, a.download, None,
-                 a.export, a.import_conversation, a.import_chats, a.import_chats_folder, None,
-                 a.close, a.quit):
+    for item in (
+        a.new_chat,
+        None,
+        a.library,
+        a.import_gguf,
+        a.import_folder,
+        a.download,
+        None,
+        a.export,
+        a.import_conversation,
+        a.import_chats,
+        a.import_chats_folder,
+        None,
+        a.close,
+        a.quit,
+    ):
         _add(file, item)
     edit = bar.addMenu("&Edit")
     for item in (a.undo, a.undo_import, None, a.copy, None, a.find, None, a.preferences):
@@ -166,8 +276,17 @@ def build_menus(bar: QMenuBar, a: WindowActions) -> None:
         theme.addAction(action)
     view.addAction(a.toggle_sidebar)
     chat = bar.addMenu("&Chat")
-    for item in (a.stop, a.regenerate, a.edit_last, None, a.previous_branch, a.next_branch,
-                 None, a.fork, a.settings):
+    for item in (
+        a.stop,
+        a.regenerate,
+        a.edit_last,
+        None,
+        a.previous_branch,
+        a.next_branch,
+        None,
+        a.fork,
+        a.settings,
+    ):
         _add(chat, item)
     bar.addMenu("&Window").addAction(a.minimize)
     help_menu = bar.addMenu("&Help")
@@ -185,8 +304,9 @@ def add_log_folder_action(window: QMainWindow, folder: Path) -> QAction:
         folder.mkdir(parents=True, exist_ok=True)  # nothing may have been logged yet
         QDesktopServices.openUrl(QUrl.fromLocalFile(str(folder)))
 
-    action = _action(window, "Show &Log Folder", show,
-                     tip="Open the folder that holds Branchwise's log")
+    action = _action(
+        window, "Show &Log Folder", show, tip="Open the folder that holds Branchwise's log"
+    )
     help_menu = window.menuBar().findChild(QMenu, HELP_MENU)
     assert help_menu is not None, "build_menus makes the Help menu first"
     help_menu.insertAction(help_menu.actions()[0], action)

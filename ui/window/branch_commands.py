@@ -53,7 +53,8 @@ class BranchCommands(QObject):
         were)."""
         try:
             files = [
-                item for item in self._store.get_message(int(message_id)).attachments
+                item
+                for item in self._store.get_message(int(message_id)).attachments
                 if not is_image_record(item)
             ]
         except StoreError as exc:

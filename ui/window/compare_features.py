@@ -128,10 +128,13 @@ class CompareFeatures(QObject):
         if self.view is not None:
             self.view.unfollow()
             self.view.close()
-        headings = [ColumnHeading(f"Version {i + 1}", f"seed {seed}")
-                    for i, seed in enumerate(started.seeds)]
+        headings = [
+            ColumnHeading(f"Version {i + 1}", f"seed {seed}")
+            for i, seed in enumerate(started.seeds)
+        ]
         self.view = ColumnsView(
-            headings, f"{len(headings)} Versions Side by Side",
+            headings,
+            f"{len(headings)} Versions Side by Side",
             "Every version is kept as a sibling: ‹ k/n › steps through them later.",
             self._window.window(),
         )

@@ -136,9 +136,11 @@ class ComposerExtras(QObject):
             return  # asked for a chat no longer on screen: its draft went with it
         dialog = PdfPagesOffer(offer, window.window())
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
-        dialog.accepted.connect(lambda: window.controller.counts.attach_pdf_pages(
-            offer.conversation_id, offer.path, dialog.first(), dialog.last()
-        ))
+        dialog.accepted.connect(
+            lambda: window.controller.counts.attach_pdf_pages(
+                offer.conversation_id, offer.path, dialog.first(), dialog.last()
+            )
+        )
         dialog.open()
 
     def drag_enter(self, event: QDragEnterEvent) -> None:

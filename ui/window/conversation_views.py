@@ -36,8 +36,11 @@ ReplyLabel = Callable[[int, str], str]
 
 
 def message_views(
-    path: Sequence[Message], tree: Iterable[Message], images: ImageStore,
-    tools: Mapping[str, ToolLabel] | None = None, reply_label: ReplyLabel | None = None,
+    path: Sequence[Message],
+    tree: Iterable[Message],
+    images: ImageStore,
+    tools: Mapping[str, ToolLabel] | None = None,
+    reply_label: ReplyLabel | None = None,
 ) -> list[MessageView]:
     """The active path as MessageViews, each with its `index/count` among its siblings, its
     images found in `images`, its calls' tools named as `tools` says (by call id; else by
@@ -66,11 +69,13 @@ def message_views(
                 left_out=message.id in left_out,
                 reasoning=message.reasoning,
                 attachments=tuple(
-                    AttachmentView.from_record(item) for item in message.attachments
+                    AttachmentView.from_record(item)
+                    for item in message.attachments
                     if not is_image_record(item)
                 ),
                 images=tuple(
-                    image_view(item, images) for item in message.attachments
+                    image_view(item, images)
+                    for item in message.attachments
                     if is_image_record(item)
                 ),
                 trace=message.trace,
@@ -97,8 +102,12 @@ def _model_label(message: Message) -> str:
     return ""
 
 
-def _model_name(message: Message, siblings: list[int], models: Mapping[int, str | None],
-                reply_label: ReplyLabel | None) -> str:
+def _model_name(
+    message: Message,
+    siblings: list[int],
+    models: Mapping[int, str | None],
+    reply_label: ReplyLabel | None,
+) -> str:
     """The model of a reply whose versions were written by more than one model."""
     if reply_label is None or message.role != "assistant" or not message.model_id:
         return ""
@@ -116,8 +125,14 @@ def image_view(record: dict[str, Any], images: ImageStore) -> ImageView:
     except ImageError:
         return ImageView(str(record.get("name", "image")), 0, 0, 0, "", 0, "", None)
     return ImageView(
-        found.name, found.size, found.width, found.height, found.format,
-        int(record.get("tokens", 0)), found.sha256, path,
+        found.name,
+        found.size,
+        found.width,
+        found.height,
+        found.format,
+        int(record.get("tokens", 0)),
+        found.sha256,
+        path,
     )
 
 

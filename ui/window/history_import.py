@@ -102,7 +102,8 @@ class HistoryImport(QObject):
             self._window.composer_extras.attach(attach)
         if maybe:
             sort_dropped(self, maybe).on_success(self._on_sorted).on_failure(
-                self._on_sort_failed).start()
+                self._on_sort_failed
+            ).start()
 
     def _on_sorted(self, dropped: DroppedFiles) -> None:
         if dropped.attachments:
@@ -121,8 +122,11 @@ class HistoryImport(QObject):
             self.batches.append(report.batch_id)
         self.update_undo_action()
         window = self._window
-        new = [o.conversation_id for o in report.outcomes
-               if o.status is writer.ImportStatus.IMPORTED and o.conversation_id is not None]
+        new = [
+            o.conversation_id
+            for o in report.outcomes
+            if o.status is writer.ImportStatus.IMPORTED and o.conversation_id is not None
+        ]
         cid = window.current_conversation_id
         if new and (cid is None or window.is_empty(cid)):
             window.open_conversation(new[0])  # rather than the empty chat the app opened with
@@ -167,8 +171,9 @@ class HistoryImport(QObject):
         """Edit › Undo Import: on while this session has an import to take out."""
         action = self._window.menu_actions.undo_import
         action.setEnabled(bool(self.batches))
-        action.setText(f"Undo &Import ({len(self.batches)})" if len(self.batches) > 1
-                       else "Undo &Import")
+        action.setText(
+            f"Undo &Import ({len(self.batches)})" if len(self.batches) > 1 else "Undo &Import"
+        )
 
 
 def _maybe_export(path: Path) -> bool:

@@ -297,8 +297,7 @@ class MainWindow(QMainWindow):
             self.show_notice(str(exc))
             return
         tools = self.controller.tools.call_labels(self._cid, path)
-        views = message_views(path, tree, self.store.images, tools,
-                              self.model_compare.reply_label)
+        views = message_views(path, tree, self.store.images, tools, self.model_compare.reply_label)
         self.chat_view.set_messages(self.stream.with_streamed_text(views))
 
     @Slot(int)

@@ -69,9 +69,12 @@ class ModelCompare(QObject):
         self._models: tuple[CompareModel, ...] = ()  # the columns of the last compare
         self._message_ids: tuple[int, ...] = ()
         self._known_names: dict[str, str] = {}  # model id -> the name it is shown by
-        self.button = icon_button("columns", "Compare with…",
-                                  "Compare with…: send this message to 2-4 models and keep "
-                                  "every answer as a branch", "CompareButton")
+        self.button = icon_button(
+            "columns",
+            "Compare with…",
+            "Compare with…: send this message to 2-4 models and keep every answer as a branch",
+            "CompareButton",
+        )
         self.button.setText("Compare with…")
         self.button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
         window.composer.add_beside_send(self.button)
@@ -116,14 +119,16 @@ class ModelCompare(QObject):
         for button in widget.findChildren(QToolButton):
             if button.property(COMPARE_BUTTON):
                 button.clicked.connect(
-                    lambda _=False, w=widget: self.choose_for_message(int(w.view.id)))
+                    lambda _=False, w=widget: self.choose_for_message(int(w.view.id))
+                )
         regenerate = widget.regenerate_button
         menu = regenerate.menu() if regenerate is not None else None
         if menu is not None:
             menu.addSeparator()
             action = menu.addAction("Compare with Other Models…")
             action.triggered.connect(
-                lambda _=False, w=widget: self.choose_for_message(int(w.view.id)))
+                lambda _=False, w=widget: self.choose_for_message(int(w.view.id))
+            )
 
     def _refresh_button(self, *_changed: object) -> None:
         """Compare with… can send what Send could (it is told of a busy change, a draft's)."""
@@ -142,8 +147,9 @@ class ModelCompare(QObject):
         cid = window.current_conversation_id
         assert cid is not None
         policy = self._controller.preferences.cpu_float32
-        models = [library_model(info, policy) for info in window.models.library()
-                  if info.problem is None]
+        models = [
+            library_model(info, policy) for info in window.models.library() if info.problem is None
+        ]
         try:
             own = self._controller.store.get_conversation(cid).model_id
         except StoreError as exc:
@@ -154,8 +160,10 @@ class ModelCompare(QObject):
         if self.chooser is not None:
             self.chooser.close()
         self.chooser = chooser = CompareChooser(
-            models, [own] if own else [],
-            lambda chosen: self._controller.compare_plan(cid, chosen), window.window(),
+            models,
+            [own] if own else [],
+            lambda chosen: self._controller.compare_plan(cid, chosen),
+            window.window(),
         )
         if own and is_remote(own):
             chooser.add_models([remote_model(own)], [own])
@@ -194,8 +202,10 @@ class ModelCompare(QObject):
 
     def _headings(self, blind: bool) -> list[ColumnHeading]:
         if blind:
-            return [ColumnHeading(blind_label(i), "name hidden until you keep an answer")
-                    for i in range(len(self._models))]
+            return [
+                ColumnHeading(blind_label(i), "name hidden until you keep an answer")
+                for i in range(len(self._models))
+            ]
         return [ColumnHeading(m.name, _where(m)) for m in self._models]
 
     @Slot(object)
@@ -208,7 +218,9 @@ class ModelCompare(QObject):
         self._known_names.update((m.model_id, m.name) for m in started.models)
         count = len(started.models)
         self.view = view = ColumnsView(
-            self._headings(started.blind), f"{count} Models Side by Side", _KEPT_HINT,
+            self._headings(started.blind),
+            f"{count} Models Side by Side",
+            _KEPT_HINT,
             self._window.window(),
         )
         view.setObjectName("CompareView")
@@ -236,8 +248,9 @@ class ModelCompare(QObject):
             return
         # Blind: the pick is made, so the names show here, the kept one marked.
         self.view.mark_kept(index)
-        self.view.set_hint(f"You kept {blind_label(index)}: {self._models[index].name}. "
-                           + _KEPT_HINT)
+        self.view.set_hint(
+            f"You kept {blind_label(index)}: {self._models[index].name}. " + _KEPT_HINT
+        )
 
     @Slot(int)
     def _on_revealed(self, _conversation_id: int) -> None:
@@ -269,8 +282,10 @@ class ModelCompare(QObject):
         model: this runs for every reply shown)."""
         if model_id not in self._known_names:
             self._known_names[model_id] = (
-                remote_model(model_id).name if is_remote(model_id)
-                else self._window.models.display_name(model_id) or model_id)
+                remote_model(model_id).name
+                if is_remote(model_id)
+                else self._window.models.display_name(model_id) or model_id
+            )
         return self._known_names[model_id]
 
 

@@ -69,8 +69,9 @@ class WindowModels(QObject):
         from app.generation.worker_models import load_refusal
 
         controller = self._controller
-        refusal = load_refusal(info, controller.worker.held_models(),
-                               controller.preferences.cpu_float32)
+        refusal = load_refusal(
+            info, controller.worker.held_models(), controller.preferences.cpu_float32
+        )
         if refusal is not None:
             self._notice(refusal)
             return False

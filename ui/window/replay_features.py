@@ -39,8 +39,9 @@ class ReplayFeatures(QObject):
         from ui.dialogs.reply_details import ReplyDetailsDialog  # when first used: a fast start
 
         if message_id in self._window.controller.compare.hidden_ids():
-            self._window.show_notice("This compare is blind: keep an answer first, then its "
-                                     "details name its model.")
+            self._window.show_notice(
+                "This compare is blind: keep an answer first, then its details name its model."
+            )
             return None
         try:
             details = self._replays.details(message_id)

@@ -89,9 +89,7 @@ class SettingsCommands(QObject):
             preferences.cache_budget_bytes,
             preferences.theme,
             self._window.window(),
-            disk_budget_bytes=(
-                memory.disk_budget_bytes if disk_budget is None else disk_budget
-            ),
+            disk_budget_bytes=(memory.disk_budget_bytes if disk_budget is None else disk_budget),
             disk_bytes=memory.disk_bytes,
             overflow=preferences.overflow_policy,
             cpu_float32=preferences.cpu_float32,

@@ -65,10 +65,16 @@ class StatusPanel(QWidget):
             self._weights_form = status.weights_form
             facts = (("Weights", status.weights_form), ("BLAS", status.blas))
             runs = [f"{name}: {value}" for name, value in facts if value]
-            self.model_label.setToolTip("\n".join([
-                f"Loaded model; context window {context:,} tokens" if context else "Loaded model",
-                *runs,
-            ]))
+            self.model_label.setToolTip(
+                "\n".join(
+                    [
+                        f"Loaded model; context window {context:,} tokens"
+                        if context
+                        else "Loaded model",
+                        *runs,
+                    ]
+                )
+            )
             self.progress.hide()
         elif state == ModelState.LOADING:
             self.model_label.setText(message or "Loading the model…")

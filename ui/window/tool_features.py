@@ -48,8 +48,12 @@ class ToolFeatures(QObject):
         self.card.cancelRequested.connect(lambda: self._for_chat(self.flow.cancel))
         self.card.continueRequested.connect(lambda: self._for_chat(self.flow.continue_past_limit))
         self.card.stopRequested.connect(lambda: self._for_chat(self.flow.stop))
-        for signal in (self.flow.approvalNeeded, self.flow.callRunning, self.flow.limitReached,
-                       self.flow.settled):
+        for signal in (
+            self.flow.approvalNeeded,
+            self.flow.callRunning,
+            self.flow.limitReached,
+            self.flow.settled,
+        ):
             signal.connect(self._on_flow)
         self.flow.notice.connect(window.show_notice)
         self.session.notice.connect(window.show_notice)
@@ -101,9 +105,15 @@ class ToolFeatures(QObject):
         allowed = chat_servers(params, window.controller.preferences.default_tool_servers)
         infos = [self.session.builtin_info(), *self.session.server_infos()]
         choices = [
-            ServerChoice(i.name, server_label(i.name), i.status, i.tools,
-                         allowed is None or i.name in allowed)
-            for i in infos if i.enabled
+            ServerChoice(
+                i.name,
+                server_label(i.name),
+                i.status,
+                i.tools,
+                allowed is None or i.name in allowed,
+            )
+            for i in infos
+            if i.enabled
         ]
         window.composer.tools.set_servers(choices, off_reason=reason)
 
@@ -140,17 +150,36 @@ class ToolFeatures(QObject):
             except StoreError:
                 return None
 
-        return [ApprovalRow(approval_text(a, title), a.description)
-                for a in self.session.approval_list()]
+        return [
+            ApprovalRow(approval_text(a, title), a.description)
+            for a in self.session.approval_list()
+        ]
 
     def server_rows(self) -> list[ServerRow]:
         built_in = self.session.builtin_info()
-        rows = [ServerRow(built_in.name, built_in.status,
-                          "Built into Branchwise: your conversations", True, built_in.tools,
-                          built_in=True)]
-        return rows + [ServerRow(i.name, i.status, i.command, i.enabled, i.tools, i.error,
-                                 i.stderr_tail, i.never_started)
-                       for i in self.session.server_infos()]
+        rows = [
+            ServerRow(
+                built_in.name,
+                built_in.status,
+                "Built into Branchwise: your conversations",
+                True,
+                built_in.tools,
+                built_in=True,
+            )
+        ]
+        return rows + [
+            ServerRow(
+                i.name,
+                i.status,
+                i.command,
+                i.enabled,
+                i.tools,
+                i.error,
+                i.stderr_tail,
+                i.never_started,
+            )
+            for i in self.session.server_infos()
+        ]
 
     # -- what the card and results ask ----------------------------------------------------------
 

@@ -46,8 +46,11 @@ class ChatTools(QObject):
         self._preferences = preferences
         self._model_info = model_info
         self.session = ToolSession(
-            data_dir, loop, lambda: preferences.started_tool_servers,
-            preferences.mark_tool_server_started, parent=self,
+            data_dir,
+            loop,
+            lambda: preferences.started_tool_servers,
+            preferences.mark_tool_server_started,
+            parent=self,
         )
         self.flow = ToolFlow(
             store,
@@ -86,8 +89,11 @@ class ChatTools(QObject):
         """Every call on `path` by id, as the person is shown it: the tool its result says ran,
         else the chat's tool of that name."""
         ran = tool_turns.result_labels(path)
-        return {call["id"]: ran.get(call["id"]) or self.label(conversation_id, call["name"])
-                for message in path for call in message.tool_calls}
+        return {
+            call["id"]: ran.get(call["id"]) or self.label(conversation_id, call["name"])
+            for message in path
+            for call in message.tool_calls
+        }
 
     def _context_tokens(self, conversation_id: int) -> int | None:
         """The chat's context, which sizes a result's cap: a remote model's is not known here

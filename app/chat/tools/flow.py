@@ -125,8 +125,12 @@ class ToolFlow(QObject):
         """Run the call asked about; `arguments` as the person edited them (a sibling reply
         holds them when they differ); `remember` "chat" or "tool" keeps the answer."""
         turn = self._turns.get(conversation_id)
-        if (turn is None or turn.waiting is not ToolWait.APPROVAL or turn.call is None
-                or turn.tool is None):
+        if (
+            turn is None
+            or turn.waiting is not ToolWait.APPROVAL
+            or turn.call is None
+            or turn.tool is None
+        ):
             return
         if remember in REMEMBER:
             self.approvals.approve(turn.tool, conversation_id if remember == "chat" else None)
@@ -193,7 +197,9 @@ class ToolFlow(QObject):
     # --- inside --------------------------------------------------------------------------------
 
     def _begin(
-        self, start: tool_turns.LoopStart, reused: dict[str, Message] | None = None,
+        self,
+        start: tool_turns.LoopStart,
+        reused: dict[str, Message] | None = None,
         ask_always: bool = False,
     ) -> None:
         """Answer the calls of `start`; `reused`: results to copy instead of running again."""
@@ -205,15 +211,25 @@ class ToolFlow(QObject):
         user_id = next((m.id for m in reversed(before) if m.role == "user"), None)
         limit = self._max_calls() + self._extra.get((conversation_id, user_id), 0)
         count = tool_turns.calls_since_person(before)
-        turn = ToolTurn(conversation_id, start.reply_id, start.leaf_id, start.calls, count, limit,
-                        user_id, reused=reused or {}, approved=set(start.approved),
-                        ask_always=ask_always)
+        turn = ToolTurn(
+            conversation_id,
+            start.reply_id,
+            start.leaf_id,
+            start.calls,
+            count,
+            limit,
+            user_id,
+            reused=reused or {},
+            approved=set(start.approved),
+            ask_always=ask_always,
+        )
         self._turns[conversation_id] = turn
         self._advance(turn)
 
     def _later_results(self, message: Message) -> dict[str, Message]:
-        return tool_turns.later_results(self.store.active_path(message.conversation_id),
-                                        self.store.path_to(message.id), message)
+        return tool_turns.later_results(
+            self.store.active_path(message.conversation_id), self.store.path_to(message.id), message
+        )
 
     def _branch_from_result(
         self, message: Message, rerun: bool, later: dict[str, Message] | None = None
@@ -283,17 +299,31 @@ class ToolFlow(QObject):
     def _copy_result(self, turn: ToolTurn, old: Message) -> None:
         """A result given before to the same call, put on the new branch as it was."""
         status = "error" if old.status == "error" else "complete"
-        message = self._saved(turn, old.tool_call_id or "", old.tool_name or "", old.content,
-                              status, {**old.stats, "reused_from": old.id})
+        message = self._saved(
+            turn,
+            old.tool_call_id or "",
+            old.tool_name or "",
+            old.content,
+            status,
+            {**old.stats, "reused_from": old.id},
+        )
         if message is not None:
             self.conversationChanged.emit(turn.conversation_id)
 
-    def _saved(self, turn: ToolTurn, call_id: str, name: str, text: str, status: Status,
-               stats: dict[str, Any]) -> Message | None:
+    def _saved(
+        self,
+        turn: ToolTurn,
+        call_id: str,
+        name: str,
+        text: str,
+        status: Status,
+        stats: dict[str, Any],
+    ) -> Message | None:
         """The result stored below the turn's leaf, which it becomes; None if it failed."""
         try:
-            message = self.store.add_tool_result(turn.leaf_id, call_id, name, text,
-                                                 status=status, stats=stats)
+            message = self.store.add_tool_result(
+                turn.leaf_id, call_id, name, text, status=status, stats=stats
+            )
         except StoreError as exc:
             self._fail(turn, f"The tool result could not be saved: {exc}")
             return None
@@ -307,8 +337,10 @@ class ToolFlow(QObject):
         its earlier calls had are copied over, so nothing runs twice."""
         assert turn.call is not None
         reply = self.store.get_message(turn.reply_id)
-        calls = [{**c, "arguments": arguments} if c["id"] == turn.call["id"] else dict(c)
-                 for c in reply.tool_calls]
+        calls = [
+            {**c, "arguments": arguments} if c["id"] == turn.call["id"] else dict(c)
+            for c in reply.tool_calls
+        ]
         path = self.store.active_path(turn.conversation_id)
         given = tool_turns.answered(path, reply)
         try:
@@ -333,8 +365,7 @@ class ToolFlow(QObject):
 
     def tool_for(self, conversation_id: int, model_name: str) -> ToolInfo | None:
         """The chat's tool the model calls `model_name`; raises StoreError."""
-        return next((t for t in self.offered(conversation_id) if t.model_name == model_name),
-                    None)
+        return next((t for t in self.offered(conversation_id) if t.model_name == model_name), None)
 
     def offered(self, conversation_id: int) -> list[ToolInfo]:
         """The tools this chat may use now (its allowed servers, ready)."""
@@ -344,14 +375,21 @@ class ToolFlow(QObject):
     def _repeated(self, turn: ToolTurn) -> bool:
         """The call asked about repeats one answered since the person's last message."""
         return turn.call is not None and tool_turns.repeats_answered_call(
-            self.store.path_to(turn.leaf_id), turn.call)
+            self.store.path_to(turn.leaf_id), turn.call
+        )
 
     def _call_payload(self, turn: ToolTurn, waiting: ToolWait) -> ToolCallCard:
         tool = turn.tool
         changed = tool and self.approvals.changed_since_approval(tool, turn.conversation_id)
         return call_card(
-            turn.conversation_id, turn.reply_id, turn.call or {}, tool,
-            changed.description if changed else None, self._repeated(turn), waiting)
+            turn.conversation_id,
+            turn.reply_id,
+            turn.call or {},
+            tool,
+            changed.description if changed else None,
+            self._repeated(turn),
+            waiting,
+        )
 
     def _limit_payload(self, turn: ToolTurn) -> CallLimit:
         count = tool_turns.calls_since_person(self.store.active_path(turn.conversation_id))

@@ -118,7 +118,7 @@ class ToolRunner:
             return search_conversations(self._store, arguments)
         servers = self._servers()
         if servers is None:
-            return ToolResult(f"No MCP server is running, so {tool.name} cannot run.",
-                              ToolFailure.SERVER)
+            return ToolResult(
+                f"No MCP server is running, so {tool.name} cannot run.", ToolFailure.SERVER
+            )
         return await servers.call(tool.server, tool.name, arguments)
-

@@ -82,8 +82,9 @@ class ToolSession(QObject):
         if self._servers is None:
             from app.mcp.servers import ToolServers
 
-            self._servers = ToolServers(self.config, log_dir=self._log_dir,
-                                        on_change=self._on_state)
+            self._servers = ToolServers(
+                self.config, log_dir=self._log_dir, on_change=self._on_state
+            )
         return self._servers
 
     @property
@@ -101,8 +102,9 @@ class ToolSession(QObject):
         try:
             loop.run_until_complete(asyncio.wait_for(self._servers.close(), timeout_s))
         except TimeoutError:
-            _log.warning("Tool servers still closing after %.0f s were left to the system.",
-                         timeout_s)
+            _log.warning(
+                "Tool servers still closing after %.0f s were left to the system.", timeout_s
+            )
 
     def start(self) -> None:
         """Start the enabled servers the person has started before, in the background, once
@@ -138,17 +140,33 @@ class ToolSession(QObject):
         infos = []
         for spec in self.config.servers.values():
             state = states.get(spec.name, ServerState(spec.name, ServerStatus.STOPPED))
-            infos.append(ServerInfo(
-                spec.name, spec.name, state.status,
-                display_command(spec) if spec.problem is None else spec.problem,
-                spec.enabled, tuple(t.name for t in state.tools), state.error or spec.problem,
-                state.stderr_tail, spec.name not in known,
-            ))
+            infos.append(
+                ServerInfo(
+                    spec.name,
+                    spec.name,
+                    state.status,
+                    display_command(spec) if spec.problem is None else spec.problem,
+                    spec.enabled,
+                    tuple(t.name for t in state.tools),
+                    state.error or spec.problem,
+                    state.stderr_tail,
+                    spec.name not in known,
+                )
+            )
         return infos
 
     def builtin_info(self) -> ServerInfo:
-        return ServerInfo(BUILTIN_SERVER, server_label(BUILTIN_SERVER), ServerStatus.READY, "",
-                          True, ("search_conversations",), None, (), False)
+        return ServerInfo(
+            BUILTIN_SERVER,
+            server_label(BUILTIN_SERVER),
+            ServerStatus.READY,
+            "",
+            True,
+            ("search_conversations",),
+            None,
+            (),
+            False,
+        )
 
     def approval_list(self) -> list[Approval]:
         return self.approvals.approvals()
@@ -180,9 +198,14 @@ class ToolSession(QObject):
             self.notice.emit(f"Could not import servers from {path}: {exc}")
             return
         self._save_and_apply()
-        self.notice.emit(report.summary() + (
-            " Check each new server's command in Preferences › Tools, then Start it."
-            if report.added else ""))
+        self.notice.emit(
+            report.summary()
+            + (
+                " Check each new server's command in Preferences › Tools, then Start it."
+                if report.added
+                else ""
+            )
+        )
 
     def revoke(self, approval: Approval) -> None:
         self.approvals.revoke(approval)

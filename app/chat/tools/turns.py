@@ -50,7 +50,7 @@ def later_results(
     ids = [c["id"] for c in reply.tool_calls]
     if message.tool_call_id not in ids:
         return {}
-    later = ids[ids.index(message.tool_call_id) + 1:]
+    later = ids[ids.index(message.tool_call_id) + 1 :]
     return {i: results[i] for i in later if i in results}
 
 
@@ -113,9 +113,12 @@ def repeats_answered_call(path: list[Message], call: dict[str, Any]) -> bool:
         if message.role == "tool" and message.tool_call_id is not None:
             results.add(message.tool_call_id)
         for earlier in message.tool_calls:
-            if (earlier["id"] != call["id"] and earlier["id"] in results
-                    and earlier["name"] == call["name"]
-                    and earlier["arguments"] == call["arguments"]):
+            if (
+                earlier["id"] != call["id"]
+                and earlier["id"] in results
+                and earlier["name"] == call["name"]
+                and earlier["arguments"] == call["arguments"]
+            ):
                 return True
     return False
 

@@ -47,8 +47,13 @@ def _controller(qtbot, folder: Path, library: Path, room: int) -> ChatController
     factory = partial(default_engine_factory, cache_dir=folder / "caches")
     worker = InferenceWorker(factory, model_room=lambda _held: room)
     first = next(m.path for m in list_models(library) if m.name == "Tiny Llama A")
-    ctl = ChatController(store, worker, Preferences(folder / "settings.ini"),
-                         lambda _progress: first, models_dir=library)
+    ctl = ChatController(
+        store,
+        worker,
+        Preferences(folder / "settings.ini"),
+        lambda _progress: first,
+        models_dir=library,
+    )
     with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
         ctl.start()
     return ctl
@@ -96,9 +101,13 @@ def _switch_to(qtbot, ctl: ChatController, message: Message) -> list[ModelFollow
     followed: list[ModelFollowed] = []
     ctl.modelFollowed.connect(followed.append)
     assert ctl.switch_to_message(message.id)
-    qtbot.waitUntil(lambda: ctl.model_state == "ready"
-                    and getattr(ctl.model_info, "model_id", None) == message.model_id,
-                    timeout=60000)
+    qtbot.waitUntil(
+        lambda: (
+            ctl.model_state == "ready"
+            and getattr(ctl.model_info, "model_id", None) == message.model_id
+        ),
+        timeout=60000,
+    )
     return followed
 
 
@@ -138,8 +147,10 @@ def test_models_that_fit_together_run_side_by_side_and_each_branch_keeps_its_cac
     assert [r.status for r in replies] == ["complete", "complete"]
     assert all(r.stats["generated_tokens"] == GREEDY["max_tokens"] for r in replies)
     assert [Path(r.provenance["model"]["path"]).name for r in replies] == ["llama", "llama-b"]
-    assert replies[0].provenance["model"]["weights_digest"] != (
-        replies[1].provenance["model"]["weights_digest"])
+    assert (
+        replies[0].provenance["model"]["weights_digest"]
+        != (replies[1].provenance["model"]["weights_digest"])
+    )
     _assert_from_scratch(ctl, cid, replies)
     # Both stay loaded; the chat's own model is the main one and its branch is shown.
     held = ctl.worker.held_models()
@@ -264,6 +275,8 @@ def test_a_stopped_compare_keeps_the_message_and_what_was_written(
     # model of the branch shown (the chat goes on with it).
     assert second.status == "stopped" and second.content
     assert first.status == "stopped" and first.content == ""
-    qtbot.waitUntil(lambda: ctl.model_state == "ready"
-                    and getattr(ctl.model_info, "model_id", None) == "llama", timeout=60000)
+    qtbot.waitUntil(
+        lambda: ctl.model_state == "ready" and getattr(ctl.model_info, "model_id", None) == "llama",
+        timeout=60000,
+    )
     assert [Path(p).name for p in loads] == ["llama-b", "llama"]

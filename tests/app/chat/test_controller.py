@@ -65,8 +65,9 @@ def test_whole_session_send_stop_regenerate_edit_switch(qtbot, controller: ChatC
     first_reply = path[-1]
     assert first_reply.status == "complete" and first_reply.content
     assert first_reply.stats["generated_tokens"] == 6
-    assert first_reply.stats["cached_tokens"] + first_reply.stats["prefill_tokens"] == (
-        first_reply.stats["prompt_tokens"]
+    assert (
+        first_reply.stats["cached_tokens"] + first_reply.stats["prefill_tokens"]
+        == (first_reply.stats["prompt_tokens"])
     )
 
     # A follow-up reuses the whole first turn from the cache.

@@ -29,15 +29,18 @@ def linked_library(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFacto
 
 
 @pytest.fixture
-def controller(qtbot, tmp_path: Path, tiny_models_dir: Path,
-               linked_library: Path) -> Iterator[ChatController]:
+def controller(
+    qtbot, tmp_path: Path, tiny_models_dir: Path, linked_library: Path
+) -> Iterator[ChatController]:
     """The tiny llama loaded; the library (this test's own copy) holds it and the tiny gemma3
     (linked in place)."""
     models = tmp_path / "models"
     shutil.copytree(linked_library, models, symlinks=True)
     worker = InferenceWorker()
     ctl = ChatController(
-        Store.open(tmp_path / "chat.sqlite3"), worker, Preferences(tmp_path / "settings.ini"),
+        Store.open(tmp_path / "chat.sqlite3"),
+        worker,
+        Preferences(tmp_path / "settings.ini"),
         models_dir=models,
     )
     with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
@@ -53,9 +56,7 @@ def test_without_defaults_a_new_chat_takes_the_loaded_model_and_branchwises_samp
     assert (chat.model_id, chat.system_prompt, chat.params) == ("llama", "", DEFAULT_PARAMS)
 
 
-def test_a_new_chat_has_the_defaults_from_preferences(
-    qtbot, controller: ChatController
-) -> None:
+def test_a_new_chat_has_the_defaults_from_preferences(qtbot, controller: ChatController) -> None:
     preferences = controller.preferences
     preferences.default_model_id = "gemma3_text"
     preferences.default_system_prompt = "Answer in French."
@@ -79,7 +80,11 @@ def test_hand_edited_defaults_of_the_wrong_kind_count_as_no_choice(
     controller: ChatController,
 ) -> None:
     controller.preferences.default_params = {
-        "temperature": "hot", "top_k": 2.5, "max_tokens": True, "seed": 3, "min_p": 0.1
+        "temperature": "hot",
+        "top_k": 2.5,
+        "max_tokens": True,
+        "seed": 3,
+        "min_p": 0.1,
     }
     chat = controller.store.get_conversation(controller.new_conversation())
     assert chat.params == {**DEFAULT_PARAMS, "seed": 3, "min_p": 0.1}

@@ -61,8 +61,11 @@ def _finished(qtbot, ctl: ChatController, action: Callable[[], bool]) -> None:
 
 def test_model_sight_says_who_cannot_see_and_why() -> None:
     assert model_sight(None).sees and model_sight(ModelLoaded("m", "m", None, vision=True)).sees
-    blind = model_sight(ModelLoaded("SmolLM2", "SmolLM2", None, vision=False,
-                                    text_only_reason="No image processor."))
+    blind = model_sight(
+        ModelLoaded(
+            "SmolLM2", "SmolLM2", None, vision=False, text_only_reason="No image processor."
+        )
+    )
     assert blind.blind == "SmolLM2 can't see images"
     assert blind.refusal.startswith("SmolLM2 can't see images: it is a text-only model. No image")
 

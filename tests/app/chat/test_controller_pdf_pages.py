@@ -26,8 +26,12 @@ def make_controller(qtbot, tmp_path: Path) -> Iterator[Callable[[Path], ChatCont
 
     def make(model: Path) -> ChatController:
         folder = tmp_path / f"data{len(made)}"
-        ctl = ChatController(Store.open(folder / "chat.sqlite3"), InferenceWorker(),
-                             Preferences(folder / "settings.ini"), lambda _: model)
+        ctl = ChatController(
+            Store.open(folder / "chat.sqlite3"),
+            InferenceWorker(),
+            Preferences(folder / "settings.ini"),
+            lambda _: model,
+        )
         with qtbot.waitSignal(ctl.worker.modelLoaded, timeout=60000):
             ctl.start()
         made.append(ctl)
@@ -48,7 +52,11 @@ def test_a_scanned_pdf_is_offered_and_its_pages_become_image_records(
         ctl.counts.attach_file(cid, str(scan))
     offer: ScannedPdf = offered.args[0]
     assert (offer.conversation_id, offer.name, offer.pages, offer.most) == (
-        cid, "Lease 2019.pdf", 3, 3)
+        cid,
+        "Lease 2019.pdf",
+        3,
+        3,
+    )
     with qtbot.waitSignal(ctl.imageReady, timeout=30000) as alone:
         ctl.counts.attach_image(cid, render_pages(scan, 1, 1)[0][1])
     assert offer.page_tokens == alone.args[0].tokens > 0  # the chip's own count
@@ -91,5 +99,6 @@ def test_a_text_only_model_says_it_cannot_read_scanned_pages(
     assert told.args[0] == (
         "scan.pdf has no text layer: it is a scanned document, whose pages are images. "
         "llama can't see images, so it cannot read scanned pages. Load a vision model to "
-        "attach its pages as images.")
+        "attach its pages as images."
+    )
     assert offers == []

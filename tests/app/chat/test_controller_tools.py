@@ -26,8 +26,12 @@ from tests.tool_engine import ToolScriptedEngine, call_markup, tool_worker
 LIMIT_S = 30
 
 
-async def _next(loop: asyncio.AbstractEventLoop, signal: SignalInstance,
-                action: Callable[[], Any], check: Callable[..., bool] = lambda *a: True) -> Any:
+async def _next(
+    loop: asyncio.AbstractEventLoop,
+    signal: SignalInstance,
+    action: Callable[[], Any],
+    check: Callable[..., bool] = lambda *a: True,
+) -> Any:
     """Do `action`, then wait for `signal` to carry what `check` accepts."""
     found: asyncio.Future[Any] = loop.create_future()
 
@@ -54,8 +58,12 @@ def setup(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[[list[str
         preferences.mark_tool_server_started("fx")
         engine = ToolScriptedEngine(replies)
         worker = tool_worker(engine)
-        ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker, preferences,
-                             lambda progress: tmp_path / "model")
+        ctl = ChatController(
+            Store.open(tmp_path / "chat.sqlite3"),
+            worker,
+            preferences,
+            lambda progress: tmp_path / "model",
+        )
         made.append(ctl)
 
         async def start() -> None:
@@ -78,8 +86,12 @@ def test_a_call_is_approved_run_and_the_model_goes_on(setup, qt_asyncio_loop) ->
 
     async def scenario() -> ToolCallCard:
         asked = await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "2+3?"))
-        await _next(qt_asyncio_loop, ctl.worker.generationFinished,
-                    lambda: flow.approve(cid), lambda p: not p.tool_calls)
+        await _next(
+            qt_asyncio_loop,
+            ctl.worker.generationFinished,
+            lambda: flow.approve(cid),
+            lambda p: not p.tool_calls,
+        )
         return asked
 
     asked = qt_asyncio_loop.run_until_complete(scenario())
@@ -91,10 +103,16 @@ def test_a_call_is_approved_run_and_the_model_goes_on(setup, qt_asyncio_loop) ->
     offered = {t["function"]["name"] for t in engine.offered[0]}
     assert {"fx__add", "search_conversations"} <= offered
     second_prompt = engine.prompts[1]
-    assert second_prompt[-2]["tool_calls"][0]["function"] == {"name": "fx__add",
-                                                              "arguments": {"a": 2, "b": 3}}
-    assert second_prompt[-1] == {"role": "tool", "content": "5",
-                                 "tool_call_id": call.tool_calls[0]["id"], "name": "fx__add"}
+    assert second_prompt[-2]["tool_calls"][0]["function"] == {
+        "name": "fx__add",
+        "arguments": {"a": 2, "b": 3},
+    }
+    assert second_prompt[-1] == {
+        "role": "tool",
+        "content": "5",
+        "tool_call_id": call.tool_calls[0]["id"],
+        "name": "fx__add",
+    }
 
 
 def test_a_streaming_call_shows_its_tool_name(setup, qt_asyncio_loop) -> None:
@@ -103,7 +121,8 @@ def test_a_streaming_call_shows_its_tool_name(setup, qt_asyncio_loop) -> None:
     seen: list[dict] = []
     ctl.streamUpdated.connect(seen.append)
     qt_asyncio_loop.run_until_complete(
-        _next(qt_asyncio_loop, ctl.tool_flow.approvalNeeded, lambda: ctl.send(cid, "1+1?")))
+        _next(qt_asyncio_loop, ctl.tool_flow.approvalNeeded, lambda: ctl.send(cid, "1+1?"))
+    )
     calling = [p for p in seen if p.calling is not None]
     assert calling and calling[-1].calling == "fx__add"
     # Only the text before the call ever shows: no marker, not even its first characters.
@@ -116,7 +135,8 @@ def test_tools_are_chosen_per_chat(setup, qt_asyncio_loop) -> None:
     params = ctl.store.get_conversation(cid).params
     ctl.update_settings(cid, params={**params, "tool_servers": ["branchwise"]})
     qt_asyncio_loop.run_until_complete(
-        _next(qt_asyncio_loop, ctl.worker.generationFinished, lambda: ctl.send(cid, "hi")))
+        _next(qt_asyncio_loop, ctl.worker.generationFinished, lambda: ctl.send(cid, "hi"))
+    )
     assert [t["function"]["name"] for t in engine.offered[0]] == ["search_conversations"]
 
 
@@ -127,13 +147,18 @@ def test_a_model_whose_template_takes_no_tools_is_offered_none(
 
     engine = ToolScriptedEngine(["Plain."])
     worker = scripted_worker(engine)  # reports no tool format
-    ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker,
-                         Preferences(tmp_path / "settings.ini"), lambda progress: tmp_path / "m")
+    ctl = ChatController(
+        Store.open(tmp_path / "chat.sqlite3"),
+        worker,
+        Preferences(tmp_path / "settings.ini"),
+        lambda progress: tmp_path / "m",
+    )
     try:
         qt_asyncio_loop.run_until_complete(_next(qt_asyncio_loop, worker.modelLoaded, ctl.start))
         cid = ctl.new_conversation()
         qt_asyncio_loop.run_until_complete(
-            _next(qt_asyncio_loop, worker.generationFinished, lambda: ctl.send(cid, "hi")))
+            _next(qt_asyncio_loop, worker.generationFinished, lambda: ctl.send(cid, "hi"))
+        )
         assert engine.offered == [[]]
     finally:
         ctl.shutdown()
@@ -149,12 +174,14 @@ def test_rerun_makes_a_sibling_and_switching_back_runs_nothing(setup, qt_asyncio
 
     async def scenario() -> None:
         await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "pid?"))
-        await _next(qt_asyncio_loop, ctl.worker.generationFinished,
-                    lambda: flow.approve(cid), answered)
+        await _next(
+            qt_asyncio_loop, ctl.worker.generationFinished, lambda: flow.approve(cid), answered
+        )
         first = ctl.store.active_path(cid)[-2]
         # Run again: no question (the person asked for it), a sibling result, a new reply.
-        await _next(qt_asyncio_loop, ctl.worker.generationFinished,
-                    lambda: flow.rerun(first.id), answered)
+        await _next(
+            qt_asyncio_loop, ctl.worker.generationFinished, lambda: flow.rerun(first.id), answered
+        )
 
     qt_asyncio_loop.run_until_complete(scenario())
     *_, call, second, answer = ctl.store.active_path(cid)
@@ -176,12 +203,17 @@ def test_a_new_message_drops_the_question_still_asked(setup, qt_asyncio_loop) ->
     cid = ctl.new_conversation()
     flow = ctl.tool_flow
     qt_asyncio_loop.run_until_complete(
-        _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "1+2?")))
+        _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "1+2?"))
+    )
     pending = flow.pending(cid)
     assert isinstance(pending, ToolCallCard) and pending.waiting == "approval"
     qt_asyncio_loop.run_until_complete(
-        _next(qt_asyncio_loop, ctl.worker.generationFinished,
-              lambda: ctl.send(cid, "Never mind.")))
+        _next(qt_asyncio_loop, ctl.worker.generationFinished, lambda: ctl.send(cid, "Never mind."))
+    )
     assert flow.pending(cid) is None
-    assert [m.role for m in ctl.store.active_path(cid)] == ["user", "assistant", "user",
-                                                             "assistant"]
+    assert [m.role for m in ctl.store.active_path(cid)] == [
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]

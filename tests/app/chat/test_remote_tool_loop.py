@@ -37,14 +37,20 @@ class RemoteChat:
 
     def __init__(self, folder: Path, model: str, mcp: bool = True) -> None:
         if mcp:
-            entry = {"command": sys.executable,
-                     "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)]}
+            entry = {
+                "command": sys.executable,
+                "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
+            }
             (folder / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": entry}}))
         preferences = Preferences(folder / "settings.ini")
         preferences.mark_tool_server_started("fx")
         self.connections = Connections(folder, keys=FileKeys(folder / "keys.json"))
-        self.ctl = ChatController(Store.open(folder / "chat.sqlite3"), InferenceWorker(),
-                                  preferences, connections=self.connections)
+        self.ctl = ChatController(
+            Store.open(folder / "chat.sqlite3"),
+            InferenceWorker(),
+            preferences,
+            connections=self.connections,
+        )
         self.model = model
         self.cid = self.ctl.new_conversation()
         self.streamed: list[StreamUpdate] = []
@@ -52,8 +58,9 @@ class RemoteChat:
 
     async def connect(self, base_url: str, params: dict[str, Any]) -> None:
         self.connections.save(Connection("lab", base_url), None)
-        self.ctl.update_settings(self.cid, model_id=RemoteModel("lab", self.model).model_id,
-                                 params=params)
+        self.ctl.update_settings(
+            self.cid, model_id=RemoteModel("lab", self.model).model_id, params=params
+        )
         self.ctl.tool_session.start()
         servers = self.ctl.tool_session.running_servers
         if servers is not None:
@@ -86,8 +93,9 @@ def _add(a: int, b: int) -> Reply:
 def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     remote_chat: Callable[..., RemoteChat], qt_asyncio_loop: Any
 ) -> None:
-    server = FakeServer([Reply("Let me add.", _add(2, 3).calls), _add(4, 1), _add(2, 3),
-                         Reply("It is 5.")])
+    server = FakeServer(
+        [Reply("Let me add.", _add(2, 3).calls), _add(4, 1), _add(2, 3), Reply("It is 5.")]
+    )
     chat = remote_chat()
     ctl, flow, cid = chat.ctl, chat.ctl.tool_flow, chat.cid
     ran: list[ToolCallCard] = []
@@ -96,12 +104,12 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     async def scenario() -> tuple[ToolCallCard, ToolCallCard]:
         await chat.connect(await server.start(), PARAMS)
         try:
-            asked = await _next(qt_asyncio_loop, flow.approvalNeeded,
-                                lambda: ctl.send(cid, "2+3?"))
+            asked = await _next(qt_asyncio_loop, flow.approvalNeeded, lambda: ctl.send(cid, "2+3?"))
             # "Always for this tool": the next call runs unasked, the repeat of the first is
             # asked about all the same.
-            again = await _next(qt_asyncio_loop, flow.approvalNeeded,
-                                lambda: flow.approve(cid, remember="tool"))
+            again = await _next(
+                qt_asyncio_loop, flow.approvalNeeded, lambda: flow.approve(cid, remember="tool")
+            )
             flow.deny(cid)
             await until(lambda: not server.replies and not ctl.is_busy(), LIMIT_S)
         finally:
@@ -114,10 +122,16 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     assert again.repeated and again.arguments == {"a": 2, "b": 3}
     assert [p.arguments for p in ran] == [{"a": 2, "b": 3}, {"a": 4, "b": 1}]
     roles = [(m.role, m.content) for m in chat.path()]
-    assert roles == [("user", "2+3?"), ("assistant", "Let me add."), ("tool", "5"),
-                     ("assistant", ""), ("tool", "5"), ("assistant", ""),
-                     ("tool", "The person denied this call; it did not run."),
-                     ("assistant", "It is 5.")]
+    assert roles == [
+        ("user", "2+3?"),
+        ("assistant", "Let me add."),
+        ("tool", "5"),
+        ("assistant", ""),
+        ("tool", "5"),
+        ("assistant", ""),
+        ("tool", "The person denied this call; it did not run."),
+        ("assistant", "It is 5."),
+    ]
     first_call = chat.path()[1].tool_calls[0]
     assert first_call["name"] == "fx__add" and first_call["arguments"] == {"a": 2, "b": 3}
     # Every request offers the chat's tools; the history goes back in OpenAI's shape.
@@ -125,9 +139,15 @@ def test_a_remote_models_calls_are_asked_remembered_checked_and_answered(
     assert {"fx__add", "search_conversations"} <= offered
     history = server.requests[1]["messages"]
     assert history[-2]["tool_calls"][0]["function"] == {
-        "name": "fx__add", "arguments": json.dumps({"a": 2, "b": 3})}
-    assert history[-1] == {"role": "tool", "content": "5", "tool_call_id": first_call["id"],
-                           "name": "fx__add"}
+        "name": "fx__add",
+        "arguments": json.dumps({"a": 2, "b": 3}),
+    }
+    assert history[-1] == {
+        "role": "tool",
+        "content": "5",
+        "tool_call_id": first_call["id"],
+        "name": "fx__add",
+    }
     # While the call streamed, the window was told which tool, and shows it by its own name.
     assert any(p.calling == "fx__add" for p in chat.streamed)
     assert ctl.tools.label(cid, "fx__add") == ToolLabel("fx", "add")
@@ -162,8 +182,11 @@ def branchwise_served(
 ) -> Iterator[tuple[Served, int]]:
     """Branchwise's own server's worker on a tiny model with Qwen2.5's tool template, one of
     whose tokens decodes to a whole call of the built-in search."""
-    folder = with_template(tiny_models_dir / "llama",
-                           tmp_path_factory.mktemp("served") / "tools-model", QWEN_TOOLS_TEMPLATE)
+    folder = with_template(
+        tiny_models_dir / "llama",
+        tmp_path_factory.mktemp("served") / "tools-model",
+        QWEN_TOOLS_TEMPLATE,
+    )
     token = with_call_token(folder, SEARCH_CALL + "DONE")
     served = start_worker(folder)
     yield served, token
@@ -171,7 +194,8 @@ def branchwise_served(
 
 
 def test_a_chat_on_branchwise_serve_calls_the_built_in_search(
-    branchwise_served: tuple[Served, int], remote_chat: Callable[..., RemoteChat],
+    branchwise_served: tuple[Served, int],
+    remote_chat: Callable[..., RemoteChat],
     qt_asyncio_loop: Any,
 ) -> None:
     served, token = branchwise_served
@@ -182,8 +206,11 @@ def test_a_chat_on_branchwise_serve_calls_the_built_in_search(
     async def scenario() -> ToolCallCard:
         async with serving(served) as (server, _client):
             await chat.connect(server.url, forced)
-            asked = await _next(qt_asyncio_loop, flow.approvalNeeded,
-                                lambda: ctl.send(cid, "Where did we talk of Paris?"))
+            asked = await _next(
+                qt_asyncio_loop,
+                flow.approvalNeeded,
+                lambda: ctl.send(cid, "Where did we talk of Paris?"),
+            )
             # The model is forced to call again: the second reply writes plain text instead.
             ctl.update_settings(cid, params={**PARAMS, "max_tokens": 2})
             flow.approve(cid)

@@ -34,17 +34,21 @@ LIMIT_S = 30
 class Chat:
     """A store, the fixture server and a flow, for one test."""
 
-    def __init__(self, folder: Path, loop: asyncio.AbstractEventLoop, max_calls: int = 8,
-                 timeout: float = 10) -> None:
+    def __init__(
+        self, folder: Path, loop: asyncio.AbstractEventLoop, max_calls: int = 8, timeout: float = 10
+    ) -> None:
         self.loop = loop
         self.store = Store.open(folder / "chat.sqlite3")
         self.servers = ToolServers(McpConfig({"fx": fixture_spec("fx", timeout=timeout)}))
         self.approvals = ToolApprovals(folder / "tool_approvals.json")
         self.continued: list[tuple[int, int]] = []
         self.flow = ToolFlow(
-            self.store, ToolRunner(self.store, lambda: self.servers, lambda: loop), self.approvals,
+            self.store,
+            ToolRunner(self.store, lambda: self.servers, lambda: loop),
+            self.approvals,
             continue_reply=self._continue,
-            max_calls=lambda: max_calls, context_tokens=lambda cid: 4096,
+            max_calls=lambda: max_calls,
+            context_tokens=lambda cid: 4096,
         )
         self.cid = self.store.create_conversation("tools").id
         self._handed_over: asyncio.Future[None] | None = None
@@ -61,10 +65,13 @@ class Chat:
         if parent_id is None:
             parent_id = self.store.append_message(self.cid, None, "user", "Please help").id
         reply = self.store.begin_reply(self.cid, parent_id, "tiny")
-        entries = [{"id": f"c{reply.id}_{i}", "name": name, "arguments": args}
-                   for i, (name, args) in enumerate(calls)]
-        self.store.finish_reply(reply.id, "", tool_calls=entries,
-                                stats={"finish_reason": "tool_calls"})
+        entries = [
+            {"id": f"c{reply.id}_{i}", "name": name, "arguments": args}
+            for i, (name, args) in enumerate(calls)
+        ]
+        self.store.finish_reply(
+            reply.id, "", tool_calls=entries, stats={"finish_reason": "tool_calls"}
+        )
         return reply.id
 
     def path(self) -> list[tuple[str, str]]:
@@ -77,8 +84,12 @@ class Chat:
             return None
         return "limit" if isinstance(pending, CallLimit) else pending.waiting
 
-    async def after(self, sig: SignalInstance, action: Callable[[], None],
-                    check: Callable[[Any], bool] = lambda _: True) -> Any:
+    async def after(
+        self,
+        sig: SignalInstance,
+        action: Callable[[], None],
+        check: Callable[[Any], bool] = lambda _: True,
+    ) -> Any:
         """Do `action` and wait for `sig`'s next emission that passes `check`."""
         found: asyncio.Future[Any] = self.loop.create_future()
 
@@ -100,16 +111,19 @@ class Chat:
         await asyncio.wait_for(self._handed_over, LIMIT_S)
 
 
-def _one_approved_call(chat: Chat, run: Callable[..., Any], tool: str,
-                       arguments: dict[str, Any]) -> Message:
+def _one_approved_call(
+    chat: Chat, run: Callable[..., Any], tool: str, arguments: dict[str, Any]
+) -> Message:
     """On a chat of the test's own making: start its server, let the model call `tool`, approve
     it; the chat's last message (the result) once the model is handed the turn again."""
+
     async def scenario() -> None:
         chat.servers.start_enabled()
         await chat.servers.wait_started(LIMIT_S)
         reply = chat.reply_with_calls(None, (tool, arguments))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
         await chat.servers.close()
 
@@ -124,12 +138,14 @@ def _one_approved_call(chat: Chat, run: Callable[..., Any], tool: str,
 def run(qt_asyncio_loop: asyncio.AbstractEventLoop) -> Callable[..., Any]:
     def runner(coro: Coroutine[Any, Any, Any]) -> Any:
         return qt_asyncio_loop.run_until_complete(asyncio.wait_for(coro, 3 * LIMIT_S))
+
     return runner
 
 
 @pytest.fixture
-def chat(tmp_path: Path, qt_asyncio_loop: asyncio.AbstractEventLoop,
-         run: Callable[..., Any]) -> Iterator[Chat]:
+def chat(
+    tmp_path: Path, qt_asyncio_loop: asyncio.AbstractEventLoop, run: Callable[..., Any]
+) -> Iterator[Chat]:
     made = Chat(tmp_path, qt_asyncio_loop)
 
     async def start() -> None:
@@ -145,10 +161,10 @@ def chat(tmp_path: Path, qt_asyncio_loop: asyncio.AbstractEventLoop,
 def test_approve_runs_the_call_and_the_model_goes_on(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 2, "b": 3}))
-        asked = await chat.after(chat.flow.approvalNeeded,
-                                 lambda: chat.flow.reply_finished(chat.cid, reply))
-        assert (asked.server, asked.tool, asked.arguments) == ("fx", "add",
-                                                                          {"a": 2, "b": 3})
+        asked = await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
+        assert (asked.server, asked.tool, asked.arguments) == ("fx", "add", {"a": 2, "b": 3})
         assert asked.description == "Add two whole numbers."
         assert chat.waiting() == "approval"
         assert chat.path()[-1][0] == "assistant"  # nothing ran before Run
@@ -166,8 +182,9 @@ def test_approve_runs_the_call_and_the_model_goes_on(chat: Chat, run) -> None:
 def test_deny_stores_a_refusal_and_the_model_goes_on(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 1}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.continuation(lambda: chat.flow.deny(chat.cid))
 
     run(scenario())
@@ -180,8 +197,9 @@ def test_deny_stores_a_refusal_and_the_model_goes_on(chat: Chat, run) -> None:
 def test_always_for_this_tool_in_this_chat_is_remembered(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 2}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.continuation(lambda: chat.flow.approve(chat.cid, remember="chat"))
         # The model calls it again: it runs without asking.
         asked: list[Any] = []
@@ -197,10 +215,12 @@ def test_always_for_this_tool_in_this_chat_is_remembered(chat: Chat, run) -> Non
 
 def test_edited_arguments_make_a_sibling_and_earlier_results_are_kept(chat: Chat, run) -> None:
     async def scenario() -> int:
-        reply = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 1}),
-                                      ("fx__add", {"a": 2, "b": 2}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        reply = chat.reply_with_calls(
+            None, ("fx__add", {"a": 1, "b": 1}), ("fx__add", {"a": 2, "b": 2})
+        )
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.after(chat.flow.approvalNeeded, lambda: chat.flow.approve(chat.cid))
         await chat.continuation(lambda: chat.flow.approve(chat.cid, {"a": 20, "b": 2}))
         return reply
@@ -218,8 +238,9 @@ def test_edited_arguments_make_a_sibling_and_earlier_results_are_kept(chat: Chat
 def test_switching_branches_runs_nothing_again(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__pid", {}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
 
     run(scenario())
@@ -247,8 +268,9 @@ def test_a_call_repeated_with_the_same_arguments_is_asked_about_even_under_alway
         assert asked == []  # "always": it ran without asking
         # The model asks for the very same call again: going round in circles, so it asks.
         again = chat.reply_with_calls(chat.continued[-1][1], ("fx__add", {"a": 1, "b": 2}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, again))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, again)
+        )
         pending = chat.flow.pending(chat.cid)
         assert asked[-1].repeated is True and isinstance(pending, ToolCallCard) and pending.repeated
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
@@ -272,8 +294,9 @@ def test_the_call_limit_waits_for_continue(tmp_path: Path, qt_asyncio_loop, run)
         await chat.servers.wait_started(LIMIT_S)
         chat.approvals.approve(chat.servers.find("fx__add"), None)
         reply = chat.reply_with_calls(None, *[("fx__add", {"a": i, "b": 0}) for i in range(3)])
-        limit = await chat.after(chat.flow.limitReached,
-                                 lambda: chat.flow.reply_finished(chat.cid, reply))
+        limit = await chat.after(
+            chat.flow.limitReached, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         assert (limit.count, limit.limit) == (2, 2)
         assert chat.waiting() == "limit" and chat.continued == []
         await chat.continuation(lambda: chat.flow.continue_past_limit(chat.cid))
@@ -289,8 +312,9 @@ def test_the_call_limit_waits_for_continue(tmp_path: Path, qt_asyncio_loop, run)
 def test_a_sleeping_call_is_cancelled(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__sleep", {"seconds": 60}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.after(chat.flow.callRunning, lambda: chat.flow.approve(chat.cid))
         assert chat.waiting() == "running"
         await chat.continuation(lambda: chat.flow.cancel(chat.cid))
@@ -304,13 +328,15 @@ def test_a_sleeping_call_is_cancelled(chat: Chat, run) -> None:
 def test_a_crashing_server_gives_an_error_result(chat: Chat, run) -> None:
     async def scenario() -> None:
         reply = chat.reply_with_calls(None, ("fx__pid", {}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, reply))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, reply)
+        )
         await chat.continuation(lambda: chat.flow.approve(chat.cid))
         pid = int(chat.store.active_path(chat.cid)[-1].content)
         second = chat.reply_with_calls(chat.continued[-1][1], ("fx__sleep", {"seconds": 60}))
-        await chat.after(chat.flow.approvalNeeded,
-                         lambda: chat.flow.reply_finished(chat.cid, second))
+        await chat.after(
+            chat.flow.approvalNeeded, lambda: chat.flow.reply_finished(chat.cid, second)
+        )
         await chat.after(chat.flow.callRunning, lambda: chat.flow.approve(chat.cid))
         await chat.continuation(lambda: os.kill(pid, signal.SIGKILL))
 
@@ -340,12 +366,12 @@ def test_an_unknown_tool_is_an_error_result_without_asking(chat: Chat, run) -> N
     assert result.status == "error" and "no tool named fx__no_such_tool" in result.content
 
 
-def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: Chat,
-                                                                          run) -> None:
+def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: Chat, run) -> None:
     async def scenario() -> None:
         chat.approvals.approve(chat.servers.find("fx__add"), None)
-        reply = chat.reply_with_calls(None, ("fx__add", {"a": 1, "b": 1}),
-                                      ("fx__add", {"a": 2, "b": 2}))
+        reply = chat.reply_with_calls(
+            None, ("fx__add", {"a": 1, "b": 1}), ("fx__add", {"a": 2, "b": 2})
+        )
         await chat.continuation(lambda: chat.flow.reply_finished(chat.cid, reply))
         first = chat.store.active_path(chat.cid)[2]  # user, reply, first result, second
         await chat.continuation(lambda: chat.flow.rerun(first.id))
@@ -361,8 +387,9 @@ def test_rerun_and_edited_results_are_siblings_and_later_results_are_kept(chat: 
     assert len(chat.continued) == 3
 
 
-def test_a_call_past_its_servers_timeout_is_an_error_result(tmp_path: Path, qt_asyncio_loop,
-                                                            run) -> None:
+def test_a_call_past_its_servers_timeout_is_an_error_result(
+    tmp_path: Path, qt_asyncio_loop, run
+) -> None:
     chat = Chat(tmp_path, qt_asyncio_loop, timeout=1)
     result = _one_approved_call(chat, run, "fx__sleep", {"seconds": 30})
     assert result.status == "error" and result.stats["failure"] == "timeout"
@@ -374,6 +401,7 @@ def test_calls_left_without_results_are_asked_about_again_when_the_chat_opens(
 ) -> None:
     """The app quit while asking (or the person stopped the loop): opening the chat asks again,
     even for a tool allowed "always", and nothing runs until the person says so."""
+
     async def scenario() -> None:
         chat.approvals.approve(chat.servers.find("fx__add"), None)
         reply = chat.reply_with_calls(None, ("fx__add", {"a": 2, "b": 5}))

@@ -14,8 +14,11 @@ from app.chat.tools.session import ToolSession
 from tests.app.mcp.fixture_launch import FIXTURE, LIFETIME_S
 
 LIMIT_S = 30
-ENTRY = {"command": sys.executable, "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
-         "env": {"API_KEY": "secret-value"}}
+ENTRY = {
+    "command": sys.executable,
+    "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
+    "env": {"API_KEY": "secret-value"},
+}
 
 
 class Started:
@@ -103,4 +106,5 @@ def test_import_and_enable_are_saved(tmp_path: Path, qt_asyncio_loop) -> None:
     saved = json.loads((data / "mcp.json").read_text())
     assert saved["mcpServers"]["fx"]["enabled"] is False
     assert [(i.name, i.enabled, i.never_started) for i in session.server_infos()] == [
-        ("fx", False, True)]
+        ("fx", False, True)
+    ]

@@ -36,9 +36,7 @@ def test_rates_need_a_real_measurement() -> None:
     rates.observe({"ttft_s": 0.55, "prefill_tokens": 100, "disk_tokens": 4000})
     assert rates.restore_tps == pytest.approx(4000 / 0.5)
     from_disk = PathCacheState(4100, 0, 4000, 100, 4000 * 4096, "disk")
-    assert estimate_ttft(from_disk, rates) == (
-        pytest.approx(0.05 + 0.5)
-    )
+    assert estimate_ttft(from_disk, rates) == (pytest.approx(0.05 + 0.5))
 
 
 @pytest.mark.perf
@@ -64,11 +62,14 @@ def test_estimated_ttft_is_within_35_percent_of_the_measured_one(llama_path: Pat
         rates.observe(dataclasses.asdict(engine.generate(follow, ONE).stats))
         # Not cached at all, then partly cached (the branch continued with a new turn).
         errors = []
-        for path in (conversation(f"mountains {n}", 18), [
-            *conversation(f"rivers {n}", 12),
-            {"role": "assistant", "content": "Here is one more."},
-            {"role": "user", "content": "Thanks, and a last one about lakes? " * 12},
-        ]):
+        for path in (
+            conversation(f"mountains {n}", 18),
+            [
+                *conversation(f"rivers {n}", 12),
+                {"role": "assistant", "content": "Here is one more."},
+                {"role": "user", "content": "Thanks, and a last one about lakes? " * 12},
+            ],
+        ):
             (state,) = engine.cache_state([path])
             estimate = estimate_ttft(state, rates)
             measured = engine.generate(path, ONE).stats.ttft_s

@@ -68,7 +68,6 @@ class SyntheticEngine(CachelessEngine):
         return sum(len(m["content"]) for m in messages)
 
 
-
 def _worker_with(engine: SyntheticEngine, qtbot) -> InferenceWorker:
     worker = InferenceWorker(
         lambda path, progress: (engine, ModelLoaded("synthetic", str(path), None))
@@ -90,8 +89,9 @@ HANG_S = 10.0
 MAX_STALL_RATIO = 4.0
 
 
-def _worst_gap_ms(qtbot, until: Callable[[], bool] | None = None,
-                  seconds: float = 0.0) -> tuple[float, float]:
+def _worst_gap_ms(
+    qtbot, until: Callable[[], bool] | None = None, seconds: float = 0.0
+) -> tuple[float, float]:
     """Run the event loop, with a 5 ms timer as a latency probe, until `until()` is true (else
     for `seconds`); returns the worst gap between its ticks and the seconds it ran."""
     gaps: list[float] = []

@@ -87,8 +87,12 @@ def test_start_up_state_changes_all_happen_on_the_gui_thread(
     monkeypatch.setattr(app.library.install, "ensure_default_model", _fake_default_model(fail))
     worker = scripted_worker(ScriptedEngine([]))
     resolver = model_resolver(tmp_path / "models", None, worker.relay)
-    ctl = ChatController(Store.open(tmp_path / "chat.sqlite3"), worker,
-                         Preferences(tmp_path / "settings.ini"), resolver)
+    ctl = ChatController(
+        Store.open(tmp_path / "chat.sqlite3"),
+        worker,
+        Preferences(tmp_path / "settings.ini"),
+        resolver,
+    )
     writes: list[tuple[str, str, Any]] = []
     # A direct connection runs on the thread that changed the state.
     ctl.modelStatus.connect(
@@ -127,7 +131,11 @@ def test_reporting_a_failure_on_the_gui_thread_does_not_load_mlx() -> None:
     """The window shows before MLX loads; telling the person about a failure must not load it."""
     root = ROOT
     done = subprocess.run(
-        [sys.executable, "-c", _FAIL_WITHOUT_MLX], cwd=root, capture_output=True, text=True,
-        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)}, timeout=60,
+        [sys.executable, "-c", _FAIL_WITHOUT_MLX],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "QT_QPA_PLATFORM": "offscreen", "PYTHONPATH": str(root)},
+        timeout=60,
     )
     assert done.stdout.splitlines() == ["division by zero", "mlx loaded: False"], done.stderr

@@ -89,9 +89,7 @@ def test_only_a_bug_is_logged_with_its_traceback(caplog) -> None:
     assert refused == WorkerFailure(FailureKind.INVALID_REQUEST, "The prompt is empty.", 3)
     # Without a message of its own, the person is told the type.
     assert bug == WorkerFailure(FailureKind.BUG, "ContextOverflowError", 4)
-    assert [r.exc_info[0] for r in caplog.records if r.exc_info] == [
-        _Lookalike
-    ]
+    assert [r.exc_info[0] for r in caplog.records if r.exc_info] == [_Lookalike]
 
 
 def test_the_request_is_at_fault_when_refused_or_too_long() -> None:
@@ -131,8 +129,11 @@ def test_a_reply_too_long_for_the_context_offers_a_new_chat(store: Store) -> Non
 
 @pytest.mark.parametrize(
     ("kind", "status"),
-    [(FailureKind.INTERRUPTED, "interrupted"), (FailureKind.REFUSED, "error"),
-     (FailureKind.BUG, "error")],
+    [
+        (FailureKind.INTERRUPTED, "interrupted"),
+        (FailureKind.REFUSED, "error"),
+        (FailureKind.BUG, "error"),
+    ],
 )
 def test_any_other_failure_is_told_and_only_a_cut_off_reply_keeps_its_text_as_good(
     store: Store, kind: FailureKind, status: str

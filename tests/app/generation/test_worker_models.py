@@ -39,10 +39,15 @@ def _worker(room: int) -> tuple[InferenceWorker, dict[str, _Engine]]:
     return InferenceWorker(factory, model_room=lambda _held: room), engines
 
 
-def _ask(qtbot, worker: InferenceWorker, path: Path, together: tuple[Path, ...],
-         stopped: bool = False) -> GenerationFinished:
-    request = GenerationRequest(worker.next_request_id(), [{"role": "user", "content": "hi"}],
-                                {}, model=RequestModel(path, WEIGHTS, together))
+def _ask(
+    qtbot, worker: InferenceWorker, path: Path, together: tuple[Path, ...], stopped: bool = False
+) -> GenerationFinished:
+    request = GenerationRequest(
+        worker.next_request_id(),
+        [{"role": "user", "content": "hi"}],
+        {},
+        model=RequestModel(path, WEIGHTS, together),
+    )
     if stopped:
         request.cancel.set()
     with qtbot.waitSignal(worker.generationFinished, timeout=10000) as finished:

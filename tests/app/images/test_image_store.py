@@ -38,8 +38,14 @@ def test_the_record_round_trips(tmp_path: Path) -> None:
     image = ImageStore(tmp_path).add_bytes(picture_bytes(), "a.png")
     record = image.as_record(tokens=81)
     assert record == {
-        "kind": "image", "name": "a.png", "size": image.size, "sha256": image.sha256,
-        "width": 40, "height": 30, "format": "PNG", "tokens": 81,
+        "kind": "image",
+        "name": "a.png",
+        "size": image.size,
+        "sha256": image.sha256,
+        "width": 40,
+        "height": 30,
+        "format": "PNG",
+        "tokens": 81,
     }
     assert StoredImage.from_record(record) == image
     with pytest.raises(ImageError):

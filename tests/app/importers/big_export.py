@@ -14,10 +14,23 @@ from tests.app.importers.samples import gpt_message, gpt_node
 
 TURNS = 12
 TEXT = "Streaming keeps one conversation in memory at a time, whatever the size of the file. "
-SEARCH = [{"type": "search_result_group", "domain": f"example{i}.org", "entries": [
-    {"type": "search_result", "url": f"https://example{i}.org/page/{j}", "title": f"Page {j}",
-     "snippet": "A snippet of the page as the search tool saw it. " * 3, "attribution": "ex"}
-    for j in range(4)]} for i in range(4)]
+SEARCH = [
+    {
+        "type": "search_result_group",
+        "domain": f"example{i}.org",
+        "entries": [
+            {
+                "type": "search_result",
+                "url": f"https://example{i}.org/page/{j}",
+                "title": f"Page {j}",
+                "snippet": "A snippet of the page as the search tool saw it. " * 3,
+                "attribution": "ex",
+            }
+            for j in range(4)
+        ],
+    }
+    for i in range(4)
+]
 
 
 def _template() -> str:
@@ -26,23 +39,65 @@ def _template() -> str:
     for turn in range(TURNS):
         user, hidden, thought, reply, retry = (f"{k}{turn}" for k in "uhtar")
         mapping[parent]["children"] = [user]
-        mapping[user] = gpt_node(user, parent, [hidden, retry], gpt_message(
-            user, "user", parts=[f"Question {turn}. {TEXT * 3}"], t=1700000000.0 + turn))
-        mapping[hidden] = gpt_node(hidden, user, [thought], gpt_message(
-            hidden, "system", parts=[""], meta={"is_visually_hidden_from_conversation": True}))
-        mapping[thought] = gpt_node(thought, hidden, [reply], gpt_message(
-            thought, "assistant", "thoughts", t=1700000000.2 + turn,
-            thoughts=[{"summary": "Thinking", "content": TEXT * 2, "chunks": [],
-                       "finished": True}]))
-        mapping[reply] = gpt_node(reply, thought, [], gpt_message(
-            reply, "assistant", parts=[f"Answer {turn}. {TEXT * 6}"], t=1700000000.5 + turn,
-            meta={"search_result_groups": SEARCH, "model_slug": "gpt-5-thinking"}))
-        mapping[retry] = gpt_node(retry, user, [], gpt_message(
-            retry, "assistant", parts=[f"Retry {turn}. {TEXT}"], t=1700000000.7 + turn))
+        mapping[user] = gpt_node(
+            user,
+            parent,
+            [hidden, retry],
+            gpt_message(
+                user, "user", parts=[f"Question {turn}. {TEXT * 3}"], t=1700000000.0 + turn
+            ),
+        )
+        mapping[hidden] = gpt_node(
+            hidden,
+            user,
+            [thought],
+            gpt_message(
+                hidden, "system", parts=[""], meta={"is_visually_hidden_from_conversation": True}
+            ),
+        )
+        mapping[thought] = gpt_node(
+            thought,
+            hidden,
+            [reply],
+            gpt_message(
+                thought,
+                "assistant",
+                "thoughts",
+                t=1700000000.2 + turn,
+                thoughts=[
+                    {"summary": "Thinking", "content": TEXT * 2, "chunks": [], "finished": True}
+                ],
+            ),
+        )
+        mapping[reply] = gpt_node(
+            reply,
+            thought,
+            [],
+            gpt_message(
+                reply,
+                "assistant",
+                parts=[f"Answer {turn}. {TEXT * 6}"],
+                t=1700000000.5 + turn,
+                meta={"search_result_groups": SEARCH, "model_slug": "gpt-5-thinking"},
+            ),
+        )
+        mapping[retry] = gpt_node(
+            retry,
+            user,
+            [],
+            gpt_message(retry, "assistant", parts=[f"Retry {turn}. {TEXT}"], t=1700000000.7 + turn),
+        )
         parent = reply
-    conversation = {"id": "@ID@", "conversation_id": "@ID@", "title": "Big @ID@",
-                    "create_time": 1700000000.0, "update_time": 1700000100.0,
-                    "mapping": mapping, "current_node": parent, "default_model_slug": "gpt-4o"}
+    conversation = {
+        "id": "@ID@",
+        "conversation_id": "@ID@",
+        "title": "Big @ID@",
+        "create_time": 1700000000.0,
+        "update_time": 1700000100.0,
+        "mapping": mapping,
+        "current_node": parent,
+        "default_model_slug": "gpt-4o",
+    }
     return json.dumps(conversation, separators=(",", ":"))
 
 

@@ -72,8 +72,9 @@ def test_a_branch_inside_an_answer_chain_gives_one_message_per_path(tmp_path: Pa
     data = chatgpt_conversation()
     mapping = data["mapping"]
     mapping["th1"]["children"] = ["code1", "a1c"]
-    mapping["a1c"] = gpt_node("a1c", "th1", [], gpt_message(
-        "a1c", "assistant", parts=["Short."], t=140.0))
+    mapping["a1c"] = gpt_node(
+        "a1c", "th1", [], gpt_message("a1c", "assistant", parts=["Short."], t=140.0)
+    )
     (conv,) = conversations(write_json(tmp_path / "c.json", [data]))
     messages = by_id(conv)
     assert messages["a1c"].parent_id == "u1"
@@ -87,8 +88,10 @@ def test_unfinished_answer_is_stopped_and_an_entry_that_is_not_a_conversation_is
 ) -> None:
     data = chatgpt_conversation()
     data["mapping"]["a2"]["message"]["status"] = "in_progress"
-    path = write_json(tmp_path / "c.json", [{"id": "project", "name": "Folder"}, data,
-                                            {"id": "x", "mapping": "broken"}])
+    path = write_json(
+        tmp_path / "c.json",
+        [{"id": "project", "name": "Folder"}, data, {"id": "x", "mapping": "broken"}],
+    )
     (conv,) = conversations(path)
     assert by_id(conv)["a2"].status == "stopped"
     assert [r.where for r in refusals(path)] == ["c.json, entry 1", "c.json, entry 3"]
@@ -107,13 +110,22 @@ def _image_conversation() -> dict:
     data = chatgpt_conversation()
     data["mapping"]["u2"]["message"]["content"] = {
         "content_type": "multimodal_text",
-        "parts": [{"content_type": "image_asset_pointer",
-                   "asset_pointer": "file-service://file-AbC123", "size_bytes": 4},
-                  {"content_type": "image_asset_pointer",
-                   "asset_pointer": "sediment://file_missing9"}, "Thanks"]}
+        "parts": [
+            {
+                "content_type": "image_asset_pointer",
+                "asset_pointer": "file-service://file-AbC123",
+                "size_bytes": 4,
+            },
+            {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_missing9"},
+            "Thanks",
+        ],
+    }
     data["mapping"]["u2"]["message"]["metadata"] = {
-        "attachments": [{"id": "file-AbC123", "name": "cat.png"},
-                        {"id": "file_missing9", "name": "gone.jpg"}]}
+        "attachments": [
+            {"id": "file-AbC123", "name": "cat.png"},
+            {"id": "file_missing9", "name": "gone.jpg"},
+        ]
+    }
     return data
 
 
@@ -135,16 +147,28 @@ def test_the_2026_split_export_with_dat_assets(tmp_path: Path) -> None:
     second = copy.deepcopy(chatgpt_conversation())
     second["id"] = second["conversation_id"] = "conv-2"
     path = tmp_path / "export.zip"
-    manifest = {"version": 1, "manifest_file": "export_manifest.json", "logical_files": {
-        "conversations.json": {"files": ["conversations-000.json", "conversations-001.json",
-                                         "conversations-002.json"], "sharded": True}}}
+    manifest = {
+        "version": 1,
+        "manifest_file": "export_manifest.json",
+        "logical_files": {
+            "conversations.json": {
+                "files": [
+                    "conversations-000.json",
+                    "conversations-001.json",
+                    "conversations-002.json",
+                ],
+                "sharded": True,
+            }
+        },
+    }
     with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as archive:
         archive.writestr("export_manifest.json", json.dumps(manifest))
         archive.writestr("conversations-000.json", json.dumps([_image_conversation()]))
         archive.writestr("conversations-001.json", json.dumps([second]))
         archive.writestr("file-AbC123.dat", b"\x89PNG")
-        archive.writestr("conversation_asset_file_names.json",
-                         json.dumps({"file-AbC123.dat": "kitten.png"}))
+        archive.writestr(
+            "conversation_asset_file_names.json", json.dumps({"file-AbC123.dat": "kitten.png"})
+        )
     found = conversations(path)
     assert [c.source_id for c in found] == ["conv-1", "conv-2"]
     assert by_id(found[0])["u2"].attachments[0].name == "kitten.png"

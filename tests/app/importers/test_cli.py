@@ -20,8 +20,10 @@ from tests.app.importers.samples import chatgpt_conversation, claude_conversatio
 
 
 def _export(tmp_path: Path) -> Path:
-    return write_json(tmp_path / "conversations.json",
-                      [chatgpt_conversation(), {"id": "folder", "name": "Projects"}])
+    return write_json(
+        tmp_path / "conversations.json",
+        [chatgpt_conversation(), {"id": "folder", "name": "Projects"}],
+    )
 
 
 def test_import_prints_a_line_per_conversation_and_succeeds(
@@ -32,22 +34,24 @@ def test_import_prints_a_line_per_conversation_and_succeeds(
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "imported   Greetings (7 messages)"
     assert out[1].startswith("REFUSED    Projects: conversations.json, entry 2 is not a")
-    assert out[2] == ("Imported: 1 new, 0 updated (7 new messages in all), 0 unchanged, "
-                      "0 skipped, 1 refused.")
+    assert out[2] == (
+        "Imported: 1 new, 0 updated (7 new messages in all), 0 unchanged, 0 skipped, 1 refused."
+    )
     assert main(["import", str(_export(tmp_path)), "--data-dir", data]) == 0  # unchanged: fine
     assert capsys.readouterr().out.startswith("unchanged  Greetings")
 
 
 def test_json_report_and_dry_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = tmp_path / "data"
-    assert main(["import", str(_export(tmp_path)), "--data-dir", str(data), "--dry-run",
-                 "--json"]) == 0
+    assert (
+        main(["import", str(_export(tmp_path)), "--data-dir", str(data), "--dry-run", "--json"])
+        == 0
+    )
     report = json.loads(capsys.readouterr().out)
     assert report["dry_run"] is True and report["batch_id"] is None
     assert report["counts"]["imported"] == 1 and report["counts"]["refused"] == 1
     first = report["inputs"][0]["conversations"][0]
-    assert (first["status"], first["new_messages"], first["source_id"]) == (
-        "imported", 7, "conv-1")
+    assert (first["status"], first["new_messages"], first["source_id"]) == ("imported", 7, "conv-1")
     assert not (data / "conversations.sqlite3").exists()
 
 
@@ -60,8 +64,7 @@ def test_exit_code_when_an_input_is_unreadable_or_wholly_refused(
     assert main(["import", str(tmp_path / "missing.zip"), "--data-dir", data]) == 1
     assert "does not exist" in capsys.readouterr().err
     # A readable input next to an unreadable one still imports.
-    assert main(["import", str(_export(tmp_path)), str(tmp_path / "gone"), "--data-dir",
-                 data]) == 1
+    assert main(["import", str(_export(tmp_path)), str(tmp_path / "gone"), "--data-dir", data]) == 1
     with Store.open(Path(data) / "conversations.sqlite3") as store:
         assert [c.title for c in store.list_conversations()] == ["Greetings"]
 
@@ -94,8 +97,10 @@ def _snapshot(store: Store) -> list:
     result = []
     for c in sorted(store.list_conversations(), key=lambda c: c.title):
         path = [m.content for m in store.active_path(c.id)]
-        tree = [(m.role, m.content, m.reasoning, m.trace, m.model_id, m.created_at)
-                for m in store.all_messages(c.id)]
+        tree = [
+            (m.role, m.content, m.reasoning, m.trace, m.model_id, m.created_at)
+            for m in store.all_messages(c.id)
+        ]
         result.append((c.title, c.system_prompt, c.pinned, c.created_at, path, tree))
     return result
 
@@ -111,8 +116,11 @@ def test_a_dry_run_on_an_existing_store_plans_against_it_and_changes_nothing(
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
     # A newer Branchwise with one more schema step: a real open would migrate (and back up).
-    monkeypatch.setattr(store_schema, "MIGRATIONS",
-                        (*store_schema.MIGRATIONS, "ALTER TABLE conversations ADD COLUMN x;"))
+    monkeypatch.setattr(
+        store_schema,
+        "MIGRATIONS",
+        (*store_schema.MIGRATIONS, "ALTER TABLE conversations ADD COLUMN x;"),
+    )
     assert main(["import", str(_export(tmp_path)), "--data-dir", str(data), "--dry-run"]) == 0
     assert capsys.readouterr().out.startswith("unchanged  Greetings")  # planned against it
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
@@ -133,8 +141,20 @@ def test_a_command_beside_the_running_app_leaves_the_reply_it_is_writing_alone(
     elif command == "export":
         assert main(["export", "--data-dir", str(data), "--out", str(tmp_path / "a.json")]) == 0
     else:
-        assert tools_main(["call", "branchwise", "search_conversations",
-                           "--args", json.dumps({"query": "cats"}), "--data-dir", str(data)]) == 0
+        assert (
+            tools_main(
+                [
+                    "call",
+                    "branchwise",
+                    "search_conversations",
+                    "--args",
+                    json.dumps({"query": "cats"}),
+                    "--data-dir",
+                    str(data),
+                ]
+            )
+            == 0
+        )
     writer.append("small carnivores.")  # the app writes on: the reply is still its own
     writer.finish("complete")
     reply = app.get_message(writer.message_id)

@@ -29,6 +29,7 @@ def _write_json(name: str) -> Callable[[Path, Any], Path]:
         path = folder / name
         path.write_bytes(json.dumps(data).encode())
         return path
+
     return write
 
 
@@ -62,10 +63,15 @@ FORMATS: dict[str, tuple[Callable[[], Any], Callable[[Path, Any], Path]]] = {
 }
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
-    | st.text(max_size=20) | st.sampled_from(["user", "assistant", "\ud83d", "", "1e400"]),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
-                                                                  max_size=3),
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=20)
+    | st.sampled_from(["user", "assistant", "\ud83d", "", "1e400"]),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
+    ),
     max_leaves=6,
 )
 
@@ -104,7 +110,8 @@ def damaged(draw: st.DrawFn, name: str) -> tuple[Any, Callable[[bytes], bytes] |
 
         def cut(raw: bytes) -> bytes:
             at = int(len(raw) * position)
-            return raw[:at] + flip + raw[at + len(flip):] if flip else raw[:at]
+            return raw[:at] + flip + raw[at + len(flip) :] if flip else raw[:at]
+
     return data, cut
 
 
@@ -132,8 +139,12 @@ def _check(name: str, case: tuple[Any, Callable[[bytes], bytes] | None]) -> None
 
 @pytest.mark.parametrize("name", sorted(FORMATS))
 def test_fuzzed_files_never_break_an_import(name: str) -> None:
-    @settings(max_examples=40, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=40,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(damaged(name))
     def run_case(case: tuple[Any, Callable[[bytes], bytes] | None]) -> None:
         _check(name, case)
@@ -144,63 +155,109 @@ def test_fuzzed_files_never_break_an_import(name: str) -> None:
 # Every field of each sample that the tree does not need, and the kind of value it holds.
 # Branchwise's own files are not here: they are written by this app and read strictly.
 OPTIONAL_FIELDS: dict[str, list[tuple[tuple[Any, ...], str]]] = {
-    "chatgpt": [((0, "title"), "text"), ((0, "create_time"), "time"),
-                ((0, "update_time"), "time"), ((0, "default_model_slug"), "text"),
-                ((0, "mapping", "a1", "message", "create_time"), "time"),
-                ((0, "mapping", "a1", "message", "metadata", "model_slug"), "text"),
-                ((0, "mapping", "u2", "message", "create_time"), "time")],
-    "claude": [((0, "name"), "text"), ((0, "created_at"), "time"), ((0, "updated_at"), "time"),
-               ((0, "chat_messages", 0, "created_at"), "time"),
-               ((0, "chat_messages", 4, "created_at"), "time")],
-    "openwebui": [((1, "title"), "text"), ((1, "created_at"), "time"),
-                  ((1, "updated_at"), "time"), ((1, "chat", "params"), "object"),
-                  ((1, "chat", "params", "system"), "text"),
-                  ((1, "chat", "history", "messages", "a1", "timestamp"), "time"),
-                  ((1, "chat", "history", "messages", "a1", "model"), "text")],
-    "librechat": [(("title",), "text"), (("options",), "object"),
-                  (("options", "promptPrefix"), "text"), (("messages", 0, "createdAt"), "time"),
-                  (("messages", 0, "children", 0, "model"), "text"),
-                  (("messages", 0, "children", 0, "createdAt"), "time")],
-    "lmstudio": [(("name",), "text"), (("createdAt",), "time"), (("systemPrompt",), "text"),
-                 (("perChatPredictionConfig",), "object"),
-                 (("perChatPredictionConfig", "fields"), "list"),
-                 (("messages", 1, "versions", 1, "steps", 1, "genInfo"), "object"),
-                 (("messages", 1, "versions", 1, "steps", 1, "genInfo",
-                   "indexedModelIdentifier"), "text")],
-    "sillytavern": [((0, "character_name"), "text"), ((0, "create_date"), "time"),
-                    ((1, "send_date"), "time"), ((1, "extra"), "object"),
-                    ((1, "swipe_info"), "list"), ((1, "swipe_info", 1), "object"),
-                    ((1, "swipe_info", 1, "extra"), "object"),
-                    ((1, "swipe_info", 1, "send_date"), "time"), ((3, "extra"), "object"),
-                    ((3, "extra", "model"), "text"), ((3, "extra", "reasoning"), "text")],
-    "textgen": [(("metadata",), "object"), (("metadata", "assistant_0"), "object"),
-                (("metadata", "user_1", "timestamp"), "time"),
-                (("metadata", "assistant_1", "versions"), "list"),
-                (("metadata", "assistant_1", "versions", 1), "object"),
-                (("metadata", "assistant_1", "versions", 1, "timestamp"), "time"),
-                (("metadata", "assistant_1", "current_version_index"), "index")],
-    "jan": [((0, "title"), "text"), ((0, "created"), "time"), ((0, "updated"), "time"),
-            ((0, "assistants"), "list"), ((0, "assistants", 0), "object"),
-            ((0, "assistants", 0, "instructions"), "text"), ((1, 1, "created_at"), "time"),
-            ((1, 2, "metadata"), "object")],
-    "chatbox": [(("session:cb-1", "name"), "text"),
-                (("session:cb-1", "messages", 1, "timestamp"), "time"),
-                (("session:cb-1", "messages", 2, "model"), "text")],
+    "chatgpt": [
+        ((0, "title"), "text"),
+        ((0, "create_time"), "time"),
+        ((0, "update_time"), "time"),
+        ((0, "default_model_slug"), "text"),
+        ((0, "mapping", "a1", "message", "create_time"), "time"),
+        ((0, "mapping", "a1", "message", "metadata", "model_slug"), "text"),
+        ((0, "mapping", "u2", "message", "create_time"), "time"),
+    ],
+    "claude": [
+        ((0, "name"), "text"),
+        ((0, "created_at"), "time"),
+        ((0, "updated_at"), "time"),
+        ((0, "chat_messages", 0, "created_at"), "time"),
+        ((0, "chat_messages", 4, "created_at"), "time"),
+    ],
+    "openwebui": [
+        ((1, "title"), "text"),
+        ((1, "created_at"), "time"),
+        ((1, "updated_at"), "time"),
+        ((1, "chat", "params"), "object"),
+        ((1, "chat", "params", "system"), "text"),
+        ((1, "chat", "history", "messages", "a1", "timestamp"), "time"),
+        ((1, "chat", "history", "messages", "a1", "model"), "text"),
+    ],
+    "librechat": [
+        (("title",), "text"),
+        (("options",), "object"),
+        (("options", "promptPrefix"), "text"),
+        (("messages", 0, "createdAt"), "time"),
+        (("messages", 0, "children", 0, "model"), "text"),
+        (("messages", 0, "children", 0, "createdAt"), "time"),
+    ],
+    "lmstudio": [
+        (("name",), "text"),
+        (("createdAt",), "time"),
+        (("systemPrompt",), "text"),
+        (("perChatPredictionConfig",), "object"),
+        (("perChatPredictionConfig", "fields"), "list"),
+        (("messages", 1, "versions", 1, "steps", 1, "genInfo"), "object"),
+        (("messages", 1, "versions", 1, "steps", 1, "genInfo", "indexedModelIdentifier"), "text"),
+    ],
+    "sillytavern": [
+        ((0, "character_name"), "text"),
+        ((0, "create_date"), "time"),
+        ((1, "send_date"), "time"),
+        ((1, "extra"), "object"),
+        ((1, "swipe_info"), "list"),
+        ((1, "swipe_info", 1), "object"),
+        ((1, "swipe_info", 1, "extra"), "object"),
+        ((1, "swipe_info", 1, "send_date"), "time"),
+        ((3, "extra"), "object"),
+        ((3, "extra", "model"), "text"),
+        ((3, "extra", "reasoning"), "text"),
+    ],
+    "textgen": [
+        (("metadata",), "object"),
+        (("metadata", "assistant_0"), "object"),
+        (("metadata", "user_1", "timestamp"), "time"),
+        (("metadata", "assistant_1", "versions"), "list"),
+        (("metadata", "assistant_1", "versions", 1), "object"),
+        (("metadata", "assistant_1", "versions", 1, "timestamp"), "time"),
+        (("metadata", "assistant_1", "current_version_index"), "index"),
+    ],
+    "jan": [
+        ((0, "title"), "text"),
+        ((0, "created"), "time"),
+        ((0, "updated"), "time"),
+        ((0, "assistants"), "list"),
+        ((0, "assistants", 0), "object"),
+        ((0, "assistants", 0, "instructions"), "text"),
+        ((1, 1, "created_at"), "time"),
+        ((1, 2, "metadata"), "object"),
+    ],
+    "chatbox": [
+        (("session:cb-1", "name"), "text"),
+        (("session:cb-1", "messages", 1, "timestamp"), "time"),
+        (("session:cb-1", "messages", 2, "model"), "text"),
+    ],
 }
 # text-generation-webui keeps a turn's other versions in its metadata: losing that loses them.
-_HOLDS_VERSIONS = {("metadata",), ("metadata", "assistant_1", "versions"),
-                   ("metadata", "assistant_1", "versions", 1)}
+_HOLDS_VERSIONS = {
+    ("metadata",),
+    ("metadata", "assistant_1", "versions"),
+    ("metadata", "assistant_1", "versions", 1),
+}
 _SMALL = st.integers(-(2**40), 2**40)
 _FINITE = st.floats(allow_nan=False, allow_infinity=False)  # JSON has no infinity
 # For each kind, values of every other JSON type (None is "missing", not another type).
 _OTHER_TYPES = {
-    "time": st.booleans() | st.lists(_SMALL, max_size=2) | st.dictionaries(st.text(max_size=4),
-                                                                           _SMALL, max_size=2),
-    "text": st.booleans() | _SMALL | _FINITE | st.lists(st.text(max_size=4), max_size=2)
+    "time": st.booleans()
+    | st.lists(_SMALL, max_size=2)
+    | st.dictionaries(st.text(max_size=4), _SMALL, max_size=2),
+    "text": st.booleans()
+    | _SMALL
+    | _FINITE
+    | st.lists(st.text(max_size=4), max_size=2)
     | st.dictionaries(st.text(max_size=4), st.text(max_size=4), max_size=2),
     "object": st.booleans() | _SMALL | st.text(max_size=8) | st.lists(_SMALL, max_size=2),
-    "list": st.booleans() | _SMALL | st.text(max_size=8) | st.dictionaries(
-        st.text(max_size=4), _SMALL, max_size=2),
+    "list": st.booleans()
+    | _SMALL
+    | st.text(max_size=8)
+    | st.dictionaries(st.text(max_size=4), _SMALL, max_size=2),
     "index": st.booleans() | st.text(max_size=8) | st.lists(_SMALL, max_size=2),
 }
 
@@ -208,8 +265,9 @@ _OTHER_TYPES = {
 @st.composite
 def retyped(draw: st.DrawFn, name: str) -> list[tuple[tuple[Any, ...], object]]:
     """One to three of the sample's optional fields, each with a value of another type."""
-    fields = draw(st.lists(st.sampled_from(OPTIONAL_FIELDS[name]), min_size=1, max_size=3,
-                           unique=True))
+    fields = draw(
+        st.lists(st.sampled_from(OPTIONAL_FIELDS[name]), min_size=1, max_size=3, unique=True)
+    )
     return [(path, draw(_OTHER_TYPES[kind])) for path, kind in fields]
 
 
@@ -267,8 +325,12 @@ def test_a_field_the_tree_does_not_need_never_refuses_a_conversation(name: str) 
         for value in _EACH_OTHER_TYPE[kind]:
             check([(path, value)])
 
-    @settings(max_examples=25, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow])
+    @settings(
+        max_examples=25,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow],
+    )
     @given(retyped(name))
     def run_case(changes: list[tuple[tuple[Any, ...], object]]) -> None:
         check(changes)
@@ -290,10 +352,15 @@ def _with_null(data: Any, path: tuple[Any, ...]) -> Any:
 
 # Where each format keeps its messages, and a place there for a null entry.
 NULL_ENTRIES: dict[str, tuple[Any, ...]] = {
-    "chatgpt": (0, "mapping", "junk"), "claude": (0, "chat_messages", 2),
-    "openwebui": (1, "chat", "history", "messages", "junk"), "librechat": ("messages", 0),
-    "lmstudio": ("messages", 2), "sillytavern": (2,), "textgen": ("internal", 2),
-    "jan": (1, 2), "chatbox": ("session:cb-1", "messages", 2),
+    "chatgpt": (0, "mapping", "junk"),
+    "claude": (0, "chat_messages", 2),
+    "openwebui": (1, "chat", "history", "messages", "junk"),
+    "librechat": ("messages", 0),
+    "lmstudio": ("messages", 2),
+    "sillytavern": (2,),
+    "textgen": ("internal", 2),
+    "jan": (1, 2),
+    "chatbox": ("session:cb-1", "messages", 2),
 }
 
 

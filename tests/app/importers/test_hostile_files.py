@@ -32,8 +32,9 @@ def _zip(path: Path, entries: dict[str, bytes], link: str | None = None) -> Path
 GOOD = json.dumps([chatgpt_conversation()]).encode()
 
 
-@pytest.mark.parametrize("name", ["../evil.json", "/abs/evil.json", "a/../../evil.json",
-                                  "C:/evil.json", "..\\evil.json"])
+@pytest.mark.parametrize(
+    "name", ["../evil.json", "/abs/evil.json", "a/../../evil.json", "C:/evil.json", "..\\evil.json"]
+)
 def test_entries_pointing_outside_the_archive_are_refused(tmp_path: Path, name: str) -> None:
     path = _zip(tmp_path / "x.zip", {"conversations.json": GOOD, name: b"{}"})
     with pytest.raises(ImportRefusedError, match="points outside the archive"):
@@ -52,8 +53,9 @@ def test_a_zip_bomb_is_refused_by_its_ratio(tmp_path: Path) -> None:
         open_source(path)
 
 
-def test_a_zip_bomb_is_refused_by_its_total_size(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_zip_bomb_is_refused_by_its_total_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(sources, "MAX_TOTAL_BYTES", 1000)
     path = _zip(tmp_path / "x.zip", {"a.json": b"1" * 600, "b.json": b"2" * 600})
     with pytest.raises(ImportRefusedError, match="unpacks to more than"):
@@ -78,12 +80,15 @@ def test_deep_nesting_is_refused_without_exhausting_memory(tmp_path: Path) -> No
     assert "nests deeper than" in (item.error or "")
 
 
-@pytest.mark.parametrize("where, value", [
-    (("mapping", "u1", "message", "author", "role"), {"x": 1}),
-    (("mapping", "u1", "message", "content", "parts"), "not a list"),
-    (("mapping", "u1", "parent"), ["a"]),
-    (("mapping", "th1", "message", "content", "thoughts"), [7]),
-])
+@pytest.mark.parametrize(
+    "where, value",
+    [
+        (("mapping", "u1", "message", "author", "role"), {"x": 1}),
+        (("mapping", "u1", "message", "content", "parts"), "not a list"),
+        (("mapping", "u1", "parent"), ["a"]),
+        (("mapping", "th1", "message", "content", "thoughts"), [7]),
+    ],
+)
 def test_a_wrong_type_in_the_tree_refuses_that_conversation_only(
     tmp_path: Path, where: tuple[str, ...], value: object
 ) -> None:
@@ -93,10 +98,13 @@ def test_a_wrong_type_in_the_tree_refuses_that_conversation_only(
     assert refused.where == "c.json, entry 1" and "must be" in refused.reason
 
 
-@pytest.mark.parametrize("where, value, said", [
-    (("mapping", "a1", "message", "create_time"), [1], "node a1.create_time is not a time"),
-    (("title",), 5, "title must be text, not a int"),
-])
+@pytest.mark.parametrize(
+    "where, value, said",
+    [
+        (("mapping", "a1", "message", "create_time"), [1], "node a1.create_time is not a time"),
+        (("title",), 5, "title must be text, not a int"),
+    ],
+)
 def test_a_wrong_type_in_a_field_the_tree_does_not_need_is_left_out_with_a_warning(
     tmp_path: Path, where: tuple[str, ...], value: object, said: str
 ) -> None:
@@ -114,8 +122,9 @@ def _with_one_damaged(tmp_path: Path, where: tuple[str, ...], value: object) -> 
     for key in where[:-1]:
         target = target[key]
     target[where[-1]] = value
-    return write_json(tmp_path / "c.json", [bad, {**chatgpt_conversation(), "id": "ok",
-                                                  "conversation_id": "ok"}])
+    return write_json(
+        tmp_path / "c.json", [bad, {**chatgpt_conversation(), "id": "ok", "conversation_id": "ok"}]
+    )
 
 
 @pytest.mark.parametrize("content", [b"", b"\x00\x01binary", b"{}", b"[1, 2, 3]", b"not json"])

@@ -40,8 +40,9 @@ def test_jan_legacy_threads_are_chains(tmp_path: Path) -> None:
 
 
 def test_chatbox_forks(tmp_path: Path) -> None:
-    (conv,) = conversations(write_json(tmp_path / "chatbox-exported-data-2026-1-1.json",
-                                       chatbox_export()))
+    (conv,) = conversations(
+        write_json(tmp_path / "chatbox-exported-data-2026-1-1.json", chatbox_export())
+    )
     assert shape(conv) == [
         ("u1", None, "user", "Hi"),
         ("a1x", "u1", "assistant", "Old hello"),  # the stored tail, list 0

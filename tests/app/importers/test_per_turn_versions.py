@@ -58,8 +58,9 @@ def test_sillytavern_swipes(tmp_path: Path) -> None:
 
 
 def test_textgen_versions(tmp_path: Path) -> None:
-    path = write_json(tmp_path / "logs" / "chat" / "Assistant" / "20260503-10-00-00.json",
-                      textgen_history())
+    path = write_json(
+        tmp_path / "logs" / "chat" / "Assistant" / "20260503-10-00-00.json", textgen_history()
+    )
     (conv,) = conversations(path)
     assert _tree(conv) == [
         ("Greetings!", None, "assistant"),

@@ -21,9 +21,12 @@ def test_preview_counts_per_format_without_writing(tmp_path: Path) -> None:
     data = chatgpt_conversation()
     data["mapping"]["u2"]["message"]["content"] = {
         "content_type": "multimodal_text",
-        "parts": [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-A"},
-                  {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-B"},
-                  "Thanks"]}
+        "parts": [
+            {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-A"},
+            {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-B"},
+            "Thanks",
+        ],
+    }
     with zipfile.ZipFile(export, "w") as archive:
         archive.writestr("conversations.json", json.dumps([data, {"id": "p", "name": "Proj"}]))
         archive.writestr("file-A-a.png", b"png")
@@ -37,11 +40,14 @@ def test_preview_counts_per_format_without_writing(tmp_path: Path) -> None:
     assert summary.conversations == (ConversationPreview("conv-1", "Greetings", 7, 3, False),)
     assert (summary.messages, summary.branches) == (7, 3)
     assert summary.attachments_found == 1 and summary.attachments_missing == ("file-B",)
-    assert (summary.first, summary.last) == ("1970-01-01T00:01:40+00:00",
-                                             "1970-01-01T00:02:11+00:00")
+    assert (summary.first, summary.last) == (
+        "1970-01-01T00:01:40+00:00",
+        "1970-01-01T00:02:11+00:00",
+    )
     assert chatgpt_input.problems == (
         "chatgpt.zip/conversations.json, entry 2 is not a conversation (it has no message "
-        "mapping).",)
+        "mapping).",
+    )
     (claude_summary,) = claude_input.formats
     assert claude_summary.format == "claude"
     assert claude_summary.messages == 6 and claude_summary.attachments_missing == ("photo.png",)

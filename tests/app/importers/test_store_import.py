@@ -41,8 +41,11 @@ def test_the_tree_in_the_store_and_the_active_branch(tmp_path: Path, store: Stor
     assert conversation.title == "Greetings"
     path = store.active_path(conversation.id)
     assert [(m.role, m.content) for m in path] == [
-        ("user", "Hello?"), ("assistant", "Hi there."), ("user", "Thanks"),
-        ("assistant", "Welcome.")]
+        ("user", "Hello?"),
+        ("assistant", "Hi there."),
+        ("user", "Thanks"),
+        ("assistant", "Welcome."),
+    ]
     assert path[1].reasoning == "They said hello." and path[1].trace.startswith("Code for")
     assert path[1].model_id == "gpt-5-thinking"
     assert conversation.model_id is None  # continuing uses the person's own model
@@ -66,8 +69,9 @@ def test_importing_again_adds_nothing(tmp_path: Path, store: Store) -> None:
 def test_a_longer_export_adds_only_the_new_messages(tmp_path: Path, store: Store) -> None:
     run.import_paths([_two(tmp_path)], store)
     conversation_id = store.list_conversations()[-1].id
-    person = store.append_message(conversation_id, store.active_path(conversation_id)[-1].id,
-                                  "user", "My own follow-up")
+    person = store.append_message(
+        conversation_id, store.active_path(conversation_id)[-1].id, "user", "My own follow-up"
+    )
     longer = chatgpt_conversation()
     mapping = longer["mapping"]
     mapping["a2"]["children"] = ["u3"]
@@ -153,11 +157,16 @@ def test_a_deleted_import_is_not_brought_back(tmp_path: Path, store: Store) -> N
 
 
 def test_empty_conversations_are_skipped(tmp_path: Path, store: Store) -> None:
-    empty = {"id": "e", "title": "Nothing", "mapping": {
-        "root": gpt_node("root", None, [], None)}, "current_node": "root"}
+    empty = {
+        "id": "e",
+        "title": "Nothing",
+        "mapping": {"root": gpt_node("root", None, [], None)},
+        "current_node": "root",
+    }
     report = run.import_paths([write_json(tmp_path / "c.json", [empty])], store)
     assert [(o.status, o.reason) for o in report.inputs[0].outcomes] == [
-        ("skipped", "It has no messages.")]
+        ("skipped", "It has no messages.")
+    ]
     assert store.list_conversations() == []
 
 
@@ -165,8 +174,11 @@ def test_imported_files_are_kept_beside_the_store(tmp_path: Path, store: Store) 
     data = chatgpt_conversation()
     data["mapping"]["u2"]["message"]["content"] = {
         "content_type": "multimodal_text",
-        "parts": [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-X1"},
-                  "See"]}
+        "parts": [
+            {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-X1"},
+            "See",
+        ],
+    }
     folder = tmp_path / "export"
     write_json(folder / "conversations.json", [data])
     (folder / "file-X1-cat.png").write_bytes(b"\x89PNG")
@@ -197,7 +209,9 @@ def test_a_failure_while_writing_leaves_nothing_of_that_conversation(
     monkeypatch.setattr(Store, "activate_leaf", staticmethod(failing_activate))
     report = run.import_paths([_two(tmp_path)], store)
     assert [(o.status, o.reason) for o in report.inputs[0].outcomes] == [
-        ("refused", "The disk is full."), ("imported", "")]
+        ("refused", "The disk is full."),
+        ("imported", ""),
+    ]
     (kept,) = store.list_conversations()
     assert kept.title == "Second" and len(store.all_messages(kept.id)) == 7
 
@@ -214,8 +228,13 @@ def test_a_branchwise_export_keeps_its_settings_and_statuses(tmp_path: Path, sto
     report = run.import_paths([write_json(tmp_path / "chat.json", branchwise_export())], store)
     conversation = store.get_conversation(report.inputs[0].outcomes[0].conversation_id)
     assert (conversation.title, conversation.system_prompt, conversation.model_id) == (
-        "Local", "Be brief.", "mlx-community/Qwen3-0.6B-4bit")
+        "Local",
+        "Be brief.",
+        "mlx-community/Qwen3-0.6B-4bit",
+    )
     path = store.active_path(conversation.id)
     assert [(m.content, m.status, m.reasoning) for m in path] == [
-        ("Hi", "complete", ""), ("Hey", "stopped", "hm")]
+        ("Hi", "complete", ""),
+        ("Hey", "stopped", "hm"),
+    ]
     assert store.siblings(path[1].id)[0][0].model_id == "qwen"

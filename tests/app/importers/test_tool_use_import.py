@@ -19,8 +19,11 @@ from app.store.records import Message
 from tests.app.importers.helpers import write_json
 
 _WEATHER = {"id": "call_1", "name": "weather__get_weather", "arguments": {"city": "Oslo"}}
-_TIME = {"id": "call_2", "name": "clock__now", "arguments": {"zone": "Europe/Oslo",
-                                                              "nested": {"a": [1, 2.5, None]}}}
+_TIME = {
+    "id": "call_2",
+    "name": "clock__now",
+    "arguments": {"zone": "Europe/Oslo", "nested": {"a": [1, 2.5, None]}},
+}
 
 
 def _database(folder: Path) -> Path:
@@ -30,21 +33,37 @@ def _database(folder: Path) -> Path:
 def _tool_chat(store: Store) -> int:
     """A chat made as the app makes one: a reply with two calls, a result for each (the second
     failed), the final reply; and a sibling reply whose calls the person edited."""
-    conversation = store.create_conversation("Weather", model_id="local/model",
-                                             system_prompt="Use tools.")
+    conversation = store.create_conversation(
+        "Weather", model_id="local/model", system_prompt="Use tools."
+    )
     question = store.append_message(conversation.id, None, "user", "Weather and time in Oslo?")
     reply = store.begin_reply(conversation.id, question.id, "local/model", {"temperature": 0.2})
-    store.finish_reply(reply.id, "Let me check.", stats={"tokens": 12}, reasoning="Two tools.",
-                       tool_calls=[_WEATHER, _TIME], provenance={"engine": "mlx"})
-    edited = store.edit_tool_calls(
-        reply.id, [{**_WEATHER, "arguments": {"city": "Bergen"}}])
+    store.finish_reply(
+        reply.id,
+        "Let me check.",
+        stats={"tokens": 12},
+        reasoning="Two tools.",
+        tool_calls=[_WEATHER, _TIME],
+        provenance={"engine": "mlx"},
+    )
+    edited = store.edit_tool_calls(reply.id, [{**_WEATHER, "arguments": {"city": "Bergen"}}])
     store.add_tool_result(edited.id, "call_1", "weather__get_weather", "Rain, 9C")
     store.switch_to_sibling(reply.id)
     weather = store.add_tool_result(
-        reply.id, "call_1", "weather__get_weather", "Sunny, 4C",
-        stats={"server": "weather", "tool": "get_weather", "duration_s": 0.5, "chars": 9})
-    clock = store.add_tool_result(weather.id, "call_2", "clock__now", "The clock server is gone.",
-                                  status="error", error="server exited")
+        reply.id,
+        "call_1",
+        "weather__get_weather",
+        "Sunny, 4C",
+        stats={"server": "weather", "tool": "get_weather", "duration_s": 0.5, "chars": 9},
+    )
+    clock = store.add_tool_result(
+        weather.id,
+        "call_2",
+        "clock__now",
+        "The clock server is gone.",
+        status="error",
+        error="server exited",
+    )
     final = store.begin_reply(conversation.id, clock.id, "local/model")
     store.finish_reply(final.id, "It is sunny and 4C in Oslo; I could not read the time.")
     return conversation.id
@@ -54,9 +73,15 @@ def _tree(store: Store, conversation_id: int) -> list[Message]:
     """Every message with its ids made positions in the tree (the import gives new ones)."""
     messages = store.all_messages(conversation_id)
     position = {m.id: i for i, m in enumerate(messages)}
-    return [dataclasses.replace(m, id=position[m.id], conversation_id=0,
-                                parent_id=None if m.parent_id is None else position[m.parent_id])
-            for m in messages]
+    return [
+        dataclasses.replace(
+            m,
+            id=position[m.id],
+            conversation_id=0,
+            parent_id=None if m.parent_id is None else position[m.parent_id],
+        )
+        for m in messages
+    ]
 
 
 def _prompt(store: Store, conversation_id: int) -> list[dict[str, Any]]:
@@ -75,7 +100,9 @@ def test_branchwise_export_then_import_keeps_every_tool_call(tmp_path: Path) -> 
         conversation_id = _tool_chat(store)
         before, prompt = _tree(store, conversation_id), _prompt(store, conversation_id)
     assert [m.tool_calls for m in before if m.tool_calls] == [
-        (_WEATHER, _TIME), ({**_WEATHER, "arguments": {"city": "Bergen"}},)]
+        (_WEATHER, _TIME),
+        ({**_WEATHER, "arguments": {"city": "Bergen"}},),
+    ]
     backup = tmp_path / "backup.json"
     assert main(["export", "--data-dir", str(first), "--out", str(backup)]) == 0
     assert main(["import", str(backup), "--data-dir", str(second)]) == 0
@@ -83,14 +110,21 @@ def test_branchwise_export_then_import_keeps_every_tool_call(tmp_path: Path) -> 
         restored = _only(store)
         after = _tree(store, restored)
         assert [(m.role, m.tool_calls, m.tool_call_id, m.tool_name) for m in after] == [
-            (m.role, m.tool_calls, m.tool_call_id, m.tool_name) for m in before]
+            (m.role, m.tool_calls, m.tool_call_id, m.tool_name) for m in before
+        ]
         # Everything else of each message too, the provenance included.
         assert after == before
         assert _prompt(store, restored) == prompt
         assert prompt[1]["tool_calls"][1]["function"] == {
-            "name": "clock__now", "arguments": _TIME["arguments"]}
-        assert prompt[2] == {"role": "tool", "content": "Sunny, 4C", "tool_call_id": "call_1",
-                             "name": "weather__get_weather"}
+            "name": "clock__now",
+            "arguments": _TIME["arguments"],
+        }
+        assert prompt[2] == {
+            "role": "tool",
+            "content": "Sunny, 4C",
+            "tool_call_id": "call_1",
+            "name": "weather__get_weather",
+        }
         # The restored chat goes on as one made here: its tool results are found under the call.
         reply = store.active_path(restored)[1]
         store.add_tool_result(reply.id, "call_2", "clock__now", "12:00")
@@ -123,7 +157,10 @@ def test_a_malformed_tool_call_is_left_out_with_a_warning(tmp_path: Path) -> Non
         data = store.export_json(conversation_id)
     reply, weather, clock = data["messages"][1], data["messages"][4], data["messages"][5]
     assert (reply["tool_calls"], weather["tool_call_id"], clock["tool_call_id"]) == (
-        [_WEATHER, _TIME], "call_1", "call_2")
+        [_WEATHER, _TIME],
+        "call_1",
+        "call_2",
+    )
     reply["tool_calls"] = [
         _WEATHER,
         {**_TIME, "arguments": "not an object"},
@@ -153,7 +190,8 @@ def test_a_malformed_tool_call_is_left_out_with_a_warning(tmp_path: Path) -> Non
         after = _tree(store, outcome.conversation_id)
         # Every message is there; only what was malformed is missing from it.
         assert [(m.role, m.content, m.tool_call_id) for m in after] == [
-            (m.role, m.content, m.tool_call_id) for m in before]
+            (m.role, m.content, m.tool_call_id) for m in before
+        ]
         assert [m.tool_calls for m in after[1:3]] == [(_WEATHER,), ()]
         assert [m.tool_name for m in after[4:6]] == [None, "clock__now"]
     # The preview (a dry run) warns the same, before anything is written.

@@ -18,16 +18,30 @@ from app.settings import Preferences
 GB = 1_000_000_000
 # A 4-bit model of 2.5 billion parameters: 1.5 GB stored, 10 GB as float32.
 MODEL = ModelInfo(
-    id="m", folder=Path("m"), path=Path("m"), name="Mid model", architecture="llama",
-    parameters=2_500_000_000, quantization="4-bit", size_bytes=int(1.5 * GB),
-    weights_bytes=int(1.5 * GB), context_length=None, source="test",
+    id="m",
+    folder=Path("m"),
+    path=Path("m"),
+    name="Mid model",
+    architecture="llama",
+    parameters=2_500_000_000,
+    quantization="4-bit",
+    size_bytes=int(1.5 * GB),
+    weights_bytes=int(1.5 * GB),
+    context_length=None,
+    source="test",
 )
 
 
 def test_each_policy_counts_the_form_it_will_run() -> None:
     def running(policy: str, total: int, available: int, cpu: bool = True) -> float:
-        size = running_weights_bytes(MODEL.weights_bytes, MODEL.parameters, policy, cpu=cpu,
-                                     total_ram=total, available=available)
+        size = running_weights_bytes(
+            MODEL.weights_bytes,
+            MODEL.parameters,
+            policy,
+            cpu=cpu,
+            total_ram=total,
+            available=available,
+        )
         return size / GB
 
     assert running("auto", total=64 * GB, available=32 * GB) == 10  # fits a quarter of 64 GB

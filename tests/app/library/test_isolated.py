@@ -28,8 +28,12 @@ class Cancelled(Exception):
 
 def run(job: str, *args: object, **options: object) -> object:
     return run_isolated(
-        f"tests.isolated_jobs:{job}", *args, label="model.gguf", failure=Refused,
-        cancelled=Cancelled, **options,
+        f"tests.isolated_jobs:{job}",
+        *args,
+        label="model.gguf",
+        failure=Refused,
+        cancelled=Cancelled,
+        **options,
     )
 
 

@@ -44,7 +44,11 @@ def quantized_path(tmp_path_factory: pytest.TempPathFactory, llama_path: Path) -
 
     out = tmp_path_factory.mktemp("quantized") / "tiny-llama-4bit"
     mlx_lm.convert(
-        str(llama_path), str(out), quantize=True, q_group_size=32, q_bits=4,
+        str(llama_path),
+        str(out),
+        quantize=True,
+        q_group_size=32,
+        q_bits=4,
         quant_predicate=predicate,
     )
     return out

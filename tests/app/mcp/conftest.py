@@ -24,7 +24,9 @@ def http_url() -> Iterator[str]:
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, str(FIXTURE), "--http", str(port), "--lifetime", str(LIFETIME_S)],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
     )
     try:
         deadline = time.monotonic() + 20

@@ -18,8 +18,12 @@ Runner = Callable[[Coroutine[Any, Any, Any]], Any]
 
 def fixture_spec(name: str = "fx", *flags: str, timeout: float = 10, **extra: Any) -> ServerSpec:
     """An entry that runs the fixture server over stdio."""
-    entry = {"command": sys.executable, "args": [str(FIXTURE), *flags, "--lifetime",
-                                                 str(LIFETIME_S)], "timeout": timeout, **extra}
+    entry = {
+        "command": sys.executable,
+        "args": [str(FIXTURE), *flags, "--lifetime", str(LIFETIME_S)],
+        "timeout": timeout,
+        **extra,
+    }
     spec = parse_entry(name, entry)
     assert spec.problem is None, spec.problem
     return spec

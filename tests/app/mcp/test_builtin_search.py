@@ -19,8 +19,9 @@ def store(tmp_path: Path) -> Iterator[Store]:
     with Store.open(tmp_path / "conversations.sqlite3") as opened:
         trip = opened.create_conversation("Trip to Lisbon")
         question = opened.append_message(trip.id, None, "user", "Where should we eat?")
-        first = opened.append_message(trip.id, question.id, "assistant",
-                                      "Try the pastéis de nata in Belém.")
+        first = opened.append_message(
+            trip.id, question.id, "assistant", "Try the pastéis de nata in Belém."
+        )
         # A regenerated reply: the first one is now on an inactive branch.
         opened.edit_message(first.id, "Time Out Market has a bit of everything.")
         other = opened.create_conversation("Sourdough")
@@ -50,11 +51,14 @@ def test_the_limit_and_no_match(store: Store) -> None:
     limited = search_conversations(store, {"query": "the", "limit": 1}).text
     assert limited.startswith("1 match") and len(limited.splitlines()) == 2
     assert search_conversations(store, {"query": "zeppelin"}).text == (
-        "No conversation mentions 'zeppelin'.")
+        "No conversation mentions 'zeppelin'."
+    )
 
 
-@pytest.mark.parametrize("arguments", [{}, {"query": "  "}, {"query": 3},
-                                       {"query": "x", "limit": 0}, {"query": "x", "limit": True}])
+@pytest.mark.parametrize(
+    "arguments",
+    [{}, {"query": "  "}, {"query": 3}, {"query": "x", "limit": 0}, {"query": "x", "limit": True}],
+)
 def test_bad_arguments_are_an_error_result(store: Store, arguments: dict) -> None:
     result = search_conversations(store, arguments)
     assert result.failure is ToolFailure.BAD_ARGUMENTS

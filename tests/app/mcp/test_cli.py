@@ -21,8 +21,13 @@ def _tools(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop("QT_QPA_PLATFORM", None)  # no display is needed
     return subprocess.run(
-        [sys.executable, "-m", "ui.entry", "tools", *args], cwd=ROOT, env=env,
-        capture_output=True, text=True, timeout=60, check=False,
+        [sys.executable, "-m", "ui.entry", "tools", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
 
 
@@ -30,11 +35,22 @@ def _tools(*args: str) -> subprocess.CompletedProcess[str]:
 def config(tmp_path: Path) -> Path:
     fixture = [str(FIXTURE), "--lifetime", str(LIFETIME_S)]
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {
-        "fx": {"command": sys.executable, "args": fixture, "timeout": 10,
-               "env": {"FIXTURE_TOKEN": "very-secret"}},
-        "off": {"command": sys.executable, "args": fixture, "enabled": False},
-    }}), "utf-8")
+    path.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "fx": {
+                        "command": sys.executable,
+                        "args": fixture,
+                        "timeout": 10,
+                        "env": {"FIXTURE_TOKEN": "very-secret"},
+                    },
+                    "off": {"command": sys.executable, "args": fixture, "enabled": False},
+                }
+            }
+        ),
+        "utf-8",
+    )
     return path
 
 
@@ -75,12 +91,21 @@ def test_a_call_prints_its_result(config: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "code", "reason"),
     [
-        (["fail", "--args", '{"message": "no\\nsecond line"}'], 1, "fx/fail: Error executing "
-         "tool fail: no"),
-        (["sleep", "--args", '{"seconds": 30}', "--timeout", "0.5"], 3,
-         "fx/sleep: sleep on fx did not answer within 0.5 s; the call was cancelled."),
-        (["add", "--args", '{"a": 1}'], 2, "fx/add: Bad arguments for add: 'b' is a required "
-         "property"),
+        (
+            ["fail", "--args", '{"message": "no\\nsecond line"}'],
+            1,
+            "fx/fail: Error executing tool fail: no",
+        ),
+        (
+            ["sleep", "--args", '{"seconds": 30}', "--timeout", "0.5"],
+            3,
+            "fx/sleep: sleep on fx did not answer within 0.5 s; the call was cancelled.",
+        ),
+        (
+            ["add", "--args", '{"a": 1}'],
+            2,
+            "fx/add: Bad arguments for add: 'b' is a required property",
+        ),
         (["add", "--args", "{a: 1}"], 2, "--args is not valid JSON"),
         (["add", "--args", "[1, 2]"], 2, "--args must be a JSON object"),
         (["nothing", "--args", "{}"], 2, "fx/nothing: fx has no tool named nothing"),
@@ -98,7 +123,8 @@ def test_a_failed_call_exits_with_one_line(
 def test_servers_that_cannot_be_called(config: Path, tmp_path: Path) -> None:
     unknown = _tools("call", "nope", "add", "--config", str(config))
     assert unknown.returncode == 2 and "There is no server named nope (servers: fx, off)" in (
-        _one_line(unknown))
+        _one_line(unknown)
+    )
     disabled = _tools("call", "off", "add", "--config", str(config))
     assert disabled.returncode == 2 and "is disabled" in _one_line(disabled)
     broken = tmp_path / "broken.json"
@@ -114,9 +140,23 @@ def test_the_builtin_search_in_a_data_folder(tmp_path: Path) -> None:
         store.append_message(chat.id, None, "user", "When do tomatoes ripen?")
     listed = _tools("list", "--data-dir", str(tmp_path), "--json")
     assert listed.returncode == 0
-    assert json.loads(listed.stdout) == [{
-        "server": "branchwise", "status": "built-in", "command": None, "error": None,
-        "stderr_tail": [], "tools": [json.loads(listed.stdout)[0]["tools"][0]]}]
-    found = _tools("call", "branchwise", "search_conversations", "--args",
-                   '{"query": "tomatoes"}', "--data-dir", str(tmp_path))
+    assert json.loads(listed.stdout) == [
+        {
+            "server": "branchwise",
+            "status": "built-in",
+            "command": None,
+            "error": None,
+            "stderr_tail": [],
+            "tools": [json.loads(listed.stdout)[0]["tools"][0]],
+        }
+    ]
+    found = _tools(
+        "call",
+        "branchwise",
+        "search_conversations",
+        "--args",
+        '{"query": "tomatoes"}',
+        "--data-dir",
+        str(tmp_path),
+    )
     assert found.returncode == 0 and found.stdout.startswith("1 match for 'tomatoes':\n1. ")

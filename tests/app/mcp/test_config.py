@@ -18,10 +18,19 @@ from app.mcp.config import (
 
 GOOD = {
     "mcpServers": {
-        "time": {"command": "uvx", "args": ["mcp-server-time"], "env": {"TZ": "UTC", "N": 3},
-                 "cwd": "/tmp", "note": "kept"},
-        "docs": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"},
-                 "enabled": False, "timeout": 120},
+        "time": {
+            "command": "uvx",
+            "args": ["mcp-server-time"],
+            "env": {"TZ": "UTC", "N": 3},
+            "cwd": "/tmp",
+            "note": "kept",
+        },
+        "docs": {
+            "url": "https://example.com/mcp",
+            "headers": {"Authorization": "Bearer x"},
+            "enabled": False,
+            "timeout": 120,
+        },
     },
     "otherKey": {"kept": True},
 }
@@ -39,7 +48,10 @@ def test_stdio_and_http_entries_are_read_with_defaults(tmp_path: Path) -> None:
     assert time.env == {"TZ": "UTC", "N": "3"} and time.cwd == "/tmp"
     assert time.enabled and time.timeout_s == DEFAULT_TIMEOUT_S and time.problem is None
     assert (docs.transport, docs.url, docs.headers) == (
-        "http", "https://example.com/mcp", {"Authorization": "Bearer x"})
+        "http",
+        "https://example.com/mcp",
+        {"Authorization": "Bearer x"},
+    )
     assert not docs.enabled and docs.timeout_s == 120
 
 
@@ -65,12 +77,12 @@ def test_saving_keeps_what_branchwise_does_not_know(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("entry", "reason"),
     [
-        ({"args": ["x"]}, "either a \"command\""),
-        ({"command": "a", "url": "http://b"}, "either a \"command\""),
-        ({"command": ""}, "\"command\" must be non-empty"),
-        ({"command": "a", "args": "not a list"}, "\"args\" must be a list"),
+        ({"args": ["x"]}, 'either a "command"'),
+        ({"command": "a", "url": "http://b"}, 'either a "command"'),
+        ({"command": ""}, '"command" must be non-empty'),
+        ({"command": "a", "args": "not a list"}, '"args" must be a list'),
         ({"command": "a", "env": {"K": ["v"]}}, "must be text"),
-        ({"command": "a", "timeout": 0}, "\"timeout\" must be between"),
+        ({"command": "a", "timeout": 0}, '"timeout" must be between'),
         ({"command": "a", "timeout": "60"}, "number of seconds"),
         ({"command": "a", "enabled": "yes"}, "true or false"),
         ({"url": "ftp://host/mcp"}, "must start with http"),
@@ -94,8 +106,9 @@ def test_an_unusable_entry_says_why_and_is_written_back_as_it_was(
 
 
 def test_the_builtin_tools_name_is_taken(tmp_path: Path) -> None:
-    config = read_config(_write(tmp_path / "mcp.json", {"mcpServers": {"branchwise": {
-        "command": "a"}}}))
+    config = read_config(
+        _write(tmp_path / "mcp.json", {"mcpServers": {"branchwise": {"command": "a"}}})
+    )
     assert "built-in" in (config.servers["branchwise"].problem or "")
 
 
@@ -104,7 +117,7 @@ def test_the_builtin_tools_name_is_taken(tmp_path: Path) -> None:
     [
         ('{"mcpServers": {"a": {"command": "x",}}}', "not valid JSON: Expecting property name"),
         ("[1, 2]", "must hold a JSON object, not a list"),
-        ('{"mcpServers": ["a"]}', "\"mcpServers\" must be an object"),
+        ('{"mcpServers": ["a"]}', '"mcpServers" must be an object'),
         ("\udcff", "could not be read"),
     ],
 )

@@ -13,17 +13,26 @@ from app.mcp.config_import import available_sources, candidate_sources, merge_se
 
 CLAUDE = {
     "mcpServers": {
-        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem",
-                                                  "/Users/me/Desktop"]},
+        "filesystem": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/me/Desktop"],
+        },
         "time": {"command": "uvx", "args": ["mcp-server-time"]},
     },
     "preferences": {"quickEntry": True},
 }
-LM_STUDIO = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time", "--x"]},
-                            "remote": {"url": "https://example.com/mcp",
-                                       "headers": {"Authorization": "Bearer k"}}}}
-CURSOR = {"mcpServers": {"time": {"command": "uvx", "args": ["mcp-server-time"]},
-                         "broken": {"args": ["no command"]}}}
+LM_STUDIO = {
+    "mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time", "--x"]},
+        "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer k"}},
+    }
+}
+CURSOR = {
+    "mcpServers": {
+        "time": {"command": "uvx", "args": ["mcp-server-time"]},
+        "broken": {"args": ["no command"]},
+    }
+}
 
 
 def _place(home: Path) -> None:
@@ -57,7 +66,7 @@ def test_importing_all_three_merges_and_reports_clashes(tmp_path: Path) -> None:
     assert (claude.added, claude.clashes) == (["time"], ["filesystem"])
     assert (lm_studio.added, lm_studio.clashes) == (["remote"], ["time"])
     assert (cursor.added, cursor.unchanged) == ([], ["time"])
-    assert "either a \"command\"" in cursor.skipped["broken"]
+    assert 'either a "command"' in cursor.skipped["broken"]
     assert config.servers["filesystem"].command == "my-own-fs"  # ours is kept
     assert config.servers["time"].args == ("mcp-server-time",)  # the first one imported
     assert config.servers["remote"].headers == {"Authorization": "Bearer k"}

@@ -96,8 +96,9 @@ async def _logged(connection: ServerConnection, line: str) -> None:
 def test_calls_run_side_by_side(ready: ServerConnection, module_loop: Runner) -> None:
     async def both() -> tuple[float, list[str]]:
         started = time.monotonic()
-        results = await asyncio.gather(ready.call("sleep", {"seconds": 1}),
-                                       ready.call("sleep", {"seconds": 1}))
+        results = await asyncio.gather(
+            ready.call("sleep", {"seconds": 1}), ready.call("sleep", {"seconds": 1})
+        )
         return time.monotonic() - started, [r.text for r in results]
 
     elapsed, texts = module_loop(both())
@@ -107,8 +108,9 @@ def test_calls_run_side_by_side(ready: ServerConnection, module_loop: Runner) ->
 def test_a_server_that_crashes_at_start_fails_with_its_last_output(tmp_path: Path) -> None:
     seen: list[ServerStatus] = []
     log = tmp_path / "logs" / "crash.log"
-    connection = ServerConnection(fixture_spec("crash", "--crash"), log_path=log,
-                                  on_change=lambda s: seen.append(s.status))
+    connection = ServerConnection(
+        fixture_spec("crash", "--crash"), log_path=log, on_change=lambda s: seen.append(s.status)
+    )
 
     async def run() -> ServerState:
         connection.start()
@@ -144,7 +146,8 @@ def test_a_server_that_hangs_at_start_never_blocks_the_caller(
     returned, failed_after, state = asyncio.run(run())
     assert returned < 0.1
     assert state.status is ServerStatus.FAILED and state.error == (
-        "The server did not start within 1 s.")
+        "The server did not start within 1 s."
+    )
     # A deadline for a hang: ten times the 3 s the timeout and the SDK's bounded shutdown of
     # the process take here.
     assert failed_after < 30
@@ -191,7 +194,7 @@ def test_a_missing_command_fails_with_advice() -> None:
 def test_an_unusable_entry_fails_at_once_without_running_anything() -> None:
     connection = ServerConnection(parse_entry("bad", {"args": ["x"]}))
     state = asyncio.run(_start(connection))
-    assert state.status is ServerStatus.FAILED and "either a \"command\"" in (state.error or "")
+    assert state.status is ServerStatus.FAILED and 'either a "command"' in (state.error or "")
 
 
 def test_a_crash_while_running_is_noticed_and_restart_brings_it_back() -> None:

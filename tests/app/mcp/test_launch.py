@@ -29,8 +29,10 @@ def _script(path: Path, body: str) -> Path:
 
 def test_the_login_shells_path_is_read_past_its_greeting(tmp_path: Path) -> None:
     # A stand-in shell: prints a greeting, then runs the command with a PATH of its own.
-    shell = _script(tmp_path / "fake-shell", 'echo "Welcome!"\nPATH=/opt/fake/bin:/usr/bin\n'
-                    'eval "$2"\necho "bye"\n')
+    shell = _script(
+        tmp_path / "fake-shell",
+        'echo "Welcome!"\nPATH=/opt/fake/bin:/usr/bin\neval "$2"\necho "bye"\n',
+    )
     assert shell_path(str(shell)) == "/opt/fake/bin:/usr/bin"
 
 
@@ -63,12 +65,14 @@ def test_a_missing_command_says_what_to_install(tmp_path: Path) -> None:
 
 
 def test_the_command_line_shows_everything_but_secret_values() -> None:
-    stdio = parse_entry("s", {"command": "npx", "args": ["-y", "server x"],
-                              "env": {"API_KEY": "sk-secret-1"}})
+    stdio = parse_entry(
+        "s", {"command": "npx", "args": ["-y", "server x"], "env": {"API_KEY": "sk-secret-1"}}
+    )
     shown = display_command(stdio)
     assert shown == f"API_KEY={MASK} npx -y 'server x'" and "sk-secret" not in shown
-    http = parse_entry("h", {"url": "https://example.com/mcp",
-                             "headers": {"Authorization": "Bearer sk-secret-2"}})
+    http = parse_entry(
+        "h", {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer sk-secret-2"}}
+    )
     shown = display_command(http)
     assert "https://example.com/mcp" in shown and "Authorization" in shown
     assert "sk-secret" not in shown

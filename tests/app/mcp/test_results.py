@@ -58,12 +58,22 @@ def test_content_blocks_become_plain_text_and_nothing_is_fetched() -> None:
         TextContent(type="text", text="line one\r\nline two\x00\x1b[31m"),
         ImageContent(type="image", data="A" * 4_096, mime_type="image/png"),
         AudioContent(type="audio", data="AAAA", mime_type="audio/wav"),
-        ResourceLink(type="resource_link", name="report", uri="https://example.com/r.pdf",
-                     mime_type="application/pdf"),
-        EmbeddedResource(type="resource", resource=TextResourceContents(
-            uri="file:///notes.txt", text="the notes")),
-        EmbeddedResource(type="resource", resource=BlobResourceContents(
-            uri="file:///x.bin", blob="AAAA", mime_type="application/octet-stream")),
+        ResourceLink(
+            type="resource_link",
+            name="report",
+            uri="https://example.com/r.pdf",
+            mime_type="application/pdf",
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(uri="file:///notes.txt", text="the notes"),
+        ),
+        EmbeddedResource(
+            type="resource",
+            resource=BlobResourceContents(
+                uri="file:///x.bin", blob="AAAA", mime_type="application/octet-stream"
+            ),
+        ),
     ]
     text = content_text(blocks)
     assert "line one\nline two[31m" in text  # control characters removed

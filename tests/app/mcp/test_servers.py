@@ -39,8 +39,11 @@ def test_enabled_servers_start_and_their_tools_are_listed_in_order(tmp_path: Pat
             await servers.close()
 
     assert asyncio.run(run()) == {
-        "zeta": ServerStatus.READY, "alpha": ServerStatus.READY, "broken": ServerStatus.FAILED,
-        "off": ServerStatus.STOPPED, "typo": ServerStatus.FAILED,
+        "zeta": ServerStatus.READY,
+        "alpha": ServerStatus.READY,
+        "broken": ServerStatus.FAILED,
+        "off": ServerStatus.STOPPED,
+        "typo": ServerStatus.FAILED,
     }
     assert (tmp_path / "broken.log").read_text("utf-8").endswith("FIXTURE_KEY is not set\n")
     assert log_name("a/b c") != log_name("a_b_c") and "/" not in log_name("a/b c")

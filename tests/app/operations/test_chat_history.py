@@ -86,8 +86,12 @@ def test_a_store_that_cannot_be_opened_is_a_failure_in_words(
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
     owner = QObject()
-    failure = _finish(qtbot, import_chats(owner, blocker / "branchwise.sqlite3",
-                                          [chatgpt_export(tmp_path / "export.zip")]))
+    failure = _finish(
+        qtbot,
+        import_chats(
+            owner, blocker / "branchwise.sqlite3", [chatgpt_export(tmp_path / "export.zip")]
+        ),
+    )
     assert isinstance(failure, Failure) and failure.kind is FailureKind.REFUSED
     assert failure.message.startswith("Could not create")
     assert heard == []

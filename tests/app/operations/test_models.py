@@ -25,12 +25,14 @@ def test_a_copy_reports_its_bytes_and_announces_the_library_changed(
     progress: list[Transferred] = []
     ended: list[Path | Failure] = []
     add_folder(owner, llama_path, tmp_path / "models", link=False).on_progress(
-        progress.append).on_success(ended.append).on_failure(ended.append).start()
+        progress.append
+    ).on_success(ended.append).on_failure(ended.append).start()
     qtbot.waitUntil(lambda: bool(ended), timeout=TIMEOUT_MS)
     shiboken6.delete(view)
     [folder] = ended
     assert isinstance(folder, Path) and [m.path for m in list_models(tmp_path / "models")] == [
-        folder]
+        folder
+    ]
     assert progress and progress[-1].done == progress[-1].total > 0
     assert [p.done for p in progress] == sorted(p.done for p in progress)
     assert heard == [Changes(model_library=True)]

@@ -42,8 +42,11 @@ class _Seen:
         return callback
 
     def watch[R, P](self, operation: Operation[R, P]) -> Operation[R, P]:
-        return (operation.on_progress(self.record("progress"))
-                .on_success(self.record("success")).on_failure(self.record("failure")))
+        return (
+            operation.on_progress(self.record("progress"))
+            .on_success(self.record("success"))
+            .on_failure(self.record("failure"))
+        )
 
     def ended(self) -> bool:
         return any(kind in ("success", "failure") for kind, _ in self.events)
@@ -150,8 +153,9 @@ def test_what_changed_reaches_every_subscriber_before_the_success_callback(qtbot
     notifier.subscribe(library, lambda changes: heard.append(("library", changes)))
     imported = Changes(conversations=frozenset({4, 7}), conversation_list=True)
     owner = QObject()
-    operation = Operation(owner, "Importing", lambda _context: [4, 7],
-                          changes=lambda ids: imported, notifier=notifier)
+    operation = Operation(
+        owner, "Importing", lambda _context: [4, 7], changes=lambda ids: imported, notifier=notifier
+    )
     operation.on_success(lambda ids: heard.append(("success", ids))).start()
     qtbot.waitUntil(lambda: len(heard) == 3, timeout=TIMEOUT_MS)
     assert heard == [("sidebar", imported), ("library", imported), ("success", [4, 7])]
@@ -175,9 +179,16 @@ def test_a_failure_announces_nothing(qtbot) -> None:
     def fail(_context: JobContext[None]) -> None:
         raise OSError("The disk is full.")
 
-    seen.watch(Operation(owner, "Writing", fail, expected=(OSError,),
-                         changes=lambda _: Changes(conversation_list=True),
-                         notifier=notifier)).start()
+    seen.watch(
+        Operation(
+            owner,
+            "Writing",
+            fail,
+            expected=(OSError,),
+            changes=lambda _: Changes(conversation_list=True),
+            notifier=notifier,
+        )
+    ).start()
     qtbot.waitUntil(seen.ended, timeout=TIMEOUT_MS)
     assert [kind for kind, _ in seen.events] == ["failure"] and heard == []
 
@@ -197,8 +208,15 @@ def test_nothing_is_delivered_once_the_owner_is_gone_and_the_job_is_cancelled(qt
         context.report(1)  # to no one: the owner has gone
         return "written"
 
-    operation = seen.watch(Operation(owner, "Importing", slow, notifier=notifier,
-                                     changes=lambda _: Changes(conversation_list=True)))
+    operation = seen.watch(
+        Operation(
+            owner,
+            "Importing",
+            slow,
+            notifier=notifier,
+            changes=lambda _: Changes(conversation_list=True),
+        )
+    )
     operation.start()
     assert started.wait(TIMEOUT_MS / 1000)
     shiboken6.delete(owner)  # its dialog closed mid-way
@@ -228,8 +246,9 @@ def test_a_job_can_run_on_the_inference_worker(qtbot) -> None:
 
     worker, owner = Worker(), QObject()
     seen = _Seen()
-    seen.watch(Operation(owner, "Converting", lambda _context: "converted",
-                         runs_on=on_worker(worker))).start()
+    seen.watch(
+        Operation(owner, "Converting", lambda _context: "converted", runs_on=on_worker(worker))
+    ).start()
     qtbot.waitUntil(seen.ended, timeout=TIMEOUT_MS)
     assert seen.events == [("success", "converted")] and worker.threads == ["inference-worker"]
 

@@ -115,9 +115,7 @@ async def _branching_conversation(chat: Chat, proxy: RecordingProxy) -> None:
     # ...and says so in the stats line.
     assert reply2.status == "complete"
     assert 0 < reply2.stats["cached_tokens"] < reply2.stats["prompt_tokens"]
-    assert f"{int(reply2.stats['cached_tokens']):,} reused from cache" in format_stats(
-        reply2.stats
-    )
+    assert f"{int(reply2.stats['cached_tokens']):,} reused from cache" in format_stats(reply2.stats)
 
     await chat.reply(lambda: ctl.regenerate(reply2.id))
     siblings, index = ctl.store.siblings(chat.path()[-1].id)
@@ -184,9 +182,7 @@ def test_stop_keeps_the_text_and_the_server_serves_the_next_reply(
         await until(lambda: not chat.ctl.is_busy(), timeout_s=5)
         reply = chat.path()[-1]
         assert reply.status == "stopped" and reply.content
-        assert reply.content.startswith(
-            next(text for kind, text in chat.events if kind == "text")
-        )
+        assert reply.content.startswith(next(text for kind, text in chat.events if kind == "text"))
 
         chat.ctl.update_settings(chat.cid, params=GREEDY)
         await chat.reply(lambda: chat.ctl.send(chat.cid, "Short now"))
@@ -208,8 +204,10 @@ def test_a_server_that_dies_mid_reply_leaves_the_partial_reply_marked_interrupte
         streamed = [text for kind, text in chat.events if kind == "text"]
         assert reply.status == "interrupted"
         assert reply.content == streamed[-1] and reply.content
-        assert reply.error == f"The server at {served.base_url} closed the connection before the " \
+        assert (
+            reply.error == f"The server at {served.base_url} closed the connection before the "
             "reply was finished."
+        )
         assert chat.notices == [reply.error]
         # Nothing was lost: the partial reply is on disk.
         reopened = Store.open(tmp_path / "chat.sqlite3")

@@ -32,8 +32,15 @@ def served(tiny_vision_dir: Path) -> Iterator[Served]:
 
 
 def _asked(image: str | bytes) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": [
-        {"type": "image", "image": image}, {"type": "text", "text": "What is this?"}]}]
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "image", "image": image},
+                {"type": "text", "text": "What is this?"},
+            ],
+        }
+    ]
 
 
 def test_a_chats_images_travel_as_data_urls(served: Served, tmp_path: Path) -> None:
@@ -51,11 +58,25 @@ def test_a_chats_images_travel_as_data_urls(served: Served, tmp_path: Path) -> N
             finally:
                 await proxy.stop()
             direct = await client.chat.completions.create(
-                model=model, max_tokens=8, temperature=0, extra_body={"logit_bias": NO_EOS},
-                messages=[{"role": "user", "content": [  # type: ignore[list-item]
-                    {"type": "image_url", "image_url": {
-                        "url": "data:image/png;base64," + base64.b64encode(picture).decode()}},
-                    {"type": "text", "text": "What is this?"}]}],
+                model=model,
+                max_tokens=8,
+                temperature=0,
+                extra_body={"logit_bias": NO_EOS},
+                messages=[
+                    {
+                        "role": "user",
+                        "content": [  # type: ignore[list-item]
+                            {
+                                "type": "image_url",
+                                "image_url": {
+                                    "url": "data:image/png;base64,"
+                                    + base64.b64encode(picture).decode()
+                                },
+                            },
+                            {"type": "text", "text": "What is this?"},
+                        ],
+                    }
+                ],
             )
         return sent.text, direct.choices[0].message.content or "", proxy.requests
 
@@ -70,8 +91,14 @@ def test_a_chats_images_travel_as_data_urls(served: Served, tmp_path: Path) -> N
 
 def test_an_image_file_gone_is_said_before_anything_is_sent(tmp_path: Path) -> None:
     async def scenario() -> None:
-        await stream_chat("http://127.0.0.1:9/v1", None, "m", _asked(str(tmp_path / "gone")),
-                          PARAMS, lambda _t: None)
+        await stream_chat(
+            "http://127.0.0.1:9/v1",
+            None,
+            "m",
+            _asked(str(tmp_path / "gone")),
+            PARAMS,
+            lambda _t: None,
+        )
 
     with pytest.raises(RemoteError, match="could not be read"):
         asyncio.run(scenario())

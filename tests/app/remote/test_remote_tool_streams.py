@@ -40,9 +40,15 @@ def _run(
     async def scenario() -> None:
         connections.save(Connection("lab", await server.start()), None)
         try:
-            backend.submit(GenerationRequest(
-                1, ASKED, PARAMS, model_id=RemoteModel("lab", server.model).model_id,
-                tools=[WEATHER_TOOL]))
+            backend.submit(
+                GenerationRequest(
+                    1,
+                    ASKED,
+                    PARAMS,
+                    model_id=RemoteModel("lab", server.model).model_id,
+                    tools=[WEATHER_TOOL],
+                )
+            )
             await until(lambda: bool(finished), 30)
         finally:
             await server.stop()
@@ -55,17 +61,27 @@ def _run(
 def test_streamed_calls_come_whole_whatever_the_server(
     style: str, tmp_path: Path, qt_asyncio_loop: Any
 ) -> None:
-    server = FakeServer([Reply("Let me check.", (
-        Call("get_weather", '{"city": "Oslo", "units": "metric"}'),
-        Call("get_time", "{}"),
-    ))], style)
+    server = FakeServer(
+        [
+            Reply(
+                "Let me check.",
+                (
+                    Call("get_weather", '{"city": "Oslo", "units": "metric"}'),
+                    Call("get_time", "{}"),
+                ),
+            )
+        ],
+        style,
+    )
     payload, updates = _run(tmp_path, qt_asyncio_loop, server)
     (sent,) = server.requests
     assert sent["tools"] == [WEATHER_TOOL] and sent["stream"] is True
     assert isinstance(payload, GenerationFinished)
     assert payload.finish_reason == "tool_calls" and payload.text == "Let me check."
     assert [(c["name"], c["arguments"]) for c in payload.tool_calls] == [
-        ("get_weather", {"city": "Oslo", "units": "metric"}), ("get_time", {})]
+        ("get_weather", {"city": "Oslo", "units": "metric"}),
+        ("get_time", {}),
+    ]
     assert [c["id"] for c in payload.tool_calls] == ["call-1", "call-2"]
     # The text streams as text; from the first piece of a call on, the tool being called.
     calling = [u.calling for u in updates if u.calling is not None]
@@ -84,10 +100,15 @@ def test_arguments_that_are_not_json_stay_text_and_call_nothing(
     assert payload.text == 'Checking.\nget_weather({"city": Oslo})'
 
 
-def _piece(index: int | None, call_id: str | None = None, name: str | None = None,
-           arguments: str | None = None) -> SimpleNamespace:
-    return SimpleNamespace(index=index, id=call_id,
-                           function=SimpleNamespace(name=name, arguments=arguments))
+def _piece(
+    index: int | None,
+    call_id: str | None = None,
+    name: str | None = None,
+    arguments: str | None = None,
+) -> SimpleNamespace:
+    return SimpleNamespace(
+        index=index, id=call_id, function=SimpleNamespace(name=name, arguments=arguments)
+    )
 
 
 def test_a_new_id_at_the_same_index_is_a_new_call() -> None:

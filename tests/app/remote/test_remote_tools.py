@@ -32,9 +32,17 @@ MODEL = "tools-model"
 HISTORY = [
     {"role": "user", "content": "What is the weather in Paris?"},
     # As the app may hold it: the arguments as an object.
-    {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_1", "type": "function",
-         "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": "call_1",
+                "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}},
+            }
+        ],
+    },
     {"role": "tool", "tool_call_id": "call_1", "content": "Sunny, 21 C"},
     {"role": "user", "content": "And in Rome?"},
 ]
@@ -66,12 +74,21 @@ def test_tools_and_calls_travel_to_the_server_and_back(
         async with serving(server_side) as (server, _client):
             proxy = RecordingProxy(server.url)
             connections.save(Connection("lab", await proxy.start()), None)
-            params = {"temperature": 0.0, "top_p": 1.0, "max_tokens": 1,
-                      "logit_bias": {str(token): 100}}
-            backend.submit(GenerationRequest(
-                1, HISTORY, params, model_id=RemoteModel("lab", MODEL).model_id,
-                tools=[WEATHER_TOOL],
-            ))
+            params = {
+                "temperature": 0.0,
+                "top_p": 1.0,
+                "max_tokens": 1,
+                "logit_bias": {str(token): 100},
+            }
+            backend.submit(
+                GenerationRequest(
+                    1,
+                    HISTORY,
+                    params,
+                    model_id=RemoteModel("lab", MODEL).model_id,
+                    tools=[WEATHER_TOOL],
+                )
+            )
             await until(lambda: bool(finished))
             await proxy.stop()
             (sent,) = [r for r in proxy.requests if "messages" in r]
@@ -88,10 +105,12 @@ def test_tools_and_calls_travel_to_the_server_and_back(
     assert "<tool_call>" not in payload.text + "".join(streamed)
 
 
-def _piece(index: int, call_id: str | None = None, name: str | None = None,
-           arguments: str | None = None) -> SimpleNamespace:
-    return SimpleNamespace(index=index, id=call_id,
-                           function=SimpleNamespace(name=name, arguments=arguments))
+def _piece(
+    index: int, call_id: str | None = None, name: str | None = None, arguments: str | None = None
+) -> SimpleNamespace:
+    return SimpleNamespace(
+        index=index, id=call_id, function=SimpleNamespace(name=name, arguments=arguments)
+    )
 
 
 def test_calls_streamed_in_pieces_are_put_together_in_order() -> None:

@@ -11,8 +11,20 @@ from tests.app.store.test_store_provenance import ORIGIN
 
 
 def _reply(provenance: dict, model_id: str | None = "llama") -> Message:
-    return Message(7, 1, 6, role="assistant", content="Hi.", created_at=0.0, status="complete",
-                   model_id=model_id, params={}, stats={}, error=None, provenance=provenance)
+    return Message(
+        7,
+        1,
+        6,
+        role="assistant",
+        content="Hi.",
+        created_at=0.0,
+        status="complete",
+        model_id=model_id,
+        params={},
+        stats={},
+        error=None,
+        provenance=provenance,
+    )
 
 
 def test_a_recorded_reply_shows_each_item_and_can_be_replayed() -> None:

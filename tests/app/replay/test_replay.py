@@ -144,8 +144,16 @@ def test_a_reply_whose_model_is_gone_cannot_be_replayed(
     code, printed = replay_cli(tmp_path, reply.id, capsys)
     assert code == cli.CANNOT_RUN and str(model) in printed["error"]
     # The command itself, as a script runs it (and loads no MLX to refuse).
-    command = [sys.executable, "-m", "ui.entry", "replay", "--data-dir", str(tmp_path / "data"),
-               "--message", str(reply.id)]
+    command = [
+        sys.executable,
+        "-m",
+        "ui.entry",
+        "replay",
+        "--data-dir",
+        str(tmp_path / "data"),
+        "--message",
+        str(reply.id),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.returncode == 2 and "is missing" in done.stderr
 
@@ -182,8 +190,9 @@ def test_a_stopped_reply_replays_as_far_as_it_went(qtbot, controller: ChatContro
     reply = reply_to(qtbot, controller, GREEDY)
     origin = {**reply.provenance, "token_ids": reply.provenance["token_ids"][:5]}
     stopped = controller.store.begin_reply(reply.conversation_id, reply.parent_id, "llama")
-    controller.store.finish_reply(stopped.id, "cut", "stopped",
-                                  stats={"finish_reason": "cancelled"}, provenance=origin)
+    controller.store.finish_reply(
+        stopped.id, "cut", "stopped", stats={"finish_reason": "cancelled"}, provenance=origin
+    )
     plan = plan_replay(controller.store, stopped.id)
     assert plan.params["max_tokens"] == 5 and "stopped after 5 tokens" in plan.notes[0]
     outcome = run_replay(plan)

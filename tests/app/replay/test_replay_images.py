@@ -31,10 +31,12 @@ def test_a_reply_about_a_picture_replays_with_the_picture(
         with Store.open(tmp_path / "data" / "conversations.sqlite3") as store:
             chat = store.create_conversation("Picture", params=PARAMS)
             image = store.images.add_bytes(picture_bytes(colour=3), "cat.png")
-            question = store.append_message(chat.id, None, "user", "What is this?",
-                                            attachments=[image.as_record(9)])
-            replies = ReplyGeneration(store, [worker], lambda: "truncate_middle",
-                                      worker.next_request_id)
+            question = store.append_message(
+                chat.id, None, "user", "What is this?", attachments=[image.as_record(9)]
+            )
+            replies = ReplyGeneration(
+                store, [worker], lambda: "truncate_middle", worker.next_request_id
+            )
             with qtbot.waitSignal(replies.ended, timeout=60000):
                 reply_id = replies.start(chat.id, question.id, "smolvlm", worker)
             reply = store.get_message(reply_id)
@@ -68,10 +70,16 @@ def test_a_reply_at_an_image_detail_replays_at_that_detail(
         with Store.open(tmp_path / "data" / "conversations.sqlite3") as store:
             chat = store.create_conversation("Picture", params=PARAMS)
             image = store.images.add_bytes(png_bytes(1000, 750, 3), "chart.png")
-            question = store.append_message(chat.id, None, "user", "What is this?",
-                                            attachments=[image.as_record(9)])
-            replies = ReplyGeneration(store, [worker], lambda: "truncate_middle",
-                                      worker.next_request_id, detail_for=lambda _: 512)
+            question = store.append_message(
+                chat.id, None, "user", "What is this?", attachments=[image.as_record(9)]
+            )
+            replies = ReplyGeneration(
+                store,
+                [worker],
+                lambda: "truncate_middle",
+                worker.next_request_id,
+                detail_for=lambda _: 512,
+            )
             with qtbot.waitSignal(replies.ended, timeout=60000):
                 reply_id = replies.start(chat.id, question.id, "qwen", worker)
             reply = store.get_message(reply_id)

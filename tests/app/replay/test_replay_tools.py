@@ -26,8 +26,13 @@ def test_a_reply_that_called_a_tool_replays_with_the_same_tools(
 ) -> None:
     model = with_template(llama_path, tmp_path / "library" / "qwen-tools", QWEN_TOOLS_TEMPLATE)
     token = with_call_token(model)
-    params = {"temperature": 0.0, "max_tokens": 3, "logit_bias": {str(token): 100.0},
-              "stop": [FORCED_STOP], "speculation": "off"}
+    params = {
+        "temperature": 0.0,
+        "max_tokens": 3,
+        "logit_bias": {str(token): 100.0},
+        "stop": [FORCED_STOP],
+        "speculation": "off",
+    }
     worker = InferenceWorker()
     try:
         with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
@@ -35,11 +40,13 @@ def test_a_reply_that_called_a_tool_replays_with_the_same_tools(
         with Store.open(tmp_path / "data" / "conversations.sqlite3") as store:
             chat = store.create_conversation("Weather", params=params)
             question = store.append_message(chat.id, None, "user", "Weather in Paris?")
-            replies = ReplyGeneration(store, [worker], lambda: "truncate_middle",
-                                      worker.next_request_id)
+            replies = ReplyGeneration(
+                store, [worker], lambda: "truncate_middle", worker.next_request_id
+            )
             with qtbot.waitSignal(replies.ended, timeout=60000):
-                reply_id = replies.start(chat.id, question.id, "qwen-tools", worker,
-                                         tools=[WEATHER_TOOL])
+                reply_id = replies.start(
+                    chat.id, question.id, "qwen-tools", worker, tools=[WEATHER_TOOL]
+                )
             reply = store.get_message(reply_id)
             assert reply.tool_calls and reply.provenance["tools"] == [WEATHER_TOOL]
 

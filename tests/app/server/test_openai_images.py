@@ -45,33 +45,44 @@ def _url(data: bytes) -> str:
 
 
 def _ask(url: str) -> list[dict[str, Any]]:
-    return [{"role": "user", "content": [
-        {"type": "text", "text": "What is this?"},
-        {"type": "image_url", "image_url": {"url": url}},
-    ]}]
+    return [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "What is this?"},
+                {"type": "image_url", "image_url": {"url": url}},
+            ],
+        }
+    ]
 
 
 async def _reply(served: Served, messages: list[dict[str, Any]]) -> Any:
     async with serving(served) as (_server, client):
         return await client.chat.completions.create(
-            model=served.model_info.model_id, messages=messages,  # type: ignore[arg-type]
-            max_tokens=MAX_TOKENS, temperature=0, extra_body={"logit_bias": NO_EOS},
+            model=served.model_info.model_id,
+            messages=messages,  # type: ignore[arg-type]
+            max_tokens=MAX_TOKENS,
+            temperature=0,
+            extra_body={"logit_bias": NO_EOS},
         )
 
 
 def test_a_data_url_image_gets_the_engines_own_reply(served: Served, vision_path: Path) -> None:
     answer: Any = run(_reply(served, _ask(_url(PICTURE))))
     engine, _ = default_engine_factory(vision_path, lambda *_: None)
-    params = sampling_params({"temperature": 0, "top_p": 1.0, "max_tokens": MAX_TOKENS,
-                              "logit_bias": NO_EOS})
+    params = sampling_params(
+        {"temperature": 0, "top_p": 1.0, "max_tokens": MAX_TOKENS, "logit_bias": NO_EOS}
+    )
     text = {"type": "text", "text": "What is this?"}
     asked = [{"role": "user", "content": [text, {"type": "image", "image": PICTURE}]}]
     own = engine.generate(asked, params)
     assert answer.choices[0].message.content == own.text != ""
     # The image's own tokens were in the prompt: it reached the model as an image.
     assert answer.usage.prompt_tokens == engine.count_prompt_tokens(asked)
-    assert answer.usage.prompt_tokens > engine.count_prompt_tokens(
-        [{"role": "user", "content": [text]}]) + 4
+    assert (
+        answer.usage.prompt_tokens
+        > engine.count_prompt_tokens([{"role": "user", "content": [text]}]) + 4
+    )
 
 
 @pytest.mark.parametrize(

@@ -58,12 +58,20 @@ def test_streams_a_reply_with_usage_matching_the_whole_reply(served: Served) -> 
     async def scenario() -> None:
         async with serving(served) as (_server, client):
             whole = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_completion_tokens=12, temperature=0,
+                model=MODEL,
+                messages=HELLO,
+                max_completion_tokens=12,
+                temperature=0,
                 extra_body={"logit_bias": NO_EOS},
             )
             stream = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_tokens=12, temperature=0, stream=True,
-                stream_options={"include_usage": True}, extra_body={"logit_bias": NO_EOS},
+                model=MODEL,
+                messages=HELLO,
+                max_tokens=12,
+                temperature=0,
+                stream=True,
+                stream_options={"include_usage": True},
+                extra_body={"logit_bias": NO_EOS},
             )
             chunks = [chunk async for chunk in stream]
         text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
@@ -117,8 +125,13 @@ def test_a_repeat_and_a_sibling_branch_report_the_cached_prefix(served: Served) 
 def test_stop_strings_cut_the_reply(served: Served) -> None:
     async def scenario() -> tuple[str, str, object]:
         async with serving(served) as (_server, client):
-            params = {"model": MODEL, "messages": HELLO, "max_tokens": 40, "temperature": 0,
-                      "extra_body": {"logit_bias": NO_EOS}}
+            params = {
+                "model": MODEL,
+                "messages": HELLO,
+                "max_tokens": 40,
+                "temperature": 0,
+                "extra_body": {"logit_bias": NO_EOS},
+            }
             free = await client.chat.completions.create(**params)
             text = free.choices[0].message.content
             stop = text[len(text) // 2 :][:2]
@@ -135,7 +148,10 @@ def test_a_completion_takes_a_prompt_of_token_ids(served: Served) -> None:
         async with serving(served) as (_server, client):
             ids = [40, 41, 42, 43]
             reply = await client.completions.create(
-                model=MODEL, prompt=ids, max_tokens=5, temperature=0,
+                model=MODEL,
+                prompt=ids,
+                max_tokens=5,
+                temperature=0,
                 extra_body={"logit_bias": NO_EOS},
             )
             assert reply.usage.prompt_tokens == len(ids)
@@ -145,8 +161,12 @@ def test_a_completion_takes_a_prompt_of_token_ids(served: Served) -> None:
                 await client.completions.create(model=MODEL, prompt=[10**6], max_tokens=2)
             assert "vocabulary" in too_big.value.body["message"]
             stream = await client.completions.create(
-                model=MODEL, prompt="The quick brown fox", max_tokens=4, temperature=0,
-                stream=True, extra_body={"logit_bias": NO_EOS},
+                model=MODEL,
+                prompt="The quick brown fox",
+                max_tokens=4,
+                temperature=0,
+                stream=True,
+                extra_body={"logit_bias": NO_EOS},
             )
             chunks = [chunk async for chunk in stream]
             assert chunks[-1].choices[0].finish_reason == "length"
@@ -162,12 +182,22 @@ def test_an_image_for_a_text_only_model_is_a_400_naming_it(served: Served) -> No
     async def scenario() -> None:
         async with serving(served) as (_server, client):
             with pytest.raises(openai.BadRequestError) as refused:
-                await client.chat.completions.create(model=MODEL, max_tokens=2, messages=[
-                    {"role": "user", "content": [
-                        {"type": "text", "text": "What is this?"},
-                        {"type": "image_url", "image_url": {"url": url}}]}])
+                await client.chat.completions.create(
+                    model=MODEL,
+                    max_tokens=2,
+                    messages=[
+                        {
+                            "role": "user",
+                            "content": [
+                                {"type": "text", "text": "What is this?"},
+                                {"type": "image_url", "image_url": {"url": url}},
+                            ],
+                        }
+                    ],
+                )
             assert refused.value.body["message"] == (
-                f"{MODEL} cannot see images: it is a text-only model.")
+                f"{MODEL} cannot see images: it is a text-only model."
+            )
 
     run(scenario())
 
@@ -193,7 +223,10 @@ def test_errors_are_typed_json_bodies(served: Served) -> None:
                 await client.chat.completions.create(model="gpt-4o", messages=HELLO)
             assert unknown.value.body["code"] == "model_not_found"
             assert set(unknown.value.response.json()["error"]) == {
-                "message", "type", "param", "code"
+                "message",
+                "type",
+                "param",
+                "code",
             }
             async with aiohttp.ClientSession() as http:
                 chat = f"{server.url}/chat/completions"
@@ -273,7 +306,11 @@ def test_a_client_closing_its_stream_stops_the_generation(served: Served) -> Non
     async def scenario() -> list[Generated]:
         async with serving(served) as (_server, client):
             stream = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_tokens=4000, temperature=0, stream=True,
+                model=MODEL,
+                messages=HELLO,
+                max_tokens=4000,
+                temperature=0,
+                stream=True,
                 extra_body={"logit_bias": NO_EOS},
             )
             seen = 0
@@ -300,7 +337,11 @@ def test_a_full_queue_answers_503_without_retry(served: Served) -> None:
     async def scenario() -> None:
         async with serving(served, max_pending=1) as (_server, client):
             long = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_tokens=4000, temperature=0, stream=True,
+                model=MODEL,
+                messages=HELLO,
+                max_tokens=4000,
+                temperature=0,
+                stream=True,
                 extra_body={"logit_bias": NO_EOS},
             )
             await anext(aiter(long))
@@ -340,7 +381,11 @@ def test_window_and_server_requests_never_cross_tokens(served: Served) -> None:
             window = [{"role": "user", "content": "Write a haiku about the sea."}]
             params = {"max_tokens": 30, "temperature": 0.0, "logit_bias": NO_EOS}
             stream = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_tokens=30, temperature=0, stream=True,
+                model=MODEL,
+                messages=HELLO,
+                max_tokens=30,
+                temperature=0,
+                stream=True,
                 extra_body={"logit_bias": NO_EOS},
             )
             worker.submit(GenerationRequest(rid, window, params))
@@ -348,7 +393,10 @@ def test_window_and_server_requests_never_cross_tokens(served: Served) -> None:
                 [c.choices[0].delta.content or "" async for c in stream if c.choices]
             )
             alone = await client.chat.completions.create(
-                model=MODEL, messages=HELLO, max_tokens=30, temperature=0,
+                model=MODEL,
+                messages=HELLO,
+                max_tokens=30,
+                temperature=0,
                 extra_body={"logit_bias": NO_EOS},
             )
             deadline = time.monotonic() + 10

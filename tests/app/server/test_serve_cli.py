@@ -24,7 +24,11 @@ def _serve(*args: str) -> subprocess.Popen[str]:
     env.pop("QT_QPA_PLATFORM", None)  # no display is needed, and none is asked for
     return subprocess.Popen(
         [sys.executable, "-m", "ui.entry", "serve", *args],
-        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -77,5 +81,10 @@ def test_the_serve_path_never_imports_qt_widgets() -> None:
         "assert 'PySide6.QtWidgets' not in sys.modules, 'QtWidgets was imported'\n"
         "assert 'mlx.core' not in sys.modules, 'MLX was imported'\n"
     )
-    subprocess.run([sys.executable, "-c", probe], cwd=ROOT, check=True, timeout=60,
-                   env={**os.environ, "PYTHONPATH": str(ROOT)})
+    subprocess.run(
+        [sys.executable, "-c", probe],
+        cwd=ROOT,
+        check=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )

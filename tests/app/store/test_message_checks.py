@@ -14,11 +14,20 @@ WRONG = [{"a": 1}, ["user"], 3, None, True]
 
 
 def _export(role: object = "user", status: object = "complete") -> dict:
-    message = {"id": 1, "parent_id": None, "role": role, "content": "hi", "created_at": 1.0,
-               "status": status}
-    return {"format": "branchwise-conversation", "version": 2,
-            "conversation": {"title": "t", "created_at": 1.0, "updated_at": 1.0},
-            "messages": [message]}
+    message = {
+        "id": 1,
+        "parent_id": None,
+        "role": role,
+        "content": "hi",
+        "created_at": 1.0,
+        "status": status,
+    }
+    return {
+        "format": "branchwise-conversation",
+        "version": 2,
+        "conversation": {"title": "t", "created_at": 1.0, "updated_at": 1.0},
+        "messages": [message],
+    }
 
 
 @pytest.mark.parametrize("value", WRONG)
@@ -53,13 +62,21 @@ def test_a_chat_request_with_bad_content_is_a_400(content: object) -> None:
 
 
 def test_good_messages_still_parse() -> None:
-    body = {"model": "m", "messages": [
-        {"role": "developer", "content": "be brief"},
-        {"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]},
-    ]}
+    body = {
+        "model": "m",
+        "messages": [
+            {"role": "developer", "content": "be brief"},
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}],
+            },
+        ],
+    }
     parsed = openai_schema.parse_chat(body, 16)
-    assert parsed.messages == [{"role": "system", "content": "be brief"},
-                               {"role": "user", "content": "ab"}]
+    assert parsed.messages == [
+        {"role": "system", "content": "be brief"},
+        {"role": "user", "content": "ab"},
+    ]
 
 
 def test_a_tool_message_without_its_call_id_is_a_400_naming_the_field() -> None:

@@ -74,9 +74,7 @@ def test_bytes_that_do_not_match_their_digest_refuse_the_import(
         assert other.list_conversations() == [] and not other.images.root.exists()
 
 
-def test_an_image_gone_at_export_keeps_its_record_and_says_so(
-    store: Store, tmp_path: Path
-) -> None:
+def test_an_image_gone_at_export_keeps_its_record_and_says_so(store: Store, tmp_path: Path) -> None:
     cid, record = _chat(store)
     store.images.path(record["sha256"]).unlink()
     data = store.export_json(cid)
@@ -104,7 +102,11 @@ def test_the_archive_round_trip_carries_image_bytes(tmp_path: Path) -> None:
         attachments = restored.active_path(chat.id)[0].attachments
         assert [a["sha256"] for a in attachments] == [record["sha256"]]
         assert {k: attachments[0][k] for k in ("name", "width", "height", "tokens")} == {
-            "name": "cat.png", "width": 64, "height": 48, "tokens": 81}
+            "name": "cat.png",
+            "width": 64,
+            "height": 48,
+            "tokens": 81,
+        }
         assert restored.images.path(record["sha256"]).read_bytes() == original
 
 
@@ -171,8 +173,11 @@ def test_chatgpt_image_assets_become_images(tmp_path: Path, store: Store) -> Non
     data = chatgpt_conversation()
     data["mapping"]["u2"]["message"]["content"] = {
         "content_type": "multimodal_text",
-        "parts": [{"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-X1"},
-                  "See"]}
+        "parts": [
+            {"content_type": "image_asset_pointer", "asset_pointer": "file-service://file-X1"},
+            "See",
+        ],
+    }
     folder = tmp_path / "export"
     write_json(folder / "conversations.json", [data])
     picture = picture_bytes((24, 12), kind="JPEG")

@@ -18,8 +18,12 @@ from tests.app.importers.helpers import write_json
 from tests.app.importers.samples import chatgpt_conversation
 
 ORIGIN = {
-    "model": {"name": "llama", "path": "/models/llama", "weights_digest": "ab" * 16,
-              "form": "float32 (from 4-bit)"},
+    "model": {
+        "name": "llama",
+        "path": "/models/llama",
+        "weights_digest": "ab" * 16,
+        "form": "float32 (from 4-bit)",
+    },
     "template_digest": "cd" * 16,
     "sampling": {"temperature": 0.7, "top_p": 0.95, "seed": 1234, "stop": [], "logit_bias": {}},
     "seed": 1234,

@@ -51,8 +51,11 @@ def test_reading_and_searching_cost_a_small_multiple_of_bare_sqlite3(
     with closing(sqlite3.connect(path)) as bare:
         figures = measure(store, bare, deep_id, runs=5)
     ratios = {name: round(ratio(figure), 2) for name, figure in figures.items()}
-    slow = {name: r for name, r in ratios.items()
-            if r > next(limit for key, limit in MAX_RATIO.items() if name.startswith(key))}
+    slow = {
+        name: r
+        for name, r in ratios.items()
+        if r > next(limit for key, limit in MAX_RATIO.items() if name.startswith(key))
+    }
     assert not slow, f"store / bare sqlite3 over the limit: {slow} (all: {ratios})"
     windowed = tuple(f"({label})" for label in WINDOWED_SEARCHES)
     unwindowed = {name: r for name, r in ratios.items() if name.endswith(windowed) and r >= 0.5}

@@ -34,8 +34,14 @@ def _version_3_file(path: Path) -> None:
             (1, None, "user", "walrus question", "", "[]"),
             (2, 1, "assistant", "walrus answer", "thinking of tusks", "[]"),
             (3, 1, "assistant", "second walrus answer", "", "[]"),
-            (4, 3, "user", "follow-up", "", '[{"name": "a.txt", "size": 1, "tokens": 1,'
-             ' "text": "x"}]'),
+            (
+                4,
+                3,
+                "user",
+                "follow-up",
+                "",
+                '[{"name": "a.txt", "size": 1, "tokens": 1, "text": "x"}]',
+            ),
         ]
         for mid, parent, role, content, reasoning, attachments in rows:
             conn.execute(
@@ -71,11 +77,20 @@ def test_a_version_3_file_keeps_every_message_and_branch(tmp_path: Path) -> None
         assert conn.execute("PRAGMA user_version").fetchone()[0] == store_schema.latest_version()
         assert conn.execute("PRAGMA foreign_key_check").fetchall() == []
         assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
-        indexes = {row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_schema WHERE tbl_name = 'messages' AND type = 'index'"
-            " AND sql IS NOT NULL")}
-        assert {"messages_by_parent", "messages_by_conversation", "messages_streaming",
-                "messages_by_source", "messages_by_batch"} <= indexes  # a later step's too
+        indexes = {
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_schema WHERE tbl_name = 'messages' AND type = 'index'"
+                " AND sql IS NOT NULL"
+            )
+        }
+        assert {
+            "messages_by_parent",
+            "messages_by_conversation",
+            "messages_streaming",
+            "messages_by_source",
+            "messages_by_batch",
+        } <= indexes  # a later step's too
         # The rebuilt table still links each message to its parent.
         with pytest.raises(sqlite3.IntegrityError):
             conn.execute("PRAGMA foreign_keys = ON")
@@ -109,16 +124,25 @@ def test_tool_messages_round_trip(tmp_path: Path) -> None:
     path = tmp_path / "db.sqlite3"
     with Store.open(path) as store:
         conversation_id, reply_id = _chat_with_a_call(store)
-        stats = {"server": "weather", "tool": "get_weather", "duration_s": 0.25, "chars": 9,
-                 "cut": 0}
-        result = store.add_tool_result(reply_id, "call_1", "weather__get_weather", "Sunny, 4C",
-                                       stats=stats)
+        stats = {
+            "server": "weather",
+            "tool": "get_weather",
+            "duration_s": 0.25,
+            "chars": 9,
+            "cut": 0,
+        }
+        result = store.add_tool_result(
+            reply_id, "call_1", "weather__get_weather", "Sunny, 4C", stats=stats
+        )
         store.append_message(conversation_id, result.id, "assistant", "It is sunny.")
     with Store.open(path) as store:
         _, reply, tool, answer = store.active_path(conversation_id)
         assert reply.tool_calls == (_CALL,)
         assert (tool.role, tool.tool_call_id, tool.tool_name) == (
-            "tool", "call_1", "weather__get_weather")
+            "tool",
+            "call_1",
+            "weather__get_weather",
+        )
         assert tool.stats == stats and tool.content == "Sunny, 4C"
         assert answer.content == "It is sunny."
         assert {hit.message_id for hit in store.search("sunny")} >= {tool.id}
@@ -165,8 +189,9 @@ def test_a_result_must_answer_a_call_of_its_reply(tmp_path: Path) -> None:
 def test_editing_arguments_or_a_result_makes_a_sibling(tmp_path: Path) -> None:
     with Store.open(tmp_path / "db.sqlite3") as store:
         conversation_id, reply_id = _chat_with_a_call(store)
-        result = store.add_tool_result(reply_id, "call_1", "get_weather", "Sunny",
-                                       stats={"server": "w", "tool": "get_weather"})
+        result = store.add_tool_result(
+            reply_id, "call_1", "get_weather", "Sunny", stats={"server": "w", "tool": "get_weather"}
+        )
         edited_result = store.edit_message(result.id, "Snowing")
         assert edited_result.parent_id == reply_id and edited_result.role == "tool"
         assert edited_result.tool_call_id == "call_1" and edited_result.stats["edited"] is True

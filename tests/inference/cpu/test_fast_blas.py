@@ -39,8 +39,14 @@ print(json.dumps({"seconds": best, "in_use": fast_blas.in_use(),
 def child(code: str, **env: str) -> dict:
     """Run `code` in a fresh interpreter from the checkout; its last line is JSON."""
     environ = {**os.environ, "PYTHONPATH": str(ROOT), **env}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=ROOT, env=environ, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=environ,
+        check=True,
+    )
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
@@ -56,8 +62,11 @@ def test_this_process_loaded_it_before_mlx_and_mlx_binds_to_it() -> None:
 
 @needs_linux_x86
 def test_the_wheel_s_own_libgfortran_is_the_one_loaded() -> None:
-    loaded = {line.split()[-1] for line in Path("/proc/self/maps").read_text().splitlines()
-              if "libgfortran" in line}
+    loaded = {
+        line.split()[-1]
+        for line in Path("/proc/self/maps").read_text().splitlines()
+        if "libgfortran" in line
+    }
     assert loaded and all("mlx_cpu.libs" in path for path in loaded), loaded
 
 
@@ -179,6 +188,10 @@ def test_a_module_run_through_run_module_gets_the_fast_blas(tmp_path: Path) -> N
     environ = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
     done = subprocess.run(
         [sys.executable, "-m", "inference.cpu.run_module", "probe", "--port", "1"],
-        capture_output=True, text=True, cwd=tmp_path, env=environ, check=True,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=environ,
+        check=True,
     )
     assert done.stdout.strip() == "True ['--port', '1']"

@@ -48,9 +48,12 @@ def harnesses(
     made = {}
     root = tmp_path_factory.mktemp("float32-tools")
     for kind in KINDS:
-        made[kind] = tools_harness(quantized_models_dir / kind, root / kind,
-                                   quantized_models_dir.parent / f"float32-caches-{kind}",
-                                   cpu_float32="always")
+        made[kind] = tools_harness(
+            quantized_models_dir / kind,
+            root / kind,
+            quantized_models_dir.parent / f"float32-caches-{kind}",
+            cpu_float32="always",
+        )
         assert made[kind].loaded.weights_form.startswith("float32 (from ")
     yield made
 

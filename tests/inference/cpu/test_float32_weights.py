@@ -35,8 +35,9 @@ def dtypes(model: nn.Module) -> set[str]:
 
 
 def quantized_layers(model: nn.Module) -> int:
-    return sum(isinstance(m, nn.QuantizedLinear | nn.QuantizedEmbedding)
-               for _, m in model.named_modules())
+    return sum(
+        isinstance(m, nn.QuantizedLinear | nn.QuantizedEmbedding) for _, m in model.named_modules()
+    )
 
 
 def test_never_keeps_the_model_as_stored(four_bit: Path) -> None:
@@ -55,14 +56,13 @@ def test_always_turns_a_4_bit_model_into_float32(four_bit: Path) -> None:
     assert loaded.weights_bytes == expected > stored.weights_bytes
     # The same numbers: each dequantized matrix is exactly the 4-bit one.
     q_proj = stored.model.model.layers[0].self_attn.q_proj
-    dense = mx.dequantize(q_proj.weight, q_proj.scales, q_proj.biases, q_proj.group_size,
-                          q_proj.bits)
+    dense = mx.dequantize(
+        q_proj.weight, q_proj.scales, q_proj.biases, q_proj.group_size, q_proj.bits
+    )
     assert mx.array_equal(loaded.model.model.layers[0].self_attn.q_proj.weight, dense)
 
 
-def test_always_turns_a_bfloat16_model_into_float32(
-    tiny_models_dir: Path, tmp_path: Path
-) -> None:
+def test_always_turns_a_bfloat16_model_into_float32(tiny_models_dir: Path, tmp_path: Path) -> None:
     folder = stored_copy(tiny_models_dir / "llama", tmp_path / "bf16", "bfloat16")
     assert load_model(folder, cpu_float32="never").weights_form == "bfloat16"
     loaded = load_model(folder, cpu_float32="always")
@@ -150,8 +150,11 @@ def test_smollm2_as_float32_replies_as_its_4_bit_form_up_to_near_ties(
     converted = load_model(folder, cpu_float32="always")
     assert (stored.weights_form, converted.weights_form) == ("4-bit", "float32 (from 4-bit)")
     engine, comparison = Engine(converted), Comparison()
-    for question in ("What is the capital of France? Answer in one sentence.",
-                     "How do I sort a list in Python?", "What is 17 times 23?"):
+    for question in (
+        "What is the capital of France? Answer in one sentence.",
+        "How do I sort a list in Python?",
+        "What is 17 times 23?",
+    ):
         messages = [{"role": "user", "content": question}]
         ids = stored.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
         params = SamplingParams(max_tokens=24)

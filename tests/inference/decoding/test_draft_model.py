@@ -31,8 +31,12 @@ def other_llama(tmp_path_factory: pytest.TempPathFactory) -> LoadedModel:
     return load_model(build_model("llama", tmp_path_factory.mktemp("draft") / "llama1", seed=1))
 
 
-def _exact(loaded: LoadedModel, messages: list[dict[str, str]], params: SamplingParams,
-           tokens: tuple[int, ...]) -> None:
+def _exact(
+    loaded: LoadedModel,
+    messages: list[dict[str, str]],
+    params: SamplingParams,
+    tokens: tuple[int, ...],
+) -> None:
     ids = loaded.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
     expected = reference(loaded, ids, params, params.max_tokens)
     check_tokens(tokens, expected, Comparison(), f"{loaded.model_type} with a draft model")
@@ -100,9 +104,7 @@ def test_without_a_draft_model_draft_speculation_uses_prompt_lookup(llama_path: 
     _exact(main, ASK, GREEDY, result.token_ids)
 
 
-def test_a_draft_model_with_another_tokenizer_is_refused(
-    llama_path: Path, tmp_path: Path
-) -> None:
+def test_a_draft_model_with_another_tokenizer_is_refused(llama_path: Path, tmp_path: Path) -> None:
     folder = add_token(Path(shutil.copytree(llama_path, tmp_path / "renamed")))
     engine = Engine(load_model(llama_path), 10**8)
     with pytest.raises(ModelLoadError, match="vocabularies differ"):

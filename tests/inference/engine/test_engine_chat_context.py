@@ -51,8 +51,12 @@ def test_stop_refuses_at_the_chats_limit(llama: LoadedModel) -> None:
     engine = Engine(llama, 10**9)
     with pytest.raises(PromptError, match="too many for this chat's context length of 300"):
         engine.generate(long_chat(8), GREEDY, "c", overflow="stop", context_limit=CHAT_LIMIT)
-    assert engine.generate(long_chat(1), GREEDY, "c", overflow="stop",
-                           context_limit=CHAT_LIMIT).dropped_messages == ()
+    assert (
+        engine.generate(
+            long_chat(1), GREEDY, "c", overflow="stop", context_limit=CHAT_LIMIT
+        ).dropped_messages
+        == ()
+    )
 
 
 def test_a_reply_stops_where_the_chats_context_is_full(llama: LoadedModel) -> None:
@@ -82,15 +86,22 @@ def test_variants_honour_the_chats_limit(llama: LoadedModel, as_if_small: Engine
 
 @pytest.mark.parametrize(
     ("limit", "message"),
-    [(100, "at least 256 tokens"), ("512", "whole number"), (300.5, "whole number"),
-     (True, "whole number")],
+    [
+        (100, "at least 256 tokens"),
+        ("512", "whole number"),
+        (300.5, "whole number"),
+        (True, "whole number"),
+    ],
 )
 def test_a_bad_chat_limit_is_refused_clearly(
     llama: LoadedModel, limit: object, message: str
 ) -> None:
     with pytest.raises(PromptError, match=message):
         Engine(llama, 10**9).generate(
-            long_chat(1), SamplingParams(max_tokens=2), "c", context_limit=limit  # type: ignore[arg-type]
+            long_chat(1),
+            SamplingParams(max_tokens=2),
+            "c",
+            context_limit=limit,  # type: ignore[arg-type]
         )
 
 

@@ -126,9 +126,7 @@ def test_a_full_disk_keeps_the_caches_in_memory_and_says_so_once(
     assert exact(engine, path).stats.cached_tokens > 0  # served from memory, as before
 
 
-def test_the_disk_budget_holds_and_the_oldest_go_first(
-    loaded: LoadedModel, tmp_path: Path
-) -> None:
+def test_the_disk_budget_holds_and_the_oldest_go_first(loaded: LoadedModel, tmp_path: Path) -> None:
     engine = Engine(loaded, 10**9, cache_dir=tmp_path)
     history(engine, "old")
     one = engine.disk_bytes()

@@ -120,9 +120,7 @@ def test_continuing_after_a_tool_result_computes_only_the_result_turn(
     check_tokens(result.token_ids, reference(loaded, ids, params, 4), Comparison(), "after")
 
 
-def test_a_call_in_the_reply_comes_back_as_a_tool_call(
-    qwen_model: Path, tmp_path: Path
-) -> None:
+def test_a_call_in_the_reply_comes_back_as_a_tool_call(qwen_model: Path, tmp_path: Path) -> None:
     folder = with_template(qwen_model, tmp_path / "forced", QWEN_TOOLS_TEMPLATE)
     token = with_call_token(folder)
     engine = Engine(load_model(folder), 10**8)
@@ -151,8 +149,11 @@ def test_tools_for_a_template_that_takes_none_are_refused(llama_path: Path) -> N
 
 
 def _call(**function: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": None,
-            "tool_calls": [{"id": "x", "type": "function", "function": function}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"id": "x", "type": "function", "function": function}],
+    }
 
 
 @pytest.mark.parametrize(
@@ -162,8 +163,11 @@ def _call(**function: Any) -> dict[str, Any]:
         ([*QUESTION, _call(name="get_weather", arguments="[1, 2]")], TOOLS, "not a JSON object"),
         ([*QUESTION, _call(arguments="{}")], TOOLS, "no function name"),
         ([*QUESTION, {"role": "assistant", "tool_calls": "get_weather"}], TOOLS, "not a list"),
-        ([*QUESTION, {"role": "user", "content": "hi", "tool_calls": STORED_CALL["tool_calls"]}],
-         TOOLS, "only replies make them"),
+        (
+            [*QUESTION, {"role": "user", "content": "hi", "tool_calls": STORED_CALL["tool_calls"]}],
+            TOOLS,
+            "only replies make them",
+        ),
         ([*QUESTION, {"role": "tool", "tool_call_id": "x"}], TOOLS, "no text content"),
         ([*QUESTION, {"role": "tool", "content": "ok", "tool_call_id": 7}], TOOLS, "not text"),
         (QUESTION, {"type": "function"}, "Tools must be a list"),

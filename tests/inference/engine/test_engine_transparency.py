@@ -122,12 +122,19 @@ def tool_turn(question: str, calls: int) -> list[dict]:
         for i in range(calls)
     ]
     results = [
-        {"role": "tool", "tool_call_id": f"call_{i}", "name": "get_weather",
-         "content": f"{CITIES[i]}: sunny, {20 + i} C"}
+        {
+            "role": "tool",
+            "tool_call_id": f"call_{i}",
+            "name": "get_weather",
+            "content": f"{CITIES[i]}: sunny, {20 + i} C",
+        }
         for i in range(calls)
     ]
-    return [{"role": "user", "content": question},
-            {"role": "assistant", "content": None, "tool_calls": made}, *results]
+    return [
+        {"role": "user", "content": question},
+        {"role": "assistant", "content": None, "tool_calls": made},
+        *results,
+    ]
 
 
 def filler(turns: int) -> list[dict[str, str]]:
@@ -197,7 +204,12 @@ class Harness:
                 cancel.set()
 
         result = self.engine.generate(
-            messages, params, cid, on_progress=on_progress, cancel=cancel, overflow=overflow,
+            messages,
+            params,
+            cid,
+            on_progress=on_progress,
+            cancel=cancel,
+            overflow=overflow,
             tools=chat.tools,
         )
         self.generations += 1

@@ -105,8 +105,9 @@ def test_a_cancel_during_a_long_prefill_on_a_slow_machine_lands_far_sooner_than_
         return result.finish_reason != "cancelled"
 
     def share() -> float:
-        return (cancel_latency(paced, 1.0)
-                / cancel_latency(lambda cancel: fixed_prefill(slow, ids, cancel), 1.0))
+        return cancel_latency(paced, 1.0) / cancel_latency(
+            lambda cancel: fixed_prefill(slow, ids, cancel), 1.0
+        )
 
     ratio = best_of(share, MAX_PACED_OVER_FIXED)
     assert ratio < MAX_PACED_OVER_FIXED, f"a paced cancel took {ratio:.2f}x a fixed-chunk one"
@@ -121,5 +122,9 @@ def test_paced_chunks_give_the_same_reply_as_mlx_lm_from_scratch(llama: LoadedMo
     steps = [b - a for a, b in itertools.pairwise(progress) if b > a]
     assert steps[0] == MIN_TOKENS and max(steps) > MIN_TOKENS  # chunks of several sizes
     ids = llama.tokenizer.apply_chat_template(LONG, add_generation_prompt=True)
-    check_tokens(result.token_ids, reference(llama, ids, PARAMS, PARAMS.max_tokens), Comparison(),
-                 llama.model_type)
+    check_tokens(
+        result.token_ids,
+        reference(llama, ids, PARAMS, PARAMS.max_tokens),
+        Comparison(),
+        llama.model_type,
+    )

@@ -30,9 +30,48 @@ from tests.tiny_models import CHATML_TEMPLATE, build_tokenizer
 # Issue 4, item 2: reference ids from Hugging Face transformers on the same dequantized weights.
 QUESTION = [{"role": "user", "content": "What is the capital of France? Answer in one sentence."}]
 PROMPT_IDS = [
-    1, 9690, 198, 2683, 359, 253, 5356, 5646, 11173, 3365, 3511, 308, 34519, 28, 7018, 411, 407,
-    19712, 8182, 2, 198, 1, 4093, 198, 1780, 314, 260, 3575, 282, 4649, 47, 19842, 281, 582, 6330,
-    30, 2, 198, 1, 520, 9531, 198,
+    1,
+    9690,
+    198,
+    2683,
+    359,
+    253,
+    5356,
+    5646,
+    11173,
+    3365,
+    3511,
+    308,
+    34519,
+    28,
+    7018,
+    411,
+    407,
+    19712,
+    8182,
+    2,
+    198,
+    1,
+    4093,
+    198,
+    1780,
+    314,
+    260,
+    3575,
+    282,
+    4649,
+    47,
+    19842,
+    281,
+    582,
+    6330,
+    30,
+    2,
+    198,
+    1,
+    520,
+    9531,
+    198,
 ]
 REPLY_IDS = [504, 3575, 282, 4649, 314, 7042, 30, 2]
 TOKEN_IDS = mx.array([[5, 17, 42, 99, 200, 301, 7, 8, 9, 10, 64, 128]])
@@ -93,7 +132,10 @@ def test_smollm2_keeps_its_8_bit_embedding_and_4_bit_layers(
     assert model.model.embed_tokens.bits == 8
     assert model.model.layers[0].self_attn.q_proj.bits == 4
     assert sorted(p.name for p in folder.iterdir()) == [
-        "config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json",
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "tokenizer_config.json",
     ]
     assert tokenizer.eos_token_ids == {2}
 
@@ -197,7 +239,9 @@ def test_progress_runs_to_the_end_and_a_second_import_gets_its_own_folder(
     assert done == sorted(done) and seen[-1][0] == seen[-1][1] > 0
     assert (first.name, second.name) == ("tiny-llama.Q8_0", "tiny-llama.Q8_0-2")
     assert sorted(p.name for p in library.iterdir()) == [
-        "existing-model", "tiny-llama.Q8_0", "tiny-llama.Q8_0-2",
+        "existing-model",
+        "tiny-llama.Q8_0",
+        "tiny-llama.Q8_0-2",
     ]
 
 

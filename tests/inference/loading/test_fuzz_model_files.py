@@ -78,13 +78,21 @@ def structural_gguf_cases(base: Path, folder: Path) -> list[tuple[str, Path]]:
     cases = []
     for index, part in enumerate(parts):
         for cut in {part.offset, part.offset + part.size // 2}:
-            cases.append((f"cut inside '{part.what}' at {cut}",
-                          write_case(data, folder, f"cut-{index}-{cut}", lambda d, c=cut: d[:c])))
+            cases.append(
+                (
+                    f"cut inside '{part.what}' at {cut}",
+                    write_case(data, folder, f"cut-{index}-{cut}", lambda d, c=cut: d[:c]),
+                )
+            )
         if part.structural:
             for number, value in enumerate(huge(part.size)):
                 name = f"huge-{index}-{number}"
-                cases.append((f"{value.hex()} in '{part.what}'",
-                              write_case(data, folder, name, overwrite(part.offset, value))))
+                cases.append(
+                    (
+                        f"{value.hex()} in '{part.what}'",
+                        write_case(data, folder, name, overwrite(part.offset, value)),
+                    )
+                )
     tensors = [p for p in parts if p.what.startswith("tensor ")]
     offsets = [p for p in tensors if p.what.endswith(": offset")]
     types = [p for p in tensors if p.what.endswith(": type")]
@@ -100,7 +108,7 @@ def structural_gguf_cases(base: Path, folder: Path) -> list[tuple[str, Path]]:
         "two tensors at one offset": overwrite(offsets[1].offset, first_offset),
         "a misaligned tensor": overwrite(
             offsets[1].offset,
-            struct.pack("<Q", struct.unpack("<Q", data[offsets[1].offset:][:8])[0] + 1),
+            struct.pack("<Q", struct.unpack("<Q", data[offsets[1].offset :][:8])[0] + 1),
         ),
         "cut in the tensor data": lambda d: d[: data_start + 64],
         "last byte missing": lambda d: d[:-1],
@@ -166,8 +174,12 @@ def native_gguf_cases(base: Path, folder: Path) -> list[tuple[str, Path]]:
         if not part.structural and part.size in (4, 8) and "element" not in part.what:
             for number, value in enumerate(huge(part.size)):
                 name = f"value-{index}-{number}"
-                cases.append((f"{value.hex()} in '{part.what}'",
-                              write_case(data, folder, name, overwrite(part.offset, value))))
+                cases.append(
+                    (
+                        f"{value.hex()} in '{part.what}'",
+                        write_case(data, folder, name, overwrite(part.offset, value)),
+                    )
+                )
     data_start = gguf.GGUFReader(base).data_offset
     for number in range(BYTE_FLIPS):
         # Two in three in the header, the rest in the tensor data.
@@ -180,12 +192,17 @@ def native_gguf_cases(base: Path, folder: Path) -> list[tuple[str, Path]]:
                 d[spot] ^= mask
             return bytes(d)
 
-        cases.append((f"bytes flipped at {[s for s, _ in spots]}",
-                      write_case(data, folder, f"flip-{number}", flip)))
+        cases.append(
+            (
+                f"bytes flipped at {[s for s, _ in spots]}",
+                write_case(data, folder, f"flip-{number}", flip),
+            )
+        )
     model, config = tiny_model("llama")
     for name, template in (("looping", LOOPING_TEMPLATE), ("raising", RAISING_TEMPLATE)):
-        path = write_gguf(model, config, folder / f"{name}-template.gguf", Type.Q8_0,
-                          chat_template=template)
+        path = write_gguf(
+            model, config, folder / f"{name}-template.gguf", Type.Q8_0, chat_template=template
+        )
         cases.append((f"a {name} chat template", path))
     return cases
 
@@ -200,12 +217,18 @@ def test_gguf_files_that_reach_mlx_end_in_a_clear_error_and_leave_nothing(
     models = tmp_path / "models"
     models.mkdir()
     outcomes = outcomes_in_children(
-        "tests.fuzz_files:import_each", [path for _, path in native], models,
-        log=tmp_path / "outcomes.jsonl", per_case_s=PER_CASE_S,
+        "tests.fuzz_files:import_each",
+        [path for _, path in native],
+        models,
+        log=tmp_path / "outcomes.jsonl",
+        per_case_s=PER_CASE_S,
     )
     found = dict(zip([what for what, _ in native], outcomes, strict=True))
-    unclear = {what: outcome for what, outcome in found.items()
-               if outcome[0] not in ("refused", "imported")}
+    unclear = {
+        what: outcome
+        for what, outcome in found.items()
+        if outcome[0] not in ("refused", "imported")
+    }
     assert unclear == {}
     assert list(models.iterdir()) == []
     # Values that would make the model absurd are refused, not imported.
@@ -263,7 +286,8 @@ def safetensors_changes(length: int) -> dict[str, Callable[[bytes], bytes]]:
         "a header length past the end": header_length(length - 7),
         "a header length of 0": header_length(0),
         "a header length 10 bytes short": lambda d: header_length(
-            struct.unpack("<Q", d[:8])[0] - 10)(d),
+            struct.unpack("<Q", d[:8])[0] - 10
+        )(d),
         "cut to 4 bytes": lambda d: d[:4],
         "cut inside the header": lambda d: d[:64],
         "cut inside the data": lambda d: d[: length // 2],
@@ -271,11 +295,12 @@ def safetensors_changes(length: int) -> dict[str, Callable[[bytes], bytes]]:
         "garbage JSON": _rewrite_safetensors(lambda _: garbage),
         "a JSON list": _rewrite_safetensors(lambda _: [1, 2, 3]),
         "an entry that is a string": _rewrite_safetensors(
-            lambda h: {**h, next(k for k in h if k != "__metadata__"): "x"}),
-        "a huge end offset": _rewrite_safetensors(_first_tensor(_with("data_offsets",
-                                                                      [0, 2**62]))),
-        "huge offsets": _rewrite_safetensors(_first_tensor(_with("data_offsets",
-                                                                 [2**62, 2**62 + 4]))),
+            lambda h: {**h, next(k for k in h if k != "__metadata__"): "x"}
+        ),
+        "a huge end offset": _rewrite_safetensors(_first_tensor(_with("data_offsets", [0, 2**62]))),
+        "huge offsets": _rewrite_safetensors(
+            _first_tensor(_with("data_offsets", [2**62, 2**62 + 4]))
+        ),
         "a huge shape": _rewrite_safetensors(_first_tensor(_with("shape", [2**40, 2**40]))),
         "a negative shape": _rewrite_safetensors(_first_tensor(_with("shape", [-1, 64]))),
         "a shape that is text": _rewrite_safetensors(_first_tensor(_with("shape", "64x64"))),
@@ -340,11 +365,17 @@ def tokenizer_changes() -> dict[str, tuple[str, Callable[[Path], None]]]:
         ),
         "an enormous tokenizer.json": ("tokenizer.json", enormous),
         "tokenizer_config.json of random bytes": (
-            "tokenizer_config.json", garbage("tokenizer_config.json")),
+            "tokenizer_config.json",
+            garbage("tokenizer_config.json"),
+        ),
         "a looping template in tokenizer_config.json": (
-            "tokenizer_config.json", template_config(LOOPING_TEMPLATE)),
+            "tokenizer_config.json",
+            template_config(LOOPING_TEMPLATE),
+        ),
         "a raising template in tokenizer_config.json": (
-            "tokenizer_config.json", template_config(RAISING_TEMPLATE)),
+            "tokenizer_config.json",
+            template_config(RAISING_TEMPLATE),
+        ),
         "a template that writes megabytes": (
             "tokenizer_config.json",
             template_config("{% for a in range(100000) %}{{ 'xxxxxxxxxxxxxxxxxxxx' }}{% endfor %}"),
@@ -386,9 +417,12 @@ def folder_cases(base: Path, root: Path) -> list[tuple[str, str, Path]]:
 def test_safetensors_and_config_faults_are_refused_by_the_python_checks(
     base_folder: Path, tmp_path: Path
 ) -> None:
-    checked = [(kind, what, folder) for kind, what, folder in folder_cases(base_folder, tmp_path)
-               if kind == "safetensors" or what.startswith(("a negative", "a zero", "a huge",
-                                                            "a billion", "a JSON", "rope_theta"))]
+    checked = [
+        (kind, what, folder)
+        for kind, what, folder in folder_cases(base_folder, tmp_path)
+        if kind == "safetensors"
+        or what.startswith(("a negative", "a zero", "a huge", "a billion", "a JSON", "rope_theta"))
+    ]
     assert len(checked) >= 25
     missed = []
     for _, what, folder in checked:
@@ -405,8 +439,10 @@ def test_damaged_model_folders_end_in_a_clear_error_and_stay_as_they_were(
 ) -> None:
     cases = folder_cases(base_folder, tmp_path / "cases")
     outcomes = outcomes_in_children(
-        "tests.fuzz_files:check_each", [folder for _, _, folder in cases],
-        log=tmp_path / "outcomes.jsonl", per_case_s=PER_CASE_S,
+        "tests.fuzz_files:check_each",
+        [folder for _, _, folder in cases],
+        log=tmp_path / "outcomes.jsonl",
+        per_case_s=PER_CASE_S,
     )
     found = {what: outcome for (_, what, _), outcome in zip(cases, outcomes, strict=True)}
     assert {what: o for what, o in found.items() if o[0] != "refused"} == {}

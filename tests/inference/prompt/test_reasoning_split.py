@@ -115,13 +115,15 @@ def test_kimi_k3_channels_split_and_their_markup_never_shows(
     from pathlib import Path
     from types import SimpleNamespace
 
-    template = (Path(__file__).parents[1] / "toolcalls" / "templates" / "kimi-k3.jinja")
+    template = Path(__file__).parents[1] / "toolcalls" / "templates" / "kimi-k3.jinja"
     tokenizer = SimpleNamespace(get_vocab=dict, chat_template=template.read_text())
     k3 = ReasoningFormat.of(tokenizer)  # read from the template's channel markers
     assert k3 is not None and k3.start == "<|open|>think<|sep|>"
     tools = '<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|close|>call<|sep|>'
-    raw = (f"<|open|>think<|sep|>{reasoning}<|close|>think<|sep|><|open|>response<|sep|>"
-           f"{answer}<|close|>response<|sep|>{tools}<|close|>message<|sep|>")
+    raw = (
+        f"<|open|>think<|sep|>{reasoning}<|close|>think<|sep|><|open|>response<|sep|>"
+        f"{answer}<|close|>response<|sep|>{tools}<|close|>message<|sep|>"
+    )
     splitter = _stream(k3, _cuts(raw, points))
     assert splitter.reasoning == reasoning.strip()
     # The tools section stays for the tool-call reader, which hides it as it streams.

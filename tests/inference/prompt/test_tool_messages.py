@@ -18,8 +18,11 @@ CALL = {
     "role": "assistant",
     "content": None,
     "tool_calls": [
-        {"id": "a1", "type": "function",
-         "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}
+        {
+            "id": "a1",
+            "type": "function",
+            "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'},
+        }
     ],
 }
 
@@ -28,8 +31,9 @@ def _render_call(template: str, messages: list[dict]) -> str:
     env = jinja2.Environment()
     env.filters["tojson"] = lambda value: json.dumps(value, ensure_ascii=False)
     tool = messages[0]["tool_calls"][0]
-    return env.from_string(template).render(messages=messages, message=messages[0], tool=tool,
-                                            tools=None, user_messages=[])
+    return env.from_string(template).render(
+        messages=messages, message=messages[0], tool=tool, tools=None, user_messages=[]
+    )
 
 
 @pytest.mark.parametrize("name", ["deepseek-v3.1.jinja", "deepseek-v3.jinja"])
@@ -41,12 +45,15 @@ def test_a_template_that_pastes_arguments_gets_json_text(name: str) -> None:
     assert '{"city": "Paris"}' in _render_call(template, messages)
 
 
-@pytest.mark.parametrize("template", [
-    QWEN_TOOLS_TEMPLATE,
-    (TEMPLATES / "mistral-v3.jinja").read_text(encoding="utf-8"),
-    (TEMPLATES / "llama-3.1.jinja").read_text(encoding="utf-8"),
-    (TEMPLATES / "glm-4.5.jinja").read_text(encoding="utf-8"),
-])
+@pytest.mark.parametrize(
+    "template",
+    [
+        QWEN_TOOLS_TEMPLATE,
+        (TEMPLATES / "mistral-v3.jinja").read_text(encoding="utf-8"),
+        (TEMPLATES / "llama-3.1.jinja").read_text(encoding="utf-8"),
+        (TEMPLATES / "glm-4.5.jinja").read_text(encoding="utf-8"),
+    ],
+)
 def test_templates_that_read_a_mapping_get_one(template: str) -> None:
     messages = for_template(validate_messages([CALL]), template)
     assert messages[0]["tool_calls"][0]["function"]["arguments"] == {"city": "Paris"}

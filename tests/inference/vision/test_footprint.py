@@ -9,9 +9,23 @@ import sys
 from pathlib import Path
 
 HEAVY = (
-    "cv2", "torch", "torchvision", "datasets", "pyarrow", "pandas", "scipy", "mlx_audio",
-    "sounddevice", "miniaudio", "llguidance", "fastapi", "starlette", "uvicorn", "websockets",
-    "multipart", "gradio",
+    "cv2",
+    "torch",
+    "torchvision",
+    "datasets",
+    "pyarrow",
+    "pandas",
+    "scipy",
+    "mlx_audio",
+    "sounddevice",
+    "miniaudio",
+    "llguidance",
+    "fastapi",
+    "starlette",
+    "uvicorn",
+    "websockets",
+    "multipart",
+    "gradio",
 )
 
 SCRIPT = """

@@ -25,10 +25,17 @@ from tests.vision_reference import mlx_vlm_reference
 MAX_TOKENS = 6
 GREEDY = SamplingParams(max_tokens=MAX_TOKENS)
 A, C = png_bytes(40, 30, 1), png_bytes(90, 64, 3)
-TWO_IMAGES = [{"role": "user", "content": [
-    {"type": "text", "text": "Look at these:"}, {"type": "image", "image": A},
-    {"type": "image", "image": C}, {"type": "text", "text": "What are they?"},
-]}]
+TWO_IMAGES = [
+    {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": "Look at these:"},
+            {"type": "image", "image": A},
+            {"type": "image", "image": C},
+            {"type": "text", "text": "What are they?"},
+        ],
+    }
+]
 
 
 def _gemma4_with(tiny_vision_dir: Path, folder: Path, **text: Any) -> LoadedModel:
@@ -53,8 +60,9 @@ def engine(loaded: LoadedModel, chunk: int = 3) -> Engine:
 
 
 def assert_reference(loaded: LoadedModel, messages: list[dict[str, Any]], got: tuple) -> None:
-    check_tokens(got, mlx_vlm_reference(loaded, messages, MAX_TOKENS), Comparison(),
-                 loaded.model_type)
+    check_tokens(
+        got, mlx_vlm_reference(loaded, messages, MAX_TOKENS), Comparison(), loaded.model_type
+    )
 
 
 def spans_of(run: Engine, messages: list[dict[str, Any]]) -> list[tuple[int, int]]:
@@ -69,8 +77,9 @@ def test_no_prefill_chunk_ends_inside_an_image(gemma4: LoadedModel) -> None:
     spans = spans_of(run, TWO_IMAGES)
     assert all(end - start > 3 for start, end in spans)  # longer than a chunk
     reported: list[int] = []
-    result = run.generate(TWO_IMAGES, GREEDY, "c", on_progress=lambda done, _: reported.append(
-        done))
+    result = run.generate(
+        TWO_IMAGES, GREEDY, "c", on_progress=lambda done, _: reported.append(done)
+    )
     assert len(reported) > 8
     assert not [d for d in reported for start, end in spans if start < d < end]
     assert {end for _, end in spans} <= set(reported)  # each image ran on to its end
@@ -90,8 +99,11 @@ def test_a_cached_prefix_ending_inside_an_image_backs_off_to_its_start(tmp_path:
     assert cut < end
     stack = run._cache.take(request.key, "c").stack
     run._runner.images.begin(request)
-    loaded.model(mx.array(request.ids[:cut])[None], cache=stack.caches,
-                 **run._runner.images.chunk(request, 0, cut))
+    loaded.model(
+        mx.array(request.ids[:cut])[None],
+        cache=stack.caches,
+        **run._runner.images.chunk(request, 0, cut),
+    )
     stack.tokens = request.key[:cut]
     run._cache.give_back(stack, "c")
     result = run.generate(TWO_IMAGES, GREEDY, "c")

@@ -19,8 +19,9 @@ SMOLVLM_256M = {"size": {"longest_edge": 2048}, "max_image_size": {"longest_edge
 QWEN2_VL = {"min_pixels": 3136, "max_pixels": 12845056}
 
 
-def _processing(tiny_vision_dir: Path, tmp_path: Path, kind: str, settings: dict,
-                seq_len: int | None = None):
+def _processing(
+    tiny_vision_dir: Path, tmp_path: Path, kind: str, settings: dict, seq_len: int | None = None
+):
     folder = tmp_path / kind
     shutil.copytree(tiny_vision_dir / kind, folder)
     config = json.loads((folder / "preprocessor_config.json").read_text())

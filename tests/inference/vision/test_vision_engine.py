@@ -43,8 +43,9 @@ def engine(loaded: LoadedModel, **kwargs: Any) -> Engine:
 
 
 def assert_reference(loaded: LoadedModel, messages: list[dict[str, Any]], got: tuple) -> None:
-    check_tokens(got, mlx_vlm_reference(loaded, messages, MAX_TOKENS), Comparison(),
-                 loaded.model_type)
+    check_tokens(
+        got, mlx_vlm_reference(loaded, messages, MAX_TOKENS), Comparison(), loaded.model_type
+    )
 
 
 CONVERSATIONS = [
@@ -87,17 +88,21 @@ def test_the_same_ids_with_another_image_reuse_nothing_past_its_start(loaded: Lo
     first = run.generate([user(words("Look:"), image(A))], GREEDY, "c")
     second = run.generate([user(words("Look:"), image(B))], GREEDY, "c")
     assert first.stats.prompt_tokens == second.stats.prompt_tokens  # same size: same ids
-    start = run._builder.chat_request(
-        [user(words("Look:"), image(B))], GREEDY, "c", "truncate_middle"
-    ).vision.spans[0].start
+    start = (
+        run._builder.chat_request([user(words("Look:"), image(B))], GREEDY, "c", "truncate_middle")
+        .vision.spans[0]
+        .start
+    )
     assert second.stats.cached_tokens == start
     assert_reference(loaded, [user(words("Look:"), image(B))], second.token_ids)
 
 
 def test_an_image_added_later_keeps_the_earlier_prefix(loaded: LoadedModel) -> None:
     run = engine(loaded)
-    history = [user(image(A), words("What is it?")),
-               {"role": "assistant", "content": "The cat sat on the mat."}]
+    history = [
+        user(image(A), words("What is it?")),
+        {"role": "assistant", "content": "The cat sat on the mat."},
+    ]
     run.generate([*history, user(words("Thanks"))], GREEDY, "c")
     follow = [*history, user(words("And now this:"), image(C))]
     second = run.generate(follow, GREEDY, "c")
@@ -113,8 +118,10 @@ def test_the_branch_map_sees_the_cache_past_an_image_and_not_another_images(
     loaded: LoadedModel,
 ) -> None:
     run = engine(loaded)
-    history = [user(image(A), words("What is it?")),
-               {"role": "assistant", "content": "The cat sat on the mat."}]
+    history = [
+        user(image(A), words("What is it?")),
+        {"role": "assistant", "content": "The cat sat on the mat."},
+    ]
     run.generate([*history, user(words("Thanks"))], GREEDY, "c")
     swapped = [user(image(B), words("What is it?")), history[1]]  # B: A's size, so A's ids
     spans = run._builder.chat_request(
@@ -133,8 +140,9 @@ def test_regenerate_edit_switch_and_follow_up_never_encode_again(loaded: LoadedM
     asked = [user(image(A), words("What is it?"))]
     image_end = run._builder.chat_request(asked, GREEDY, "c", "truncate_middle").vision.spans[0].end
     reply = run.generate(asked, GREEDY, "c")
-    regenerated = run.generate(asked, SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8,
-                                                     seed=3), "c")
+    regenerated = run.generate(
+        asked, SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8, seed=3), "c"
+    )
     if run._cache.rewinds_anywhere:
         assert regenerated.stats.cached_tokens == reply.stats.prompt_tokens - 1
     else:  # from the checkpoint at the end of the question
@@ -143,8 +151,11 @@ def test_regenerate_edit_switch_and_follow_up_never_encode_again(loaded: LoadedM
     later = run.generate([*branch, user(words("Say more"))], GREEDY, "c")
     edited = run.generate([*branch, user(words("Shorter, please"))], GREEDY, "c")
     assert edited.stats.cached_tokens >= reply.stats.prompt_tokens
-    followed = [*branch, user(words("Say more")),
-                {"role": "assistant", "content": "It is a small grey cat."}]
+    followed = [
+        *branch,
+        user(words("Say more")),
+        {"role": "assistant", "content": "It is a small grey cat."},
+    ]
     run.generate([*followed, user(words("Thanks"))], GREEDY, "c")
     back = run.generate([*followed, user(words("Go on"))], GREEDY, "c")
     assert back.stats.cached_tokens >= later.stats.prompt_tokens
@@ -285,7 +296,8 @@ def test_regenerate_times_n_with_an_image_equals_each_seed_alone(loaded: LoadedM
     params = SamplingParams(max_tokens=MAX_TOKENS, temperature=0.8)
     run = engine(loaded)
     variants = run.generate_variants(messages, params, seeds=[1, 2, 3], conversation_id="c")
-    alone = [engine(loaded).generate(messages, replace(params, seed=s)).token_ids
-             for s in (1, 2, 3)]
+    alone = [
+        engine(loaded).generate(messages, replace(params, seed=s)).token_ids for s in (1, 2, 3)
+    ]
     assert [v.token_ids for v in variants] == alone
     assert run._caches.features.encoded == 1

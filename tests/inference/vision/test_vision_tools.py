@@ -23,8 +23,10 @@ def test_images_reach_the_model_when_tools_are_offered(
     shutil.copytree(tiny_vision_dir / "qwen2_5_vl", folder)
     (folder / "chat_template.json").write_text(json.dumps({"chat_template": TEMPLATE}))
     loaded = load_model(folder)
-    parts = [{"type": "image", "image": png_bytes(40, 30, 1)},
-             {"type": "text", "text": "What is the weather where this was taken?"}]
+    parts = [
+        {"type": "image", "image": png_bytes(40, 30, 1)},
+        {"type": "text", "text": "What is the weather where this was taken?"},
+    ]
     messages = [{"role": "user", "content": parts}]
     engine = Engine(loaded)
     without_image = engine.count_prompt_tokens(
@@ -35,5 +37,10 @@ def test_images_reach_the_model_when_tools_are_offered(
     assert result.stats.prompt_tokens > without_image + 4  # the image's tokens are in
     assert engine._caches.features.encoded == 1
     reference = mlx_vlm_reference(loaded, messages, 6, tools=[WEATHER_TOOL])
-    check_tokens(result.token_ids, reference, Comparison(), "qwen2_5_vl with tools",
-                 complete=result.finish_reason != "tool_calls")
+    check_tokens(
+        result.token_ids,
+        reference,
+        Comparison(),
+        "qwen2_5_vl with tools",
+        complete=result.finish_reason != "tool_calls",
+    )

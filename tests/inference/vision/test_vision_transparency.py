@@ -81,16 +81,18 @@ class Harness:
         self.engine.close()
         self.engine = self.new_engine()
 
-    def run(self, messages: list[dict[str, Any]], params: SamplingParams,
-            cancel_inside: bool = False) -> str:
+    def run(
+        self, messages: list[dict[str, Any]], params: SamplingParams, cancel_inside: bool = False
+    ) -> str:
         cancel = threading.Event()
 
         def on_progress(done: int, total: int) -> None:
             if cancel_inside and 0 < done < total:
                 cancel.set()
 
-        result = self.engine.generate(messages, params, "chat", on_progress=on_progress,
-                                      cancel=cancel)
+        result = self.engine.generate(
+            messages, params, "chat", on_progress=on_progress, cancel=cancel
+        )
         self.generations += 1
         self.engine.save_pending(0.05)
         stats = result.stats
@@ -104,8 +106,13 @@ class Harness:
         key = repr((messages, params.temperature, params.seed))
         if key not in self.references:
             self.references[key] = self._reference(messages, params)
-        check_tokens(result.token_ids, self.references[key], self.comparison,
-                     self.loaded.model_type, result.finish_reason != "cancelled")
+        check_tokens(
+            result.token_ids,
+            self.references[key],
+            self.comparison,
+            self.loaded.model_type,
+            result.finish_reason != "cancelled",
+        )
         return result.text
 
     def _reference(self, messages: list[dict[str, Any]], params: SamplingParams) -> Reference:
@@ -165,10 +172,14 @@ def harnesses(
         for kind in VISION_KINDS
     }
     yield made
-    print("\nvision transparency: " + "; ".join(
-        f"{kind}: {h.generations} generations, {h.comparison.exact} exact, "
-        f"{len(h.comparison.near_ties)} near-tie divergences" for kind, h in made.items()
-    ))
+    print(
+        "\nvision transparency: "
+        + "; ".join(
+            f"{kind}: {h.generations} generations, {h.comparison.exact} exact, "
+            f"{len(h.comparison.near_ties)} near-tie divergences"
+            for kind, h in made.items()
+        )
+    )
 
 
 @pytest.mark.parametrize("kind", VISION_KINDS)
@@ -177,8 +188,12 @@ def test_every_reply_with_images_equals_mlx_vlm_from_scratch(
 ) -> None:
     harness = harnesses[kind]
 
-    @settings(max_examples=30, deadline=None, derandomize=True,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @settings(
+        max_examples=30,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
     @given(steps=actions)
     def check(steps: list[tuple]) -> None:
         play(harness, steps)

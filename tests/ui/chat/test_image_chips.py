@@ -22,8 +22,9 @@ from ui.widgets.view_models import ImageView
 
 def _view(path: Path | None, width: int = 64, height: int = 48, tokens: int = 81) -> ImageView:
     size = path.stat().st_size if path else 0
-    return ImageView("chart.png", size, width, height, "PNG", tokens, "ab" * 32,
-                     str(path) if path else None)
+    return ImageView(
+        "chart.png", size, width, height, "PNG", tokens, "ab" * 32, str(path) if path else None
+    )
 
 
 def test_a_thumbnail_is_read_once_at_its_small_size_off_the_gui_thread(

@@ -18,10 +18,19 @@ from ui.widgets.view_models import ToolCallView
 from ui.window.stream_presenter import calling_note
 
 HOSTILE = "<b>bold</b><img src=x><a href='file:///etc/passwd'>link</a>"
-CALL = ToolCallCard(conversation_id=1, reply_id=2, call_id="c1", server="weather",
-                    tool="get_weather", model_name="weather__get_weather",
-                    arguments={"city": "Oslo"}, description=HOSTILE, changed_from=None,
-                    repeated=False, waiting=ToolWait.APPROVAL)
+CALL = ToolCallCard(
+    conversation_id=1,
+    reply_id=2,
+    call_id="c1",
+    server="weather",
+    tool="get_weather",
+    model_name="weather__get_weather",
+    arguments={"city": "Oslo"},
+    description=HOSTILE,
+    changed_from=None,
+    repeated=False,
+    waiting=ToolWait.APPROVAL,
+)
 
 
 def _card(qtbot: QtBot) -> ToolCard:
@@ -119,16 +128,19 @@ def test_a_result_opens_folded_and_unfolds(qtbot: QtBot) -> None:
 def test_summaries_say_what_happened() -> None:
     assert result_summary("add", {"failure": "denied"}) == "add · denied"
     assert result_summary("f", {"failure": "timeout", "duration_s": 60.0, "chars": 30}) == (
-        "f · timed out · 60 s · 30 characters")
+        "f · timed out · 60 s · 30 characters"
+    )
     assert result_summary("h", {"chars": 50000, "cut": 46000, "edited": True}) == (
-        "h · 50,000 characters · 46,000 cut · edited by you")
+        "h · 50,000 characters · 46,000 cut · edited by you"
+    )
     # A tool by its own name and its server's; a call to no tool of the chat, as it was called.
     assert result_summary("add", {"server": "fx", "chars": 1}) == "add on fx · 1 character"
     assert result_summary("search_conversations", {"server": "branchwise"}) == (
-        "search_conversations (built in)")
-    assert calls_summary([ToolCallView("1", "add", '{"a": 2}', "fx"),
-                          ToolCallView("2", "nowhere__x", "{}")]) == (
-        'Called add("a": 2) on fx\nCalled nowhere__x()')
+        "search_conversations (built in)"
+    )
+    assert calls_summary(
+        [ToolCallView("1", "add", '{"a": 2}', "fx"), ToolCallView("2", "nowhere__x", "{}")]
+    ) == ('Called add("a": 2) on fx\nCalled nowhere__x()')
 
 
 def test_a_call_being_written_is_shown_by_its_tools_own_name() -> None:
@@ -140,10 +152,14 @@ def test_a_call_being_written_is_shown_by_its_tools_own_name() -> None:
 def test_the_tools_button_lists_servers_and_says_why_it_is_off(qtbot: QtBot) -> None:
     button = ToolsButton()
     qtbot.addWidget(button)
-    button.set_servers([
-        ServerChoice("branchwise", "Built in", ServerStatus.READY, ("search_conversations",), True),
-        ServerChoice("w&x", "w&x", ServerStatus.FAILED, (), False),
-    ])
+    button.set_servers(
+        [
+            ServerChoice(
+                "branchwise", "Built in", ServerStatus.READY, ("search_conversations",), True
+            ),
+            ServerChoice("w&x", "w&x", ServerStatus.FAILED, (), False),
+        ]
+    )
     assert button.isEnabled() and button.text() == "Tools · 1"
     texts = [a.text() for a in button.menu().actions()]
     assert texts[:2] == ["Built in", "    search_conversations"]

@@ -130,9 +130,7 @@ def test_message_signals_reach_the_chat_view(qtbot: QtBot, chat: ChatView) -> No
     assert edit.args == ["u1", "Hi again", []]
 
 
-def test_streaming_renders_only_the_streaming_message(
-    chat: ChatView, renders: list[str]
-) -> None:
+def test_streaming_renders_only_the_streaming_message(chat: ChatView, renders: list[str]) -> None:
     views = [*conversation(6), MessageView("live", "assistant", "", status="streaming")]
     chat.set_messages(views)
     renders.clear()

@@ -79,8 +79,12 @@ def test_actions_match_the_role(make: Make) -> None:
     reply = make(role="assistant", content="Answer")
 
     delete = "Delete message and the replies below it"
-    assert set(_buttons(user)) == {"Copy message", "Compare with other models", "Edit message",
-                                   delete}
+    assert set(_buttons(user)) == {
+        "Copy message",
+        "Compare with other models",
+        "Edit message",
+        delete,
+    }
     details = "Details: where this reply came from, and Replay"
     assert set(_buttons(reply)) == {"Copy message", "Regenerate reply", details, delete}
     for button in _buttons(user).values():

@@ -34,12 +34,22 @@ def with_images(data: dict[str, Any]) -> dict[str, Any]:
     u2 = data["mapping"]["u2"]["message"]
     u2["content"] = {
         "content_type": "multimodal_text",
-        "parts": [{"content_type": "image_asset_pointer",
-                   "asset_pointer": "file-service://file-AbC123", "size_bytes": 4},
-                  {"content_type": "image_asset_pointer",
-                   "asset_pointer": "sediment://file_missing9"}, "Thanks"]}
-    u2["metadata"] = {"attachments": [{"id": "file-AbC123", "name": "cat.png"},
-                                      {"id": "file_missing9", "name": "gone.jpg"}]}
+        "parts": [
+            {
+                "content_type": "image_asset_pointer",
+                "asset_pointer": "file-service://file-AbC123",
+                "size_bytes": 4,
+            },
+            {"content_type": "image_asset_pointer", "asset_pointer": "sediment://file_missing9"},
+            "Thanks",
+        ],
+    }
+    u2["metadata"] = {
+        "attachments": [
+            {"id": "file-AbC123", "name": "cat.png"},
+            {"id": "file_missing9", "name": "gone.jpg"},
+        ]
+    }
     return data
 
 
@@ -49,7 +59,8 @@ def chatgpt_export(path: Path, titles: tuple[str, ...] = TITLES) -> Path:
     chats = [conversation(i, title) for i, title in enumerate(titles)]
     with_images(chats[0])
     with zipfile.ZipFile(path, "w") as archive:
-        archive.writestr("conversations.json",
-                         json.dumps([*chats, {"id": "proj", "name": "A project"}]))
+        archive.writestr(
+            "conversations.json", json.dumps([*chats, {"id": "proj", "name": "A project"}])
+        )
         archive.writestr("file-AbC123-cat.png", b"\x89PNG")
     return path

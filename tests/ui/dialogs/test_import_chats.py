@@ -50,14 +50,16 @@ def test_the_preview_shows_what_the_export_holds_and_writes_nothing(qtbot, tmp_p
     preview = dialog.preview
     assert preview.summary.text() == (
         "chatgpt-export.zip · ChatGPT: 3 conversations · 21 messages · 9 branches · "
-        "2 Mar 2026 – 4 Mar 2026 · 1 attachment found, 1 not in the export (gone.jpg)")
+        "2 Mar 2026 – 4 Mar 2026 · 1 attachment found, 1 not in the export (gone.jpg)"
+    )
     rows = [(r.text(0), r.text(1), r.text(2)) for r in preview.rows()]
     assert rows == [(title, "7", "3") for title in TITLES]
     assert all(r.checkState(0) == Qt.CheckState.Checked for r in preview.rows())
     problems = preview.problems.toPlainText()
     assert "entry 4 is not a conversation (it has no message mapping)" in problems
     assert dialog.import_button.isVisible() and dialog.import_button.text() == (
-        "Import 3 Conversations")
+        "Import 3 Conversations"
+    )
     assert not database.exists()  # a preview writes nothing
 
 
@@ -142,8 +144,9 @@ def test_a_longer_export_updates_with_only_the_new_messages(qtbot, tmp_path: Pat
     longer = tmp_path / "later-export.zip"
     chats = [conversation(i, title) for i, title in enumerate(TITLES)]
     chats[0]["mapping"]["a2"]["children"] = ["u3"]
-    chats[0]["mapping"]["u3"] = gpt_node("u3", "a2", [], gpt_message(
-        "u3", "user", parts=["One more thing"], t=_AFTER))
+    chats[0]["mapping"]["u3"] = gpt_node(
+        "u3", "a2", [], gpt_message("u3", "user", parts=["One more thing"], t=_AFTER)
+    )
     chats[0]["current_node"] = "u3"
     with zipfile.ZipFile(longer, "w") as archive:
         archive.writestr("conversations.json", json.dumps(chats))
@@ -157,15 +160,17 @@ def test_a_longer_export_updates_with_only_the_new_messages(qtbot, tmp_path: Pat
         ("Unchanged", "Sourdough starter", "Already here: nothing new."),
     ]
     assert second.report.sentence.text() == (
-        "0 imported, 1 updated with 1 new message in all, 2 unchanged.")
+        "0 imported, 1 updated with 1 new message in all, 2 unchanged."
+    )
     assert _titles(database)["Greetings"] == 8
 
 
 def test_a_store_that_cannot_be_written_is_said_in_words(qtbot, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder", encoding="utf-8")
-    dialog = _dialog(qtbot, [chatgpt_export(tmp_path / "export.zip")],
-                     blocker / "branchwise.sqlite3")
+    dialog = _dialog(
+        qtbot, [chatgpt_export(tmp_path / "export.zip")], blocker / "branchwise.sqlite3"
+    )
     _wait_step(qtbot, dialog, "preview")
     dialog.start_import()
     _wait_step(qtbot, dialog, "report")
@@ -176,8 +181,13 @@ def test_a_store_that_cannot_be_written_is_said_in_words(qtbot, tmp_path: Path) 
 def test_an_empty_conversation_cannot_be_ticked_and_is_reported_skipped(
     qtbot, tmp_path: Path
 ) -> None:
-    empty = {"title": "Nothing said", "id": "conv-empty", "conversation_id": "conv-empty",
-             "mapping": {"root": gpt_node("root", None, [], None)}, "current_node": "root"}
+    empty = {
+        "title": "Nothing said",
+        "id": "conv-empty",
+        "conversation_id": "conv-empty",
+        "mapping": {"root": gpt_node("root", None, [], None)},
+        "current_node": "root",
+    }
     export = tmp_path / "conversations.json"
     export.write_text(json.dumps([conversation(0, "Greetings"), empty]), encoding="utf-8")
     database = tmp_path / "branchwise.sqlite3"
@@ -190,8 +200,10 @@ def test_an_empty_conversation_cannot_be_ticked_and_is_reported_skipped(
     assert dialog.import_button.text() == "Import 1 Conversation"
     with qtbot.waitSignal(dialog.imported, timeout=20000):
         dialog.start_import()
-    assert dialog.report.statuses() == [("Imported", "Greetings", "7 messages"),
-                                        ("Skipped", "Nothing said", "It has no messages.")]
+    assert dialog.report.statuses() == [
+        ("Imported", "Greetings", "7 messages"),
+        ("Skipped", "Nothing said", "It has no messages."),
+    ]
     assert _titles(database) == {"Greetings": 7}
 
 

@@ -25,9 +25,7 @@ def _with_two_models(qtbot, app: Launched, llama_path: Path) -> ModelLibraryDial
     return library
 
 
-def test_the_loaded_model_is_marked_in_the_library(
-    qtbot, tmp_path: Path, llama_path: Path
-) -> None:
+def test_the_loaded_model_is_marked_in_the_library(qtbot, tmp_path: Path, llama_path: Path) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         library = _with_two_models(qtbot, app, llama_path)
         library = app.window.open_library()  # reopened: it knows which model is loaded

@@ -35,7 +35,7 @@ REPLIES = [
     "## Reading a file line by line\n\n"
     "Open the file in a `with` block and loop over it; Python reads one line at a time, "
     "so even a huge file uses little memory:\n\n"
-    "```python\nwith open(\"notes.txt\", encoding=\"utf-8\") as file:\n"
+    '```python\nwith open("notes.txt", encoding="utf-8") as file:\n'
     "    for number, line in enumerate(file, start=1):\n"
     "        print(number, line.rstrip())\n```\n\n"
     "| Method | Memory | Best for |\n|---|---|---|\n"
@@ -44,7 +44,7 @@ REPLIES = [
     "- `rstrip()` drops the newline at the end of each line.\n"
     "- See the [io docs](https://docs.python.org/3/library/io.html) for more.",
     "Use `pathlib`:\n\n```python\nfrom pathlib import Path\n\n"
-    "for line in Path(\"notes.txt\").read_text().splitlines():\n    print(line)\n```\n\n"
+    'for line in Path("notes.txt").read_text().splitlines():\n    print(line)\n```\n\n'
     "It reads the whole file at once, which is fine for small files.",
     "The simplest way is a `for` loop over the open file object. Each iteration gives you the "
     "next line, newline included, and the `with` block closes the file for you.",
@@ -65,9 +65,7 @@ def _assert_real_picture(image: QImage, name: str) -> None:
     """Not blank: a real window shot has text and controls, so many distinct colours."""
     assert image.width() >= 600 and image.height() >= 400, name
     colours = {
-        image.pixel(x, y)
-        for y in range(0, image.height(), 3)
-        for x in range(0, image.width(), 3)
+        image.pixel(x, y) for y in range(0, image.height(), 3) for x in range(0, image.width(), 3)
     }
     assert len(colours) > 40, f"{name} looks blank ({len(colours)} colours)"
 
@@ -89,13 +87,15 @@ def test_screenshots_of_the_main_states(qtbot, tmp_path: Path) -> None:
 
         reply = app.store.active_path(window.current_conversation_id)[-1]
         for _ in range(2):
-            with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
-                                  check_params_cb=lambda busy: not busy):
+            with qtbot.waitSignal(
+                app.controller.busyChanged, timeout=20000, check_params_cb=lambda busy: not busy
+            ):
                 app.controller.regenerate(reply.id)
         latest = app.store.active_path(window.current_conversation_id)[-1]
         app.controller.switch_sibling(latest.id, -1)
         shown = window.chat_view.message_widget(
-            str(app.store.active_path(window.current_conversation_id)[-1].id))
+            str(app.store.active_path(window.current_conversation_id)[-1].id)
+        )
         assert shown.nav.position_text == "2/3"
         send_and_wait(qtbot, app, "Thanks!")  # a message below the branch point
         _save(window, "branched")
@@ -134,8 +134,9 @@ def test_screenshots_of_thinking_and_attachments(qtbot, tmp_path: Path) -> None:
         qtbot.waitUntil(lambda: files.chips[1].isVisible() and files.y() >= 0)
         qtbot.wait(100)  # the window lays the taller composer out
         _save(window, "attachments-in-composer")
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=20000, check_params_cb=lambda busy: not busy
+        ):
             composer.send()
         path = app.store.active_path(window.current_conversation_id)
         user = window.chat_view.message_widget(str(path[0].id))
@@ -191,7 +192,11 @@ def test_screenshot_at_200_percent_scaling(tmp_path: Path, llama_path: Path) -> 
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "QT_SCALE_FACTOR": "2"}
     subprocess.run(
         [sys.executable, "-c", _SCALED, str(tmp_path), str(llama_path), str(out)],
-        cwd=ROOT, env=env, check=True, timeout=120, capture_output=True,
+        cwd=ROOT,
+        env=env,
+        check=True,
+        timeout=120,
+        capture_output=True,
     )
     image = QImage(str(out))
     assert image.width() >= 1800, "900 logical pixels at 200 % are 1800 device pixels"
@@ -207,11 +212,17 @@ class _LongChatEngine(ScriptedEngine):
 
     def generate(self, messages: list[dict], params: object, **kwargs: object) -> ScriptedResult:
         result = super().generate(messages, params, **kwargs)
-        stats = {**result.stats, "prompt_tokens": 1900, "cached_tokens": 1880,
-                 "disk_tokens": 1500, "prefill_tokens": 20}
+        stats = {
+            **result.stats,
+            "prompt_tokens": 1900,
+            "cached_tokens": 1880,
+            "disk_tokens": 1500,
+            "prefill_tokens": 20,
+        }
         middle = tuple(range(2, len(messages) - 3))
-        return dataclasses.replace(result, finish_reason="context", stats=stats,
-                                   dropped_messages=middle)
+        return dataclasses.replace(
+            result, finish_reason="context", stats=stats, dropped_messages=middle
+        )
 
     def cache_bytes(self) -> int:
         return 48_200_000
@@ -221,12 +232,18 @@ class _LongChatEngine(ScriptedEngine):
 
 
 _LONG_CHAT = [
-    ("Let's plan a week in Lisbon. Where should we stay?",
-     "Alfama for character, Baixa for convenience, Príncipe Real for quiet evenings."),
-    ("What should we eat on the first day?",
-     "Pastéis de nata at Manteigaria, then grilled sardines by the river."),
-    ("Is a day trip to Sintra worth it?",
-     "Yes: take the early train from Rossio and start at Pena Palace before the crowds."),
+    (
+        "Let's plan a week in Lisbon. Where should we stay?",
+        "Alfama for character, Baixa for convenience, Príncipe Real for quiet evenings.",
+    ),
+    (
+        "What should we eat on the first day?",
+        "Pastéis de nata at Manteigaria, then grilled sardines by the river.",
+    ),
+    (
+        "Is a day trip to Sintra worth it?",
+        "Yes: take the early train from Rossio and start at Pena Palace before the crowds.",
+    ),
     ("And Cascais?", "An easy half day: the coastal path to Boca do Inferno is lovely."),
 ]
 
@@ -249,8 +266,12 @@ def test_screenshots_of_left_out_messages(qtbot, tmp_path: Path) -> None:
         qtbot.wait(300)  # the finished reply's layout settles
         window.chat_view.scroll_to_bottom()
         path = store.active_path(cid)
-        dimmed = [m.id for m in path if window.chat_view.message_widget(str(m.id)) is not None
-                  and window.chat_view.message_widget(str(m.id)).view.left_out]
+        dimmed = [
+            m.id
+            for m in path
+            if window.chat_view.message_widget(str(m.id)) is not None
+            and window.chat_view.message_widget(str(m.id)).view.left_out
+        ]
         assert dimmed == [m.id for m in path[2:-4]]  # the prompt's latest turn and a half kept
         _save(window, "left-out-light")
         window.set_theme("dark")

@@ -38,9 +38,15 @@ TIERS: list[CacheTier] = ["memory", "memory", "disk", "none"]
 class ScriptedVariantsEngine(ScriptedEngine):
     """Also streams scripted versions side by side and reports scripted cache states."""
 
-    def generate_variants(self, messages: list[dict], params: Any, seeds: list[int],
-                          on_token: Any = None, cancel: Any = None,
-                          **_kwargs: Any) -> list[ScriptedResult]:
+    def generate_variants(
+        self,
+        messages: list[dict],
+        params: Any,
+        seeds: list[int],
+        on_token: Any = None,
+        cancel: Any = None,
+        **_kwargs: Any,
+    ) -> list[ScriptedResult]:
         texts = [VARIANTS[i % len(VARIANTS)] for i in range(len(seeds))]
         sent = [0] * len(texts)
         while any(s < len(t) for s, t in zip(sent, texts, strict=True)):
@@ -50,8 +56,15 @@ class ScriptedVariantsEngine(ScriptedEngine):
                 if piece and on_token is not None:
                     on_token(i, piece)
             time.sleep(self.step_s)
-        stats = {"prompt_tokens": 40, "cached_tokens": 39, "prefill_tokens": 1,
-                 "generated_tokens": 30, "ttft_s": 0.04, "prefill_tps": 25.0, "decode_tps": 48.5}
+        stats = {
+            "prompt_tokens": 40,
+            "cached_tokens": 39,
+            "prefill_tokens": 1,
+            "generated_tokens": 30,
+            "ttft_s": 0.04,
+            "prefill_tps": 25.0,
+            "decode_tps": 48.5,
+        }
         return [ScriptedResult(t, "stop", dict(stats)) for t in texts]
 
     def cache_state(self, prompts: list[list[dict]]) -> list[PathCacheState]:
@@ -78,8 +91,13 @@ def test_screenshots_of_variants_and_branch_map(qtbot, tmp_path: Path) -> None:
         features = window.compare
         with qtbot.waitSignal(ctl.variants.ended, timeout=20000):
             features.regenerate_last(3)
-            qtbot.waitUntil(lambda: features.view is not None and all(
-                c.text.toPlainText() for c in features.view.columns), timeout=10000)
+            qtbot.waitUntil(
+                lambda: (
+                    features.view is not None
+                    and all(c.text.toPlainText() for c in features.view.columns)
+                ),
+                timeout=10000,
+            )
             features.view.resize(1000, 480)
             _save(features.view, "variants-streaming")
         _save(features.view, "variants")
@@ -90,11 +108,12 @@ def test_screenshots_of_variants_and_branch_map(qtbot, tmp_path: Path) -> None:
         features.source.rates.restore_tps = 20000.0
         features.map_action.trigger()
         tree = features.dock.tree
-        qtbot.waitUntil(lambda: tree.topLevelItemCount() > 0 and tree.topLevelItem(0).text(2)
-                        not in ("", "–"), timeout=10000)
+        qtbot.waitUntil(
+            lambda: tree.topLevelItemCount() > 0 and tree.topLevelItem(0).text(2) not in ("", "–"),
+            timeout=10000,
+        )
         window.resizeDocks([features.dock], [560], Qt.Orientation.Horizontal)
         _save(window, "branch-map")
         window.set_theme("dark")
         _save(window, "branch-map-dark")
         window.set_theme("light")
-

@@ -69,7 +69,8 @@ def test_screenshots_of_new_chat_defaults_the_context_length_and_the_model_picke
             settings.reject()
 
             window.composer.edit.setPlainText("And of Spain?")
-            qtbot.waitUntil(lambda: window.composer.token_label.text().endswith("/ 2,048 tokens"),
-                            timeout=10000)
+            qtbot.waitUntil(
+                lambda: window.composer.token_label.text().endswith("/ 2,048 tokens"), timeout=10000
+            )
             _save(window, f"composer-picker-{theme}")
         window.set_theme("light")

@@ -13,28 +13,31 @@ from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
-LONG_QUESTION = "\n".join(
-    f"{n}. {item}"
-    for n, item in enumerate(
-        [
-            "Paris to Vienna, night train, leaves 19:40",
-            "Paris to Berlin, day train, leaves 08:15",
-            "Vienna to Budapest, regional, every two hours",
-            "Berlin to Prague, EuroCity, leaves 10:30",
-            "Prague to Vienna, Railjet, leaves 12:12",
-            "Budapest to Zagreb, one train a day",
-            "Zagreb to Ljubljana, leaves 15:05",
-            "Ljubljana to Trieste, bus, leaves 18:00",
-            "Trieste to Venice, regional, every hour",
-            "Venice to Milan, Frecciarossa, every half hour",
-            "Milan to Zurich, EuroCity, leaves 09:10",
-            "Zurich to Munich, EuroCity, leaves 07:33",
-            "Munich to Salzburg, regional, every hour",
-            "Salzburg to Vienna, Railjet, every half hour",
-        ],
-        start=1,
+LONG_QUESTION = (
+    "\n".join(
+        f"{n}. {item}"
+        for n, item in enumerate(
+            [
+                "Paris to Vienna, night train, leaves 19:40",
+                "Paris to Berlin, day train, leaves 08:15",
+                "Vienna to Budapest, regional, every two hours",
+                "Berlin to Prague, EuroCity, leaves 10:30",
+                "Prague to Vienna, Railjet, leaves 12:12",
+                "Budapest to Zagreb, one train a day",
+                "Zagreb to Ljubljana, leaves 15:05",
+                "Ljubljana to Trieste, bus, leaves 18:00",
+                "Trieste to Venice, regional, every hour",
+                "Venice to Milan, Frecciarossa, every half hour",
+                "Milan to Zurich, EuroCity, leaves 09:10",
+                "Zurich to Munich, EuroCity, leaves 07:33",
+                "Munich to Salzburg, regional, every hour",
+                "Salzburg to Vienna, Railjet, every half hour",
+            ],
+            start=1,
+        )
     )
-) + "\n\nWhich of these legs are night trains, and how would you order a two-week trip?"
+    + "\n\nWhich of these legs are night trains, and how would you order a two-week trip?"
+)
 REPLY = (
     "Only the first leg is a night train. A two-week order that never doubles back:\n\n"
     "| Days | Leg | Train |\n|---|---|---|\n"

@@ -61,8 +61,9 @@ def test_screenshots_of_images_in_a_chat(qtbot, tmp_path: Path) -> None:
         window.set_theme("light")
         viewer.close()
 
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=20000, check_params_cb=lambda busy: not busy
+        ):
             composer.send()
         qtbot.wait(100)
         _both_themes(window, "images-in-message")

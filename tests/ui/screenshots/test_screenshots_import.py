@@ -14,8 +14,12 @@ from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
-TITLES = ("Greetings", "Trip to Vienna: trains, museums and where to eat",
-          "Sourdough starter keeps failing", "Tax questions 2025")
+TITLES = (
+    "Greetings",
+    "Trip to Vienna: trains, museums and where to eat",
+    "Sourdough starter keeps failing",
+    "Tax questions 2025",
+)
 
 
 def _settled(widgets: list) -> object:

@@ -29,21 +29,23 @@ pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 QUESTION = "How do I read a large file line by line in Python?"
 ANSWERS = {
     "llama": "Open the file in a `with` block and loop over it. Python reads one line at a "
-             "time, so even a file of many gigabytes uses little memory:\n\n"
-             "```python\nwith open(\"big.log\", encoding=\"utf-8\") as f:\n"
-             "    for line in f:\n        handle(line.rstrip())\n```\n\n"
-             "The `with` block closes the file even when an error stops the loop.",
+    "time, so even a file of many gigabytes uses little memory:\n\n"
+    '```python\nwith open("big.log", encoding="utf-8") as f:\n'
+    "    for line in f:\n        handle(line.rstrip())\n```\n\n"
+    "The `with` block closes the file even when an error stops the loop.",
     "gemma3_text": "Iterate over the file object itself:\n\n"
-                   "```python\nfor number, line in enumerate(open(path), start=1):\n"
-                   "    print(number, line, end=\"\")\n```\n\n"
-                   "- each pass gives the next line, newline included\n"
-                   "- `line.rstrip()` drops the newline\n"
-                   "- prefer `with open(...)` in real code, so the file is closed",
+    "```python\nfor number, line in enumerate(open(path), start=1):\n"
+    '    print(number, line, end="")\n```\n\n'
+    "- each pass gives the next line, newline included\n"
+    "- `line.rstrip()` drops the newline\n"
+    "- prefer `with open(...)` in real code, so the file is closed",
 }
-REMOTE_ANSWER = ("Use a `for` loop over the open file; avoid `readlines()`, which loads the "
-                 "**whole file** into memory first.\n\n"
-                 "```python\nwith open(path, encoding=\"utf-8\") as f:\n"
-                 "    for line in f:\n        ...\n```")
+REMOTE_ANSWER = (
+    "Use a `for` loop over the open file; avoid `readlines()`, which loads the "
+    "**whole file** into memory first.\n\n"
+    '```python\nwith open(path, encoding="utf-8") as f:\n'
+    "    for line in f:\n        ...\n```"
+)
 NAMES = {"llama": "Tiny Llama (test model)", "gemma3_text": "Tiny Gemma (test model)"}
 LIMIT_S = 120
 
@@ -54,11 +56,17 @@ def _factory(
     """One scripted engine per model folder, reporting that folder as its model."""
 
     def make(path: Path, _progress: Any) -> tuple[ScriptedEngine, ModelLoaded]:
-        engine = engines.setdefault(path.name, ScriptedEngine(
-            [ANSWERS[path.name]] * 4, chars_per_step=4, step_s=0.01))
+        engine = engines.setdefault(
+            path.name, ScriptedEngine([ANSWERS[path.name]] * 4, chars_per_step=4, step_s=0.01)
+        )
         weights = sum(p.stat().st_size for p in path.glob("*.safetensors"))
-        return engine, ModelLoaded(path.name, str(path), engine.context_length,
-                                   model_type="scripted", weights_bytes=weights)
+        return engine, ModelLoaded(
+            path.name,
+            str(path),
+            engine.context_length,
+            model_type="scripted",
+            weights_bytes=weights,
+        )
 
     return make
 
@@ -128,14 +136,20 @@ def test_screenshots_of_compare_models(
         view.resize(1180, 520)
         loop.run_until_complete(until(lambda: not ctl.compare.is_busy(), LIMIT_S))
         assert [c.title.text() for c in view.columns] == [
-            "Tiny Llama (test model)", "Tiny Gemma (test model)",
-            "qwen2.5-72b-instruct on Lab server"]
+            "Tiny Llama (test model)",
+            "Tiny Gemma (test model)",
+            "qwen2.5-72b-instruct on Lab server",
+        ]
         assert all("tokens" in c.stats.text() for c in view.columns)
         _shots(loop, window, view, "compare-columns")
 
         view.columns[1].keep.click()
-        loop.run_until_complete(until(lambda: window.models.loaded_id() == "gemma3_text"
-                                      and ctl.model_state == "ready", LIMIT_S))
+        loop.run_until_complete(
+            until(
+                lambda: window.models.loaded_id() == "gemma3_text" and ctl.model_state == "ready",
+                LIMIT_S,
+            )
+        )
         assert window.banner.text.startswith("This branch was written by Tiny Gemma")
         _shots(loop, window, window, "compare-kept")
 

@@ -43,12 +43,14 @@ def test_each_heading_shows_once_above_its_first_row(qtbot: QtBot) -> None:
     sidebar = Sidebar()
     qtbot.addWidget(sidebar)
     now = datetime.now()
-    sidebar.set_conversations([
-        ConversationRow("a", "Pinned one", pinned=True, updated_at=now - timedelta(days=40)),
-        ConversationRow("b", "This morning", updated_at=now),
-        ConversationRow("c", "Also today", updated_at=now - timedelta(seconds=5)),
-        ConversationRow("d", "Last year", updated_at=datetime(now.year - 1, 5, 3)),
-    ])
+    sidebar.set_conversations(
+        [
+            ConversationRow("a", "Pinned one", pinned=True, updated_at=now - timedelta(days=40)),
+            ConversationRow("b", "This morning", updated_at=now),
+            ConversationRow("c", "Also today", updated_at=now - timedelta(seconds=5)),
+            ConversationRow("d", "Last year", updated_at=datetime(now.year - 1, 5, 3)),
+        ]
+    )
     model = sidebar.model
     headings = [model.index(r, 0).data(GroupRole) for r in range(model.rowCount())]
     assert headings == ["Pinned", "Today", "", f"May {now.year - 1}"]
@@ -96,7 +98,10 @@ def test_the_dots_button_of_a_row_opens_its_menu_with_export(qtbot: QtBot, monke
     qtbot.mouseClick(view.viewport(), Qt.MouseButton.LeftButton, pos=button.center())
     [menu] = opened
     assert [a.text() for a in menu.actions() if a.text()] == [
-        "Rename", "Pin to top", "Export…", "Delete…"
+        "Rename",
+        "Pin to top",
+        "Export…",
+        "Delete…",
     ]
     with qtbot.waitSignal(sidebar.exportRequested) as exported:
         next(a for a in menu.actions() if a.text() == "Export…").trigger()

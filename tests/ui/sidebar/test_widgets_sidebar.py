@@ -141,9 +141,7 @@ def test_an_empty_title_is_refused(qtbot: QtBot, sidebar: Sidebar) -> None:
     assert _index_of(sidebar, "old").data() == "Old chat"
 
 
-def test_delete_asks_first_and_only_deletes_when_confirmed(
-    qtbot: QtBot, sidebar: Sidebar
-) -> None:
+def test_delete_asks_first_and_only_deletes_when_confirmed(qtbot: QtBot, sidebar: Sidebar) -> None:
     deleted: list[str] = []
     sidebar.deleteRequested.connect(deleted.append)
     sidebar.set_current("old")

@@ -88,7 +88,10 @@ def _chat_window(qtbot: QtBot) -> QWidget:
     chat.set_messages(
         [
             MessageView(
-                "u1", "user", "How do I compute Fibonacci numbers fast?", sibling_index=2,
+                "u1",
+                "user",
+                "How do I compute Fibonacci numbers fast?",
+                sibling_index=2,
                 sibling_count=3,
             ),
             MessageView(
@@ -97,8 +100,12 @@ def _chat_window(qtbot: QtBot) -> QWidget:
                 CODE_REPLY,
                 sibling_index=1,
                 sibling_count=2,
-                stats={"generated_tokens": 142, "decode_tps": 38.1, "ttft_s": 0.21,
-                       "cached_tokens": 120},
+                stats={
+                    "generated_tokens": 142,
+                    "decode_tps": 38.1,
+                    "ttft_s": 0.21,
+                    "cached_tokens": 120,
+                },
             ),
             MessageView("u2", "user", "And without recursion?"),
             MessageView("a2", "assistant", "Use a loop that keeps", status="stopped"),

@@ -43,8 +43,10 @@ def test_regenerate_three_side_by_side_keep_one_compare_and_map(
         reply_id = str(ctl.store.active_path(window.current_conversation_id)[-1].id)
         button = window.chat_view.message_widget(reply_id).regenerate_button
         assert [a.text() for a in button.menu().actions()] == [
-            *(f"Regenerate ×{n} Side by Side" for n in (2, 3, 4)), "",
-            "Compare with Other Models…"]
+            *(f"Regenerate ×{n} Side by Side" for n in (2, 3, 4)),
+            "",
+            "Compare with Other Models…",
+        ]
         with qtbot.waitSignal(ctl.variants.ended, timeout=30000):
             button.menu().actions()[1].trigger()  # ×3
         view = features.view
@@ -69,8 +71,10 @@ def test_regenerate_three_side_by_side_keep_one_compare_and_map(
         # The branch map: one line per version of the reply, the kept one current.
         features.map_action.trigger()
         tree = features.dock.tree
-        qtbot.waitUntil(lambda: tree.topLevelItemCount() == 1 and tree.topLevelItem(0)
-                        .text(2) != "–", timeout=10000)
+        qtbot.waitUntil(
+            lambda: tree.topLevelItemCount() == 1 and tree.topLevelItem(0).text(2) != "–",
+            timeout=10000,
+        )
         top = tree.topLevelItem(0)
         assert top.childCount() == 4
         current = top.child(3)

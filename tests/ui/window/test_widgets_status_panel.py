@@ -34,8 +34,14 @@ def test_the_memory_label_shows_caches_in_memory_and_on_disk(qtbot: QtBot) -> No
         MemoryUse(cache_bytes=0, disk_bytes=3_400_000, disk_budget_bytes=0, weights_bytes=0)
     )
     assert not panel.memory_label.isHidden(), "saved caches show before a model loads"
-    panel.set_memory(MemoryUse(cache_bytes=12_500_000, disk_bytes=3_400_000,
-                               disk_budget_bytes=0, weights_bytes=270_000_000))
+    panel.set_memory(
+        MemoryUse(
+            cache_bytes=12_500_000,
+            disk_bytes=3_400_000,
+            disk_budget_bytes=0,
+            weights_bytes=270_000_000,
+        )
+    )
     assert panel.memory_label.text() == (
         "Weights 270.0 MB · Caches 12.5 MB in memory, 3.4 MB on disk"
     )

@@ -92,8 +92,9 @@ def test_regenerate_then_switch_versions_by_mouse_keyboard_and_menu(
         send_and_wait(qtbot, app, "Hello")
         first = _last_widget(app, "assistant")
         first_text = first.view.content
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=30000, check_params_cb=lambda busy: not busy
+        ):
             qtbot.mouseClick(first.regenerate_button, Qt.MouseButton.LeftButton)
         second = _last_widget(app, "assistant")
         assert second.view.id != first.view.id
@@ -127,8 +128,9 @@ def test_edit_makes_a_new_version_and_answers_it(qtbot, tmp_path: Path, llama_pa
         qtbot.waitUntil(editor.isVisible)
         editor.selectAll()
         qtbot.keyClicks(editor, "Hello again")
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=30000, check_params_cb=lambda busy: not busy
+        ):
             qtbot.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
         edited = _last_widget(app, "user")
         assert edited.view.content == "Hello again"
@@ -203,8 +205,9 @@ def test_token_count_follows_the_draft(qtbot, tmp_path: Path, llama_path: Path) 
         short = int(label.text().split()[0].replace(",", ""))
         assert label.text().endswith("/ 4,096 tokens")
         qtbot.keyClicks(window.composer.edit, " and a much longer question about the sea" * 3)
-        qtbot.waitUntil(lambda: int(label.text().split()[0].replace(",", "")) > short + 20,
-                        timeout=5000)
+        qtbot.waitUntil(
+            lambda: int(label.text().split()[0].replace(",", "")) > short + 20, timeout=5000
+        )
 
 
 def test_search_jumps_to_a_message_on_another_branch(
@@ -225,14 +228,21 @@ def test_search_jumps_to_a_message_on_another_branch(
 
         qtbot.keyClicks(window.sidebar.search_box, "aquamarine")
         results = window.sidebar.results
-        qtbot.waitUntil(lambda: results.isVisible() and results.model().rowCount() == 1,
-                        timeout=3000)
+        qtbot.waitUntil(
+            lambda: results.isVisible() and results.model().rowCount() == 1, timeout=3000
+        )
         index = results.model().index(0, 0)
         # The jump goes through the controller, which tells every view the branch changed.
-        with qtbot.waitSignal(app.controller.conversationChanged, timeout=1000,
-                              check_params_cb=lambda cid: cid == target.id):
-            qtbot.mouseClick(results.viewport(), Qt.MouseButton.LeftButton,
-                             pos=results.visualRect(index).center())
+        with qtbot.waitSignal(
+            app.controller.conversationChanged,
+            timeout=1000,
+            check_params_cb=lambda cid: cid == target.id,
+        ):
+            qtbot.mouseClick(
+                results.viewport(),
+                Qt.MouseButton.LeftButton,
+                pos=results.visualRect(index).center(),
+            )
         assert window.current_conversation_id == target.id
         assert [m.id for m in store.active_path(target.id)][-1] == hidden.id
         widget = window.chat_view.message_widget(str(hidden.id))
@@ -418,12 +428,11 @@ def test_typing_stays_responsive_while_a_reply_streams(qtbot, tmp_path: Path) ->
         with qtbot.waitSignal(app.controller.busyChanged, timeout=5000):
             app.controller.stop()
         assert ratio < MAX_TYPING_GAP_RATIO, (
-            f"the event loop's worst gap grew {ratio:.1f}x ({idle * 1000:.0f} ms idle)")
+            f"the event loop's worst gap grew {ratio:.1f}x ({idle * 1000:.0f} ms idle)"
+        )
 
 
-def test_untrusted_reply_renders_safely_in_the_window(
-    qtbot, tmp_path: Path, monkeypatch
-) -> None:
+def test_untrusted_reply_renders_safely_in_the_window(qtbot, tmp_path: Path, monkeypatch) -> None:
     reply = (
         "Hi <script>alert('x')</script> <b>bold?</b>\n\n"
         "![x](file:///dev/zero) and ![remote](https://example.com/a.png)\n\n"

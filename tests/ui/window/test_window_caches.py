@@ -57,8 +57,13 @@ def small_context_worker(cache_dir: Path) -> InferenceWorker:
 
         model = dataclasses.replace(load_model(path), context_length=CONTEXT)
         engine = Engine(model, cache_dir=cache_dir)
-        return engine, ModelLoaded(model.model_id, str(path), CONTEXT,
-                                   model_type=model.model_type, weights_bytes=model.weights_bytes)
+        return engine, ModelLoaded(
+            model.model_id,
+            str(path),
+            CONTEXT,
+            model_type=model.model_type,
+            weights_bytes=model.weights_bytes,
+        )
 
     return InferenceWorker(engine_factory=factory)
 
@@ -214,8 +219,9 @@ def test_messages_left_out_of_the_models_view_are_dimmed_and_say_why(
         qtbot.keyClicks(composer.edit, "And how does it end?")
         qtbot.waitUntil(lambda: "context is full" in composer.notice.text(), timeout=10000)
         assert "left out" in composer.notice.text() and composer.can_send
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=30000, check_params_cb=lambda busy: not busy
+        ):
             composer.send()
 
         path = app.store.active_path(cid)

@@ -58,8 +58,9 @@ def _choose_both(app, blind: bool = False):
 
 
 @contextmanager
-def _compare_app(qtbot, data_dir: Path, tiny_models_dir: Path, other: Path,
-                 worker: InferenceWorker | None = None) -> Iterator[Launched]:
+def _compare_app(
+    qtbot, data_dir: Path, tiny_models_dir: Path, other: Path, worker: InferenceWorker | None = None
+) -> Iterator[Launched]:
     """The app on a library of both llamas, a new greedy chat open on the first."""
     _library(data_dir, tiny_models_dir, other)
     with running_app(qtbot, data_dir, tiny_models_dir / "llama", worker) as app:
@@ -96,9 +97,12 @@ def test_compare_two_models_keep_one_and_the_chat_goes_on_with_its_model(
         assert path[-1].model_id == "llama-b"
         assert ctl.store.get_conversation(cid).model_id == "llama-b"
         assert window.banner.text == (
-            "This branch was written by Tiny Llama B: the chat goes on with it.")
-        qtbot.waitUntil(lambda: window.models.loaded_id() == "llama-b"
-                        and ctl.model_state == "ready", timeout=60000)
+            "This branch was written by Tiny Llama B: the chat goes on with it."
+        )
+        qtbot.waitUntil(
+            lambda: window.models.loaded_id() == "llama-b" and ctl.model_state == "ready",
+            timeout=60000,
+        )
         assert window.model_picker.current_model() == "llama-b"
         reply = window.chat_view.message_widget(str(path[-1].id))
         assert reply.stats_label.text().startswith("Tiny Llama B · 4 tokens · ")
@@ -108,8 +112,10 @@ def test_compare_two_models_keep_one_and_the_chat_goes_on_with_its_model(
         with qtbot.waitSignal(ctl.modelFollowed, timeout=5000):
             reply._toolbar.nav.previous_button.click()
         assert ctl.store.get_conversation(cid).model_id == "llama"
-        qtbot.waitUntil(lambda: window.models.loaded_id() == "llama"
-                        and ctl.model_state == "ready", timeout=60000)
+        qtbot.waitUntil(
+            lambda: window.models.loaded_id() == "llama" and ctl.model_state == "ready",
+            timeout=60000,
+        )
 
         # The Compare button on the sent message asks the models again: two more siblings.
         user = window.chat_view.message_widget(str(path[0].id))
@@ -137,7 +143,8 @@ def test_blind_mode_hides_the_names_until_an_answer_is_kept(
         assert [c.title.text() for c in view.columns] == ["Model A", "Model B"]
         assert view.notice.text().startswith("Running side by side: the models fit in ")
         assert "Tiny Llama" not in " ".join(
-            [view.notice.text()] + [c.detail.text() + c.stats.text() for c in view.columns])
+            [view.notice.text()] + [c.detail.text() + c.stats.text() for c in view.columns]
+        )
         shown = ctl.store.active_path(cid)[-1]
         reply = window.chat_view.message_widget(str(shown.id))
         assert reply.stats_label.text().startswith("Model A · ")
@@ -159,8 +166,10 @@ def test_blind_mode_hides_the_names_until_an_answer_is_kept(
 def test_models_that_cannot_run_are_refused_in_the_chooser_and_the_draft_stays(
     qtbot, tmp_path: Path, tiny_models_dir: Path, other_llama: Path
 ) -> None:
-    worker = InferenceWorker(partial(default_engine_factory, cache_dir=tmp_path / "caches"),
-                             model_room=lambda _held: 300_000)
+    worker = InferenceWorker(
+        partial(default_engine_factory, cache_dir=tmp_path / "caches"),
+        model_room=lambda _held: 300_000,
+    )
     with _compare_app(qtbot, tmp_path, tiny_models_dir, other_llama, worker) as app:
         window, ctl = app.window, app.controller
         window.composer.edit.setPlainText("Hello there")

@@ -209,7 +209,8 @@ def test_gguf_import_runs_with_progress_and_cancel_and_failures_add_nothing(
 
         # Cancel pressed before the copy begins (as a click can land first): nothing is added.
         cancelled = TaskProgressDialog(
-            lambda owner: add_folder(owner, llama_path, library.models_dir, link=False), library)
+            lambda owner: add_folder(owner, llama_path, library.models_dir, link=False), library
+        )
         cancelled.open()
         cancelled.button.click()
         assert cancelled.label.text() == "Cancelling…"
@@ -293,9 +294,13 @@ def test_menus_use_standard_keys_and_every_control_is_named(
         window = app.window
         actions = window.menu_actions
         std = QKeySequence.StandardKey
-        for action, key in ((actions.new_chat, std.New), (actions.find, std.Find),
-                            (actions.close, std.Close), (actions.copy, std.Copy),
-                            (actions.undo, std.Undo)):
+        for action, key in (
+            (actions.new_chat, std.New),
+            (actions.find, std.Find),
+            (actions.close, std.Close),
+            (actions.copy, std.Copy),
+            (actions.undo, std.Undo),
+        ):
             assert action.shortcut() == QKeySequence(key)
         assert not actions.preferences.shortcut().isEmpty()
         titles = [a.text().replace("&", "") for a in window.menuBar().actions()]
@@ -309,13 +314,15 @@ def test_menus_use_standard_keys_and_every_control_is_named(
             if not top.isVisible() or not isinstance(top, QWidget):
                 continue
             for control in top.findChildren(QWidget):
-                if not isinstance(control, QAbstractButton | QLineEdit | QPlainTextEdit
-                                  | QComboBox) or not control.isVisibleTo(top):
+                if not isinstance(
+                    control, QAbstractButton | QLineEdit | QPlainTextEdit | QComboBox
+                ) or not control.isVisibleTo(top):
                     continue
                 if isinstance(control.parent(), QLineEdit | QAbstractSpinBox):
                     continue  # Qt's own parts of an editor (clear button, spin box text)
                 name = control.accessibleName() or (
-                    isinstance(control, QAbstractButton) and control.text())
+                    isinstance(control, QAbstractButton) and control.text()
+                )
                 where = control.parent().objectName()
                 assert name, f"{type(control).__name__} in {where} has no accessible name"
                 if isinstance(control, QAbstractButton) and top is window:

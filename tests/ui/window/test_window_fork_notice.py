@@ -35,9 +35,7 @@ def test_continue_in_a_new_chat_says_what_it_did_and_leads_back(qtbot, tmp_path:
         assert window.current_conversation_id == original
 
 
-def test_export_starts_in_the_folder_of_the_last_export(
-    qtbot, tmp_path: Path, monkeypatch
-) -> None:
+def test_export_starts_in_the_folder_of_the_last_export(qtbot, tmp_path: Path, monkeypatch) -> None:
     target = tmp_path / "exports"
     target.mkdir()
     offered: list[str] = []

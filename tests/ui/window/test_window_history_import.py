@@ -20,8 +20,13 @@ pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 def _drop(window, *paths: Path) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
-    event = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime,
-                       Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    event = QDropEvent(
+        QPointF(20, 20),
+        Qt.DropAction.CopyAction,
+        mime,
+        Qt.MouseButton.LeftButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
     window.dropEvent(event)
 
 
@@ -87,7 +92,8 @@ def test_import_lists_the_chats_and_undo_import_takes_them_out(qtbot, tmp_path: 
         assert _sidebar_titles(window) == before
         assert not actions.undo_import.isEnabled()
         assert not window.store.list_conversations() or all(
-            c.title not in TITLES for c in window.store.list_conversations())
+            c.title not in TITLES for c in window.store.list_conversations()
+        )
 
 
 def test_an_imported_chat_shows_its_labels_and_continues_with_the_local_model(
@@ -115,11 +121,14 @@ def test_an_imported_chat_shows_its_labels_and_continues_with_the_local_model(
         assert trace.text.isVisibleTo(first_reply)
         chips = window.chat_view.message_widget(str(path[2].id)).chips
         assert [(c.name_label.text(), c.details_label.text()) for c in chips.chips] == [
-            ("cat.png", "4 B · 0 tokens"), ("gone.jpg", "not in the export")]
+            ("cat.png", "4 B · 0 tokens"),
+            ("gone.jpg", "not in the export"),
+        ]
 
         window.composer.edit.setPlainText("Danke!")
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=20000, check_params_cb=lambda busy: not busy
+        ):
             window.composer.send()
         (prompt,) = engine.prompts
         sent = "\n".join(m["content"] for m in prompt)
@@ -144,8 +153,9 @@ def test_an_import_leaves_the_reply_being_written_alone(qtbot, tmp_path: Path) -
         assert app.controller.is_busy()
         assert window.store.active_path(cid)[-1].status == "streaming"
         assert dialog.report.sentence.text() == "3 imported, 1 refused."
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=20000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=20000, check_params_cb=lambda busy: not busy
+        ):
             window.stream.request_stop()
         reply = window.store.active_path(cid)[-1]
         assert reply.status == "stopped" and reply.content.startswith("word word")
@@ -161,7 +171,8 @@ def test_undo_import_in_the_report(qtbot, tmp_path: Path) -> None:
         with qtbot.waitSignal(window.history_import.undoFinished, timeout=20000):
             dialog.undo_button.click()
         assert dialog.heading.text() == (
-            "Import undone: 3 conversations and 21 messages taken out.")
+            "Import undone: 3 conversations and 21 messages taken out."
+        )
         assert not dialog.undo_button.isVisible()
         assert not window.menu_actions.undo_import.isEnabled()
         titles = [c.title for c in window.store.list_conversations()]

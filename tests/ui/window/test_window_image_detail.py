@@ -35,14 +35,20 @@ def test_preferences_choose_a_models_image_detail_and_the_chip_recounts(
         assert preferences.model_defaults.model.currentData() == "qwen-vl"
         assert detail.currentText() == OWN_DETAIL_TEXT
         assert [detail.itemText(i) for i in range(1, detail.count())] == [
-            "512 px", "768 px", "1024 px", "1536 px", "2048 px"]
+            "512 px",
+            "768 px",
+            "1024 px",
+            "1536 px",
+            "2048 px",
+        ]
         detail.setCurrentIndex(detail.findData(512))
         detail.activated.emit(detail.currentIndex())  # as a person's pick does
         preferences.accept()
         assert app.controller.preferences.image_detail_for("qwen-vl") == 512
 
-        qtbot.waitUntil(lambda: 0 < composer.attached.images.chips[0].image.tokens < own,
-                        timeout=30000)
+        qtbot.waitUntil(
+            lambda: 0 < composer.attached.images.chips[0].image.tokens < own, timeout=30000
+        )
         chip = composer.attached.images.chips[0]
         assert len(composer.attached.images.chips) == 1  # counted again, not attached twice
         assert chip.note_label.text() == f"≈ {chip.image.tokens} tokens"

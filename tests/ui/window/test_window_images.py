@@ -34,8 +34,9 @@ pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
 
 def _idle(qtbot, app, action) -> None:
-    with qtbot.waitSignal(app.controller.busyChanged, timeout=60000,
-                          check_params_cb=lambda busy: not busy):
+    with qtbot.waitSignal(
+        app.controller.busyChanged, timeout=60000, check_params_cb=lambda busy: not busy
+    ):
         action()
 
 
@@ -66,11 +67,17 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         assert composer.text() == ""  # the picture went to a chip, not into the text
         dropped = QMimeData()
         dropped.setUrls([QUrl.fromLocalFile(str(chart))])
-        window.dropEvent(QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, dropped,
-                                    Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+        window.dropEvent(
+            QDropEvent(
+                QPointF(20, 20),
+                Qt.DropAction.CopyAction,
+                dropped,
+                Qt.MouseButton.LeftButton,
+                Qt.KeyboardModifier.NoModifier,
+            )
+        )
         qtbot.waitUntil(lambda: len(chips.chips) == 2, timeout=20000)
-        monkeypatch.setattr(QFileDialog, "getOpenFileNames",
-                            lambda *_a, **_k: ([str(photo)], ""))
+        monkeypatch.setattr(QFileDialog, "getOpenFileNames", lambda *_a, **_k: ([str(photo)], ""))
         qtbot.mouseClick(composer.attach_button, Qt.MouseButton.LeftButton)
         qtbot.waitUntil(lambda: len(chips.chips) == 3, timeout=20000)
 
@@ -120,11 +127,12 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         widget = _widget(app, user.id)
         widget.start_editing()
         editor = widget.findChild(InlineEditor)
-        assert [c.image.name for c in editor.attached.images.chips] == ["Pasted image.png",
-                                                                         "chart.png"]
+        assert [c.image.name for c in editor.attached.images.chips] == [
+            "Pasted image.png",
+            "chart.png",
+        ]
         assert not widget.image_chips.isVisible()  # the editor shows them, removable
-        qtbot.mouseClick(editor.attached.images.chips[0].remove_button,
-                         Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(editor.attached.images.chips[0].remove_button, Qt.MouseButton.LeftButton)
         editor.imagesRequested.emit([str(other)])  # as its image button's file dialog does
         qtbot.waitUntil(lambda: len(editor.attached.images.chips) == 2, timeout=20000)
         editor.edit.insertFromMimeData(_image_mime(drawn_png(30, 30, hue=300)))  # pasted
@@ -134,9 +142,14 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
         edited = app.store.active_path(cid)[0]
         assert edited.id != user.id and edited.parent_id == user.parent_id
         assert [a["name"] for a in edited.attachments] == [
-            "chart.png", "other.png", "Pasted image.png"]
+            "chart.png",
+            "other.png",
+            "Pasted image.png",
+        ]
         assert [a["name"] for a in app.store.get_message(user.id).attachments] == [
-            "Pasted image.png", "chart.png"]
+            "Pasted image.png",
+            "chart.png",
+        ]
         assert app.store.active_path(cid)[-1].status == "complete"
 
         # An image file gone from the data folder: a placeholder chip, never a crash.
@@ -150,8 +163,7 @@ def test_images_from_paste_drop_and_paperclip_go_to_a_vision_model(
 
 def test_a_text_only_model_refuses_images_with_its_reason(qtbot, tmp_path: Path) -> None:
     engine = SeeingEngine(["A picture, I am told."])
-    worker = scripted_worker(engine, model_id="SmolLM2", vision=False,
-                             text_only_reason="")
+    worker = scripted_worker(engine, model_id="SmolLM2", vision=False, text_only_reason="")
     with running_app(qtbot, tmp_path / "data", tmp_path / "model", worker) as app:
         composer = app.window.composer
         composer.edit.insertFromMimeData(_image_mime(drawn_png(40, 30)))  # pasted
@@ -188,9 +200,14 @@ def test_loading_a_vision_model_counts_the_drafts_images_for_it(qtbot, tmp_path:
 
     def factory(path: Path, _progress: object) -> tuple[SeeingEngine, ModelLoaded]:
         # Folders named like a vision model see; the others are text only.
-        return engine, ModelLoaded(path.name, str(path), engine.context_length,
-                                   model_type="scripted", weights_bytes=1_000_000,
-                                   vision="VLM" in path.name)
+        return engine, ModelLoaded(
+            path.name,
+            str(path),
+            engine.context_length,
+            model_type="scripted",
+            weights_bytes=1_000_000,
+            vision="VLM" in path.name,
+        )
 
     worker = InferenceWorker(engine_factory=factory)
     with running_app(qtbot, tmp_path / "data", tmp_path / "SmolLM2", worker) as app:

@@ -34,14 +34,20 @@ def test_picking_a_model_switches_the_chat_and_the_picker_follows_the_chat(
         first = window.current_conversation_id
         qtbot.waitUntil(lambda: picker.current_model() == "llama", timeout=5000)
         assert [picker.box.itemText(i) for i in range(picker.box.count())] == [
-            "gemma3_text", "llama"]
+            "gemma3_text",
+            "llama",
+        ]
         assert "llama" in picker.box.toolTip()
 
         _pick(picker, "gemma3_text")
         assert store.get_conversation(first).model_id == "gemma3_text"
         assert window.statusBar().currentMessage() == "Loading gemma3_text for this conversation…"
-        qtbot.waitUntil(lambda: app.controller.model_state == "ready"
-                        and window.models.loaded_id() == "gemma3_text", timeout=60000)
+        qtbot.waitUntil(
+            lambda: (
+                app.controller.model_state == "ready" and window.models.loaded_id() == "gemma3_text"
+            ),
+            timeout=60000,
+        )
         assert window.status_panel.model_label.text() == "gemma3_text"
 
         # A second chat on the other model: the picker shows each chat's own.
@@ -56,9 +62,7 @@ def test_picking_a_model_switches_the_chat_and_the_picker_follows_the_chat(
         assert picker.current_model() == "llama"
 
 
-def test_the_picker_waits_while_a_reply_is_written(
-    qtbot, tmp_path: Path, llama_path: Path
-) -> None:
+def test_the_picker_waits_while_a_reply_is_written(qtbot, tmp_path: Path, llama_path: Path) -> None:
     with running_app(qtbot, tmp_path, llama_path) as app:
         window = app.window
         picker = window.model_picker

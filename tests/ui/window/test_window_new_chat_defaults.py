@@ -106,8 +106,9 @@ def test_a_chats_context_length_is_stored_shown_and_counted_against(
         again.reject()
 
         window.composer.edit.setPlainText("How long is a piece of string?")
-        qtbot.waitUntil(lambda: window.composer.token_label.text().endswith("/ 512 tokens"),
-                        timeout=10000)
+        qtbot.waitUntil(
+            lambda: window.composer.token_label.text().endswith("/ 512 tokens"), timeout=10000
+        )
 
         # Back to the model's maximum: the key goes, and the meter counts the model's context.
         third = window.open_settings()
@@ -115,8 +116,9 @@ def test_a_chats_context_length_is_stored_shown_and_counted_against(
         third.accept()
         assert "context_length" not in app.store.get_conversation(cid).params
         window.composer.edit.setPlainText("And now?")
-        qtbot.waitUntil(lambda: window.composer.token_label.text().endswith("/ 4,096 tokens"),
-                        timeout=10000)
+        qtbot.waitUntil(
+            lambda: window.composer.token_label.text().endswith("/ 4,096 tokens"), timeout=10000
+        )
 
 
 def test_sampling_values_that_are_no_numbers_show_as_the_defaults(qtbot) -> None:
@@ -124,8 +126,9 @@ def test_sampling_values_that_are_no_numbers_show_as_the_defaults(qtbot) -> None
     from ui.forms.sampling_fields import SamplingFields
 
     fields = SamplingFields()
-    fields.set_values({"temperature": "hot", "top_k": float("nan"), "max_tokens": None,
-                       "min_p": 0.25})
+    fields.set_values(
+        {"temperature": "hot", "top_k": float("nan"), "max_tokens": None, "min_p": 0.25}
+    )
     shown = fields.values()
     assert shown["temperature"] == DEFAULT_PARAMS["temperature"]
     assert shown["top_k"] == DEFAULT_PARAMS["top_k"]

@@ -22,16 +22,24 @@ pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
 
 def _offer(qtbot, window) -> PdfPagesOffer:
-    qtbot.waitUntil(lambda: any(d.isVisible() for d in window.findChildren(PdfPagesOffer)),
-                    timeout=20000)
+    qtbot.waitUntil(
+        lambda: any(d.isVisible() for d in window.findChildren(PdfPagesOffer)), timeout=20000
+    )
     return next(d for d in window.findChildren(PdfPagesOffer) if d.isVisible())
 
 
 def _drop(window, path: Path) -> None:
     dropped = QMimeData()
     dropped.setUrls([QUrl.fromLocalFile(str(path))])
-    window.dropEvent(QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, dropped,
-                                Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier))
+    window.dropEvent(
+        QDropEvent(
+            QPointF(20, 20),
+            Qt.DropAction.CopyAction,
+            dropped,
+            Qt.MouseButton.LeftButton,
+            Qt.KeyboardModifier.NoModifier,
+        )
+    )
 
 
 def test_a_dropped_scan_is_offered_as_pages_and_the_chosen_ones_become_chips(

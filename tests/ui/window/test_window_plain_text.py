@@ -64,9 +64,7 @@ def _answer_next_box(seen_boxes: list[tuple[str, str]], button_text: str) -> Non
         if not isinstance(box, QMessageBox):
             QTimer.singleShot(10, answer)
             return
-        seen_boxes.append(
-            (seen(box.text(), box.textFormat()), seen(box.informativeText()))
-        )
+        seen_boxes.append((seen(box.text(), box.textFormat()), seen(box.informativeText())))
         for button in box.findChildren(QPushButton):
             if button.text().replace("&", "") == button_text:
                 button.click()

@@ -36,8 +36,9 @@ def test_one_result_per_chat_with_its_matches_and_a_jump_updates_the_token_meter
         send_and_wait(qtbot, app, "An apple dessert?")
         first = window.current_conversation_id
         crumble = app.store.active_path(first)[-1]
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=10000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=10000, check_params_cb=lambda busy: not busy
+        ):
             app.controller.regenerate(crumble.id)  # the long tart reply is active now
         qtbot.waitUntil(lambda: window.composer.token_label.isVisible(), timeout=10000)
         long_count = window.composer.token_label.text()
@@ -46,13 +47,15 @@ def test_one_result_per_chat_with_its_matches_and_a_jump_updates_the_token_meter
 
         window.sidebar_commands.search("apple")
         results = window.sidebar.results.model()
-        rows = {results.index(r, 0).data(IdRole): results.index(r, 0) for r in
-                range(results.rowCount())}
+        rows = {
+            results.index(r, 0).data(IdRole): results.index(r, 0) for r in range(results.rowCount())
+        }
         assert set(rows) == {str(first), str(window.current_conversation_id)}
         # The first chat: its question, both replies and its title (taken from the question).
         assert rows[str(first)].data(MatchCountRole) == 4
-        assert any(match and text.lower() == "apple" for text, match in
-                   rows[str(first)].data(SpansRole))
+        assert any(
+            match and text.lower() == "apple" for text, match in rows[str(first)].data(SpansRole)
+        )
 
         window.open_conversation(first)  # the jump below stays in this chat
         qtbot.waitUntil(lambda: window.composer.token_label.text() == long_count, timeout=10000)

@@ -58,7 +58,9 @@ def test_preferences_turn_the_server_on_and_the_status_bar_shows_its_url(
             client = openai.AsyncOpenAI(base_url=url, api_key="unused", max_retries=0)
             try:
                 reply = await client.chat.completions.create(
-                    model="llama", messages=[{"role": "user", "content": "Hi"}], max_tokens=3,
+                    model="llama",
+                    messages=[{"role": "user", "content": "Hi"}],
+                    max_tokens=3,
                     temperature=0,
                 )
             finally:
@@ -150,9 +152,20 @@ def test_the_app_serves_from_its_own_event_loop(tmp_path: Path, llama_path: Path
     preferences.sync()
     url = f"http://127.0.0.1:{port}/v1"
     done = subprocess.run(
-        [sys.executable, "-c", _SERVING_APP, url, "--data-dir", str(data),
-         "--model", str(llama_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            _SERVING_APP,
+            url,
+            "--data-dir",
+            str(data),
+            "--model",
+            str(llama_path),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )
     assert done.returncode == 0, done.stderr

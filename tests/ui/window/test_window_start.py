@@ -89,7 +89,12 @@ def _seconds_until_visible(driver: str, data_dir: Path, model: Path, pycache: Pa
     started = time.time()
     done = subprocess.run(
         [sys.executable, "-c", driver, "--data-dir", str(data_dir), "--model", str(model)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=True,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
     )
     line = next(x for x in done.stdout.splitlines() if x.startswith("VISIBLE"))
     _, shown_at, visible, model_state = line.split()
@@ -141,7 +146,11 @@ def test_closing_while_the_built_in_model_is_imported_exits_cleanly(tmp_path: Pa
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     done = subprocess.run(
         [sys.executable, "-c", _CLOSE_AT_ONCE, "--data-dir", str(tmp_path / "data")],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "terminate called" not in done.stderr
@@ -178,8 +187,9 @@ def test_restart_restores_conversation_branch_and_geometry(
         set_params(app, SHORT)
         send_and_wait(qtbot, app, "Second chat")
         reply = app.store.active_path(keep)[-1]
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=30000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=30000, check_params_cb=lambda busy: not busy
+        ):
             app.controller.regenerate(reply.id)
         app.controller.switch_sibling(app.store.active_path(keep)[-1].id, -1)
         assert app.store.active_path(keep)[-1].id == reply.id

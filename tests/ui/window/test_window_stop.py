@@ -91,8 +91,9 @@ def test_continue_writes_more_of_a_cut_off_reply_as_a_new_version(qtbot, tmp_pat
         widget = window.chat_view.message_widget(str(cut.id))
         assert widget.continue_button is not None and widget.continue_button.isVisible()
 
-        with qtbot.waitSignal(app.controller.busyChanged, timeout=10000,
-                              check_params_cb=lambda busy: not busy):
+        with qtbot.waitSignal(
+            app.controller.busyChanged, timeout=10000, check_params_cb=lambda busy: not busy
+        ):
             qtbot.mouseClick(widget.continue_button, Qt.MouseButton.LeftButton)
 
         reply = app.store.active_path(cid)[-1]

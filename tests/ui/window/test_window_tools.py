@@ -48,15 +48,23 @@ class App:
         self.window = launched.window
         self.controller = launched.controller
 
-    def wait(self, signal: SignalInstance, action: Callable[[], Any] = lambda: None,
-             check: Callable[..., bool] = lambda *a: True) -> Any:
+    def wait(
+        self,
+        signal: SignalInstance,
+        action: Callable[[], Any] = lambda: None,
+        check: Callable[..., bool] = lambda *a: True,
+    ) -> Any:
         """Do `action` and run the app until `signal` carries what `check` accepts."""
         found = self.expect(signal, check)  # before the loop runs: it may deliver at once
         action()
         return self.loop.run_until_complete(asyncio.wait_for(found, LIMIT_S))
 
-    async def signal(self, signal: SignalInstance, action: Callable[[], Any],
-                     check: Callable[..., bool] = lambda *a: True) -> Any:
+    async def signal(
+        self,
+        signal: SignalInstance,
+        action: Callable[[], Any],
+        check: Callable[..., bool] = lambda *a: True,
+    ) -> Any:
         found = self.expect(signal, check)
         action()
         return await asyncio.wait_for(found, LIMIT_S)
@@ -107,8 +115,11 @@ def app(qtbot, tmp_path: Path, qt_asyncio_loop) -> Iterator[Callable[..., App]]:
     made: list[App] = []
 
     def start(replies: list[str], tools: bool = True) -> App:
-        entry = {"command": sys.executable, "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
-                 "env": {"FIXTURE_KEY": SECRET}}
+        entry = {
+            "command": sys.executable,
+            "args": [str(FIXTURE), "--lifetime", str(LIFETIME_S)],
+            "env": {"FIXTURE_KEY": SECRET},
+        }
         (tmp_path / "mcp.json").write_text(json.dumps({"mcpServers": {"fx": entry}}))
         Preferences(AppPaths.resolve(tmp_path).settings_file).mark_tool_server_started("fx")
         engine = ToolScriptedEngine(replies)
@@ -167,8 +178,9 @@ def test_a_repeated_call_asks_again_under_always_with_a_note(app) -> None:
     assert card.changed.text().startswith("The model already made this same call")
     shown.shots("tools-repeated")
     shown.idle(card.deny_button.click)
-    roles = [m.role for m in shown.controller.store.active_path(
-        shown.window.current_conversation_id)]
+    roles = [
+        m.role for m in shown.controller.store.active_path(shown.window.current_conversation_id)
+    ]
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
 
 
@@ -232,8 +244,7 @@ def test_preferences_list_servers_and_revocable_approvals(app) -> None:
     labels = [w.text() for w in page.approvals_box.findChildren(QLabel)]
     assert "add on fx, in every chat" in labels
     shown.shots("preferences-tools", dialog)
-    revoke = next(b for b in page.approvals_box.findChildren(QPushButton)
-                  if b.text() == "Revoke")
+    revoke = next(b for b in page.approvals_box.findChildren(QPushButton) if b.text() == "Revoke")
     revoke.click()
     assert shown.controller.tool_session.approval_list() == []
     assert page.server_rows["branchwise"].default_box.isChecked()
@@ -257,8 +268,9 @@ def test_cancel_a_running_call_and_choose_the_chats_tools(app) -> None:
             shown.window.set_theme(theme)
             _save(shown.window, f"tools-running-{theme}")
         shown.window.set_theme("light")
-        await shown.signal(shown.controller.busyChanged, card.cancel_button.click,
-                           lambda busy: not busy)
+        await shown.signal(
+            shown.controller.busyChanged, card.cancel_button.click, lambda busy: not busy
+        )
 
     shown.loop.run_until_complete(run_then_cancel())
     cid = shown.window.current_conversation_id
@@ -279,9 +291,13 @@ def test_quitting_stops_the_tool_servers(app) -> None:
     session = shown.controller.tool_session
 
     def fixture_servers() -> list[psutil.Process]:
-        return [p for p in psutil.Process().children(recursive=True)
-                if p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                and str(FIXTURE) in " ".join(p.cmdline())]
+        return [
+            p
+            for p in psutil.Process().children(recursive=True)
+            if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE
+            and str(FIXTURE) in " ".join(p.cmdline())
+        ]
 
     assert fixture_servers()  # the control: the window's server runs
     shown.window.close()
@@ -294,8 +310,12 @@ def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch)
     monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")  # keys: a file
     shown = app(["Unused."], tools=False)  # the local model takes no tools; the remote one does
     window, card = shown.window, shown.window.tools.card
-    server = FakeServer([Reply("Let me look that up.", (Call("fx__add", '{"a": 19, "b": 23}'),)),
-                         Reply("19 and 23 make 42.")])
+    server = FakeServer(
+        [
+            Reply("Let me look that up.", (Call("fx__add", '{"a": 19, "b": 23}'),)),
+            Reply("19 and 23 make 42."),
+        ]
+    )
     url = shown.loop.run_until_complete(server.start())
     try:
         shown.controller.connections.save(Connection("Lab", url), None)
@@ -314,7 +334,8 @@ def test_a_remote_chat_asks_and_names_its_tools_as_a_local_one(app, monkeypatch)
         shown.loop.run_until_complete(calling())
         shown.shots("tools-remote-calling")
         shown.loop.run_until_complete(
-            shown.signal(shown.controller.tool_flow.approvalNeeded, server.hold.set))
+            shown.signal(shown.controller.tool_flow.approvalNeeded, server.hold.set)
+        )
         assert card.title.text() == "Run add from fx?"
         assert json.loads(card.arguments.toPlainText()) == {"a": 19, "b": 23}
         assert _calls_lines(window) == ['Called add("a": 19, "b": 23) on fx']
