@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gc
+import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -158,7 +160,31 @@ def _in_longest_first_order(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
+def _perf_files_tool() -> ModuleType:
+    path = Path(__file__).resolve().parent.parent / "tools" / "perf_files.py"
+    spec = importlib.util.spec_from_file_location("perf_files", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _check_perf_files(items: list[pytest.Item]) -> None:
+    """`make test` leaves perf tests out of its first step and runs only the files
+    tools/perf_files.py finds in its second: a perf test elsewhere would never run."""
+    found = set(_perf_files_tool().perf_files())
+    stray = sorted(
+        {i.nodeid.split("::", 1)[0] for i in items if i.get_closest_marker("perf")} - found
+    )
+    if stray:
+        raise pytest.UsageError(
+            f"perf tests in files tools/perf_files.py does not find: {', '.join(stray)}"
+        )
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects the perf tests
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    _check_perf_files(items)
     if hasattr(config, "workerinput"):
         _in_longest_first_order(items)
     if config.getoption("--run-package"):
