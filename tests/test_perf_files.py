@@ -30,5 +30,5 @@ def test_a_perf_test_in_a_file_the_tool_misses_stops_the_run() -> None:
     stray = _Item("tests/app/test_elsewhere.py::test_y", perf=True)
     plain = _Item("tests/app/test_other.py::test_z", perf=False)
     _check_perf_files([listed, plain])
-    with pytest.raises(pytest.UsageError, match="tests/app/test_elsewhere.py"):
+    with pytest.raises(pytest.UsageError, match=r"tests/app/test_elsewhere\.py"):
         _check_perf_files([listed, stray, plain])
