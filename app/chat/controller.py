@@ -39,7 +39,7 @@ from app.generation.model_session import ModelResolver, ModelSession, ModelState
 from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.generation.variant_generation import VariantGeneration
-from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker import InferenceWorker
 from app.generation.worker_events import MemoryUse, ModelLoaded
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connections, is_remote
@@ -202,7 +202,7 @@ class ChatController(QObject):
         """Delete the loaded model's saved cache files, and its caches in memory, which idle time
         would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
         model is loaded to say which files are its own."""
-        self.worker.call(_clear_saved, on_done=on_done, on_error=self.notice.emit)
+        self._session.clear_saved_caches(on_done)
 
     def overflow_policy(self, conversation_id: int) -> str:
         """The conversation's own overflow policy, else the default from Preferences."""
@@ -378,11 +378,3 @@ class ChatController(QObject):
     def _on_reply_ended(self, conversation_id: int) -> None:
         self.conversationChanged.emit(conversation_id)
         self.conversationsChanged.emit()
-
-
-def _clear_saved(engine: EngineLike | None) -> bool:
-    if engine is None:
-        return False
-    engine.clear_cache()
-    engine.clear_saved_caches()
-    return True
