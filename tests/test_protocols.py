@@ -1,7 +1,7 @@
 """Each host protocol, checked against the class that fills it.
 
 The project's parts type what they are given by protocols of exactly what they use (the window's
-helpers, the controller's actions, the worker's engine…). Whether the real class fills each one
+helpers, the controller's token counts, the worker's engine…). Whether the real class fills each one
 is the type checker's to say: it reads the functions below, each of which hands the filling class
 back as the protocol, and refuses any whose class lacks a member or has one of another type. They
 are never called. At run time the test checks that no protocol in `app`, `inference` or `ui` is
@@ -20,10 +20,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Signal
 
-    from app.chat.compare_actions import CompareHost as CompareActionsHost
     from app.chat.controller import ChatController
-    from app.chat.conversation_actions import ConversationHost
-    from app.chat.message_actions import MessageHost
     from app.chat.prompt_counts import CountingHost
     from app.generation.reply_generation import ReplyBackend
     from app.generation.worker import InferenceWorker
@@ -134,18 +131,6 @@ def _model_compare_host(window: MainWindow) -> ModelCompareHost:
 
 
 def _counting_host(controller: ChatController) -> CountingHost:
-    return controller
-
-
-def _conversation_host(controller: ChatController) -> ConversationHost:
-    return controller
-
-
-def _message_host(controller: ChatController) -> MessageHost:
-    return controller
-
-
-def _compare_actions_host(controller: ChatController) -> CompareActionsHost:
     return controller
 
 

@@ -6,6 +6,11 @@ When the run ends, or one answer is kept, the chat's model follows the branch sh
 (`app.chat.branch_model`), so a follow-up goes to the model that wrote the answer it follows.
 The person's message is stored before any model is asked, so a failed or stopped compare keeps
 it, with every answer written so far.
+
+`CompareActions` is given what it works with (the store, the worker, callables for whether a
+reply is being written, saving a chat's draft and ending its tool loop) and knows no
+controller: it says what changed through its own signals, which the controller relays as its
+same-named ones.
 """
 
 from __future__ import annotations
@@ -13,7 +18,9 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
 
 from app.chat.message_actions import BUSY_MESSAGE
 from app.chat.store_guard import guarded
@@ -34,7 +41,6 @@ if TYPE_CHECKING:
     from app.generation.compare_generation import CompareGeneration
     from app.generation.worker import InferenceWorker
     from app.library.entries import ModelInfo
-    from app.qt_signal import QtSignal
     from app.store.conversations import Store
 
 
@@ -50,28 +56,33 @@ def remote_model(model_id: str) -> CompareModel:
     return CompareModel(model_id, f"{remote.model} on {remote.connection}")
 
 
-class CompareHost(Protocol):
-    """What the compare actions need of the chat controller (its state and signals)."""
+class CompareActions(QObject):
+    """`is_busy()` says whether any reply is being written; `save_draft(conversation_id, text)`
+    keeps the composer's unsent text; `end_tool_loop(conversation_id)` drops what the tool loop
+    still asks about as new replies start."""
 
-    store: Store
-    worker: InferenceWorker
-    notice: Final[QtSignal]
-    conversationsChanged: Final[QtSignal]
-    conversationChanged: Final[QtSignal]
+    notice = Signal(str)
+    conversationsChanged = Signal()
+    conversationChanged = Signal(int)
 
-    def is_busy(self) -> bool: ...
-
-    def save_draft(self, conversation_id: int, text: str) -> bool: ...
-
-    def end_tool_loop(self, conversation_id: int) -> None: ...
-
-
-class CompareActions:
     def __init__(
-        self, host: CompareHost, compare: CompareGeneration, branches: BranchModels
+        self,
+        store: Store,
+        worker: InferenceWorker,
+        compare: CompareGeneration,
+        branches: BranchModels,
+        *,
+        is_busy: Callable[[], bool],
+        save_draft: Callable[[int, str], bool],
+        end_tool_loop: Callable[[int], None],
+        parent: QObject | None = None,
     ) -> None:
-        self._host = host
-        self._store = host.store
+        super().__init__(parent)
+        self._store = store
+        self._worker = worker
+        self._is_busy = is_busy
+        self._save_draft = save_draft
+        self._end_tool_loop = end_tool_loop
         self._compare = compare
         self._branches = branches
         compare.ended.connect(self._on_ended)
@@ -84,7 +95,7 @@ class CompareActions:
         `blind`: in an order of chance, the first shown, so neither a column's place nor the
         branch shown says which model it is. Raises CompareRefused, saying why, when they
         cannot."""
-        worker = self._host.worker
+        worker = self._worker
         held = worker.held_models()
         # A model loaded already takes what it takes, not what its files suggest.
         measured = [
@@ -116,7 +127,7 @@ class CompareActions:
     ) -> bool:
         """Add the person's message under the active leaf and ask `models` to answer it."""
         if not text.strip() and not holds_image(attachments):
-            self._host.notice.emit("Type a message first.")
+            self.notice.emit("Type a message first.")
             return False
         plan = self._checked_plan(conversation_id, models, blind)
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
@@ -129,8 +140,8 @@ class CompareActions:
         )
         if user is None:
             return False
-        self._host.save_draft(conversation_id, "")  # sent: a restart must not offer it again
-        self._host.conversationsChanged.emit()
+        self._save_draft(conversation_id, "")  # sent: a restart must not offer it again
+        self.conversationsChanged.emit()
         return self._start(conversation_id, user.id, plan, blind)
 
     def answer(self, message_id: int, models: Sequence[CompareModel], blind: bool) -> bool:
@@ -144,7 +155,7 @@ class CompareActions:
             if message is None:
                 return False
         if message.role != "user":
-            self._host.notice.emit("Models are compared on a message of yours.")
+            self.notice.emit("Models are compared on a message of yours.")
             return False
         plan = self._checked_plan(message.conversation_id, models, blind)
         return plan is not None and self._start(message.conversation_id, message.id, plan, blind)
@@ -152,19 +163,19 @@ class CompareActions:
     def _checked_plan(
         self, conversation_id: int, models: Sequence[CompareModel], blind: bool
     ) -> ComparePlan | None:
-        if self._host.is_busy():
-            self._host.notice.emit(BUSY_MESSAGE)
+        if self._is_busy():
+            self.notice.emit(BUSY_MESSAGE)
             return None
         try:
             return self.plan(conversation_id, models, blind)
         except CompareRefused as exc:
-            self._host.notice.emit(str(exc))
+            self.notice.emit(str(exc))
             return None
 
     def _start(self, conversation_id: int, parent_id: int, plan: ComparePlan, blind: bool) -> bool:
-        self._host.end_tool_loop(conversation_id)  # a call still asked about belongs to the past
+        self._end_tool_loop(conversation_id)  # a call still asked about belongs to the past
         started = self._guard(lambda: self._compare.start(conversation_id, parent_id, plan, blind))
-        self._host.conversationChanged.emit(conversation_id)
+        self.conversationChanged.emit(conversation_id)
         return started is not None
 
     def _on_ended(self, conversation_id: int) -> None:
@@ -172,11 +183,11 @@ class CompareActions:
         # once the names may be known (a blind run follows when they are revealed).
         if not self._compare.hidden_ids():
             self._follow(conversation_id)
-        self._host.conversationChanged.emit(conversation_id)
-        self._host.conversationsChanged.emit()
+        self.conversationChanged.emit(conversation_id)
+        self.conversationsChanged.emit()
 
     def _follow(self, conversation_id: int) -> None:
         self._branches.follow(conversation_id, always=True)
 
     def _guard[T](self, action: Callable[[], T]) -> T | None:
-        return guarded(self._host.notice, action)
+        return guarded(self.notice, action)

@@ -3,11 +3,12 @@
 It lives on the GUI thread and is the one object the window talks to: every change to a conversation
 goes through it, so its change signals and the worker's caches stay in step with the store. It is
 composed of the model session (`app.generation.model_session`: which model is loaded, and its
-status), the reply being generated (`app.generation.reply_generation`: streaming a reply into its
-message), the composer's token counts (`app.chat.prompt_counts`, as `counts`), a conversation's
-life (`app.chat.conversation_actions`) and the person's actions on messages
-(`app.chat.message_actions`); this module wires them together, keeps the window's one API over
-them, and holds the model and settings it reports.
+status), the reply being generated (`app.generation.reply_generation`), the composer's token counts
+(`app.chat.prompt_counts`, as `counts`), a conversation's life (`app.chat.conversation_actions`),
+the person's actions on messages (`app.chat.message_actions`) and Compare's
+(`app.chat.compare_actions`). These three know no controller: each is given what it works with
+(the store, the worker, callables) and says what changed by its own signals, connected here to
+the controller's of the same names. This module keeps the window's one API over the parts.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
 its replies from that server through `app.remote.backend`, whatever model the worker holds.
@@ -39,7 +40,7 @@ from app.generation.model_session import ModelResolver, ModelSession, ModelState
 from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend, ReplyGeneration
 from app.generation.variant_generation import VariantGeneration
-from app.generation.worker import EngineLike, InferenceWorker
+from app.generation.worker import InferenceWorker
 from app.generation.worker_events import MemoryUse, ModelLoaded
 from app.remote.backend import RemoteBackend
 from app.remote.connections import Connections, is_remote
@@ -69,13 +70,11 @@ class ChatController(QObject):
     tokenCount = Signal(TokenCount)
     conversationOpened = Signal(int)  # the window shows this conversation now
     closing = Signal()  # the store closes next: save what is still only in memory (a draft)
-    # The window offers `continue_in_new_chat`.
-    contextFull = Signal(ContextFull)
+    contextFull = Signal(ContextFull)  # the window offers `continue_in_new_chat`
     attachmentReady = Signal(FileAttached)  # a file was read
     imageReady = Signal(ImageAttached)  # an image was kept
     scannedPdf = Signal(ScannedPdf)  # offer its pages
-    # The chat goes on with the shown branch's model.
-    modelFollowed = Signal(ModelFollowed)
+    modelFollowed = Signal(ModelFollowed)  # the chat goes on with the shown branch's model
 
     def __init__(
         self,
@@ -141,7 +140,6 @@ class ChatController(QObject):
             self.notice,
         )
         self._branches = BranchModels(store, follow, self.modelFollowed)
-        self._compare = CompareActions(self, self.compare, self._branches)
         self.replays = Replays(store, worker, lambda: self.model_info, parent=self)
         self.replays.kept.connect(self._on_reply_ended)
         worker.memoryChanged.connect(self.memoryChanged)
@@ -150,19 +148,50 @@ class ChatController(QObject):
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
         self.counts = PromptCounts(self)
-        self._conversations = ConversationActions(self, self._session, self._generation, models_dir)
-        self._messages = MessageActions(
-            self, self._session, self._generation, self.variants, models_dir, self._branches
-        )
         # Tool use (app.chat.tools.chat_tools): MCP servers, approvals, the loop answering calls.
         self.tools = ChatTools(
             store,
             preferences,
             lambda: self.model_info,
-            self._messages.continue_after_tools,
+            lambda cid, parent_id: self._messages.continue_after_tools(cid, parent_id),
             store.path.parent,
             parent=self,
         )
+        self._conversations = ConversationActions(
+            store, worker, preferences, self._session, self._generation, models_dir, parent=self
+        )
+        self._messages = MessageActions(
+            store,
+            worker,
+            self.remote,
+            preferences,
+            self._session,
+            self._generation,
+            self.variants,
+            models_dir,
+            self._branches,
+            is_busy=self.is_busy,
+            remote_model=self.remote_model,
+            save_draft=self._conversations.save_draft,
+            tool_schemas=self.tools.schemas,
+            end_tool_loop=self.tools.end_loop,
+            parent=self,
+        )
+        self._compare = CompareActions(
+            store,
+            worker,
+            self.compare,
+            self._branches,
+            is_busy=self.is_busy,
+            save_draft=self._conversations.save_draft,
+            end_tool_loop=self.tools.end_loop,
+            parent=self,
+        )
+        for part in (self._conversations, self._messages, self._compare):
+            part.notice.connect(self.notice)
+            part.conversationsChanged.connect(self.conversationsChanged)
+            part.conversationChanged.connect(self.conversationChanged)
+        self._conversations.conversationOpened.connect(self.conversationOpened)
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
         self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
         self.tool_flow.conversationChanged.connect(self.conversationChanged)
@@ -202,7 +231,7 @@ class ChatController(QObject):
         """Delete the loaded model's saved cache files, and its caches in memory, which idle time
         would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
         model is loaded to say which files are its own."""
-        self.worker.call(_clear_saved, on_done=on_done, on_error=self.notice.emit)
+        self._session.clear_saved_caches(on_done)
 
     def overflow_policy(self, conversation_id: int) -> str:
         """The conversation's own overflow policy, else the default from Preferences."""
@@ -279,16 +308,6 @@ class ChatController(QObject):
         )
 
     # ---- messages (app.chat.message_actions) ------------------------------------------------
-    def tool_schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]:
-        """The tools a reply in this chat is offered (none for a remote model)."""
-        return self.tools.schemas(conversation_id, remote)
-
-    def end_tool_loop(self, conversation_id: int) -> None:
-        """A new reply starts: a call still asked about (or the limit's question) is dropped;
-        one running finishes and keeps its result."""
-        if not self.tool_flow.is_running(conversation_id):
-            self.tool_flow.stop(conversation_id)
-
     def is_busy(self) -> bool:
         return self._generation.is_busy() or self.variants.is_busy() or self.compare.is_busy()
 
@@ -378,11 +397,3 @@ class ChatController(QObject):
     def _on_reply_ended(self, conversation_id: int) -> None:
         self.conversationChanged.emit(conversation_id)
         self.conversationsChanged.emit()
-
-
-def _clear_saved(engine: EngineLike | None) -> bool:
-    if engine is None:
-        return False
-    engine.clear_cache()
-    engine.clear_saved_caches()
-    return True

@@ -2,6 +2,10 @@
 Preferences, open, rename, pin, delete and undo it, purge deletions for good, fork a branch or
 continue a full chat in a new one, import one, change its settings, and keep its unsent draft.
 
+`ConversationActions` is given what it works with (the store, the worker, the preferences) and
+knows no controller: it says what changed through its own signals, which the controller relays
+as its same-named ones.
+
 A deleted conversation's caches leave the worker's memory at once; its saved caches go only when
 the deletion is purged, so an undo costs a recompute at most, never text.
 """
@@ -11,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
 
 from app.chat.store_guard import guarded
 from app.generation.reply_generation import DEFAULT_PARAMS
@@ -21,36 +27,33 @@ if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyGeneration
     from app.generation.worker import EngineLike, InferenceWorker
-    from app.qt_signal import QtSignal
     from app.settings import Preferences
     from app.store.conversations import Conversation, Store
 
 
-class ConversationHost(Protocol):
-    """What the conversation actions need of the chat controller (its state and signals)."""
-
-    store: Store
-    worker: InferenceWorker
-    preferences: Preferences
-    notice: Final[QtSignal]
-    conversationsChanged: Final[QtSignal]
-    conversationChanged: Final[QtSignal]
-    conversationOpened: Final[QtSignal]
-
-
-class ConversationActions:
+class ConversationActions(QObject):
     """`models_dir` is the library, where a new chat's default model must still be found
     (without it, new chats use the loaded model)."""
 
+    notice = Signal(str)
+    conversationsChanged = Signal()
+    conversationChanged = Signal(int)
+    conversationOpened = Signal(int)
+
     def __init__(
         self,
-        host: ConversationHost,
+        store: Store,
+        worker: InferenceWorker,
+        preferences: Preferences,
         session: ModelSession,
         generation: ReplyGeneration,
         models_dir: Path | None,
+        parent: QObject | None = None,
     ) -> None:
-        self._host = host
-        self._store = host.store
+        super().__init__(parent)
+        self._store = store
+        self._worker = worker
+        self._preferences = preferences
         self._session = session
         self._generation = generation
         self._models_dir = models_dir
@@ -59,18 +62,18 @@ class ConversationActions:
     def new_conversation(self) -> int:
         """A new chat with the defaults from Preferences: their model when the library still
         has it (else the loaded one), their system prompt and sampling."""
-        preferences = self._host.preferences
+        preferences = self._preferences
         conversation = self._store.create_conversation(
             model_id=self._default_model_id(),
             system_prompt=preferences.default_system_prompt,
             params=new_chat_params(preferences.default_params),
         )
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
         return conversation.id
 
     def _default_model_id(self) -> str | None:
         """Preferences name the default by its library entry; a chat by its model's id."""
-        chosen = self._host.preferences.default_model_id
+        chosen = self._preferences.default_model_id
         if chosen is not None and self._models_dir is not None:
             from app.library.entries import list_models  # file work; imported when first needed
 
@@ -81,8 +84,8 @@ class ConversationActions:
 
     def open_conversation(self, conversation_id: int) -> None:
         self._store.get_conversation(conversation_id)
-        self._host.preferences.last_conversation_id = conversation_id
-        self._host.conversationOpened.emit(conversation_id)
+        self._preferences.last_conversation_id = conversation_id
+        self.conversationOpened.emit(conversation_id)
 
     def draft(self, conversation_id: int) -> str:
         """The composer's unsent text for the conversation ("" when none, or unreadable)."""
@@ -102,21 +105,21 @@ class ConversationActions:
         except StoreError as exc:
             if not self._draft_failed:
                 self._draft_failed = True
-                self._host.notice.emit(f"The unsent message could not be saved: {exc}")
+                self.notice.emit(f"The unsent message could not be saved: {exc}")
             return False
         self._draft_failed = False
         return True
 
     def rename_conversation(self, conversation_id: int, title: str) -> None:
         if not title.strip():
-            self._host.notice.emit("A conversation needs a title.")
+            self.notice.emit("A conversation needs a title.")
             return
         self._guard(lambda: self._store.rename(conversation_id, title.strip()))
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
 
     def set_pinned(self, conversation_id: int, pinned: bool) -> None:
         self._guard(lambda: self._store.set_pinned(conversation_id, pinned))
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
 
     def delete_conversation(self, conversation_id: int) -> None:
         """Deleted softly: `restore_conversation` undoes it until the app closes."""
@@ -124,8 +127,8 @@ class ConversationActions:
             self._generation.stop()
         self._guard(lambda: self._store.delete_conversation(conversation_id))
         # Memory only: an undo must find the saved caches still there (purging deletes them).
-        self._host.worker.call_each(partial(_forget, conversation_id, keep_saved=True))
-        self._host.conversationsChanged.emit()
+        self._worker.call_each(partial(_forget, conversation_id, keep_saved=True))
+        self.conversationsChanged.emit()
 
     def fork_conversation(self, message_id: int) -> int | None:
         """A new conversation holding the path from the root to `message_id`, with the same
@@ -133,7 +136,7 @@ class ConversationActions:
         forked = self._guard(lambda: self._store.fork_conversation(message_id))
         if forked is None:
             return None
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
         return forked.id
 
     def continue_in_new_chat(self, conversation_id: int) -> int | None:
@@ -155,18 +158,18 @@ class ConversationActions:
             return None
         last = next((m.content for m in reversed(path) if m.role == "user"), "")
         self.save_draft(new.id, last)
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
         return new.id
 
     def restore_conversation(self, conversation_id: int) -> None:
         self._guard(lambda: self._store.restore_conversation(conversation_id))
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
 
     def import_conversation(self, data: object) -> Conversation:
         """A new conversation from exported JSON data. Raises StoreError (nothing is added
         then), so the caller can say which file was refused."""
         conversation = self._store.import_json(data)
-        self._host.conversationsChanged.emit()
+        self.conversationsChanged.emit()
         return conversation
 
     def purge_deleted(self) -> int:
@@ -176,7 +179,7 @@ class ConversationActions:
         doomed = self._store.deleted_conversation_ids()
         purged = self._store.purge_deleted()
         for conversation_id in doomed:
-            self._host.worker.call_each(partial(_forget, conversation_id, keep_saved=False))
+            self._worker.call_each(partial(_forget, conversation_id, keep_saved=False))
         return purged
 
     def update_settings(
@@ -195,7 +198,7 @@ class ConversationActions:
         if model_id is not None:
             changes["model_id"] = model_id
         self._guard(lambda: self._store.update_settings(conversation_id, **changes))
-        self._host.conversationChanged.emit(conversation_id)
+        self.conversationChanged.emit(conversation_id)
 
     def change_params(self, conversation_id: int, change: dict[str, Any]) -> None:
         """Set some of a chat's parameters (Think, its tools…), keeping the others."""
@@ -208,7 +211,7 @@ class ConversationActions:
             self.update_settings(conversation_id, params=params)
 
     def _guard[T](self, action: Callable[[], T]) -> T | None:
-        return guarded(self._host.notice, action)
+        return guarded(self.notice, action)
 
 
 def new_chat_params(defaults: dict[str, Any]) -> dict[str, Any]:

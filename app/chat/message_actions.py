@@ -6,13 +6,21 @@ with images is refused, saying why, while the local model cannot see images.
 
 A conversation with a remote model gets its reply from that server; a local one from the worker,
 with the chat's think settings and its draft model, when the library still has it.
+
+`MessageActions` is given what it works with (the store, the worker, the remote backend, the
+preferences, and callables for what the controller or its other parts know: whether a reply is
+being written, a chat's remote model, saving its draft, the tools a reply is offered) and knows
+no controller: it says what changed through its own signals, which the controller relays as its
+same-named ones.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
 
 from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
@@ -29,7 +37,6 @@ if TYPE_CHECKING:
     from app.generation.reply_generation import ReplyBackend, ReplyGeneration
     from app.generation.variant_generation import VariantGeneration
     from app.generation.worker import InferenceWorker
-    from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
     from app.settings import Preferences
     from app.store.conversations import Store
@@ -37,44 +44,48 @@ if TYPE_CHECKING:
 BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to finish."
 
 
-class MessageHost(Protocol):
-    """What the message actions need of the chat controller (its state and signals)."""
-
-    store: Store
-    worker: InferenceWorker
-    preferences: Preferences
-    remote: RemoteBackend | None
-    notice: Final[QtSignal]
-    conversationsChanged: Final[QtSignal]
-    conversationChanged: Final[QtSignal]
-
-    def is_busy(self) -> bool: ...
-
-    def remote_model(self, conversation_id: int) -> str | None: ...
-
-    def save_draft(self, conversation_id: int, text: str) -> bool: ...
-
-    def tool_schemas(self, conversation_id: int, remote: bool) -> list[dict[str, Any]]: ...
-
-    def end_tool_loop(self, conversation_id: int) -> None: ...
-
-
-class MessageActions:
+class MessageActions(QObject):
     """`models_dir` is the library, where draft models are found (without it, replies guess
-    ahead from the conversation only)."""
+    ahead from the conversation only). `is_busy()` says whether any reply is being written;
+    `remote_model(conversation_id)` is the chat's remote model id, or None for the local model;
+    `save_draft(conversation_id, text)` keeps the composer's unsent text; `tool_schemas(
+    conversation_id, remote)` are the tools a reply is offered, and `end_tool_loop(
+    conversation_id)` drops what the tool loop still asks about as a new reply starts."""
+
+    notice = Signal(str)
+    conversationsChanged = Signal()
+    conversationChanged = Signal(int)
 
     def __init__(
         self,
-        host: MessageHost,
+        store: Store,
+        worker: InferenceWorker,
+        remote: RemoteBackend | None,
+        preferences: Preferences,
         session: ModelSession,
         generation: ReplyGeneration,
         variants: VariantGeneration,
         models_dir: Path | None,
         branches: BranchModels,
+        *,
+        is_busy: Callable[[], bool],
+        remote_model: Callable[[int], str | None],
+        save_draft: Callable[[int, str], bool],
+        tool_schemas: Callable[[int, bool], list[dict[str, Any]]],
+        end_tool_loop: Callable[[int], None],
+        parent: QObject | None = None,
     ) -> None:
-        self._host = host
+        super().__init__(parent)
+        self._store = store
+        self._worker = worker
+        self._remote = remote
+        self._preferences = preferences
         self._branches = branches
-        self._store = host.store
+        self._is_busy = is_busy
+        self._remote_model = remote_model
+        self._save_draft = save_draft
+        self._tool_schemas = tool_schemas
+        self._end_tool_loop = end_tool_loop
         self._session = session
         self._generation = generation
         self._variants = variants
@@ -88,7 +99,7 @@ class MessageActions:
         """Add the person's message (with the files attached to it, as `attachmentReady` gave
         them) under the active leaf and generate a reply to it."""
         if not text.strip() and not holds_image(attachments):
-            self._host.notice.emit("Type a message first.")
+            self.notice.emit("Type a message first.")
             return False
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
         if conversation is None or not self._can_generate(conversation_id):
@@ -106,8 +117,8 @@ class MessageActions:
         )
         if user is None:
             return False
-        self._host.save_draft(conversation_id, "")  # sent: a restart must not offer it again
-        self._host.conversationsChanged.emit()
+        self._save_draft(conversation_id, "")  # sent: a restart must not offer it again
+        self.conversationsChanged.emit()
         return self._start_reply(conversation_id, user.id)
 
     def regenerate(self, message_id: int) -> bool:
@@ -116,7 +127,7 @@ class MessageActions:
         if message is None:
             return False
         if message.role != "assistant" or message.parent_id is None:
-            self._host.notice.emit("Only a reply can be regenerated.")
+            self.notice.emit("Only a reply can be regenerated.")
             return False
         if not self._can_generate(message.conversation_id):
             return False
@@ -127,18 +138,18 @@ class MessageActions:
         message = self._guard(lambda: self._store.get_message(message_id))
         if message is None:
             return False
-        if self._host.remote_model(message.conversation_id):
-            self._host.notice.emit("Several versions at once are made by a local model only.")
+        if self._remote_model(message.conversation_id):
+            self.notice.emit("Several versions at once are made by a local model only.")
             return False
         if not self._can_generate(message.conversation_id):
             return False
         if message.role != "assistant" or message.parent_id is None:
-            self._host.notice.emit("Only a reply can be regenerated.")
+            self.notice.emit("Only a reply can be regenerated.")
             return False
         cid, parent, model = message.conversation_id, message.parent_id, self._session.model_id
         if self._guard(lambda: self._variants.start(cid, parent, model, n)) is None:
             return False
-        self._host.conversationChanged.emit(cid)
+        self.conversationChanged.emit(cid)
         return True
 
     def continue_reply(self, message_id: int) -> bool:
@@ -150,7 +161,7 @@ class MessageActions:
         if not self._can_generate(message.conversation_id):
             return False
         if message.role != "assistant" or message.parent_id is None or not message.content:
-            self._host.notice.emit("Only a reply with some text can be continued.")
+            self.notice.emit("Only a reply with some text can be continued.")
             return False
         return self._start_reply(message.conversation_id, message.parent_id, message.content)
 
@@ -164,10 +175,10 @@ class MessageActions:
             return False
         kept = list(original.attachments) if attachments is None else attachments
         if not new_text.strip() and not holds_image(kept):
-            self._host.notice.emit("An edited message cannot be empty.")
+            self.notice.emit("An edited message cannot be empty.")
             return False
         if original.role != "user":
-            self._host.notice.emit("Only your own messages can be edited.")
+            self.notice.emit("Only your own messages can be edited.")
             return False
         if not self._can_generate(original.conversation_id):
             return False
@@ -200,7 +211,7 @@ class MessageActions:
         if leaf is None:
             return False
         self._branches.follow(leaf.conversation_id, left)
-        self._host.conversationChanged.emit(leaf.conversation_id)
+        self.conversationChanged.emit(leaf.conversation_id)
         return True
 
     def delete_message(self, message_id: int) -> None:
@@ -212,24 +223,23 @@ class MessageActions:
         try:
             self._generation.delete_subtree(message_id)
         except StoreError as exc:
-            self._host.notice.emit(str(exc))
+            self.notice.emit(str(exc))
             return
-        self._host.conversationChanged.emit(message.conversation_id)
+        self.conversationChanged.emit(message.conversation_id)
 
     def _can_generate(self, conversation_id: int) -> bool:
-        host = self._host
-        if host.is_busy():
-            host.notice.emit(BUSY_MESSAGE)
+        if self._is_busy():
+            self.notice.emit(BUSY_MESSAGE)
             return False
-        if host.remote_model(conversation_id):
-            if host.remote is None:
-                host.notice.emit(
+        if self._remote_model(conversation_id):
+            if self._remote is None:
+                self.notice.emit(
                     "This conversation uses a remote model, and no connections are set up."
                 )
                 return False
             return True
         if self._session.model_state != ModelState.READY:
-            host.notice.emit("The model is not ready yet: wait for it to finish loading.")
+            self.notice.emit("The model is not ready yet: wait for it to finish loading.")
             return False
         return True
 
@@ -240,23 +250,22 @@ class MessageActions:
         if not any(is_image_record(item) for item in attachments):
             return False
         sight = model_sight(self._session.model_info)
-        if sight.sees or self._host.remote_model(conversation_id):
+        if sight.sees or self._remote_model(conversation_id):
             return False
-        self._host.notice.emit(sight.refusal)
+        self.notice.emit(sight.refusal)
         return True
 
     def _start_reply(self, conversation_id: int, parent_id: int, continued: str = "") -> bool:
-        host = self._host
-        remote = host.remote_model(conversation_id)
+        remote = self._remote_model(conversation_id)
         model_id = remote or self._session.model_id
-        backend: ReplyBackend = host.remote if remote and host.remote else host.worker
+        backend: ReplyBackend = self._remote if remote and self._remote else self._worker
         conversation = self._guard(lambda: self._store.get_conversation(conversation_id))
         if conversation is None:
             return False
         kwargs = {} if remote else template_kwargs(self._session.model_info, conversation.params)
         draft = None if remote else self._draft_model(conversation.params, model_id)
-        tools = host.tool_schemas(conversation_id, bool(remote))
-        host.end_tool_loop(conversation_id)  # a call still asked about belongs to the past
+        tools = self._tool_schemas(conversation_id, bool(remote))
+        self._end_tool_loop(conversation_id)  # a call still asked about belongs to the past
         started = self._guard(
             lambda: self._generation.start(
                 conversation_id, parent_id, model_id, backend, kwargs, continued, draft, tools
@@ -264,7 +273,7 @@ class MessageActions:
         )
         if started is None:
             return False
-        host.conversationChanged.emit(conversation_id)
+        self.conversationChanged.emit(conversation_id)
         return True
 
     def continue_after_tools(self, conversation_id: int, parent_id: int) -> bool:
@@ -275,17 +284,17 @@ class MessageActions:
         """The folder of the draft model a reply on `model_id` guesses ahead with, if any; a
         chosen one gone from the library is said once, and the reply guesses from the
         conversation instead."""
-        name = chosen_draft(params, model_id, self._host.preferences)
+        name = chosen_draft(params, model_id, self._preferences)
         if name is None or self._models_dir is None:
             return None
         path = library_path(self._models_dir, name)
         if path is None and name not in self._missing_drafts:
             self._missing_drafts.add(name)
-            self._host.notice.emit(
+            self.notice.emit(
                 f"The draft model “{name}” is no longer in the library, so replies guess ahead "
                 "from the conversation instead. Choose another in the chat's settings."
             )
         return path
 
     def _guard[T](self, action: Callable[[], T]) -> T | None:
-        return guarded(self._host.notice, action)
+        return guarded(self.notice, action)

@@ -1,8 +1,8 @@
 """The model session: which model the worker holds and how far its loading has come.
 
 It resolves the start-up model in the background, follows the worker's load, keeps the model's
-state (`ModelState`) with the status the window shows for it, and hands
-the cache budget to the engine. Progress of the start-up resolve is reported from the worker
+state (`ModelState`) with the status the window shows for it, hands the cache budgets to the
+engine and clears its saved caches. Progress of the start-up resolve is reported from the worker
 thread, so `modelStatus` may be emitted there: connect it to methods of GUI-thread QObjects.
 """
 
@@ -55,7 +55,7 @@ class ModelStatus:
 
 class ModelSession(QObject):
     modelStatus = Signal(ModelStatus)
-    notice = Signal(str)  # a load failed: a message for the person
+    notice = Signal(str)  # a load (or clearing saved caches) failed: a message for the person
 
     def __init__(
         self,
@@ -114,6 +114,12 @@ class ModelSession(QObject):
         self.preferences.disk_budget_bytes = budget_bytes
         self.worker.call_each(partial(_apply_disk_budget, budget_bytes))
 
+    def clear_saved_caches(self, on_done: Callable[[bool], None] | None = None) -> None:
+        """Delete the loaded model's saved cache files, and its caches in memory, which idle time
+        would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
+        model is loaded to say which files are its own."""
+        self.worker.call(_clear_saved, on_done=on_done, on_error=self.notice.emit)
+
     def _report_progress(self, stage: str, done: int, total: int) -> None:
         self._set_model_state(ModelStatus(ModelState.LOADING, stage, done, total))
 
@@ -165,3 +171,11 @@ class ModelSession(QObject):
 
 def _apply_disk_budget(budget_bytes: int, engine: EngineLike) -> None:
     engine.disk_budget_bytes = budget_bytes
+
+
+def _clear_saved(engine: EngineLike | None) -> bool:
+    if engine is None:
+        return False
+    engine.clear_cache()
+    engine.clear_saved_caches()
+    return True

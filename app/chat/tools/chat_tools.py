@@ -77,6 +77,12 @@ class ChatTools(QObject):
         tools = chat_tools(available, params, self._preferences.default_tool_servers)
         return [tool.openai_schema() for tool in tools]
 
+    def end_loop(self, conversation_id: int) -> None:
+        """A new reply starts: a call still asked about (or the limit's question) is dropped;
+        one running finishes and keeps its result."""
+        if not self.flow.is_running(conversation_id):
+            self.flow.stop(conversation_id)
+
     def label(self, conversation_id: int, model_name: str) -> ToolLabel:
         """The tool a model calls `model_name` in this chat, as the person is shown it."""
         try:
