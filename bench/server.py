@@ -34,6 +34,7 @@ from app.generation.worker import InferenceWorker
 from app.server.config import ServerConfig
 from app.server.openai_server import LocalServer
 from app.server.served_requests import ServedGenerations
+from bench.cli import description, positive_int
 from bench.conversation import STORY, SYSTEM, TURNS, ask
 from bench.default_model import default_model
 
@@ -165,10 +166,10 @@ async def bench(worker: InferenceWorker, info: dict, tokens: int, runs: int) -> 
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parser.add_argument("--decode-tokens", type=int, default=64)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=positive_int, default=3)
     args = parser.parse_args()
     model = args.model or default_model()
     worker, info = load(model)

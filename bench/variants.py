@@ -25,6 +25,7 @@ from typing import Any
 if __package__ in (None, ""):  # run as a script: make `inference` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cli import description, positive_int
 from bench.default_model import default_model
 from bench.table import table
 from inference import Engine, LoadedModel, SamplingParams, load_model
@@ -65,10 +66,10 @@ def run(loaded: LoadedModel, params: SamplingParams, seeds: list[int], batch: bo
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parser.add_argument("--tokens", type=int, default=48)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=positive_int, default=3)
     parser.add_argument("--variants", type=int, default=4)
     args = parser.parse_args()
 
