@@ -33,6 +33,7 @@ from pathlib import Path
 if __package__ in (None, ""):  # run as a script: make the repo's packages importable
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cli import description, positive_int
 from bench.default_model import default_model
 from bench.sections import caching, cpu, draft, lookup, passes, prefill, tools, vision
 from bench.table import table
@@ -64,7 +65,7 @@ def sections(text: str) -> list[str]:
 
 
 def parser() -> argparse.ArgumentParser:
-    parse = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parse = argparse.ArgumentParser(description=description(__doc__))
     parse.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parse.add_argument(
         "--only",
@@ -72,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
         default=list(SECTIONS),
         help=f"sections to run, comma-separated: {','.join(SECTIONS)}",
     )
-    parse.add_argument("--runs", type=int, default=3, help="alternating runs of each side")
+    parse.add_argument("--runs", type=positive_int, default=3, help="alternating runs of each side")
     parse.add_argument("--decode-tokens", type=int, default=24, help="caching: decode length")
     parse.add_argument("--prefill-tokens", type=int, default=1800, help="prefill: prompt size")
     parse.add_argument(

@@ -26,6 +26,7 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
 
 from app.importers import run
 from app.store.conversations import Store
+from bench.cli import description
 from bench.table import table
 from tests.app.importers.big_export import MESSAGES_PER_CONVERSATION, write_big_export
 
@@ -82,7 +83,7 @@ def rows(folder: Path, megabytes: float, runs: int) -> tuple[str, list[tuple[str
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--megabytes", type=float, default=50.0, help="the export's size")
     parser.add_argument("--runs", type=int, default=3, help="best of this many for each side")
     args = parser.parse_args(argv)

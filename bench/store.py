@@ -35,6 +35,7 @@ if __package__ in (None, ""):  # run as a script: make `app` importable from the
 
 from app.store.conversations import Store
 from app.store.search import fts_query
+from bench.cli import description
 
 DEEP_MESSAGES = 500
 VOCABULARY = 20_000
@@ -212,7 +213,7 @@ def ratio(figure: Figure) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__).splitlines()[0])
     parser.add_argument("--conversations", type=int, default=1000)
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=15)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.cli import description
 from bench.table import table
 from inference import parse_reply
 
@@ -92,7 +93,7 @@ def report(outcomes: list[Outcome]) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--misses", action="store_true", help="list each case read otherwise")
     args = parser.parse_args()
     outcomes = [outcome(case) for case in cases()]

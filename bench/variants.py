@@ -18,16 +18,17 @@ import argparse
 import statistics
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 if __package__ in (None, ""):  # run as a script: make `inference` importable from the repo root
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench.cli import description, positive_int
 from bench.default_model import default_model
 from bench.table import table
-from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference import Engine, GenerationResult, LoadedModel, SamplingParams, load_model
 
 MESSAGES = [
     {"role": "system", "content": "You are a helpful assistant. " * 8},
@@ -53,7 +54,16 @@ class CountingModel:
         return getattr(self._model, name)
 
 
-def run(loaded: LoadedModel, params: SamplingParams, seeds: list[int], batch: bool) -> tuple:
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One side's run: its wall time, the prompt tokens the model computed, the replies."""
+
+    seconds: float
+    prompt_tokens: int
+    results: list[GenerationResult]
+
+
+def run(loaded: LoadedModel, params: SamplingParams, seeds: list[int], batch: bool) -> Run:
     counting = CountingModel(loaded.model)
     engine = Engine(replace(loaded, model=counting))
     started = time.perf_counter()
@@ -61,31 +71,33 @@ def run(loaded: LoadedModel, params: SamplingParams, seeds: list[int], batch: bo
         results = engine.generate_variants(MESSAGES, params, seeds=seeds)
     else:
         results = [engine.generate(MESSAGES, replace(params, seed=s)) for s in seeds]
-    return time.perf_counter() - started, counting.prompt_tokens, results
+    return Run(time.perf_counter() - started, counting.prompt_tokens, results)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--model", type=Path, help="an MLX model folder (default: SmolLM2)")
     parser.add_argument("--tokens", type=int, default=48)
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=positive_int, default=3)
     parser.add_argument("--variants", type=int, default=4)
     args = parser.parse_args()
 
     loaded = load_model(args.model or default_model())
-    eos = {str(t): -1e9 for t in loaded.tokenizer.eos_token_ids}
+    eos = {t: -1e9 for t in loaded.tokenizer.eos_token_ids}
     params = SamplingParams(temperature=0.8, top_p=0.95, max_tokens=args.tokens, logit_bias=eos)
     seeds = list(range(1, args.variants + 1))
     run(loaded, params, seeds[:1], batch=True)  # warm-up: kernels, the template
-    batch_times, sequential_times = [], []
+    batches: list[Run] = []
+    sequentials: list[Run] = []
     for _ in range(args.runs):
-        seconds, batch_prompt, batch_results = run(loaded, params, seeds, batch=True)
-        batch_times.append(seconds)
-        seconds, sequential_prompt, sequential_results = run(loaded, params, seeds, batch=False)
-        sequential_times.append(seconds)
-    same = [b.token_ids for b in batch_results] == [s.token_ids for s in sequential_results]
-    shared = batch_results[0].stats.prefill_tokens - 1  # the last prompt token starts decoding
-    batch_s, sequential_s = statistics.median(batch_times), statistics.median(sequential_times)
+        batches.append(run(loaded, params, seeds, batch=True))
+        sequentials.append(run(loaded, params, seeds, batch=False))
+    batch, sequential = batches[-1], sequentials[-1]  # --runs is 1 or more
+    batch_prompt, sequential_prompt = batch.prompt_tokens, sequential.prompt_tokens
+    same = [b.token_ids for b in batch.results] == [s.token_ids for s in sequential.results]
+    shared = batch.results[0].stats.prefill_tokens - 1  # the last prompt token starts decoding
+    batch_s = statistics.median(r.seconds for r in batches)
+    sequential_s = statistics.median(r.seconds for r in sequentials)
     print(
         f"model: {loaded.model_id} ({loaded.model_type}); {args.variants} variants of "
         f"{args.tokens} tokens; median of {args.runs} runs; variants equal the regenerations: "

@@ -18,15 +18,16 @@ import argparse
 import statistics
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import mlx.core as mx
-import mlx_lm
+from mlx_lm.generate import stream_generate
 from mlx_lm.models.cache import KVCache
 
 from bench.conversation import STORY, SYSTEM, TURNS, ask, history
 from bench.default_model import WORKDIR
-from inference import Engine, LoadedModel, SamplingParams, load_model
+from inference import Engine, GenerationStats, LoadedModel, SamplingParams, load_model
 from inference.cache.branch_cache import BranchCache
 from inference.cache.stack import CacheStack
 from inference.prompt.chat_prompt import generation_suffix, message_boundaries, render_prompt
@@ -34,13 +35,15 @@ from inference.prompt.chat_prompt import generation_suffix, message_boundaries, 
 HEADER = ("measure", "engine", "mlx-lm from scratch", "ratio", "target")
 
 
-def raw_run(loaded: LoadedModel, messages: list[dict[str, str]], max_tokens: int) -> tuple:
+def raw_run(
+    loaded: LoadedModel, messages: list[dict[str, str]], max_tokens: int
+) -> tuple[float, float, int]:
     """mlx-lm from an empty cache: (time to first token, decode tokens/s, prompt tokens)."""
     ids = loaded.tokenizer.apply_chat_template(messages, add_generation_prompt=True)
     started = time.perf_counter()
     stamps = [
         time.perf_counter()
-        for _ in mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=max_tokens)
+        for _ in stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=max_tokens)
     ]
     decode = (len(stamps) - 1) / (stamps[-1] - stamps[0]) if len(stamps) > 1 else 0.0
     return stamps[0] - started, decode, len(ids)
@@ -62,7 +65,19 @@ def decode_speeds(loaded: LoadedModel, tokens: int, runs: int) -> tuple[float, f
     return statistics.median(ours), statistics.median(raw), statistics.median(ratios)
 
 
-def follow_up(engine: Engine, target: int) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class FollowUp:
+    """A follow-up turn on the engine (the previous turn cached) and on mlx-lm from empty."""
+
+    history: int  # the previous turn's prompt tokens
+    prompt: int  # the follow-up's
+    ttft: float
+    prefilled: int  # of `prompt`, by the engine
+    scratch_ttft: float
+    follow: list[dict[str, str]]  # the follow-up's messages
+
+
+def follow_up(engine: Engine, target: int) -> FollowUp:
     """The previous turn (cached by the engine), then the follow-up, against mlx-lm from empty."""
     loaded = engine.model
     one = SamplingParams(max_tokens=1)
@@ -71,14 +86,14 @@ def follow_up(engine: Engine, target: int) -> dict[str, object]:
     follow = [*previous, {"role": "assistant", "content": reply}, ask("Now say it in French.")]
     ours = engine.generate(follow, one, "bench").stats
     scratch_ttft, _, prompt = raw_run(loaded, follow, 1)
-    return {
-        "history": len(loaded.tokenizer.apply_chat_template(previous)),
-        "prompt": prompt,
-        "ttft": ours.ttft_s,
-        "prefilled": ours.prefill_tokens,
-        "scratch_ttft": scratch_ttft,
-        "follow": follow,
-    }
+    return FollowUp(
+        history=len(loaded.tokenizer.apply_chat_template(previous)),
+        prompt=prompt,
+        ttft=ours.ttft_s,
+        prefilled=ours.prefill_tokens,
+        scratch_ttft=scratch_ttft,
+        follow=follow,
+    )
 
 
 def synthetic_kv(loaded: LoadedModel, stack: CacheStack, tokens: int) -> None:
@@ -139,11 +154,23 @@ def prefill_rate(loaded: LoadedModel, tokens: int = 256) -> float:
     """Prompt tokens per second of a from-scratch prefill (mlx-lm, one pass)."""
     ids = list(range(100, 100 + tokens))
     started = time.perf_counter()
-    next(mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=1))
+    next(stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=1))
     return tokens / (time.perf_counter() - started)
 
 
-def restart_follow_up(loaded: LoadedModel, target: int, folder: Path) -> dict[str, object]:
+@dataclass(frozen=True, slots=True)
+class RestartFollowUp:
+    """A follow-up on a new engine over the saved caches, against mlx-lm from empty."""
+
+    history: int  # the previous turn's prompt tokens
+    ttft: float
+    disk: int  # prompt tokens read from the saved caches
+    prompt: int
+    scratch_ttft: float
+    identical: bool  # the two replies' tokens
+
+
+def restart_follow_up(loaded: LoadedModel, target: int, folder: Path) -> RestartFollowUp:
     """A conversation cached by one engine, saved, then a follow-up on a new engine on the same
     folder, against mlx-lm from an empty cache; greedy, so the tokens must be identical."""
     greedy = SamplingParams(max_tokens=8)
@@ -156,19 +183,22 @@ def restart_follow_up(loaded: LoadedModel, target: int, folder: Path) -> dict[st
     ours = again.generate(follow, greedy, "bench")
     ids = loaded.tokenizer.apply_chat_template(follow, add_generation_prompt=True)
     started = time.perf_counter()
-    scratch = []
-    for response in mlx_lm.stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=8):
+    scratch: list[int] = []
+    scratch_ttft = None
+    for response in stream_generate(loaded.model, loaded.tokenizer, ids, max_tokens=8):
         scratch.append(response.token)
         if len(scratch) == 1:
             scratch_ttft = time.perf_counter() - started
-    return {
-        "history": len(loaded.tokenizer.apply_chat_template(previous)),
-        "ttft": ours.stats.ttft_s,
-        "disk": ours.stats.disk_tokens,
-        "prompt": ours.stats.prompt_tokens,
-        "scratch_ttft": scratch_ttft,
-        "identical": list(ours.token_ids) == scratch,
-    }
+    if scratch_ttft is None:
+        raise RuntimeError("mlx-lm generated no token for the follow-up after a restart")
+    return RestartFollowUp(
+        history=len(loaded.tokenizer.apply_chat_template(previous)),
+        ttft=ours.stats.ttft_s,
+        disk=ours.stats.disk_tokens,
+        prompt=ours.stats.prompt_tokens,
+        scratch_ttft=scratch_ttft,
+        identical=list(ours.token_ids) == scratch,
+    )
 
 
 def boundary_ms(messages_count: int = 400, repeats: int = 5) -> tuple[float, float]:
@@ -197,7 +227,9 @@ def boundary_ms(messages_count: int = 400, repeats: int = 5) -> tuple[float, flo
     return results[0], results[1]
 
 
-def branch_counts(engine: Engine, last: list[dict[str, str]]) -> tuple:
+def branch_counts(
+    engine: Engine, last: list[dict[str, str]]
+) -> tuple[GenerationStats, GenerationStats, int]:
     """Prefill stats of a regenerate of `last`, and of a switch back to a stored branch after
     an edit, with the new turn's own token count."""
     one = SamplingParams(max_tokens=1)
@@ -221,11 +253,11 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     ours_tps, raw_tps, decode_ratio = decode_speeds(loaded, args.decode_tokens, args.runs)
     print(f"decode measured: engine {ours_tps:.1f} tok/s, mlx-lm {raw_tps:.1f} tok/s", flush=True)
     engine = Engine(loaded)
-    follows = []
+    follows: list[FollowUp] = []
     for target in (250, 500):
         follows.append(follow_up(engine, target))
-        print(f"follow-up after {follows[-1]['history']} history tokens measured", flush=True)
-    regenerate, switch, new_turn = branch_counts(engine, follows[-1]["follow"])
+        print(f"follow-up after {follows[-1].history} history tokens measured", flush=True)
+    regenerate, switch, new_turn = branch_counts(engine, follows[-1].follow)
     stored, one_stack = sibling_bytes(loaded)
     restore = restore_seconds(loaded)
     prefill_2000 = 2000 / prefill_rate(loaded)  # linear: an underestimate, so a fair ratio
@@ -233,7 +265,7 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     restart = restart_follow_up(loaded, 1000, WORKDIR / "restart-caches")
     cold_ms, warm_ms = boundary_ms()
 
-    figures = [
+    figures: list[tuple[str, ...]] = [
         HEADER,
         (
             "decode tokens/s (median; ratio: median of paired runs)",
@@ -246,10 +278,10 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     for f in follows:
         figures.append(
             (
-                f"follow-up TTFT after {f['history']} history tokens (s)",
-                f"{f['ttft']:.3f} ({f['prefilled']} of {f['prompt']} prefilled)",
-                f"{f['scratch_ttft']:.3f} ({f['prompt']} prefilled)",
-                f"{f['ttft'] / f['scratch_ttft']:.3f}",
+                f"follow-up TTFT after {f.history} history tokens (s)",
+                f"{f.ttft:.3f} ({f.prefilled} of {f.prompt} prefilled)",
+                f"{f.scratch_ttft:.3f} ({f.prompt} prefilled)",
+                f"{f.ttft / f.scratch_ttft:.3f}",
                 "<= 0.1 at 500",
             )
         )
@@ -283,11 +315,11 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
             "<= 0.05",
         ),
         (
-            f"after a restart: follow-up TTFT after {restart['history']} history tokens (s)",
-            f"{restart['ttft']:.3f} ({restart['disk']} of {restart['prompt']} from disk)",
-            f"{restart['scratch_ttft']:.3f}",
-            f"{restart['ttft'] / restart['scratch_ttft']:.3f}",
-            "<= 0.15, identical: " + ("yes" if restart["identical"] else "NO"),
+            f"after a restart: follow-up TTFT after {restart.history} history tokens (s)",
+            f"{restart.ttft:.3f} ({restart.disk} of {restart.prompt} from disk)",
+            f"{restart.scratch_ttft:.3f}",
+            f"{restart.ttft / restart.scratch_ttft:.3f}",
+            "<= 0.15, identical: " + ("yes" if restart.identical else "NO"),
         ),
         (
             "boundary work, 400-message chat, tiny qwen3_5 (ms): cold / cached",

@@ -18,6 +18,7 @@ kernels each OpenBLAS row ran.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.util
 import json
 import os
@@ -25,6 +26,7 @@ import resource
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +53,20 @@ OWN_KERNELS = ("float32, OpenBLAS choosing its kernels", "always", "own kernels"
 KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
-def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> dict:
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One side's figures (sent from its child process as JSON)."""
+
+    prompt_tokens: int  # the attachment's prompt
+    prompt_tps: float
+    ttft_s: float
+    decode_tps: float
+    peak_bytes: int  # the child's peak resident memory
+    weights: str  # their form and size
+    blas: str  # the kernels the BLAS ran
+
+
+def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> Side:
     """One side's figures, in this process (whose BLAS was chosen when it started)."""
     loaded = load_model(path, cpu_float32=policy)
     engine = Engine(loaded)
@@ -61,18 +76,18 @@ def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int)
     engine.generate([SYSTEM, STORY], SamplingParams(max_tokens=2))  # warm the decode path
     engine.clear_cache()
     reply = engine.generate([SYSTEM, STORY], params)
-    return {
-        "prompt_tokens": first.stats.prompt_tokens,
-        "prompt_tps": first.stats.prefill_tps,
-        "ttft_s": first.stats.ttft_s,
-        "decode_tps": reply.stats.decode_tps,
-        "peak_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-        "weights": f"{loaded.weights_form}, {loaded.weights_bytes / 1e6:.0f} MB",
-        "blas": arithmetic(),
-    }
+    return Side(
+        prompt_tokens=first.stats.prompt_tokens,
+        prompt_tps=first.stats.prefill_tps,
+        ttft_s=first.stats.ttft_s,
+        decode_tps=reply.stats.decode_tps,
+        peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+        weights=f"{loaded.weights_form}, {loaded.weights_bytes / 1e6:.0f} MB",
+        blas=arithmetic(),
+    )
 
 
-def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> dict:
+def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> Side:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     if blas == "bundled":
         env[ENV] = "bundled"
@@ -82,8 +97,8 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> di
         for name in KERNEL_VARIABLES:
             env.pop(name, None)
     code = (
-        "import json, sys; from bench.sections.cpu import measure; "
-        "print(json.dumps(measure(*sys.argv[1:3], *map(int, sys.argv[3:]))))"
+        "import dataclasses, json, sys; from bench.sections.cpu import measure; "
+        "print(json.dumps(dataclasses.asdict(measure(*sys.argv[1:3], *map(int, sys.argv[3:])))))"
     )
     command = [
         sys.executable,
@@ -97,20 +112,24 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> di
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"the {policy}/{blas} side failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return Side(**json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
     chosen = any(os.environ.get(name) for name in KERNEL_VARIABLES)
     sides = [TODAY, *(MIXED if args.cpu_every_form else []), FAST, *([OWN_KERNELS] * chosen)]
-    best: dict[str, dict] = {}
+    best: dict[str, Side] = {}
     for _ in range(args.runs):
         for label, policy, blas in sides:
             figures = run_side(loaded.path, policy, blas, args)
             kept = best.setdefault(label, figures)
-            for key, better in (("prompt_tps", max), ("decode_tps", max), ("ttft_s", min)):
-                kept[key] = better(kept[key], figures[key])
-    table = [HEADER, *(_row(label, best[label]) for label, _, _ in sides)]
+            best[label] = replace(
+                kept,
+                prompt_tps=max(kept.prompt_tps, figures.prompt_tps),
+                decode_tps=max(kept.decode_tps, figures.decode_tps),
+                ttft_s=min(kept.ttft_s, figures.ttft_s),
+            )
+    table: list[tuple[str, ...]] = [HEADER, *(_row(label, best[label]) for label, _, _ in sides)]
     today = best[TODAY[0]]
     table.append(_ratios("fast over today (goal: ≥10x prompt, ≥2x decode)", best[FAST[0]], today))
     if chosen:
@@ -121,27 +140,27 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     return table
 
 
-def _ratios(label: str, fast: dict, today: dict) -> tuple[str, ...]:
+def _ratios(label: str, fast: Side, today: Side) -> tuple[str, ...]:
     return (
         label,
-        f"{fast['prompt_tps'] / today['prompt_tps']:.1f}x",
-        f"{fast['decode_tps'] / today['decode_tps']:.1f}x",
-        f"{today['ttft_s'] / fast['ttft_s']:.1f}x sooner",
-        f"{fast['peak_bytes'] / today['peak_bytes']:.1f}x",
+        f"{fast.prompt_tps / today.prompt_tps:.1f}x",
+        f"{fast.decode_tps / today.decode_tps:.1f}x",
+        f"{today.ttft_s / fast.ttft_s:.1f}x sooner",
+        f"{fast.peak_bytes / today.peak_bytes:.1f}x",
         "",
         "",
     )
 
 
-def _row(label: str, figures: dict) -> tuple[str, ...]:
+def _row(label: str, figures: Side) -> tuple[str, ...]:
     return (
         label,
-        f"{figures['prompt_tps']:.0f} ({figures['prompt_tokens']} tokens)",
-        f"{figures['decode_tps']:.1f}",
-        f"{figures['ttft_s']:.1f} s",
-        f"{figures['peak_bytes'] / 2**20:.0f} MiB",
-        figures["weights"],
-        figures["blas"],
+        f"{figures.prompt_tps:.0f} ({figures.prompt_tokens} tokens)",
+        f"{figures.decode_tps:.1f}",
+        f"{figures.ttft_s:.1f} s",
+        f"{figures.peak_bytes / 2**20:.0f} MiB",
+        figures.weights,
+        figures.blas,
     )
 
 
@@ -154,9 +173,9 @@ def _llama_cpp_row(args: argparse.Namespace) -> tuple[str, ...] | None:
     gguf = embedded_gguf_path()
     if gguf is None:
         return None
-    from llama_cpp import Llama
-
-    llm: Any = Llama(str(gguf), n_ctx=args.attachment_tokens + 512, verbose=False)
+    # Imported by name: an optional reference, not installed with Branchwise (nor typed).
+    llama: Any = importlib.import_module("llama_cpp").Llama
+    llm: Any = llama(str(gguf), n_ctx=args.attachment_tokens + 512, verbose=False)
     text = SENTENCE * max(1, args.attachment_tokens // len(llm.tokenize(SENTENCE.encode())))
     prompt = llm.tokenize(text.encode())
     start = time.perf_counter()

@@ -17,9 +17,11 @@ from unittest import mock
 from bench.default_model import WORKDIR
 from inference import Engine, LoadedModel, SamplingParams, load_model
 from inference.decoding.draft_length import PassTimes
-from tests.tiny_models import NO_EOS, build_model
+from tests.tiny_models import EOS_ID, build_model
 
 ASK = [{"role": "user", "content": "Tell me a story about a cat and a dog in Paris."}]
+# The tiny llamas' end-of-sequence id banned, so every reply has --draft-tokens tokens.
+BAN_EOS = {EOS_ID: -1e9}
 HEADER = (
     "main model drafted for by",
     "tokens",
@@ -40,14 +42,14 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
     """The section's table: HEADER, then one row per draft model. `loaded` is not used: the
     pair must share a tokenizer, so both are tiny llamas."""
     main = tiny_llama(0)
-    plain = SamplingParams(max_tokens=args.draft_tokens, logit_bias=NO_EOS, speculation="off")
+    plain = SamplingParams(max_tokens=args.draft_tokens, logit_bias=BAN_EOS, speculation="off")
     expected = Engine(main).generate(ASK, plain).token_ids
-    figures = [HEADER]
+    figures: list[tuple[str, ...]] = [HEADER]
     for name, draft in (("another tiny llama (seed 1)", tiny_llama(1)), ("itself", main)):
         engine = Engine(main)
         engine.set_draft_model(draft)
         params = SamplingParams(
-            max_tokens=args.draft_tokens, logit_bias=NO_EOS, speculation="draft"
+            max_tokens=args.draft_tokens, logit_bias=BAN_EOS, speculation="draft"
         )
         with mock.patch.object(PassTimes, "cost_ratio", lambda self, drafted: 1.0):
             result = engine.generate(ASK, params)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams
+from inference.decoding.sampling import Speculation
 
 PARAGRAPH = (
     "The lighthouse keeper climbs the stairs every evening before the sun goes down. He cleans "
@@ -44,22 +45,22 @@ HEADER = (
 )
 
 
-def reply(engine: Engine, prompt: str, tokens: int, speculation: str) -> GenerationResult:
-    params = SamplingParams(max_tokens=tokens, temperature=0.0, speculation=speculation)  # type: ignore[arg-type]
+def reply(engine: Engine, prompt: str, tokens: int, speculation: Speculation) -> GenerationResult:
+    params = SamplingParams(max_tokens=tokens, temperature=0.0, speculation=speculation)
     return engine.generate([{"role": "user", "content": prompt}], params, "bench")
 
 
 def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
     """The section's table: HEADER, then one row per task."""
     engine = Engine(loaded)
-    figures = [HEADER]
+    figures: list[tuple[str, ...]] = [HEADER]
     tasks = [
         ("rewrite", REWRITE, args.rewrite_tokens, ">= 1.5"),
         ("open question", QUESTION, args.question_tokens, ">= 0.97"),
     ]
     for task, prompt, tokens, target in tasks:
-        speeds: dict[str, list[float]] = {"off": [], "prompt_lookup": []}
-        replies: dict[str, GenerationResult] = {}
+        speeds: dict[Speculation, list[float]] = {"off": [], "prompt_lookup": []}
+        replies: dict[Speculation, GenerationResult] = {}
         for run in range(args.runs):
             for mode in speeds:
                 replies[mode] = reply(engine, prompt, tokens, mode)

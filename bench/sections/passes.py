@@ -19,7 +19,7 @@ from mlx_lm.models.cache import make_prompt_cache, trim_prompt_cache
 from bench.sections.lookup import REWRITE
 from inference import LoadedModel
 
-SIZES = (1, 2, 4, 8, 16)
+SIZES: tuple[int, ...] = (1, 2, 4, 8, 16)
 HEADER = (
     "tokens in the pass",
     "best time (ms)",

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from bench.conversation import ask, history
 from inference import Engine, GenerationResult, LoadedModel, SamplingParams
@@ -96,12 +97,18 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
 def _measure(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
     engine = Engine(loaded)
     base = [*history(loaded, args.tool_history_tokens), ask(QUESTION)]
-    end_turn = SamplingParams(max_tokens=1, logit_bias={loaded.tokenizer.eos_token_id: 1e9})
+    eos = loaded.tokenizer.eos_token_id
+    if eos is None:
+        raise ValueError(
+            f"{loaded.model_id}'s tokenizer names no end-of-sequence token, which the tools "
+            "section forces to end the call's turn"
+        )
+    end_turn = SamplingParams(max_tokens=1, logit_bias={eos: 1e9})
     tool: list[GenerationResult] = []
     plain: list[GenerationResult] = []
     for run in range(args.runs):
-        result = RESULT.format(f"{SKIES[run % len(SKIES)]} (report {run + 1})")
-        after_tool = [*base, CALL, {"role": "tool", "tool_call_id": "call_1", "content": result}]
+        result = _result(run)
+        after_tool = _after_tool(base, result)
         calling = [*base, {"role": "assistant", "content": CALL_TEXT}]
         engine.generate(calling, end_turn, f"tool-{run}", tools=TOOLS, continue_reply=True)
         tool.append(engine.generate(after_tool, ONE, f"tool-{run}", tools=TOOLS))
@@ -114,6 +121,7 @@ def _measure(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, .
             f"{plain[-1].stats.ttft_s * 1e3:.1f} ms ({plain[-1].stats.prefill_tokens} computed)",
             flush=True,
         )
+    after_tool = _after_tool(base, _result(args.runs - 1))  # the last run's
     cold = Engine(loaded).generate(after_tool, ONE, "cold", tools=TOOLS).stats
     turn = _tool_turn_tokens(engine, base, after_tool)
     computed = max(r.stats.prefill_tokens for r in tool)
@@ -145,7 +153,19 @@ def _measure(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, .
     ]
 
 
-def _tool_turn_tokens(engine: Engine, base: list[dict], after_tool: list[dict]) -> int:
+def _result(run: int) -> str:
+    """The tool's result in run `run` (from 0)."""
+    return RESULT.format(f"{SKIES[run % len(SKIES)]} (report {run + 1})")
+
+
+def _after_tool(base: list[dict[str, str]], result: str) -> list[dict[str, Any]]:
+    """The chat `base`, the model's call and the tool's `result`."""
+    return [*base, CALL, {"role": "tool", "tool_call_id": "call_1", "content": result}]
+
+
+def _tool_turn_tokens(
+    engine: Engine, base: list[dict[str, str]], after_tool: list[dict[str, Any]]
+) -> int:
     """The tokens the template adds to the chat for the tool's result (generation prompts
     alike on both sides, so they cancel out)."""
     with_call = engine.count_prompt_tokens([*base, CALL], tools=TOOLS)

@@ -58,7 +58,9 @@ def chat(turns: int, picture: bytes) -> list[dict[str, Any]]:
     return messages
 
 
-def scratch_ttft(loaded: LoadedModel, messages: list[dict[str, Any]]) -> tuple[float, tuple]:
+def scratch_ttft(
+    loaded: LoadedModel, messages: list[dict[str, Any]]
+) -> tuple[float, tuple[int, ...]]:
     started = time.perf_counter()
     reference = mlx_vlm_reference(loaded, messages, 1)
     return time.perf_counter() - started, reference.tokens
@@ -81,16 +83,22 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
         identical = identical and result.token_ids == tokens
     ratio = statistics.median(o / t for o, t in zip(ours, theirs, strict=True))
     engine = Engine(model)
+    encoder = engine._caches.features
+    if encoder is None:
+        raise RuntimeError(f"{model.model_id} is not read as a vision model: it keeps no images")
     engine.generate(chat(0, picture), one, "bench")
     calls = []
     for turns in (1, 2, 3):
-        before = engine._caches.features.encoded
+        before = encoder.encoded
         engine.generate(chat(turns, picture), one, "bench")
-        calls.append(engine._caches.features.encoded - before)
-    features = engine._caches.features.nbytes()
+        calls.append(encoder.encoded - before)
+    features = encoder.nbytes()
     span = engine._builder.chat_request(chat(0, picture), one, "b", "truncate_middle").vision
     image_tokens = len(span.spans[0].image.token_ids) if span is not None else 0
-    kv_per_token = engine._cache.nbytes() / max(1, len(engine._cache._live.tokens))
+    live = engine._cache._live
+    if live is None:
+        raise RuntimeError("the engine holds no live cache after a reply")
+    kv_per_token = engine._cache.nbytes() / max(1, len(live.tokens))
     print("vision figures measured", flush=True)
     return [
         HEADER,
