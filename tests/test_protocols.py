@@ -20,8 +20,6 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Signal
 
-    from app.chat.controller import ChatController
-    from app.chat.prompt_counts import CountingHost
     from app.generation.reply_generation import ReplyBackend
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
@@ -125,13 +123,6 @@ def _extras_host(window: MainWindow) -> ExtrasHost:
 
 def _model_compare_host(window: MainWindow) -> ModelCompareHost:
     return window
-
-
-# -- the controller and its parts -------------------------------------------------------------
-
-
-def _counting_host(controller: ChatController) -> CountingHost:
-    return controller
 
 
 # -- generation: the backends, the worker's signals, the engine -------------------------------

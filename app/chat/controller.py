@@ -6,7 +6,7 @@ composed of the model session (`app.generation.model_session`: which model is lo
 status), the reply being generated (`app.generation.reply_generation`), the composer's token counts
 (`app.chat.prompt_counts`, as `counts`), a conversation's life (`app.chat.conversation_actions`),
 the person's actions on messages (`app.chat.message_actions`) and Compare's
-(`app.chat.compare_actions`). These three know no controller: each is given what it works with
+(`app.chat.compare_actions`). These four know no controller: each is given what it works with
 (the store, the worker, callables) and says what changed by its own signals, connected here to
 the controller's of the same names. This module keeps the window's one API over the parts.
 
@@ -46,16 +46,10 @@ from app.remote.backend import RemoteBackend
 from app.remote.connections import Connections, is_remote
 from app.replay.replays import Replays
 from app.server.host import ServerHost
-from app.settings import OVERFLOW_POLICIES, Preferences
+from app.settings import Preferences
 from app.store.conversations import Conversation, Store, StoreError
 
-__all__ = [
-    "BUSY_MESSAGE",
-    "DEFAULT_PARAMS",
-    "ChatController",
-    "ModelResolver",
-    "new_chat_params",
-]
+__all__ = ["BUSY_MESSAGE", "DEFAULT_PARAMS", "ChatController", "ModelResolver", "new_chat_params"]
 
 
 class ChatController(QObject):
@@ -147,7 +141,20 @@ class ChatController(QObject):
         worker.draftModelFailed.connect(self.notice)
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
-        self.counts = PromptCounts(self)
+        self.counts = PromptCounts(
+            store,
+            worker,
+            self._session,
+            self.remote_model,
+            self.image_detail,
+            lambda: preferences.overflow_policy,
+            parent=self,
+        )
+        self.counts.notice.connect(self.notice)
+        self.counts.tokenCount.connect(self.tokenCount)
+        self.counts.attachmentReady.connect(self.attachmentReady)
+        self.counts.scannedPdf.connect(self.scannedPdf)
+        self.counts.imageReady.connect(self.imageReady)
         # Tool use (app.chat.tools.chat_tools): MCP servers, approvals, the loop answering calls.
         self.tools = ChatTools(
             store,
@@ -232,12 +239,6 @@ class ChatController(QObject):
         would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
         model is loaded to say which files are its own."""
         self._session.clear_saved_caches(on_done)
-
-    def overflow_policy(self, conversation_id: int) -> str:
-        """The conversation's own overflow policy, else the default from Preferences."""
-        params = self.store.get_conversation(conversation_id).params
-        policy = params.get("overflow")
-        return policy if policy in OVERFLOW_POLICIES else self.preferences.overflow_policy
 
     def image_detail(self, model_id: str | None = None) -> int | None:
         """The image detail Preferences keeps for `model_id` (by default the loaded model);

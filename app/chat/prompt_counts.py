@@ -3,15 +3,17 @@ make takes (with its attached files and images), and what a file or an image to 
 refusing one the model's context cannot hold. A PDF with no text layer is offered as page
 images instead (`scannedPdf`, with what a page costs), and the pages chosen are rendered, kept
 and counted one per worker call, so neither the window nor a reply waits for the whole document.
-Answers come back through the controller's `tokenCount`, `attachmentReady`, `scannedPdf` and
-`imageReady` signals, or its `notice`.
+Answers come back through its own `tokenCount`, `attachmentReady`, `scannedPdf` and
+`imageReady` signals, or its `notice`, which the controller relays as its own.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, Signal
 
 from app.chat.image_attach import (
     ImageAttached,
@@ -32,13 +34,12 @@ from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
 from app.images.pdf_pages import outline, render_pages
 from app.images.store import ImageError, StoredImage
-from app.settings import chat_context_length
+from app.settings import OVERFLOW_POLICIES, chat_context_length
 from app.store.conversations import StoreError
 
 if TYPE_CHECKING:
+    from app.generation.model_session import ModelSession
     from app.generation.worker import EngineLike, InferenceWorker
-    from app.generation.worker_events import ModelLoaded
-    from app.qt_signal import QtSignal
     from app.store.conversations import Store
 
 
@@ -68,35 +69,40 @@ class FileAttached:
         return self.file.as_record(self.tokens)
 
 
-class CountingHost(Protocol):
-    """What the counts need of the chat controller that owns them (its state and signals)."""
+class PromptCounts(QObject):
+    """The composer's counts and attachments, answered through its own signals (the controller
+    relays them as its own)."""
 
-    store: Store
-    worker: InferenceWorker
-    notice: Final[QtSignal]
-    tokenCount: Final[QtSignal]
-    attachmentReady: Final[QtSignal]
-    scannedPdf: Final[QtSignal]
-    imageReady: Final[QtSignal]
+    notice = Signal(str)  # why a file or an image could not be attached
+    tokenCount = Signal(TokenCount)
+    attachmentReady = Signal(FileAttached)
+    scannedPdf = Signal(ScannedPdf)
+    imageReady = Signal(ImageAttached)
 
-    @property
-    def model_state(self) -> ModelState: ...
+    def __init__(
+        self,
+        store: Store,
+        worker: InferenceWorker,
+        session: ModelSession,
+        remote_model: Callable[[int], str | None],
+        image_detail: Callable[[], int | None],
+        default_overflow: Callable[[], str],
+        parent: QObject | None = None,
+    ) -> None:
+        """`remote_model(conversation_id)` names a chat's remote model (None: the local one);
+        `image_detail()` is the loaded model's; `default_overflow()` is Preferences'."""
+        super().__init__(parent)
+        self._store = store
+        self._worker = worker
+        self._session = session
+        self._remote_model = remote_model
+        self._image_detail = image_detail
+        self._default_overflow = default_overflow
 
-    @property
-    def model_info(self) -> ModelLoaded | None: ...
-
-    def remote_model(self, conversation_id: int) -> str | None: ...
-
-    def overflow_policy(self, conversation_id: int) -> str: ...
-
-    def image_detail(self, model_id: str | None = None) -> int | None: ...
-
-
-class PromptCounts:
-    def __init__(self, controller: CountingHost) -> None:
-        self._controller = controller
-        self._store = controller.store
-        self._worker = controller.worker
+    def overflow_policy(self, conversation_id: int) -> str:
+        """The conversation's own overflow policy, else the default from Preferences."""
+        policy = self._store.get_conversation(conversation_id).params.get("overflow")
+        return policy if policy in OVERFLOW_POLICIES else self._default_overflow()
 
     def request_token_count(
         self,
@@ -106,21 +112,20 @@ class PromptCounts:
     ) -> None:
         """Count the prompt the draft and its attached files would make (on the worker);
         answers with `tokenCount`."""
-        controller = self._controller
-        if controller.model_state != ModelState.READY or controller.remote_model(conversation_id):
+        if self._session.model_state != ModelState.READY or self._remote_model(conversation_id):
             return  # a remote model's tokenizer is not here to count with
         try:
             conversation = self._store.get_conversation(conversation_id)
             path = self._store.active_path(conversation_id)
-            detail = controller.image_detail()
+            detail = self._image_detail()
             messages = prompt_messages(self._store, conversation_id, path, detail)
-            overflow = controller.overflow_policy(conversation_id)
+            overflow = self.overflow_policy(conversation_id)
         except StoreError:
             return
         if draft.strip() or attachments:
             content = message_content(draft, attachments or [], self._store.images, detail)
             messages.append({"role": "user", "content": content})
-        kwargs = template_kwargs(controller.model_info, conversation.params)
+        kwargs = template_kwargs(self._session.model_info, conversation.params)
         params = conversation.params
 
         def count(engine: EngineLike | None) -> TokenCount | None:
@@ -141,15 +146,14 @@ class PromptCounts:
         saying why the file was refused (not text, unreadable, a scanned PDF a text-only model
         cannot read, or more tokens than the chat's context holds: its own context length
         when it set one, else the model's)."""
-        controller = self._controller
-        if controller.model_state != ModelState.READY:
-            controller.notice.emit("Files can be attached once the model has loaded.")
+        if self._session.model_state != ModelState.READY:
+            self.notice.emit("Files can be attached once the model has loaded.")
             return
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
             params = {}
-        sight, detail = model_sight(controller.model_info), controller.image_detail()
+        sight, detail = model_sight(self._session.model_info), self._image_detail()
 
         def read(engine: EngineLike | None) -> FileAttached | ScannedPdf:
             if engine is None:
@@ -167,9 +171,9 @@ class PromptCounts:
 
         def done(result: FileAttached | ScannedPdf) -> None:
             scanned = isinstance(result, ScannedPdf)
-            (controller.scannedPdf if scanned else controller.attachmentReady).emit(result)
+            (self.scannedPdf if scanned else self.attachmentReady).emit(result)
 
-        self._worker.call(read, on_done=done, on_error=controller.notice.emit)
+        self._worker.call(read, on_done=done, on_error=self.notice.emit)
 
     def _scanned(
         self,
@@ -232,12 +236,11 @@ class PromptCounts:
         self, conversation_id: int, image_of: Callable[[], StoredImage], for_message: int | None
     ) -> None:
         """On the worker: the image `image_of` keeps (or names), counted for the loaded model."""
-        controller = self._controller
-        if controller.model_state != ModelState.READY:
-            controller.notice.emit("Images can be attached once the model has loaded.")
+        if self._session.model_state != ModelState.READY:
+            self.notice.emit("Images can be attached once the model has loaded.")
             return
-        sees = model_sight(controller.model_info).sees
-        detail = controller.image_detail()  # counted as replies will show it
+        sees = model_sight(self._session.model_info).sees
+        detail = self._image_detail()  # counted as replies will show it
         try:
             params = self._store.get_conversation(conversation_id).params
         except StoreError:
@@ -251,9 +254,7 @@ class PromptCounts:
                 raise ImageError(too_many)
             return ImageAttached(conversation_id, image, tokens, for_message)
 
-        self._worker.call(
-            count, on_done=controller.imageReady.emit, on_error=controller.notice.emit
-        )
+        self._worker.call(count, on_done=self.imageReady.emit, on_error=self.notice.emit)
 
     def _image_tokens(self, engine: EngineLike, image: StoredImage, detail: int | None) -> int:
         """The tokens one image adds to a message at `detail`, as the model's processor splits
@@ -265,7 +266,7 @@ class PromptCounts:
 
     def _emit_token_count(self, count: TokenCount | None) -> None:
         if count is not None:
-            self._controller.tokenCount.emit(count)
+            self.tokenCount.emit(count)
 
 
 def _over_context(name: str, tokens: int, engine: EngineLike, params: dict[str, Any]) -> str:
