@@ -183,6 +183,10 @@ def test_a_second_send_while_busy_is_refused_and_the_draft_kept(
         assert window.composer.text() == "Second"
         # An edit refused for the same reason reopens the editor with the new text.
         window.open_conversation(first)
+        # As a person would: scroll up to it. The view builds from the end, and the endless
+        # reply may by now fill it alone (it did under load), leaving the message unbuilt.
+        asked = [m for m in window.store.active_path(first) if m.role == "user"][-1]
+        window.chat_view.scroll_to_message(str(asked.id))
         user = _last_widget(app, "user")
         qtbot.waitUntil(user.isVisible)
         user.start_editing()
