@@ -117,9 +117,12 @@ def to_json(
     }
 
 
+_FIELD_NAMES = tuple(f.name for f in fields(MessageFields))  # read once: an archive has thousands
+
+
 def _fields(message: Message) -> dict[str, Any]:
     """A message's fields as the file holds them: its tuples (attachments, calls) as lists."""
-    values: dict[str, Any] = {f.name: getattr(message, f.name) for f in fields(MessageFields)}
+    values: dict[str, Any] = {name: getattr(message, name) for name in _FIELD_NAMES}
     for name in ("attachments", "tool_calls"):
         values[name] = list(values[name])
     return values
