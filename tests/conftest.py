@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import gc
-import importlib.util
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -17,6 +15,7 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 # First: importing `inference` loads the fast BLAS, which must precede MLX (tests.tiny_models
 # imports it). See inference/cpu/fast_blas.py.
 from inference.cpu.fast_blas import preload
+from tests.repo_tools import load_tool
 from tests.tiny_models import KINDS, build_model
 
 preload()
@@ -160,19 +159,10 @@ def _in_longest_first_order(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
-def _perf_files_tool() -> ModuleType:
-    path = Path(__file__).resolve().parent.parent / "tools" / "perf_files.py"
-    spec = importlib.util.spec_from_file_location("perf_files", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def _check_perf_files(items: list[pytest.Item]) -> None:
     """`make test` leaves perf tests out of its first step and runs only the files
     tools/perf_files.py finds in its second: a perf test elsewhere would never run."""
-    found = set(_perf_files_tool().perf_files())
+    found = set(load_tool("perf_files").perf_files())
     stray = sorted(
         {i.nodeid.split("::", 1)[0] for i in items if i.get_closest_marker("perf")} - found
     )

@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib.util
 import os
 import pkgutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.paths import ROOT
+from tests.repo_tools import load_tool
 
 QT = {"PySide6", "shiboken6", "qasync"}
 MLX = {"mlx", "mlx_lm", "inference"}
@@ -178,16 +177,7 @@ def test_the_checks_catch_a_bad_module(
         assert forbidden_loads(package, tmp_path)
 
 
-def _import_graph_tool() -> ModuleType:
-    path = ROOT / "tools" / "import_graph.py"
-    spec = importlib.util.spec_from_file_location("import_graph", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-GRAPH = _import_graph_tool()
+GRAPH = load_tool("import_graph")
 
 # Inside inference, subpackages from the bottom up: each may import those before it, never one
 # after it (the cache does not know the engine; prompt rendering does not know the cache). The
@@ -249,17 +239,7 @@ def test_the_upward_check_catches_the_cache_importing_the_engine() -> None:
     assert upward_inference_imports(edges) == ["inference.cache.trie -> inference.engine.engine"]
 
 
-def _import_contracts_tool() -> ModuleType:
-    path = ROOT / "tools" / "import_contracts.py"
-    spec = importlib.util.spec_from_file_location("import_contracts", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up while being made
-    spec.loader.exec_module(module)
-    return module
-
-
-CONTRACTS = _import_contracts_tool()
+CONTRACTS = load_tool("import_contracts")
 
 
 def test_every_subpackage_states_what_it_may_import() -> None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import _check_perf_files, _perf_files_tool
+from tests.conftest import _check_perf_files
+from tests.repo_tools import load_tool
 
 
 @dataclass
@@ -20,7 +21,7 @@ class _Item:
 
 
 def test_the_tool_finds_the_files_that_hold_perf_tests() -> None:
-    found = _perf_files_tool().perf_files()
+    found = load_tool("perf_files").perf_files()
     assert "tests/ui/window/test_window_start.py" in found
     assert "tests/test_perf_files.py" not in found  # mentions perf tests, marks none
 
