@@ -23,7 +23,6 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 run: $(STAMP)
-	$(PY) -m compileall -q -j 0 app ui inference
 	$(VENV)/bin/branchwise
 
 # The frozen bundle's self-test is part of the ordinary run: building it takes a few minutes,
