@@ -236,6 +236,8 @@ def dump_mapping(value: object, what: str) -> str:
         return "{}"
     if not isinstance(value, dict):
         raise InvalidInputError(f"{what} must be a mapping, not {type(value).__name__}.")
+    if not value:  # most messages' params and stats: no need to encode and decode to check
+        return "{}"
     try:
         text = json.dumps(value, ensure_ascii=False, allow_nan=False, sort_keys=True)
     except (TypeError, ValueError) as exc:
