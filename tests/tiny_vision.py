@@ -188,6 +188,24 @@ def _qwen_ids(tokenizer: Any) -> dict[str, int]:
     }
 
 
+def _qwen3_vision(model_type: str) -> dict[str, Any]:
+    """The vision tower both Qwen3 families share here: 16-pixel patches merged 2 by 2, which
+    `_qwen3_processor`'s settings match."""
+    return {
+        "model_type": model_type,
+        "depth": 2,
+        "hidden_size": 32,
+        "intermediate_size": 64,
+        "out_hidden_size": 64,
+        "num_heads": 2,
+        "patch_size": 16,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "num_position_embeddings": 64,
+        "in_channels": 3,
+    }
+
+
 def _qwen3_vl(folder: Path, seed: int) -> None:
     tokenizer = tokenizer_with(_QWEN_TOKENS)
     vocab = tokenizer.get_vocab_size()
@@ -210,20 +228,7 @@ def _qwen3_vl(folder: Path, seed: int) -> None:
             "mrope_interleaved": True,
         },
     }
-    vision = {
-        "model_type": "qwen3_vl",
-        "depth": 2,
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "out_hidden_size": 64,
-        "num_heads": 2,
-        "patch_size": 16,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "num_position_embeddings": 64,
-        "in_channels": 3,
-        "deepstack_visual_indexes": [0, 1],
-    }
+    vision = {**_qwen3_vision("qwen3_vl"), "deepstack_visual_indexes": [0, 1]}
     config = {
         "model_type": "qwen3_vl",
         "text_config": text,
@@ -283,19 +288,7 @@ def _qwen3_5(folder: Path, seed: int) -> None:
             "partial_rotary_factor": 0.5,
         },
     }
-    vision = {
-        "model_type": "qwen3_5",
-        "depth": 2,
-        "hidden_size": 32,
-        "intermediate_size": 64,
-        "out_hidden_size": 64,
-        "num_heads": 2,
-        "patch_size": 16,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "num_position_embeddings": 64,
-        "in_channels": 3,
-    }
+    vision = _qwen3_vision("qwen3_5")
     config = {
         "model_type": "qwen3_5",
         "text_config": text,

@@ -64,10 +64,15 @@ def served(model_folder: Path) -> Iterator[Served]:
 
 @pytest.fixture(scope="module")
 def forced(model_folder: Path) -> dict:
-    """Sampling settings that make the model write the call, then a stop string."""
+    """The request's sampling settings that make the model write the call, then a stop string."""
     token = json.loads((model_folder / "tokenizer.json").read_text())["model"]["vocab"]
     call_id = next(i for text, i in token.items() if text.endswith(FORCED_STOP))
-    return {"logit_bias": {str(call_id): 100}, "stop": [FORCED_STOP]}
+    return {
+        "max_completion_tokens": 3,
+        "temperature": 0,
+        "stop": [FORCED_STOP],
+        "extra_body": {"logit_bias": {str(call_id): 100}},
+    }
 
 
 def run(coro: object) -> object:
@@ -118,10 +123,7 @@ def test_a_call_comes_back_as_tool_calls_whole(served: Served, forced: dict) -> 
                 model=MODEL,
                 messages=QUESTION,
                 tools=TOOLS,
-                max_completion_tokens=3,
-                temperature=0,
-                stop=forced["stop"],
-                extra_body={"logit_bias": forced["logit_bias"]},
+                **forced,
             )
             choice = reply.choices[0]
             assert choice.finish_reason == "tool_calls"
@@ -134,10 +136,7 @@ def test_a_call_comes_back_as_tool_calls_whole(served: Served, forced: dict) -> 
             text = await client.chat.completions.create(
                 model=MODEL,
                 messages=QUESTION,
-                max_completion_tokens=3,
-                temperature=0,
-                stop=forced["stop"],
-                extra_body={"logit_bias": forced["logit_bias"]},
+                **forced,
             )
             assert text.choices[0].message.tool_calls is None
             assert "<tool_call>" in text.choices[0].message.content
@@ -154,11 +153,8 @@ def test_a_streamed_call_comes_as_delta_tool_calls_without_markup(
                 model=MODEL,
                 messages=QUESTION,
                 tools=TOOLS,
-                max_completion_tokens=3,
-                temperature=0,
-                stop=forced["stop"],
                 stream=True,
-                extra_body={"logit_bias": forced["logit_bias"]},
+                **forced,
             )
             content, calls, reasons = "", [], []
             async for chunk in stream:
