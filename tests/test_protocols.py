@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Signal
 
+    from app.generation.knowledge_retrieval import KnowledgeBase
     from app.generation.reply_generation import ReplyBackend
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
@@ -35,10 +36,12 @@ if TYPE_CHECKING:
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from tests.knowledge_fakes import FakeKnowledge
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
     from ui.window.history_import import ImportHost
+    from ui.window.knowledge_features import KnowledgeHost
     from ui.window.main_window import MainWindow
     from ui.window.model_compare import ModelCompareHost
     from ui.window.model_picker import PickerHost
@@ -125,6 +128,10 @@ def _model_compare_host(window: MainWindow) -> ModelCompareHost:
     return window
 
 
+def _knowledge_host(window: MainWindow) -> KnowledgeHost:
+    return window
+
+
 # -- generation: the backends, the worker's signals, the engine -------------------------------
 
 
@@ -166,6 +173,13 @@ def _event_cancel_flag(event: threading.Event) -> CancelFlag:
 
 def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
+
+
+# -- the knowledge index as the chat reads it (the tests' index until app.knowledge has one) ----
+
+
+def _knowledge_base(base: FakeKnowledge) -> KnowledgeBase:
+    return base
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------

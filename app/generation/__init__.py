@@ -5,6 +5,7 @@ written into the store as they stream (with how a compare's models share memory)
 is made of (attached files, think settings).
 
 May import: `PySide6.QtCore`, `app.store`, `app.images`, `app.library`, `app.settings`, `app.sizes`,
+`app.knowledge.excerpts` (the excerpts a user turn keeps, and what a retrieval returns),
 `app.qt_signal` (the type of a signal in a protocol), `app.gui_relay`, `psutil` (the memory free
 for models), `pypdf` (text out of attached PDFs), inference's error classes at import time
 (`inference.errors`, `inference.importing.model_folder`, and `inference.engine.cache_state` for
