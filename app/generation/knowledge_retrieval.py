@@ -98,11 +98,12 @@ def estimate_tokens(text: str) -> int:
 
 
 def token_counter(engine: EngineLike | None) -> CountTokens:
-    """Counts tokens as the loaded model reads text (an estimate without one)."""
+    """Counts the tokens a text adds to a user turn, as the loaded model reads it (its chat
+    template and tokenizer, as an attached file is counted); an estimate without a model."""
     if engine is None:
         return estimate_tokens
-    tokenizer = engine.model.tokenizer
-    return lambda text: len(tokenizer.encode(text, add_special_tokens=False))
+    bare = engine.count_prompt_tokens([{"role": "user", "content": ""}])
+    return lambda text: engine.count_prompt_tokens([{"role": "user", "content": text}]) - bare
 
 
 def retrieve_turn(engine: EngineLike | None, base: KnowledgeBase, ask: TurnQuery) -> Retrieval:
