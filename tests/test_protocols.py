@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
+    from app.knowledge.embedder import Embedder
+    from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from tests.app.knowledge.documents import HashEmbedder
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -166,6 +169,17 @@ def _event_cancel_flag(event: threading.Event) -> CancelFlag:
 
 def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
+
+
+# -- knowledge folders -----------------------------------------------------------------------
+
+
+def _test_embedder(embedder: HashEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_generation_activity(worker: InferenceWorker) -> GenerationActivity:
+    return worker
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------
