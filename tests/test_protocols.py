@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
+    from app.knowledge.embedder import Embedder
+    from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
@@ -36,6 +38,7 @@ if TYPE_CHECKING:
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from tests.app.knowledge.documents import HashEmbedder
     from tests.knowledge_fakes import FakeKnowledge
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
@@ -175,11 +178,19 @@ def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
 
 
-# -- the knowledge index as the chat reads it (the tests' index until app.knowledge has one) ----
+# -- knowledge folders -----------------------------------------------------------------------
 
 
 def _knowledge_base(base: FakeKnowledge) -> KnowledgeBase:
     return base
+
+
+def _test_embedder(embedder: HashEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_generation_activity(worker: InferenceWorker) -> GenerationActivity:
+    return worker
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------
