@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Signal
 
+    from app.generation.knowledge_index import IndexKnowledge
     from app.generation.knowledge_retrieval import KnowledgeBase
     from app.generation.reply_generation import ReplyBackend
     from app.generation.worker import InferenceWorker
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
     from tests.app.knowledge.documents import HashEmbedder
-    from tests.knowledge_fakes import FakeKnowledge
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -181,7 +181,7 @@ def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
 # -- knowledge folders -----------------------------------------------------------------------
 
 
-def _knowledge_base(base: FakeKnowledge) -> KnowledgeBase:
+def _knowledge_base(base: IndexKnowledge) -> KnowledgeBase:
     return base
 
 
