@@ -8,8 +8,7 @@ status), the reply being generated (`app.generation.reply_generation`), the comp
 the person's actions on messages (`app.chat.message_actions`), Compare's
 (`app.chat.compare_actions`) and knowledge (`app.chat.knowledge`, as `knowledge`). These parts
 know no controller: each is given what it works with (the store, the worker, callables) and
-says what changed by its own signals, connected here to the controller's of the same names.
-This module keeps the window's one API over the parts.
+says what changed by its own signals, connected to the controller's of the same names.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
 its replies from that server through `app.remote.backend`, whatever model the worker holds.
@@ -192,6 +191,7 @@ class ChatController(QObject):
             is_busy=self.is_busy,
             save_draft=self._conversations.save_draft,
             end_tool_loop=self.tools.end_loop,
+            answer_turn=self.knowledge.turns.answer,
             parent=self,
         )
         for part in (self._conversations, self._messages, self._compare):
