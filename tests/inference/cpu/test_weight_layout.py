@@ -117,7 +117,7 @@ def test_the_layout_chosen_here_decodes_at_least_0_95x_the_faster_of_the_two(
     assert chosen.matrix_layout.basis is Basis.MEASURED
     other = load_model(folder, "always", KEEP if chosen.matrix_layout.transposed else TRANSPOSE)
     assert layout(chosen.model) != layout(other.model)
-    params = SamplingParams(max_tokens=24, logit_bias=NO_EOS)
+    params = SamplingParams(max_tokens=16, logit_bias=NO_EOS)
     question = [{"role": "user", "content": "Write a short poem about the sea."}]
 
     def decode_tps(loaded: LoadedModel) -> float:
