@@ -2,10 +2,10 @@
 
 A linear layer computes `x @ weight.T`. For the one input row of a decode step, how fast BLAS
 runs that product depends on how the weight lies in memory, and which way wins depends on the
-CPU and on the BLAS kernels: with OpenBLAS's Haswell and Cooperlake kernels on Intel CPUs the
-transposed layout (`weight_layout`) decoded SmolLM2 about 1.3x faster, while on a 2-core AMD EPYC
-VM (AVX-512, the kernels OpenBLAS picks there) it decoded about 20% slower. No rule holds for every
-CPU, so when a float32 model is loaded on the CPU the one-row products of a decode step are timed
+CPU, not only on the BLAS kernels: on one 2-core AMD Zen 5 VM the transposed layout
+(`weight_layout`) decoded SmolLM2 1.2-1.3x faster with OpenBLAS's Haswell and its Cooperlake
+kernels alike, while on a 2-core AMD EPYC (Zen 4) VM, with the same Cooperlake kernels, it decoded
+about 1.3x slower. No rule holds for every CPU, so when a float32 model is loaded on the CPU the one-row products of a decode step are timed
 both ways on the model's own matrix shapes (bounded to about a quarter of a second), and the
 faster layout is kept.
 

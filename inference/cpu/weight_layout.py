@@ -3,10 +3,10 @@
 A linear layer computes `x @ weight.T` with `weight` stored (out, in), row after row, and MLX
 hands that product to `cblas_sgemm` with the weight marked transposed. Kept as the transposed
 view of an (in, out) array, the same `weight.T` is a plain row-major matrix that BLAS streams as
-it lies. Which of the two a CPU's BLAS kernels run faster for one input row differs between CPUs
-(with OpenBLAS's Haswell and Cooperlake kernels on Intel CPUs the transposed form decoded SmolLM2
-about 1.3x faster; on an AMD EPYC VM about 20% slower), so `layout_choice` measures it at load
-and this module only carries it out. Every layer still sees the same shape and values; only the
+it lies. Which of the two runs faster for one input row differs between CPUs (with the same
+OpenBLAS kernels, the transposed form decoded SmolLM2 about 1.3x faster on an AMD Zen 5 VM and
+about 1.3x slower on an AMD Zen 4 one), so `layout_choice` measures it at load and this module
+only carries it out. Every layer still sees the same shape and values; only the
 strides differ, so mlx-lm's model code runs unchanged.
 
 The tied embedding (a model without an `lm_head`) is the output projection too, so it is
