@@ -29,6 +29,7 @@ from app.compaction.full_chat import NotCompacted, full_chat_turn
 from app.compaction.plan import CompactionPlan, CompactionRefused, plan_compaction, summary_request
 from app.compaction.summary_run import SummaryRun
 from app.compaction.tokens import ContextUse, context_use, counter, is_due, summarised_prompt
+from app.compaction.writer import summary_writer
 from app.generation.model_session import ModelState
 from app.generation.prompt_messages import missing_image, prompt_messages
 from app.generation.reply_events import ReplyPrefill, StreamUpdate
@@ -250,27 +251,19 @@ class Compaction(QObject):
         return True
 
     def _writer(self, chat_model: str | None) -> tuple[str | None, RequestModel | None]:
-        """The model that writes summaries: the one Preferences names, while the library has
-        it (as a request for the worker, held beside the chat's model when both fit), else
-        the chat's own."""
-        chosen = self._setup.preferences.summaries.model_id
-        folder = self._setup.models_dir
-        if chosen is None or chosen == chat_model or folder is None:
-            return chat_model, None
-        from app.library.cpu_weights import running_weights_bytes
-        from app.library.entries import list_models  # file work: only when a model is chosen
-
-        info = next((m for m in list_models(folder) if m.path.name == chosen), None)
-        if info is None or info.problem is not None:
+        """The model that writes summaries (`app.compaction.writer`), said when the one
+        Preferences names is gone."""
+        preferences = self._setup.preferences
+        chosen = preferences.summaries.model_id
+        held = tuple(h.path for h in self._setup.worker.held_models() if h.main)
+        found = summary_writer(chosen, chat_model, self._setup.models_dir, preferences, held)
+        if found is None:
             self.notice.emit(
                 f"The summary model “{chosen}” is not in the library any more: the chat's model "
                 "writes the summary (Preferences › Summaries)."
             )
             return chat_model, None
-        cpu = self._setup.preferences.cpu_float32
-        weights = running_weights_bytes(info.weights_bytes, info.parameters, cpu)
-        main = tuple(h.path for h in self._setup.worker.held_models() if h.main)
-        return chosen, RequestModel(info.path, weights, main)
+        return found
 
     def _count(self, summary_id: int, plan: CompactionPlan, chat_params: dict) -> None:
         """The earlier tokens the summary stands for, counted by the chat's model on the

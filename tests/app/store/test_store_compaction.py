@@ -124,21 +124,25 @@ def test_an_older_database_takes_summaries_after_migrating(tmp_path: Path) -> No
     path = tmp_path / "old.sqlite3"
     with Store.open(path) as store:
         cid, full = _chat(store)
-    with sqlite3.connect(path) as conn:  # back to schema 6: no summaries
-        conn.execute("PRAGMA foreign_keys = OFF")
-        conn.execute("ALTER TABLE messages DROP COLUMN compaction")
-        rebuild_table(
-            conn,
-            "messages",
-            "CHECK (role IN ('user', 'assistant', 'tool', 'summary'))",
-            "CHECK (role IN ('user', 'assistant', 'tool'))",
-        )
+    with sqlite3.connect(path) as conn:
+        without_summaries(conn)
         conn.execute("PRAGMA user_version = 6")
     with Store.open(path) as store:
         assert store.active_path(cid) == full
         _compacted(store, cid, full)
         assert store.active_path(cid)[0].role == "summary"
     assert list(tmp_path.glob("*v6-backup*"))
+
+
+def without_summaries(conn: sqlite3.Connection) -> None:
+    """A database back as schema 6 left it: no `summary` role, no `compaction` column."""
+    conn.execute("ALTER TABLE messages DROP COLUMN compaction")
+    rebuild_table(
+        conn,
+        "messages",
+        "CHECK (role IN ('user', 'assistant', 'tool', 'summary'))",
+        "CHECK (role IN ('user', 'assistant', 'tool'))",
+    )
 
 
 _SUMMARISING = """
