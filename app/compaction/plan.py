@@ -23,10 +23,9 @@ from app.store.conversations import Store
 from app.store.records import Message
 
 INSTRUCTION = (
-    "Summarise our conversation so far, so that it can go on from your summary alone: the "
-    "earlier messages will no longer be shown. Keep every fact, name, number, decision, open "
-    "question and request of mine, in the language we have used, as a short list of points. "
-    "Write only the summary."
+    "Summarise our conversation so far in a few short points, so that it can go on from your "
+    "summary alone: keep every name, fact, number, decision, open question and request of "
+    "mine. Write only the summary."
 )
 
 

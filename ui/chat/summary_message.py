@@ -1,6 +1,6 @@
 """A compacted branch's summary in the chat: a message of its own kind, folded under a line that
 says what it stands for (how many earlier messages, from which to which, the tokens they took,
-the summary's own length, the turns kept word for word below it), open while it is written.
+the summary's own length, the messages kept word for word below it), open while it is written.
 
 The summary is model output: it renders as a reply does (safe Markdown), and it can be edited
 (a new version beside it, as any edit) and replayed from its Details, like a reply.
@@ -9,7 +9,7 @@ The summary is model output: it renders as a reply does (safe Markdown), and it 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QToolButton, QWidget
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QToolButton, QWidget
 
 from ui.chat.message_widget import MessageWidget
 from ui.widgets.theme import em, scale_font
@@ -27,7 +27,7 @@ def summary_line(summary: SummaryView | None, stats: dict[str, float] | None = N
     if summary.stands_for is not None:
         parts.append(f"{summary.stands_for:,} tokens" + (f" in {written:,}" if written else ""))
     if summary.kept:
-        parts.append(f"{summary.kept} turn{'s' if summary.kept != 1 else ''} kept word for word")
+        parts.append(f"{summary.kept} later message{'s' if summary.kept != 1 else ''} kept as is")
     if summary.edited:
         parts.append("edited")
     return " · ".join(parts)
@@ -43,7 +43,7 @@ def summary_span(summary: SummaryView | None) -> str:
     )
 
 
-class SummaryHeader(QWidget):
+class SummaryHeader(QFrame):
     """The fold line: a toggle and what the summary stands for."""
 
     def __init__(self, parent: QWidget) -> None:
@@ -61,7 +61,7 @@ class SummaryHeader(QWidget):
         self.label.setWordWrap(True)
         scale_font(self.label, 0.9)
         layout = QHBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setContentsMargins(em(self, 0.5), em(self, 0.3), em(self, 0.7), em(self, 0.3))
         layout.setSpacing(em(self, 0.3))
         layout.addWidget(self.toggle)
         layout.addWidget(self.label, 1)

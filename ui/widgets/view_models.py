@@ -74,7 +74,7 @@ class ToolCallView:
 class SummaryView:
     """What a compacted branch's summary stands for: how many earlier messages it covers
     (from `first` to `last`, their first words), the tokens they took (None: not counted), the
-    turns kept word for word below it, and whether the person edited it."""
+    messages kept word for word below it, and whether the person edited it."""
 
     covered: int
     stands_for: int | None
