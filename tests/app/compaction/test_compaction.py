@@ -75,6 +75,9 @@ def test_a_summary_makes_a_branch_beside_the_full_chat_which_keeps_its_cache(
     assert summary.provenance["token_ids"]
     tokens = stands_for(summary)
     assert tokens is not None and 0 < tokens < full[3].stats["prompt_tokens"] + 6
+    with qtbot.waitSignal(ctl.replays.finished, timeout=WAIT_MS) as replayed:
+        assert ctl.replays.start(summary.id)
+    assert replayed.args[0].identical and not replayed.args[0].changed
 
     # A reply on the compacted branch says what the summary stands for.
     _send_and_wait(qtbot, ctl, cid, "And tomorrow?")

@@ -22,6 +22,7 @@ from tests.ui.window_harness import (
 )
 from ui.chat.message_toolbar import SUMMARISE_BUTTON
 from ui.chat.summary_message import SummaryWidget
+from ui.window.compaction_features import COMPARE_TEXT
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -41,6 +42,7 @@ SUMMARY = (
     "- Food: francesinha, grilled sardines, pastéis de nata (Manteigaria)."
 )
 AFTER = "Day one: Ribeira and the Dom Luís I bridge at sunset; day two: the Douro by train."
+FULL = "Day one: Ribeira and a francesinha; day two: the Douro train to Pinhão; day three: Foz."
 
 
 def _shot(qtbot, widget: QWidget, name: str) -> None:
@@ -52,7 +54,9 @@ def _shot(qtbot, widget: QWidget, name: str) -> None:
 
 
 def test_summarise_up_to_here_in_the_window(qtbot, tmp_path: Path) -> None:
-    engine = ScriptedEngine([*REPLIES, SUMMARY, AFTER, SUMMARY], chars_per_step=12, step_s=0.002)
+    engine = ScriptedEngine(
+        [*REPLIES, SUMMARY, AFTER, FULL, SUMMARY], chars_per_step=12, step_s=0.002
+    )
     with running_app(qtbot, tmp_path, tmp_path / "demo-model", scripted_worker(engine)) as app:
         window, ctl = app.window, app.controller
         window.resize(1100, 760)
@@ -107,10 +111,28 @@ def test_summarise_up_to_here_in_the_window(qtbot, tmp_path: Path) -> None:
         send_and_wait(qtbot, app, "Plan the days for us")
         reply = ctl.store.active_path(cid)[-1]
         assert reply.stats["summary_of_tokens"] > 0
+        widget = window.chat_view.message_widget(str(reply.id))
+        assert widget is not None and widget.stats_label is not None
+        assert "a summary stands for" in widget.stats_label.text()
 
-        # ‹ 1/2 › is the full chat, as it was.
+        # The same question asked of the full chat, both answers side by side.
+        menu = widget.regenerate_button.menu() if widget.regenerate_button else None
+        compare = next(a for a in menu.actions() if a.text() == COMPARE_TEXT) if menu else None
+        assert compare is not None
+        with qtbot.waitSignal(ctl.compaction.compared, timeout=10000):
+            compare.trigger()
+        dialog = window.compaction.diff
+        assert dialog is not None and dialog.windowTitle() == "With and Without the Summary"
+        assert [p.toPlainText() for p in dialog.panes] == [FULL, AFTER]
+        dialog.resize(900, 420)
+        _shot(qtbot, dialog, "compare-with-full-chat-light")
+        dialog.close()
+
+        # ‹ 1/2 › is the full chat, as it was, with the question the comparison asked it.
         ctl.switch_sibling(branch[0].id, -1)
-        assert [m.id for m in ctl.store.active_path(cid)] == [m.id for m in full]
+        shown = ctl.store.active_path(cid)
+        assert [m.id for m in shown[: len(full)]] == [m.id for m in full]
+        assert [m.content for m in shown[len(full) :]] == ["Plan the days for us", FULL]
 
         # The proposal: a sticky notice whose button summarises the branch shown.
         ctl.compaction.proposed.emit(SummaryProposal(cid, 3481, 4096))
