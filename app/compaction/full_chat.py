@@ -47,12 +47,16 @@ def full_chat_turn(store: Store, reply_id: int) -> FullChatTurn:
     kept = len(kept_ids(summary))
     if question.role != "user":
         raise NotCompacted("Only an answer to a message of yours can be compared.")
+    at = store.get_message(summary.compaction["through"])
+    if at.conversation_id != reply.conversation_id:  # a fork of a compacted branch
+        raise NotCompacted(
+            "The full chat of this summary is in the conversation it was forked from."
+        )
     if len(path) <= 1 + kept:  # a kept turn: the full chat has its original
         original = copy_of(question)
         if original is None:
             raise NotCompacted("The message this turn repeats is no longer in the full chat.")
         return _answered(store, store.get_message(original))
-    at = store.get_message(summary.compaction["through"])
     later = path[1 + kept :]
     for index, message in enumerate(later):
         again = next((c for c in store.children(at.id) if _repeats(c, message)), None)

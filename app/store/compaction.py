@@ -17,10 +17,11 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from app.store.compaction_records import check_compaction, kept_ids, remap_compaction
-from app.store.records import InvalidInputError, Message, dump_mapping
+from app.store.records import InvalidInputError, Message
 from app.store.replies import StreamingReplies
 
 
@@ -104,8 +105,12 @@ class CompactedBranches(StreamingReplies):
     ) -> Message:
         leaf_id = parent_id
         with self._write() as db:
-            for message in messages:
-                leaf_id = _insert_kept(db, conversation_id, leaf_id, message)
+            for m in messages:
+                # What it says, word for word, and the model that wrote it; its stats and
+                # provenance describe the original's prompt, so the copy has none.
+                copy = replace(m, stats={}, provenance={}, compaction={"copy_of": m.id})
+                status = "interrupted" if m.status == "streaming" else m.status
+                leaf_id = self._insert_copy(db, conversation_id, leaf_id, copy, status, visit=0)
             self.activate_leaf(db, conversation_id, leaf_id)
             self._touch(db, conversation_id)
         return self.get_message(leaf_id)
@@ -119,34 +124,3 @@ def write_compaction(
     for message_id, record in records:
         text = json.dumps(remap_compaction(record, ids), ensure_ascii=False, sort_keys=True)
         db.execute("UPDATE messages SET compaction = ? WHERE id = ?", (text, message_id))
-
-
-def _insert_kept(db: sqlite3.Connection, conversation_id: int, parent_id: int, m: Message) -> int:
-    """A copy of `m` under `parent_id`: what it says, word for word, and the model that wrote
-    it; its stats and provenance describe the original's prompt, so the copy has none."""
-    status = "interrupted" if m.status == "streaming" else m.status
-    (new_id,) = db.execute(
-        "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
-        " model_id, params, error, reasoning, attachments, trace, tool_calls, tool_call_id,"
-        " tool_name, compaction)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-        (
-            conversation_id,
-            parent_id,
-            m.role,
-            m.content,
-            m.created_at,
-            status,
-            m.model_id,
-            dump_mapping(m.params, "The sampling parameters"),
-            m.error,
-            m.reasoning,
-            json.dumps(list(m.attachments), ensure_ascii=False, sort_keys=True),
-            m.trace,
-            json.dumps(list(m.tool_calls), ensure_ascii=False, sort_keys=True),
-            m.tool_call_id,
-            m.tool_name,
-            json.dumps({"copy_of": m.id}),
-        ),
-    ).fetchone()
-    return int(new_id)
