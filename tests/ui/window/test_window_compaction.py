@@ -84,6 +84,9 @@ def test_summarise_up_to_here_in_the_window(qtbot, tmp_path: Path) -> None:
         assert summary.nav is not None and summary.nav.isVisible()
         assert "Summarised 2 earlier messages" in window.banner.text
         _shot(qtbot, window, "summary-folded-light")
+        window.set_theme("dark")
+        _shot(qtbot, window, "summary-folded-dark")
+        window.set_theme("light")
 
         summary.header.toggle.click()
         assert summary.is_open and "francesinha" in summary.body.toPlainText()
