@@ -5,9 +5,9 @@ runs that product depends on how the weight lies in memory, and which way wins d
 CPU, not only on the BLAS kernels: on one 2-core AMD Zen 5 VM the transposed layout
 (`weight_layout`) decoded SmolLM2 1.2-1.3x faster with OpenBLAS's Haswell and its Cooperlake
 kernels alike, while on a 2-core AMD EPYC (Zen 4) VM, with the same Cooperlake kernels, it decoded
-about 1.3x slower. No rule holds for every CPU, so when a float32 model is loaded on the CPU the one-row products of a decode step are timed
-both ways on the model's own matrix shapes (bounded to about a quarter of a second), and the
-faster layout is kept.
+about 1.3x slower. No rule holds for every CPU, so when a float32 model is loaded on the CPU
+the one-row products of a decode step are timed both ways on the model's own matrix shapes
+(bounded to about a quarter of a second), and the faster layout is kept.
 
 The choice is remembered in a JSON file (the app passes its data folder's
 `caches/cpu-layout.json`), keyed by what decides it: the CPU, the BLAS with its kernels and
