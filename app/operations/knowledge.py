@@ -2,17 +2,19 @@
 removing a folder's index (never its files); and the gate that holds every index run while a
 reply is generating (`app.knowledge.pause`, held by `knowledge_pause`).
 
-An index run opens its own connection to the index on its thread. It reports `IndexProgress`
-(files, chunks, failures, time left; whether it waits for a reply), stops between files when
-cancelled (every file finished stays indexed, and the next run goes on from there), and waits at
-the pause gate before each file and each batch of vectors. Vectors are computed on the index
-run's thread by the `Embedder` given; one whose model must run on the inference worker hands
-its batches over there itself (`app.knowledge.embedder`).
+An index run reads the files in a child process (`app.knowledge.reader_process`: the window
+never waits for the GIL, and a file that crashes a reader costs that file only), then computes
+the vectors on the operation's thread with the `Embedder` given (one whose model must run on the
+inference worker hands its batches over there itself: `app.knowledge.embedder`). It reports
+`IndexProgress` (files, chunks, failures, time left; whether it waits for a reply), waits at the
+pause gate before each file and each batch of vectors, and stops at once when cancelled (every
+file finished stays indexed, and the next run goes on from there).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -20,7 +22,8 @@ from PySide6.QtCore import QObject
 from app.knowledge.embedder import Embedder
 from app.knowledge.index import KnowledgeIndex
 from app.knowledge.pause import PauseGate, app_pause_gate
-from app.knowledge.records import IndexProgress, KnowledgeError, SyncReport
+from app.knowledge.reader_process import read_in_child
+from app.knowledge.records import CollectionState, IndexProgress, KnowledgeError, SyncReport
 from app.operations.changes import Changes
 from app.operations.operation import JobContext, Operation
 
@@ -38,15 +41,38 @@ def _index(
     gate: PauseGate | None,
 ) -> IndexRun:
     def job(context: JobContext[IndexProgress]) -> SyncReport:
+        waits_at = gate or app_pause_gate()
         with KnowledgeIndex.open(database) as index:
             prepare(index)
-            return index.sync(
-                name,
-                embedder=embedder,
-                cancel=context.cancel_event,
-                gate=gate or app_pause_gate(),
-                progress=context.report,
+        read: list[IndexProgress] = []
+
+        def reading(progress: IndexProgress) -> None:
+            read[:] = [progress]
+            context.report(progress)
+
+        report = read_in_child(
+            database, name, cancel=context.cancel_event, gate=waits_at, progress=reading
+        )
+        if embedder is None or report.state is not CollectionState.READY:
+            return report
+
+        def embedding(progress: IndexProgress) -> None:
+            if read:  # what the reading did stays in view while the vectors are made
+                last = read[0]
+                progress = replace(
+                    progress,
+                    files_done=last.files_done,
+                    files_total=last.files_total,
+                    chunks=last.chunks,
+                    failures=last.failures,
+                )
+            context.report(progress)
+
+        with KnowledgeIndex.open(database) as index:
+            embedded = index.embed(
+                name, embedder, cancel=context.cancel_event, gate=waits_at, progress=embedding
             )
+        return replace(report, embedded=embedded)
 
     return Operation(
         owner,
