@@ -21,7 +21,8 @@ def test_a_file_that_stops_the_reader_is_recorded_and_the_rest_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     folder = tmp_path / "docs"
-    write(folder / "hangs.txt", "A file the reader never finishes.")
+    # Long enough that its reading outlasts the parent's look at the clock (every 50 ms).
+    write(folder / "hangs.txt", "A file the reader takes a while to finish.\n\n" * 50_000)
     database = tmp_path / "knowledge.db"
     with KnowledgeIndex.open(database) as index:
         index.add("docs", folder)
