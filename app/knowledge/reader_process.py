@@ -30,9 +30,16 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.synchronize import Event
 from pathlib import Path
 
+from app.knowledge.embedder import Embedder
 from app.knowledge.index import KnowledgeIndex
 from app.knowledge.pause import CancelFlag, Gate
-from app.knowledge.records import IndexProgress, KnowledgeError, SyncCancelled, SyncReport
+from app.knowledge.records import (
+    CollectionState,
+    IndexProgress,
+    KnowledgeError,
+    SyncCancelled,
+    SyncReport,
+)
 
 _POLL_S = 0.05
 # A file may take this long, plus the time per megabyte below, before it is taken for a hang.
@@ -58,6 +65,44 @@ class _ChildGate:
         while self._held.is_set() and not cancel.is_set():
             time.sleep(_POLL_S)
         return time.monotonic() - started
+
+
+def index_folder_run(
+    database: Path,
+    name: str,
+    *,
+    embedder: Embedder | None,
+    cancel: threading.Event,
+    gate: Gate,
+    progress: Callable[[IndexProgress], None],
+) -> SyncReport:
+    """A whole index run of folder `name`: its files read in a child process, then the vectors
+    made here with `embedder` (if any). What `KnowledgeIndex.sync` returns and raises."""
+    read: list[IndexProgress] = []
+
+    def reading(update: IndexProgress) -> None:
+        read[:] = [update]
+        progress(update)
+
+    report = read_in_child(database, name, cancel=cancel, gate=gate, progress=reading)
+    if embedder is None or report.state is not CollectionState.READY:
+        return report
+
+    def embedding(update: IndexProgress) -> None:
+        if read:  # what the reading did stays in view while the vectors are made
+            last = read[0]
+            update = replace(
+                update,
+                files_done=last.files_done,
+                files_total=last.files_total,
+                chunks=last.chunks,
+                failures=last.failures,
+            )
+        progress(update)
+
+    with KnowledgeIndex.open(database) as index:
+        embedded = index.embed(name, embedder, cancel=cancel, gate=gate, progress=embedding)
+    return replace(report, embedded=embedded)
 
 
 def read_in_child(

@@ -14,7 +14,6 @@ file finished stays indexed, and the next run goes on from there).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import QObject
@@ -22,8 +21,8 @@ from PySide6.QtCore import QObject
 from app.knowledge.embedder import Embedder
 from app.knowledge.index import KnowledgeIndex
 from app.knowledge.pause import PauseGate, app_pause_gate
-from app.knowledge.reader_process import read_in_child
-from app.knowledge.records import CollectionState, IndexProgress, KnowledgeError, SyncReport
+from app.knowledge.reader_process import index_folder_run
+from app.knowledge.records import IndexProgress, KnowledgeError, SyncReport
 from app.operations.changes import Changes
 from app.operations.operation import JobContext, Operation
 
@@ -44,35 +43,14 @@ def _index(
         waits_at = gate or app_pause_gate()
         with KnowledgeIndex.open(database) as index:
             prepare(index)
-        read: list[IndexProgress] = []
-
-        def reading(progress: IndexProgress) -> None:
-            read[:] = [progress]
-            context.report(progress)
-
-        report = read_in_child(
-            database, name, cancel=context.cancel_event, gate=waits_at, progress=reading
+        return index_folder_run(
+            database,
+            name,
+            embedder=embedder,
+            cancel=context.cancel_event,
+            gate=waits_at,
+            progress=context.report,
         )
-        if embedder is None or report.state is not CollectionState.READY:
-            return report
-
-        def embedding(progress: IndexProgress) -> None:
-            if read:  # what the reading did stays in view while the vectors are made
-                last = read[0]
-                progress = replace(
-                    progress,
-                    files_done=last.files_done,
-                    files_total=last.files_total,
-                    chunks=last.chunks,
-                    failures=last.failures,
-                )
-            context.report(progress)
-
-        with KnowledgeIndex.open(database) as index:
-            embedded = index.embed(
-                name, embedder, cancel=context.cancel_event, gate=waits_at, progress=embedding
-            )
-        return replace(report, embedded=embedded)
 
     return Operation(
         owner,
