@@ -37,6 +37,7 @@ from app.knowledge.index import KnowledgeIndex
 from app.knowledge.parsing.formats import document_blocks, format_of
 from app.knowledge.search import vector_ranked
 from bench.cli import description
+from bench.importers import best_s
 from bench.knowledge_corpus import RandomEmbedder, Vocabulary, write_markdown, write_pdfs
 from bench.table import table
 
@@ -59,16 +60,6 @@ QUERY_HEADER: tuple[str, ...] = (
     "cpu p50 over BM25",
 )
 CHUNK_WORDS = 90  # about 600 characters, as the chunker's chunks of prose run
-
-
-def best_s(work: Callable[[], object], runs: int) -> tuple[float, float]:
-    wall, cpu = float("inf"), float("inf")
-    for _ in range(runs):
-        start_wall, start_cpu = time.perf_counter(), time.process_time()
-        work()
-        cpu = min(cpu, time.process_time() - start_cpu)
-        wall = min(wall, time.perf_counter() - start_wall)
-    return wall, cpu
 
 
 def index_rows(folder: Path, label: str, runs: int) -> list[tuple[str, ...]]:
