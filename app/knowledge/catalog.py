@@ -113,8 +113,7 @@ def status(conn: sqlite3.Connection, name: str) -> CollectionStatus:
             (found.id,),
         ).fetchone()
         (embedded,) = conn.execute(
-            "SELECT count(*) FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk"
-            " JOIN documents AS d ON d.id = c.document WHERE d.collection = ? AND v.model = ?",
+            "SELECT count(*) FROM vectors WHERE collection = ? AND model = ?",
             (found.id, found.embedding_model or ""),
         ).fetchone()
         failed = conn.execute(

@@ -136,3 +136,21 @@ def test_a_new_embedder_embeds_again_while_search_goes_on(
     with closing(sqlite3.connect(index.path)) as conn:
         models = {row[0] for row in conn.execute("SELECT DISTINCT model FROM vectors")}
     assert models == {"new"}, "the old model's vectors are dropped once the new ones are all in"
+
+
+def test_the_vectors_in_memory_follow_the_index(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "kb"
+    write(folder / "old.txt", "Otters float on their backs.")
+    embedder = HashEmbedder()
+    index.add("kb", folder)
+    index.sync("kb", embedder=embedder)
+    assert Path(index.search(["kb"], "zzz", embedder=embedder)[0].path).name == "old.txt"
+    write(folder / "new.txt", "Puffins nest in burrows.")
+    (folder / "old.txt").unlink()
+    index.sync("kb", embedder=embedder)
+    puffins = embedder.embed_documents(["Puffins nest in burrows."])[0]
+    monkeypatch.setattr(embedder, "embed_query", lambda text: puffins)
+    hits = index.search(["kb"], "zzz", embedder=embedder)
+    assert [Path(hit.path).name for hit in hits] == ["new.txt"], "added read, removed dropped"
