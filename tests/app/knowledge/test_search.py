@@ -85,6 +85,9 @@ def test_retrieval_fits_the_budget_merges_neighbours_and_gives_small_files_whole
     assert "Section 4" in manual.text and "Section 5" in manual.text, "neighbours merged"
     full = index.read_document("kb", manual.path)
     assert manual.document_sha256 == hashlib.sha256(full.encode()).hexdigest()
+    current = index.document("kb", manual.path)
+    assert current is not None and current.text_sha256 == manual.document_sha256
+    assert index.document("kb", str(folder / "nothing.md")) is None
     assert full == (folder / "manual.md").read_text(), "the chunks give the text back"
 
     tight = index.retrieve(
