@@ -190,6 +190,7 @@ INFERENCE_ORDER = (
     "cpu",
     "vision",
     "loading",
+    "embedding",
     "importing",
     "cache",
     "decoding",
