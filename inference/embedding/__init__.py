@@ -18,6 +18,7 @@ Every embedder has `model_id` (which vectors may be compared: the model and its 
 returning float32 rows of length 1 (a text with no tokens gives zeros).
 
 May import: `numpy`, `safetensors`, `tokenizers`, `mlx`, `mlx_lm` (the decoders' model classes
-and its tokenizer loader), `inference.errors` and `inference.loading` (model files and the
-checks made before native code reads them).
+and its tokenizer loader), `inference.errors`, `inference.models` (the architecture registry),
+`inference.cpu` (float32 weights on the CPU) and `inference.loading` (model files, their
+identity, and the checks made before native code reads them).
 """
