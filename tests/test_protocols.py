@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
+    from app.knowledge.embedder import Embedder
+    from app.knowledge.worker_embedder import WorkerEmbedder, WorkerQueue, _Model
+    from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
@@ -32,6 +35,8 @@ if TYPE_CHECKING:
     from app.store.reply_writer import ReplySink
     from inference.decoding.draft_model import DraftModelDrafter
     from inference.decoding.speculative import Drafter, PromptLookupDrafter
+    from inference.embedding.encoder import MlxEmbedder
+    from inference.embedding.static_model import StaticEmbedder
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
@@ -166,6 +171,33 @@ def _event_cancel_flag(event: threading.Event) -> CancelFlag:
 
 def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
+
+
+# -- knowledge: the embedders, what they need of the worker -----------------------------------
+
+
+def _static_embedder(embedder: StaticEmbedder) -> Embedder:
+    return embedder
+
+
+def _mlx_embedder(embedder: MlxEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_embedder(embedder: WorkerEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_model(embedder: MlxEmbedder) -> _Model:
+    return embedder
+
+
+def _worker_queue(worker: InferenceWorker) -> WorkerQueue:
+    return worker
+
+
+def _generation_activity(worker: InferenceWorker) -> GenerationActivity:
+    return worker
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------

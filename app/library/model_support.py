@@ -71,6 +71,7 @@ def refresh_support(models_dir: str | Path) -> None:
 
 
 def _support_record(config: dict[str, Any]) -> dict[str, Any]:
+    from inference.embedding.folder import ENCODER_TYPES
     from inference.loading.load import unsupported_message
     from inference.models.registry import get_model_classes
     from inference.vision.families import family_for
@@ -83,6 +84,9 @@ def _support_record(config: dict[str, Any]) -> dict[str, Any]:
         problem = unsupported_message(config["model_type"])
     # A vision family Branchwise runs through mlx-vlm loads whether or not mlx-lm knows it.
     if problem is not None and is_vision_config(config) and family_for(config["model_type"]):
+        problem = None
+    # So does an encoder Branchwise embeds with by its own code (inference.embedding).
+    if config["model_type"] in ENCODER_TYPES:
         problem = None
     return {"mlx_lm": _mlx_lm_version(), "model_type": config["model_type"], "problem": problem}
 

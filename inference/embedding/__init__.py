@@ -14,8 +14,9 @@ bge-style models (CLS pooling); `pooling` and `attention` hold the pooling and t
 GPL-3.0 `mlx-embeddings` package is neither used nor copied.
 
 Every embedder has `model_id` (which vectors may be compared: the model and its weights),
-`dimensions`, and `embed(texts)` for documents and `embed_queries(texts)` for queries, each
-returning float32 rows of length 1 (a text with no tokens gives zeros).
+`dimensions`, `embed_documents(texts)` (float32 rows of length 1; a text with no tokens gives
+zeros) and `embed_query(text)` (one such row, after the model's query prompt): the app's
+`Embedder` protocol (`app.knowledge.embedder`), which this layer does not import.
 
 May import: `numpy`, `safetensors`, `tokenizers`, `mlx`, `mlx_lm` (the decoders' model classes
 and its tokenizer loader), `inference.errors`, `inference.models` (the architecture registry),

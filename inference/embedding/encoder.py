@@ -26,6 +26,7 @@ import mlx.nn as nn
 import numpy as np
 from mlx_lm.utils import load_model as load_mlx_model
 from mlx_lm.utils import load_tokenizer
+from numpy.typing import NDArray
 
 from inference.cpu.float32_weights import DEFAULT_POLICY, apply_policy
 from inference.embedding.attention import BothWays
@@ -65,22 +66,23 @@ class MlxEmbedder:
         self._dense = dense
         self._encode = encode
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Documents: one unit float32 row per text."""
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
+        """One unit float32 row per text, each after the model's document prompt."""
         return self._vectors([self.spec.document_prompt + text for text in texts])
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """Queries, each after the model's query prompt (an instruction, for Qwen3-Embedding)."""
-        return self._vectors([self.spec.query_prompt + text for text in texts])
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        """The unit vector of `text` after the model's query prompt (an instruction, for
+        Qwen3-Embedding)."""
+        return self._vectors([self.spec.query_prompt + text])[0]
 
-    def _vectors(self, texts: list[str]) -> np.ndarray:
+    def _vectors(self, texts: list[str]) -> NDArray[np.float32]:
         ids = [self._encode(text) for text in texts]
         rows = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for batch in batches([len(i) for i in ids]):
             rows[batch] = self._run([ids[i] for i in batch])
         return rows
 
-    def _run(self, ids: list[list[int]]) -> np.ndarray:
+    def _run(self, ids: list[list[int]]) -> NDArray[np.float32]:
         width = max(max(len(row) for row in ids), 1)
         padded = mx.array([row + [0] * (width - len(row)) for row in ids], dtype=mx.int32)
         lengths = mx.array([len(row) for row in ids], dtype=mx.int32)
@@ -110,7 +112,20 @@ def load_embedder(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> MlxEmb
 
     Raises ModelLoadError, in words for the person, when the folder is not an embedding model
     Branchwise runs, or is damaged."""
-    folder = Path(path).expanduser()
+    return _build(Path(path).expanduser(), cpu_float32, lazy=False)
+
+
+def check_embedding_folder(path: str | Path) -> int:
+    """The deep check of an embedding model folder before it joins the library (in a child
+    process: `app.library.folder_deep_check`): everything a load reads, the network built
+    lazily (nothing computed). Returns the bytes its weights take; raises ModelLoadError."""
+    folder = Path(path)
+    weights = check_before_load(folder)
+    _build(folder, "never", lazy=True)
+    return weights
+
+
+def _build(folder: Path, cpu_float32: str, lazy: bool) -> MlxEmbedder:
     spec = read_embedding_folder(folder)
     config = read_json_object(folder / "config.json") or {}
     if needs_remote_code(config, read_json_object(folder / "tokenizer_config.json") or {}):
@@ -121,10 +136,11 @@ def load_embedder(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> MlxEmb
     try:
         tokenizer = load_tokenizer(folder)
         if spec.model_type == "bert":
-            network = _bert(folder, config)
+            network = _bert(folder, config, lazy)
         else:
-            model = _decoder(spec, config)
-            apply_policy(model, config, cpu_float32)
+            model = _decoder(spec, config, lazy)
+            if not lazy:
+                apply_policy(model, config, cpu_float32)
             network = _Decoder(model.model, spec.bidirectional)
         dense = [_dense_step(step) for step in spec.dense]
     except ModelLoadError:
@@ -140,9 +156,11 @@ def load_embedder(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> MlxEmb
     return MlxEmbedder(spec, network, dense, encode)
 
 
-def _decoder(spec: EmbeddingFolder, config: dict[str, Any]) -> nn.Module:
+def _decoder(spec: EmbeddingFolder, config: dict[str, Any], lazy: bool) -> nn.Module:
     overrides = _layer_pattern(config) if spec.model_type == "gemma3_text" else {}
-    model, _ = load_mlx_model(spec.path, model_config=overrides, get_model_classes=_task_free)
+    model, _ = load_mlx_model(
+        spec.path, lazy=lazy, model_config=overrides, get_model_classes=_task_free
+    )
     return model
 
 
@@ -195,7 +213,7 @@ def _layer_pattern(config: dict[str, Any]) -> dict[str, Any]:
     return {"sliding_window_pattern": period}
 
 
-def _bert(folder: Path, config: dict[str, Any]) -> Network:
+def _bert(folder: Path, config: dict[str, Any], lazy: bool) -> Network:
     if config.get("quantization"):
         raise ModelLoadError(f"{folder.name} is a quantized BERT, which Branchwise cannot run.")
     model = Bert(BertArgs.from_config(config))
@@ -203,7 +221,8 @@ def _bert(folder: Path, config: dict[str, Any]) -> Network:
     for file in sorted(folder.glob("model*.safetensors")):
         weights.update(_tensors(file))
     model.load_weights(list(Bert.sanitize(weights).items()), strict=True)
-    mx.eval(model.parameters())  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
+    if not lazy:
+        mx.eval(model.parameters())  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
     return model
 
 

@@ -26,10 +26,10 @@ from inference.loading.identity import files_digest, weights_digest
 MODULES_FILE = "modules.json"
 SETTINGS_FILE = "config_sentence_transformers.json"
 SEQUENCE_FILE = "sentence_bert_config.json"
-# The files of an embedding folder that sit in a step's subfolder, as `is_model_file` patterns.
-STEP_FILE_PATTERNS = ("*_Pooling/config.json", "*_Dense/config.json", "*_Dense/model.safetensors")
 # Model types with code to embed: mlx-lm's decoders, and Branchwise's own BERT encoder.
 MODEL_TYPES = ("qwen3", "gemma3_text", "bert")
+# Of those, the ones mlx-lm has no code for (so the library must not ask it).
+ENCODER_TYPES = ("bert",)
 # A longer text is cut to this many tokens: the index's chunks are a few hundred, and attention
 # over a longer one would take memory in proportion to its square.
 MAX_TOKENS = 2048

@@ -11,6 +11,7 @@ from __future__ import annotations
 import mlx.core as mx
 import mlx.nn as nn
 import numpy as np
+from numpy.typing import NDArray
 
 from inference.embedding.folder import DenseStep, Pooling
 
@@ -48,7 +49,7 @@ class Dense(nn.Module):
         return mx.tanh(y) if self.tanh else y
 
 
-def unit_rows(vectors: mx.array) -> np.ndarray:
+def unit_rows(vectors: mx.array) -> NDArray[np.float32]:
     """The rows scaled to length 1 (a zero row stays zero), as float32 numpy."""
     norms = mx.linalg.norm(vectors, axis=-1, keepdims=True)
     unit = mx.where(norms > 0, vectors / mx.maximum(norms, 1e-12), 0.0)

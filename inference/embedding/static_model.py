@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from numpy.typing import NDArray
 from safetensors.numpy import load_file  # pyright: ignore[reportUnknownVariableType]  # its PathLike is unparametrised
 from tokenizers import Tokenizer
 
@@ -42,7 +43,7 @@ class StaticEmbedder:
     def dimensions(self) -> int:
         return int(self._table.shape[1])
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
+    def embed_documents(self, texts: Sequence[str]) -> NDArray[np.float32]:
         """One unit row per text, float32; a text without tokens gives a row of zeros."""
         encodings = self._tokenizer.encode_batch(list(texts), add_special_tokens=False)
         rows = np.zeros((len(encodings), self.dimensions), dtype=np.float32)
@@ -53,10 +54,10 @@ class StaticEmbedder:
                 row[:] = self._mean(ids)
         return _unit_rows(rows)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embed(texts)
+    def embed_query(self, text: str) -> NDArray[np.float32]:
+        return self.embed_documents([text])[0]
 
-    def _mean(self, ids: np.ndarray) -> np.ndarray:
+    def _mean(self, ids: np.ndarray) -> NDArray[np.float32]:
         total = np.zeros(self.dimensions, dtype=np.float32)
         for start in range(0, ids.size, TOKENS_PER_SLICE):
             total += self._table[ids[start : start + TOKENS_PER_SLICE]].sum(axis=0)
@@ -87,7 +88,7 @@ def load_static_embedder(weights: Path, tokenizer_file: Path, name: str) -> Stat
     return StaticEmbedder(table, tokenizer, f"{name}-{_digest(weights)[:12]}")
 
 
-def _unit_rows(rows: np.ndarray) -> np.ndarray:
+def _unit_rows(rows: np.ndarray) -> NDArray[np.float32]:
     norms = np.linalg.norm(rows, axis=1, keepdims=True)
     return np.divide(rows, norms, out=np.zeros_like(rows), where=norms > 0)
 

@@ -21,7 +21,7 @@ from app.library.embedded_model import EMBEDDER_NAME, embedded_embedder_files
 from inference.embedding.static_model import load_static_embedder
 files = embedded_embedder_files()
 embedder = load_static_embedder(files.weights, files.tokenizer, EMBEDDER_NAME)
-vectors = embedder.embed(["a knowledge folder", "of documents"])
+vectors = embedder.embed_documents(["a knowledge folder", "of documents"])
 assert vectors.shape == (2, 256), vectors.shape
 print("loaded", sorted({{m.split(".")[0] for m, v in sys.modules.items() if v is not None}}))
 """

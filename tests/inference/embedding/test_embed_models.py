@@ -71,8 +71,8 @@ def test_qwen3_reads_its_last_token_after_the_instruction(
         return _unit(np.array(states[0, -1], dtype=np.float64))
 
     embedder = embedders["qwen3"]
-    queries = embedder.embed_queries(TEXTS)
-    documents = embedder.embed(TEXTS)
+    queries = np.stack([embedder.embed_query(t) for t in TEXTS])
+    documents = embedder.embed_documents(TEXTS)
     for i, text in enumerate(TEXTS):
         np.testing.assert_allclose(queries[i], reference(QUERY_INSTRUCTION + text), atol=1e-5)
         np.testing.assert_allclose(documents[i], reference(text), atol=1e-5)
@@ -104,8 +104,8 @@ def test_embedding_gemma_attends_both_ways_in_its_windows(
         return _unit(pooled)
 
     embedder = embedders["gemma"]
-    queries = embedder.embed_queries(TEXTS[:3])
-    documents = embedder.embed(TEXTS[:3])
+    queries = np.stack([embedder.embed_query(t) for t in TEXTS[:3]])
+    documents = embedder.embed_documents(TEXTS[:3])
     assert documents.shape == (3, 48)
     for i, text in enumerate(TEXTS[:3]):
         np.testing.assert_allclose(queries[i], reference(GEMMA_QUERY + text), atol=1e-5)
@@ -166,7 +166,7 @@ def test_bge_reads_its_first_token_of_a_bert(
     limit = json.loads((folder / "sentence_bert_config.json").read_text())["max_seq_length"]
     long_text = " ".join(TEXTS[:3] * 4)  # over the limit: cut, its [SEP] kept
     texts = [*TEXTS, long_text]
-    vectors = embedders["bge"].embed(texts)
+    vectors = embedders["bge"].embed_documents(texts)
     for i, text in enumerate(texts):
         ids = _ids(folder, text, limit)
         np.testing.assert_allclose(vectors[i], _bert_reference(w, ids), atol=1e-5)
@@ -178,8 +178,8 @@ def test_a_padded_batch_gives_each_texts_own_vector(
     embedders: dict[str, MlxEmbedder], name: str
 ) -> None:
     embedder = embedders[name]
-    together = embedder.embed(TEXTS)
-    alone = np.stack([embedder.embed([text])[0] for text in TEXTS])
+    together = embedder.embed_documents(TEXTS)
+    alone = np.stack([embedder.embed_documents([text])[0] for text in TEXTS])
     np.testing.assert_allclose(together, alone, atol=1e-5)
     np.testing.assert_allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
 

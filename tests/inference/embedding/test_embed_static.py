@@ -44,7 +44,7 @@ def test_vectors_are_wordllamas_own(embedder: StaticEmbedder, files: EmbedderFil
         table = tensors.get_tensor("embedding.weight")
     theirs = WordLlamaInference(table, Tokenizer.from_file(str(files.tokenizer)))
     expected = np.asarray(theirs.embed(TEXTS, norm=True))
-    mine = embedder.embed(TEXTS)
+    mine = embedder.embed_documents(TEXTS)
     assert mine.dtype == np.float32 and mine.shape == (len(TEXTS), 256) == expected.shape
     np.testing.assert_allclose(mine, expected, rtol=0, atol=1e-6)
     np.testing.assert_allclose(np.linalg.norm(mine, axis=1), 1.0, atol=1e-6)
@@ -52,7 +52,7 @@ def test_vectors_are_wordllamas_own(embedder: StaticEmbedder, files: EmbedderFil
     # matches nothing rather than poisoning a search with NaN.
     with np.errstate(invalid="ignore"):
         assert np.isnan(theirs.embed([""], norm=True)).all()
-    assert not embedder.embed([""]).any()
+    assert not embedder.embed_documents([""]).any()
 
 
 def test_queries_find_the_passage_about_them(embedder: StaticEmbedder) -> None:
@@ -62,7 +62,8 @@ def test_queries_find_the_passage_about_them(embedder: StaticEmbedder) -> None:
         "To replace a bicycle tyre, lever the old tyre off the rim and fit the new tube.",
     ]
     queries = ["my kitten likes sunny windows", "how do savings accounts grow", "fix a flat bike"]
-    scores = embedder.embed_queries(queries) @ embedder.embed(passages).T
+    found = np.stack([embedder.embed_query(q) for q in queries])
+    scores = found @ embedder.embed_documents(passages).T
     assert list(scores.argmax(axis=1)) == [0, 1, 2]
 
 
