@@ -32,6 +32,7 @@ from app.library.model_check import (
     validate_folder,
 )
 from app.library.model_support import SUPPORT_KEY, check_supported
+from inference.embedding.folder import is_embedding_folder
 from inference.loading.model_files import is_model_file, needs_remote_code
 
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct"
@@ -94,7 +95,7 @@ def import_folder(
     to check the model type: not on the GUI thread.
     """
     folder = Path(source).expanduser().resolve()
-    support = check_supported(validate_folder(folder))
+    support = check_supported(validate_folder(folder), is_embedding_folder(folder))
     check_model_folder(folder, cancel)
     try:
         with staging(models_dir) as area:
