@@ -96,9 +96,7 @@ def embedding_problem(path: Path) -> str:
 
 
 # An embedding model's `problem` for chat, when it can embed.
-EMBEDDING_ONLY = (
-    "An embedding model: choose it for knowledge folders in Preferences; it does not chat."
-)
+EMBEDDING_ONLY = "An embedding model: it reads documents for knowledge folders, and does not chat."
 
 
 def _sight(path: Path, config: dict[str, Any]) -> str:
