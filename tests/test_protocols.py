@@ -17,6 +17,7 @@ from tests.paths import ROOT
 
 if TYPE_CHECKING:
     import threading
+    from multiprocessing.synchronize import Event as ProcessEvent
 
     from PySide6.QtCore import Signal
 
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
     from app.knowledge.embedder import Embedder
+    from app.knowledge.pause import CancelFlag as IndexCancelFlag
+    from app.knowledge.pause import Gate, PauseGate
+    from app.knowledge.reader_process import _ChildGate
     from app.knowledge.worker_embedder import WorkerEmbedder, WorkerQueue, _Model
     from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
@@ -40,6 +44,7 @@ if TYPE_CHECKING:
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from tests.app.knowledge.documents import HashEmbedder
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -173,6 +178,33 @@ def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
 
 
+# -- knowledge folders -----------------------------------------------------------------------
+
+
+def _test_embedder(embedder: HashEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_generation_activity(worker: InferenceWorker) -> GenerationActivity:
+    return worker
+
+
+def _pause_gate(gate: PauseGate) -> Gate:
+    return gate
+
+
+def _child_gate(gate: _ChildGate) -> Gate:
+    return gate
+
+
+def _thread_cancel_flag(event: threading.Event) -> IndexCancelFlag:
+    return event
+
+
+def _process_cancel_flag(event: ProcessEvent) -> IndexCancelFlag:
+    return event
+
+
 # -- knowledge: the embedders, what they need of the worker -----------------------------------
 
 
@@ -193,10 +225,6 @@ def _worker_model(embedder: MlxEmbedder) -> _Model:
 
 
 def _worker_queue(worker: InferenceWorker) -> WorkerQueue:
-    return worker
-
-
-def _generation_activity(worker: InferenceWorker) -> GenerationActivity:
     return worker
 
 

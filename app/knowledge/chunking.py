@@ -77,8 +77,9 @@ class Chunker:
         self._breaks.append(len(self._buf))
         while len(self._buf) - self._content_start() >= MAX_CHARS:
             cut = self._cut()
+            next_start = cut if cut in self._breaks else self._overlap_start(cut)
             yield from self._emit(self._pos, cut)
-            self._pos = cut if cut in self._breaks else self._overlap_start(cut)
+            self._pos = next_start
         if len(self._buf) - self._content_start() >= TARGET_CHARS:
             yield from self._emit(self._pos, len(self._buf))
 

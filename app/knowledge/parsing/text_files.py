@@ -2,9 +2,9 @@
 and cut into paragraphs, so memory stays bounded (a 500 MB log is indexed like a 5 kB note).
 
 The encoding is chosen from the first 64 kB: a byte-order mark, else UTF-8 if that sample
-decodes, else Windows-1252 if the sample reads as text (old Windows notes), else the file is
-binary and refused. A NUL byte there means binary too (a `.txt` that is really an image). Later
-bytes that do not decode become U+FFFD rather than failing a whole long file.
+decodes, else Windows-1252 (old Windows notes). A sample with a NUL byte or more than 1 % of
+other control bytes is binary and refused (a `.txt` that is really an image). Later bytes that
+do not decode become U+FFFD rather than failing a whole long file.
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ _BOMS = (
     (codecs.BOM_UTF16_LE, "utf-16"),
     (codecs.BOM_UTF16_BE, "utf-16"),
 )
-# Control bytes that text does hold: tab, newline, form feed, carriage return, escape.
-_TEXT_CONTROLS = frozenset(b"\t\n\x0c\r\x1b")
+# Control bytes text does not hold (all but tab, newline, form feed, carriage return, escape).
+_BINARY_CONTROLS = bytes(byte for byte in range(0x20) if byte not in b"\t\n\x0c\r\x1b")
 _PARAGRAPH_END = re.compile(r"\n(?:[ \t]*\n)+")
 
 
@@ -51,14 +51,12 @@ def _encoding(sample: bytes) -> str:
     for bom, encoding in _BOMS:
         if sample.startswith(bom):
             return encoding
-    if b"\x00" in sample:
+    controls = len(sample) - len(sample.translate(None, _BINARY_CONTROLS))
+    if b"\x00" in sample or controls * 100 > len(sample):
         raise UnreadableDocument(_BINARY)
     try:
         codecs.getincrementaldecoder("utf-8")().decode(sample, final=False)
     except UnicodeDecodeError:
-        controls = sum(1 for byte in sample if byte < 0x20 and byte not in _TEXT_CONTROLS)
-        if controls * 100 > len(sample):
-            raise UnreadableDocument(_BINARY) from None
         return "cp1252"
     return "utf-8"
 
