@@ -11,8 +11,8 @@ searches. An embedder whose model must run on another thread (an MLX model, whic
 inference worker may run) hands each call over there and waits for the answer inside the call.
 
 `EMBEDDERS` names the embedders the command line can choose (`--embedder NAME`): a factory per
-name, registered by the module that provides it; `DEFAULT_EMBEDDER` is the one used when none
-is chosen (None: BM25 alone, until an embedder ships with the app).
+name; `DEFAULT_EMBEDDER` is the one used when none is chosen: the built-in model
+(`app.knowledge.builtin_embedder`), as in the app (`app.knowledge.embedder_choice`).
 """
 
 from __future__ import annotations

@@ -7,10 +7,14 @@ the inference worker: `app.knowledge.worker_embedder`). The default is `DEFAULT_
 one the offline evaluation supports (`bench/knowledge_quality.py`; the README has its figures).
 Changing the choice makes the index embed every folder's chunks again in the background
 (`app.knowledge.embedding_run`); search goes on with BM25 and the vectors made so far.
+`PreferredEmbedder` is what the app hands its index runs and searches: the preference's
+embedder, kept while the preference holds.
 """
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -24,6 +28,7 @@ from app.library.entries import EMBEDDING_ONLY, find_model, list_models
 from app.library.model_check import LibraryError
 
 _LIBRARY_PREFIX = "model:"
+_log = logging.getLogger(__name__)
 
 
 class EmbedderKind(StrEnum):
@@ -105,3 +110,42 @@ def make_embedder(
     if worker is None:
         raise KnowledgeError(f"{info.name} runs in the app only (it needs the inference worker).")
     return WorkerEmbedder(worker, info.path)
+
+
+class PreferredEmbedder:
+    """The embedder the preference names, for index runs and searches (`KnowledgeFolders`'
+    `embedder`): made when first asked for and kept while the preference holds it, so a library
+    model stays loaded on the worker between runs; made anew (the old one released) when the
+    preference changes. A choice that cannot be used gives None (BM25 alone) and says why in
+    `problem` until it can."""
+
+    def __init__(
+        self, setting: Callable[[], str | None], models_dir: Path, worker: WorkerQueue | None
+    ) -> None:
+        self._setting = setting
+        self._models_dir = models_dir
+        self._worker = worker
+        self._choice: EmbedderChoice | None = None
+        self._made: Embedder | None = None
+        self.problem: str | None = None
+
+    def __call__(self) -> Embedder | None:
+        choice = EmbedderChoice.from_setting(self._setting())
+        if choice != self._choice or self.problem is not None:
+            self.close()
+            try:
+                self._made, self.problem = (
+                    make_embedder(choice, self._models_dir, self._worker),
+                    None,
+                )
+            except KnowledgeError as error:
+                self._made, self.problem = None, str(error)
+                _log.warning("Knowledge search uses BM25 alone: %s", error)
+            self._choice = choice
+        return self._made
+
+    def close(self) -> None:
+        """Release what the embedder holds (a library model, on the worker)."""
+        if isinstance(self._made, WorkerEmbedder):
+            self._made.close()
+        self._made = None

@@ -20,6 +20,7 @@ from app.knowledge.embedder_choice import (
     DEFAULT_CHOICE,
     EmbedderChoice,
     EmbedderKind,
+    PreferredEmbedder,
     embedder_options,
     make_embedder,
 )
@@ -39,7 +40,12 @@ from inference.loading.model_files import is_model_file
 
 
 class _Worker:
-    def call(self, fn: object) -> None: ...
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def call(self, fn: object) -> None:
+        self.calls += 1
+
     def is_alive(self) -> bool:
         return True
 
@@ -110,6 +116,24 @@ def test_each_choice_makes_its_embedder_or_says_why_not(models: Path) -> None:
         make_embedder(EmbedderChoice(EmbedderKind.LIBRARY, "broken-bge"), models, _Worker())
     with pytest.raises(KnowledgeError, match="embedding model is gone"):
         make_embedder(EmbedderChoice(EmbedderKind.LIBRARY, "deleted"), models, _Worker())
+
+
+def test_the_preferred_embedder_is_kept_while_the_preference_holds(models: Path) -> None:
+    setting = ["none"]
+    worker = _Worker()
+    preferred = PreferredEmbedder(lambda: setting[0], models, worker)
+    assert preferred() is None and preferred.problem is None
+    setting[0] = "builtin"
+    builtin = preferred()
+    assert builtin is not None and preferred() is builtin  # made once
+    setting[0] = "model:tiny-qwen3-embedding"
+    library_model = preferred()
+    assert isinstance(library_model, WorkerEmbedder) and preferred() is library_model
+    setting[0] = "model:deleted"
+    assert preferred() is None and "gone" in (preferred.problem or "")
+    assert worker.calls == 1  # the library model was released on the worker
+    setting[0] = "builtin"
+    assert preferred() is not None and preferred.problem is None
 
 
 def test_a_missing_or_damaged_builtin_model_is_a_refusal_not_a_crash(
