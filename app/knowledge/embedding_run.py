@@ -7,13 +7,12 @@ what is there meanwhile: the new vectors as they come, BM25 for every chunk.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable
 
 from app.knowledge import catalog
 from app.knowledge.database import sqlite_errors, transaction
 from app.knowledge.embedder import BATCH_SIZE, Embedder, checked_vectors, to_blob
-from app.knowledge.pause import PauseGate
+from app.knowledge.pause import CancelFlag, Gate
 from app.knowledge.records import KnowledgeError, SyncCancelled
 
 _MISSING = (
@@ -33,8 +32,8 @@ def embed_missing(
     conn: sqlite3.Connection,
     collection_id: int,
     embedder: Embedder,
-    cancel: threading.Event,
-    gate: PauseGate,
+    cancel: CancelFlag,
+    gate: Gate,
     done: Callable[[int, float], None],
 ) -> int:
     """Embed the folder's chunks that lack a vector of `embedder`; `done(count, waited_s)`
@@ -62,9 +61,10 @@ def embed_missing(
             ) from error
         with transaction(conn):
             conn.executemany(
-                "INSERT OR REPLACE INTO vectors (chunk, model, vector) VALUES (?, ?, ?)",
+                "INSERT OR REPLACE INTO vectors (chunk, model, collection, vector)"
+                " VALUES (?, ?, ?, ?)",
                 [
-                    (cid, model, to_blob(vector))
+                    (cid, model, collection_id, to_blob(vector))
                     for (cid, _), vector in zip(rows, vectors, strict=True)
                 ],
             )
@@ -74,9 +74,8 @@ def embed_missing(
         done(len(rows), waited)
     with transaction(conn):
         dropped = conn.execute(
-            "DELETE FROM vectors WHERE model != ? AND chunk IN (SELECT c.id FROM chunks AS c"
-            " JOIN documents AS d ON d.id = c.document WHERE d.collection = ?)",
-            (model, collection_id),
+            "DELETE FROM vectors WHERE collection = ? AND model != ?",
+            (collection_id, model),
         ).rowcount
         if dropped:
             catalog.changed(conn, collection_id)

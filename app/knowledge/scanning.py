@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.knowledge.parsing.formats import Format, format_of
+from app.knowledge.pause import CancelFlag
 from app.knowledge.records import KnowledgeError
 
 _LEFT_OUT_FOLDERS = frozenset({"node_modules", "__pycache__"})
@@ -44,9 +44,15 @@ class Scan:
     files: dict[str, FoundFile]
     skipped: tuple[tuple[str, str], ...]
     folders: tuple[str, ...]  # every folder listed, shallowest first (for a watcher)
+    # Folders that could not be listed: what the index has from them is not taken for gone.
+    unlisted: tuple[str, ...] = ()
+
+    def may_hold(self, path: str) -> bool:
+        """Whether `path` may still be there, unseen, in a folder that could not be listed."""
+        return any(path.startswith(folder + os.sep) for folder in self.unlisted)
 
 
-def scan_folder(root: Path, follow_links: bool, cancel: threading.Event) -> Scan:
+def scan_folder(root: Path, follow_links: bool, cancel: CancelFlag) -> Scan:
     """Everything under `root` (a folder, or one file) that a knowledge folder reads.
     FolderOffline when `root` is not there."""
     try:
@@ -59,7 +65,24 @@ def scan_folder(root: Path, follow_links: bool, cancel: threading.Event) -> Scan
         return _single_file(root, root_stat)
     walk = _Walk(follow_links, cancel)
     walk.run(str(root), root_stat)
-    return Scan(walk.files, tuple(walk.skipped[:MAX_SKIPPED_LISTED]), tuple(walk.folders))
+    return Scan(
+        walk.files,
+        tuple(walk.skipped[:MAX_SKIPPED_LISTED]),
+        tuple(walk.folders),
+        tuple(walk.unlisted),
+    )
+
+
+def found_file(path: Path) -> FoundFile | None:
+    """The file at `path` as a scan finds it now, or None (gone, or not a kind read)."""
+    kind = format_of(path)
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    if kind is None or not stat.S_ISREG(found.st_mode):
+        return None
+    return FoundFile(str(path), found.st_size, found.st_mtime_ns, kind)
 
 
 def _single_file(path: Path, found: os.stat_result) -> Scan:
@@ -71,13 +94,14 @@ def _single_file(path: Path, found: os.stat_result) -> Scan:
 
 
 class _Walk:
-    def __init__(self, follow_links: bool, cancel: threading.Event) -> None:
+    def __init__(self, follow_links: bool, cancel: CancelFlag) -> None:
         self._follow = follow_links
         self._cancel = cancel
         self._seen: set[tuple[int, int]] = set()
         self.files: dict[str, FoundFile] = {}
         self.skipped: list[tuple[str, str]] = []
         self.folders: list[str] = []
+        self.unlisted: list[str] = []
 
     def run(self, root: str, root_stat: os.stat_result) -> None:
         self._seen.add((root_stat.st_dev, root_stat.st_ino))
@@ -96,6 +120,7 @@ class _Walk:
                 continue  # removed meanwhile: nothing left to index there
             except OSError as error:
                 self.skipped.append((folder, f"Could not be listed: {error.strerror or error}."))
+                self.unlisted.append(folder)
                 continue
             for entry in sorted(listed, key=lambda e: e.name):
                 if entry.name.startswith(".") or entry.name in _LEFT_OUT_FOLDERS:
