@@ -57,9 +57,9 @@ class FakeKnowledge:
                 used += tokens
         return Retrieval(query, tuple(collections), tuple(found), budget_tokens, used)
 
-    def current_digests(self, paths: Sequence[str]) -> dict[str, str]:
-        held = {p: t for docs in self.collections.values() for p, t in docs.items()}
-        return {p: digest(held[p]) for p in paths if p in held}
+    def current_digests(self, documents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        held = {(name, p): t for name, docs in self.collections.items() for p, t in docs.items()}
+        return {key: digest(held[key]) for key in documents if key in held}
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]:
         return [

@@ -32,10 +32,11 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.chat.controller import ChatController, ModelResolver
-from app.generation.knowledge_index import IndexKnowledge, default_embedder
+from app.generation.knowledge_index import IndexKnowledge
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
+from app.knowledge.embedder_choice import PreferredEmbedder
 from app.knowledge.pause import app_pause_gate
 from app.logs import configure_logging
 from app.operations.knowledge_pause import pause_while_generating
@@ -196,8 +197,10 @@ def launch(
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     connections = Connections(paths.data_dir)
     controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)
-    # What chats read of the knowledge folders (nothing is opened while there are none).
-    controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, default_embedder()))
+    # What chats read of the knowledge folders (nothing is opened while there are none), with
+    # the embedding model Preferences chose for them.
+    embedder = PreferredEmbedder(lambda: preferences.knowledge_embedder, paths.models_dir, worker)
+    controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, embedder))
     window = MainWindow(controller, paths, preferences)
     add_log_folder_action(window, paths.logs_dir)
     add_connections_action(window, window.menu_actions.library, connections)

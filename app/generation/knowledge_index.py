@@ -5,8 +5,7 @@ A connection to the index belongs to the thread that opened it, and this is aske
 GUI thread (the collections, the digests of a chat's sources) and the inference worker (a turn's
 retrieval, the knowledge tools); each opens its own on first use. Nothing is opened, and nothing
 of the index is imported, while no index file exists: a person who never added a folder pays
-nothing. Each folder's digests are read again only when its index has changed since (its
-generation), so showing a long chat's sources costs one small query.
+nothing. A chat's sources are compared with the index one indexed lookup each.
 """
 
 from __future__ import annotations
@@ -24,31 +23,15 @@ if TYPE_CHECKING:
     from app.knowledge.index import KnowledgeIndex
 
 
-def default_embedder() -> Callable[[], Embedder | None]:
-    """The embedder the index uses by default (`app.knowledge.embedder.DEFAULT_EMBEDDER`, as
-    `branchwise knowledge` does; None: BM25 alone), made once, when first searched with."""
-    made: list[Embedder | None] = []
-
-    def embedder() -> Embedder | None:
-        if not made:
-            from app.knowledge.embedder import DEFAULT_EMBEDDER, EMBEDDERS
-
-            made.append(EMBEDDERS[DEFAULT_EMBEDDER]() if DEFAULT_EMBEDDER else None)
-        return made[0]
-
-    return embedder
-
-
 class IndexKnowledge:
-    """`embedder()` is the embedder searches fuse with BM25 (None: BM25 alone)."""
+    """`embedder()` is the embedder searches fuse with BM25 (None: BM25 alone): the one the
+    index runs use (`app.knowledge.embedder_choice.PreferredEmbedder`), so a query meets the
+    vectors of its own model."""
 
     def __init__(self, database: Path, embedder: Callable[[], Embedder | None] = lambda: None):
         self.database = database
         self._embedder = embedder
         self._local = threading.local()
-        self._lock = threading.Lock()
-        # folder name -> (its index's state when read, {path: digest of its text})
-        self._digests: dict[str, tuple[tuple[int, float | None], dict[str, str]]] = {}
 
     def _index(self) -> KnowledgeIndex | None:
         """This thread's connection (None while there is no index file)."""
@@ -84,22 +67,15 @@ class IndexKnowledge:
             embedder=self._embedder(),
         )
 
-    def current_digests(self, paths: Sequence[str]) -> dict[str, str]:
+    def current_digests(self, documents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         index = self._index()
-        if index is None:
-            return {}
-        held: dict[str, str] = {}
-        for folder in index.collections():
-            state = (folder.generation, folder.synced_at)
-            with self._lock:
-                known = self._digests.get(folder.name)
-            if known is None or known[0] != state:
-                documents = {d.path: d.text_sha256 for d in index.documents(folder.name)}
-                known = (state, documents)
-                with self._lock:
-                    self._digests[folder.name] = known
-            held.update(known[1])
-        return {path: held[path] for path in paths if path in held}
+        held = self._known(index, [name for name, _path in documents])
+        found = {}
+        for name, path in dict.fromkeys(documents):
+            document = index.document(name, path) if index is not None and name in held else None
+            if document is not None:
+                found[name, path] = document.text_sha256
+        return found
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]:
         from app.knowledge.records import DocumentState

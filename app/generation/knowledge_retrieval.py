@@ -58,9 +58,9 @@ class KnowledgeBase(Protocol):
         count_tokens: CountTokens,
     ) -> Retrieval: ...
 
-    def current_digests(self, paths: Sequence[str]) -> dict[str, str]:
-        """The digest of each path's text as indexed now; a path no longer indexed is left
-        out."""
+    def current_digests(self, documents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
+        """The digest of each (collection, path)'s text as indexed now; a document no longer
+        indexed there is left out."""
         ...
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]: ...

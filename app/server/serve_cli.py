@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 async def _serve(model: Path, config: ServerConfig, max_pending: int, paths: AppPaths) -> int:
-    from app.generation.knowledge_index import IndexKnowledge, default_embedder
+    from app.generation.knowledge_index import IndexKnowledge
+    from app.knowledge.embedder_choice import PreferredEmbedder
     from app.server.openai_server import LocalServer
     from app.server.served_requests import ServedGenerations
 
@@ -98,11 +99,13 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int, paths: App
         if not loaded.done():
             loaded.set_result(failure)
 
+    settings = Preferences(paths.settings_file)  # the window's, read as it was at start
+    embedder = PreferredEmbedder(lambda: settings.knowledge_embedder, paths.models_dir, worker)
     generations = ServedGenerations(
         worker,
         max_pending=max_pending,
-        knowledge=IndexKnowledge(paths.knowledge_database, default_embedder()),
-        knowledge_budget=lambda: Preferences(paths.settings_file).knowledge_budget_tokens,
+        knowledge=IndexKnowledge(paths.knowledge_database, embedder),
+        knowledge_budget=lambda: settings.knowledge_budget_tokens,
     )
     # Direct: this process runs no Qt event loop to deliver queued signals.
     direct = Qt.ConnectionType.DirectConnection

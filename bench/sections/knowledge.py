@@ -32,8 +32,9 @@ from mlx_lm.generate import stream_generate
 
 from app.generation.attachments import with_attachments
 from app.generation.knowledge_block import knowledge_block, with_knowledge
-from app.generation.knowledge_index import IndexKnowledge, default_embedder
+from app.generation.knowledge_index import IndexKnowledge
 from app.generation.knowledge_retrieval import TurnQuery, retrieve_turn, token_counter
+from app.knowledge.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder
 from app.knowledge.index import KnowledgeIndex
 from bench.conversation import SYSTEM
 from bench.default_model import WORKDIR
@@ -63,20 +64,21 @@ REPLY = SamplingParams(max_tokens=8)
 
 
 def knowledge_base(workdir: Path) -> IndexKnowledge:
-    """The reference topics as a knowledge folder, indexed once (kept between runs)."""
+    """The reference topics as a knowledge folder, indexed once (kept between runs), with the
+    app's default embedder (`branchwise knowledge`'s)."""
     from pydoc_data.topics import topics
 
+    embedder: Embedder | None = EMBEDDERS[DEFAULT_EMBEDDER]() if DEFAULT_EMBEDDER else None
     folder = workdir / "python-reference"
     database = workdir / "knowledge-bench" / "knowledge.db"
     if not database.is_file():
         folder.mkdir(parents=True, exist_ok=True)
         for name, text in sorted(topics.items())[:TOPIC_LIMIT]:
             (folder / f"{name}.md").write_text(f"# {name}\n\n{text}", encoding="utf-8")
-        embedder = default_embedder()()
         with KnowledgeIndex.open(database) as index:
             index.add(COLLECTION, folder)
             index.sync(COLLECTION, embedder=embedder)
-    return IndexKnowledge(database, default_embedder())
+    return IndexKnowledge(database, lambda: embedder)
 
 
 def user_turn(

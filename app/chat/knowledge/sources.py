@@ -60,23 +60,26 @@ def reply_sources(path: Sequence[Message], base: KnowledgeBase | None) -> dict[i
     if not answered:
         return {}
     used = set(answered.values())
-    paths = sorted({e.path for t in used for e in turns[t]})
-    digests = base.current_digests(paths) if base is not None else None
+    documents = sorted({(e.collection, e.path) for t in used for e in turns[t]})
+    digests = base.current_digests(documents) if base is not None else None
     shown = {t: _sources(turns[t], digests) for t in used}
     return {reply: ReplySources(t, shown[t]) for reply, t in answered.items()}
 
 
-def _sources(excerpts: list[Excerpt], digests: dict[str, str] | None) -> tuple[Source, ...]:
+Digests = dict[tuple[str, str], str]
+
+
+def _sources(excerpts: list[Excerpt], digests: Digests | None) -> tuple[Source, ...]:
     return tuple(
         Source(number, excerpt, _state(excerpt, digests))
         for number, excerpt in enumerate(excerpts, start=1)
     )
 
 
-def _state(excerpt: Excerpt, digests: dict[str, str] | None) -> SourceState:
+def _state(excerpt: Excerpt, digests: Digests | None) -> SourceState:
     if digests is None:
         return SourceState.UNKNOWN
-    now = digests.get(excerpt.path)
+    now = digests.get((excerpt.collection, excerpt.path))
     if now is None:
         return SourceState.GONE
     return SourceState.CURRENT if now == excerpt.document_sha256 else SourceState.CHANGED

@@ -46,8 +46,10 @@ def test_the_index_as_the_chat_reads_it(tmp_path: Path) -> None:
     assert collections == ("Rivers",)  # a folder removed since is skipped, not an error
     assert Path(excerpts[0].path).name == "seine.md"
     seine, tiber = str(folder / "seine.md"), str(folder / "tiber.md")
-    before = base.current_digests([seine, tiber, "/elsewhere.md"])
-    assert before == {seine: excerpts[0].document_sha256, tiber: before[tiber]}
+    asked = [("Rivers", seine), ("Rivers", tiber), ("Rivers", "/elsewhere.md"), ("Gone", seine)]
+    before = base.current_digests(asked)
+    assert set(before) == {("Rivers", seine), ("Rivers", tiber)}
+    assert before["Rivers", seine] == excerpts[0].document_sha256
 
     listed = base.documents(["Rivers"])
     assert [(d.collection, Path(d.path).name) for d in listed] == [
@@ -61,5 +63,6 @@ def test_the_index_as_the_chat_reads_it(tmp_path: Path) -> None:
     (folder / "tiber.md").unlink()
     with KnowledgeIndex.open(database) as index:
         index.sync("Rivers")
-    after = base.current_digests([seine, tiber])
-    assert set(after) == {seine} and after[seine] != before[seine]  # changed since; gone
+    after = base.current_digests(asked)
+    assert set(after) == {("Rivers", seine)}  # the Tiber's is gone
+    assert after["Rivers", seine] != before["Rivers", seine]  # the Seine's changed since
