@@ -30,9 +30,9 @@ from app.store.conversations import Store
 from app.store.provenance import imported_provenance
 from app.store.records import (
     StoreError,
-    check_excerpt,
     check_optional_text,
     check_text,
+    dump_attachments,
     dump_mapping,
     dump_tool_calls,
 )
@@ -353,13 +353,8 @@ def _row(
         dump_mapping(message.stats, f"{what}: the statistics"),
         check_optional_text(message.error, f"{what}: the error"),
         check_text(message.reasoning, f"{what}: the reasoning", allow_empty=True),
-        json.dumps(
-            [
-                *(_attachment(a, files, images, what) for a in message.attachments),
-                *(check_excerpt(e, f"{what}: an excerpt") for e in message.excerpts),
-            ],
-            ensure_ascii=False,
-            sort_keys=True,
+        dump_attachments(  # the files and images as written, then the checked excerpts
+            [*(_attachment(a, files, images, what) for a in message.attachments), *message.excerpts]
         ),
         check_text(message.trace, f"{what}: the trace", allow_empty=True),
         dump_mapping(provenance, f"{what}: the provenance"),

@@ -2,7 +2,7 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 7, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 6, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
@@ -22,8 +22,8 @@ file lacks keeps its record. Version 5 added a reply's `provenance` (app.store.p
 restored as it was, so a replay after an import compares with the original reply's tokens.
 Version 6 added compacted branches: the `summary` role and each message's `compaction`
 (`app.store.compaction_records`: a summary with the ids of the messages it covers and keeps, a
-kept turn with the id it copies), ids of the file that an import maps to its new ones.
-Version 7 added the knowledge excerpts retrieved for a user message, among its attachments
+kept turn with the id it copies), ids of the file that an import maps to its new ones; and
+the knowledge excerpts retrieved for a user message, among its attachments
 ({"kind": "knowledge", ...}: `app.knowledge.excerpts.Excerpt.as_record`), so the turn renders
 after an import exactly as it did. In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
@@ -68,7 +68,7 @@ from app.store.records import (
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 7
+EXPORT_VERSION = 6
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
