@@ -39,7 +39,7 @@ class ChatKnowledge(QObject):
         self.turns = KnowledgeTurns(
             store, worker, lambda: self._base, self.budget, remote_model, parent=self
         )
-        self.tools = KnowledgeTools(worker, lambda: self._base, self.collections)
+        self.tools = KnowledgeTools(worker, lambda: self._base, store, remote_model)
 
     @property
     def base(self) -> KnowledgeBase | None:

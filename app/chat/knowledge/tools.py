@@ -14,21 +14,25 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
+from app.chat.knowledge.choice import chat_collections
 from app.generation.knowledge_block import excerpt_entry
 from app.generation.knowledge_retrieval import DocumentInfo, KnowledgeBase, estimate_tokens
 from app.mcp.builtin_search import READ_ONLY, search_schema
 from app.mcp.config import BUILTIN_SERVER
-from app.mcp.results import CHARS_PER_TOKEN, MAX_RESULT_CHARS, ToolFailure, ToolResult
+from app.mcp.results import CHARS_PER_TOKEN, ToolFailure, ToolResult, result_cap
 from app.mcp.tool_info import ToolInfo
+from app.settings import chat_context_length
+from app.store.conversations import Store, StoreError
 
 if TYPE_CHECKING:
-    from app.generation.worker import InferenceWorker
+    from app.generation.worker import EngineLike, InferenceWorker
     from app.knowledge.excerpts import Excerpt
 
 DEFAULT_LIMIT = 8
 MAX_LIMIT = 20
-# A part of a document read whole: within one result's cap, with room for its heading.
-PART_CHARS = MAX_RESULT_CHARS - 1000
+# Of a result's cap (its characters: `result_cap`), what its heading may take: a part of a
+# document read whole fills the rest, so the cap never cuts one.
+HEADING_CHARS = 200
 _BAD = ToolFailure.BAD_ARGUMENTS
 
 SEARCH_TOOL = ToolInfo(
@@ -64,18 +68,21 @@ TOOL_NAMES = frozenset(tool.name for tool in KNOWLEDGE_TOOLS)
 
 
 class KnowledgeTools:
-    """`base()` is the index (None: none, and no tools); `collections(conversation_id)` what
-    a chat reads."""
+    """`base()` is the index (None: none, and no tools); `remote_model(conversation_id)` a
+    chat's remote model (None: the local one, whose context sizes a result as the tool loop
+    caps it)."""
 
     def __init__(
         self,
         worker: InferenceWorker,
         base: Callable[[], KnowledgeBase | None],
-        collections: Callable[[int], tuple[str, ...]],
+        store: Store,
+        remote_model: Callable[[int], str | None],
     ) -> None:
         self._worker = worker
         self._base = base
-        self._collections = collections
+        self._store = store
+        self._remote_model = remote_model
 
     def available(self) -> list[ToolInfo]:
         return list(KNOWLEDGE_TOOLS) if self._base() is not None else []
@@ -87,8 +94,12 @@ class KnowledgeTools:
         back as error results."""
         started = time.monotonic()
         base = self._base()
-        collections = self._collections(conversation_id) if conversation_id is not None else ()
-        if base is None or not collections:
+        try:
+            params = self._store.get_conversation(conversation_id or 0).params
+        except StoreError:
+            params = {}
+        collections = chat_collections(params)
+        if base is None or not collections or conversation_id is None:
             return ToolResult("This chat reads no knowledge collections.", ToolFailure.TOOL)
         if name == SEARCH_TOOL.name:
             job = _search_job(base, collections, arguments)
@@ -96,11 +107,18 @@ class KnowledgeTools:
             job = _read_job(base, collections, arguments)
         if isinstance(job, ToolResult):
             return job
-        result = await self._on_worker(job)
+        local = self._remote_model(conversation_id) is None
+
+        def room(engine: EngineLike | None) -> int:
+            """The characters a result may take: the tool loop's cap for this chat."""
+            model = engine.context_length if local and engine is not None else None
+            return result_cap(chat_context_length(model, params)) - HEADING_CHARS
+
+        result = await self._on_worker(lambda engine: job(max(HEADING_CHARS, room(engine))))
         return ToolResult(result.text, result.failure, time.monotonic() - started)
 
-    async def _on_worker(self, job: Callable[[], ToolResult]) -> ToolResult:
-        """`job()` on the inference worker thread (queued between generations)."""
+    async def _on_worker(self, job: Callable[[EngineLike | None], ToolResult]) -> ToolResult:
+        """`job(engine)` on the inference worker thread (queued between generations)."""
         future: asyncio.Future[ToolResult] = asyncio.get_running_loop().create_future()
 
         def settle(result: ToolResult) -> None:
@@ -108,7 +126,7 @@ class KnowledgeTools:
                 future.set_result(result)
 
         self._worker.call(
-            lambda _engine: job(),
+            job,
             on_done=settle,
             on_error=lambda message: settle(
                 ToolResult(f"The knowledge could not be read: {message}", ToolFailure.TOOL)
@@ -117,17 +135,21 @@ class KnowledgeTools:
         return await future
 
 
+# A tool's work on the worker, given the characters its result may take.
+Job = Callable[[int], ToolResult]
+
+
 def _search_job(
     base: KnowledgeBase, collections: Sequence[str], arguments: dict[str, Any]
-) -> Callable[[], ToolResult] | ToolResult:
+) -> Job | ToolResult:
     query, limit = arguments.get("query"), arguments.get("limit", DEFAULT_LIMIT)
     if not isinstance(query, str) or not query.strip():
         return ToolResult('search_knowledge needs a "query": what to look for.', _BAD)
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
         return ToolResult(f'"limit" must be a whole number from 1 to {MAX_LIMIT}.', _BAD)
-    budget = MAX_RESULT_CHARS // CHARS_PER_TOKEN
 
-    def job() -> ToolResult:
+    def job(room: int) -> ToolResult:
+        budget = room // CHARS_PER_TOKEN
         found = base.retrieve(collections, query.strip(), "", budget, estimate_tokens)
         return ToolResult(search_text(query.strip(), found.excerpts[:limit]))
 
@@ -136,14 +158,14 @@ def _search_job(
 
 def _read_job(
     base: KnowledgeBase, collections: Sequence[str], arguments: dict[str, Any]
-) -> Callable[[], ToolResult] | ToolResult:
+) -> Job | ToolResult:
     wanted, part = arguments.get("file"), arguments.get("part", 1)
     if wanted is not None and not isinstance(wanted, str):
         return ToolResult('"file" must be a document\'s file name or path.', _BAD)
     if isinstance(part, bool) or not isinstance(part, int) or part < 1:
         return ToolResult('"part" must be a whole number from 1.', _BAD)
 
-    def job() -> ToolResult:
+    def job(room: int) -> ToolResult:
         documents = base.documents(collections)
         if not wanted or not wanted.strip():
             return ToolResult(document_list(documents))
@@ -151,7 +173,7 @@ def _read_job(
         if len(matches) != 1:
             return ToolResult(unmatched(wanted.strip(), matches), _BAD)
         chunks = base.document_excerpts(collections, matches[0].path)
-        return document_part(matches[0], whole_text(chunks), part)
+        return document_part(matches[0], whole_text(chunks), part, room)
 
     return job
 
@@ -212,11 +234,12 @@ def whole_text(chunks: Sequence[Excerpt]) -> str:
     return "".join(parts)
 
 
-def document_part(document: DocumentInfo, text: str, part: int) -> ToolResult:
+def document_part(document: DocumentInfo, text: str, part: int, size: int) -> ToolResult:
+    """Part `part` of a document's `text` cut in parts of `size` characters."""
     name = f"{PurePath(document.path).name} ({document.collection})"
-    parts = max(1, -(-len(text) // PART_CHARS))
+    parts = max(1, -(-len(text) // size))
     if part > parts:
         return ToolResult(f"{name} has {parts} part{'s' if parts > 1 else ''}.", _BAD)
-    piece = text[(part - 1) * PART_CHARS : part * PART_CHARS]
+    piece = text[(part - 1) * size : part * size]
     more = f"; ask for part {part + 1} for more" if part < parts else ""
     return ToolResult(f"{name}, part {part} of {parts}{more}:\n\n{piece}")

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.chat.controller import ChatController
-from app.chat.knowledge.tools import PART_CHARS, document_list, document_part, whole_text
+from app.chat.knowledge.tools import document_list, document_part, whole_text
 from app.generation.knowledge_retrieval import DocumentInfo
 from app.knowledge.excerpts import Excerpt
 from app.settings import Preferences
@@ -39,11 +39,11 @@ def test_a_document_read_whole_takes_overlaps_once_and_marks_pages() -> None:
         "[page 1]\nThe river runs through Paris.\n\nLater.\n\n[page 2]\nSecond page."
     )
     info = DocumentInfo("Notes", GUIDE, "0" * 64, 2)
-    long = "x" * (PART_CHARS + 10)
-    first, second = document_part(info, long, 1), document_part(info, long, 2)
+    long = "x" * 1010
+    first, second = document_part(info, long, 1, 1000), document_part(info, long, 2, 1000)
     assert first.text.startswith("guide.md (Notes), part 1 of 2; ask for part 2 for more:")
     assert second.text.endswith("\n\n" + "x" * 10)
-    assert document_part(info, long, 3).is_error
+    assert document_part(info, long, 3, 1000).is_error
     twins = [info, DocumentInfo("Other", "/else/guide.md", "1" * 64)]
     assert document_list(twins) == (
         "2 documents:\n- /docs/guide.md (Notes, 2 pages)\n- /else/guide.md (Other)"
