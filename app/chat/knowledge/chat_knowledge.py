@@ -4,6 +4,7 @@ each reply's sources for the window (`sources`) and the knowledge tools (`tools`
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,7 @@ from app.chat.knowledge.choice import chat_collections
 from app.chat.knowledge.sources import ReplySources, reply_sources
 from app.chat.knowledge.tools import KnowledgeTools
 from app.chat.knowledge.turns import KnowledgeTurns
+from app.knowledge.records import KnowledgeError
 from app.store.conversations import StoreError
 
 if TYPE_CHECKING:
@@ -21,6 +23,8 @@ if TYPE_CHECKING:
     from app.settings import Preferences
     from app.store.conversations import Store
     from app.store.records import Message
+
+_log = logging.getLogger(__name__)
 
 
 class ChatKnowledge(QObject):
@@ -50,8 +54,12 @@ class ChatKnowledge(QObject):
         self._base = base
 
     def names(self) -> list[str]:
-        """The collections the index holds (none without one)."""
-        return self._base.collection_names() if self._base is not None else []
+        """The collections the index holds (none without one, or while it cannot be read)."""
+        try:
+            return self._base.collection_names() if self._base is not None else []
+        except KnowledgeError as exc:
+            _log.warning("The knowledge index could not be read: %s", exc)
+            return []
 
     def collections(self, conversation_id: int) -> tuple[str, ...]:
         """The collections a chat reads (none without an index, or for a chat gone)."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from app.generation.knowledge_block import excerpts_of
 from app.knowledge.excerpts import Excerpt
+from app.knowledge.records import KnowledgeError
 
 if TYPE_CHECKING:
     from app.generation.knowledge_retrieval import KnowledgeBase
@@ -61,7 +62,10 @@ def reply_sources(path: Sequence[Message], base: KnowledgeBase | None) -> dict[i
         return {}
     used = set(answered.values())
     documents = sorted({(e.collection, e.path) for t in used for e in turns[t]})
-    digests = base.current_digests(documents) if base is not None else None
+    try:
+        digests = base.current_digests(documents) if base is not None else None
+    except KnowledgeError:  # an index that cannot be read now: nothing to compare with
+        digests = None
     shown = {t: _sources(turns[t], digests) for t in used}
     return {reply: ReplySources(t, shown[t]) for reply, t in answered.items()}
 
