@@ -45,7 +45,8 @@ class KnowledgeBase(Protocol):
     """What the chat needs of the knowledge index. `collection_names` and `current_digests`
     are asked on the GUI thread (fast lookups); `retrieve`, `documents` and
     `document_excerpts` on the inference worker thread. Unknown collection names are skipped,
-    never an error: a chat may name one removed since."""
+    never an error: a chat may name one removed since. An index that cannot be read raises
+    its own error (`app.knowledge.records.KnowledgeError`), which the caller says."""
 
     def collection_names(self) -> list[str]: ...
 
