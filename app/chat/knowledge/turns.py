@@ -47,7 +47,6 @@ class KnowledgeSearch:
 
 @dataclass
 class _Search:
-    token: int
     conversation_id: int
     message_id: int
     then: Callable[[], bool]
@@ -78,8 +77,7 @@ class KnowledgeTurns(QObject):
         self._knowledge = knowledge
         self._budget_setting = budget_setting
         self._remote_model = remote_model
-        self._search: _Search | None = None
-        self._tokens = 0
+        self._search: _Search | None = None  # compared by identity: a stopped one is stale
 
     def is_busy(self) -> bool:
         return self._search is not None
@@ -108,8 +106,7 @@ class KnowledgeTurns(QObject):
             context if isinstance(context, int) and not isinstance(context, bool) else None,
             local=self._remote_model(conversation_id) is None,
         )
-        self._tokens += 1
-        search = self._search = _Search(self._tokens, conversation_id, message_id, then)
+        search = self._search = _Search(conversation_id, message_id, then)
         self.busyChanged.emit(True)
         self.conversationChanged.emit(conversation_id)
         self.searching.emit(KnowledgeSearch(conversation_id, message_id, True))
