@@ -122,6 +122,11 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
         retrievals.append(time.perf_counter() - started)
         follow, excerpts = [*chat, turn], excerpts + tokens
         result = engine.generate(follow, ONE, f"knowledge-{run}")
+        if result.dropped_messages:  # a prompt fitted to the context is not the one measured
+            raise ValueError(
+                f"The chat outgrew {loaded.model_id}'s context: ask for fewer "
+                "--knowledge-turns or a smaller --knowledge-budget."
+            )
         seconds, token = scratch_ttft(loaded, follow)
         ours.append(result.stats.ttft_s)
         theirs.append(seconds)
