@@ -153,6 +153,20 @@ class Preferences:
         self._qs.setValue("chat/system_prompt", value)
 
     @property
+    def default_preset_id(self) -> int | None:
+        """The preset new chats start from (its id in the conversation store); None: none, the
+        defaults here apply."""
+        value = self._qs.value("chat/preset", None)
+        try:
+            return _int(value) if value not in (None, "") else None
+        except (TypeError, ValueError):
+            return None
+
+    @default_preset_id.setter
+    def default_preset_id(self, value: int | None) -> None:
+        self._qs.setValue("chat/preset", "" if value is None else int(value))
+
+    @property
     def default_params(self) -> dict[str, Any]:
         """Sampling parameters new chats start with, over Branchwise's own defaults ({}: none
         chosen). An unreadable value (hand-edited file) counts as none chosen."""

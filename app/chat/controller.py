@@ -2,21 +2,17 @@
 
 It lives on the GUI thread and is the one object the window talks to: every change to a conversation
 goes through it, so its change signals and the worker's caches stay in step with the store. It is
-composed of the model session (`app.generation.model_session`: which model is loaded, and its
-status), the reply being generated (`app.generation.reply_generation`), the composer's token counts
-(`app.chat.prompt_counts`, as `counts`), a conversation's life (`app.chat.conversation_actions`),
-the person's actions on messages (`app.chat.message_actions`) and Compare's
-(`app.chat.compare_actions`). These four know no controller: each is given what it works with
-(the store, the worker, callables) and says what changed by its own signals, connected here to
-the controller's of the same names. This module keeps the window's one API over the parts.
+composed of the model session (`app.generation.model_session`), the reply being generated
+(`app.generation.reply_generation`), the composer's token counts (`app.chat.prompt_counts`, as
+`counts`), a conversation's life (`app.chat.conversation_actions`), the actions on messages
+(`app.chat.message_actions`), Compare's (`app.chat.compare_actions`), presets' (`presets`:
+`app.chat.presets.actions`) and projects' (`projects`: `app.chat.project_actions`). These parts
+know no controller: each is given what it works with and says what changed by its own signals,
+connected here to the controller's of the same names. A chat whose model id is
+`remote:<connection>/<model>` gets its replies from that server (`app.remote.backend`).
 
-A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
-its replies from that server through `app.remote.backend`, whatever model the worker holds.
-
-Signals carry plain values and frozen dataclasses, each declared with its payload's class (Qt
-passes them as Python objects); those dataclasses live beside the code that emits them. Connect
-them to methods of GUI-thread QObjects (never lambdas): `tokenCount` may be emitted from the
-worker thread, and a lambda receiver would run there.
+Signals carry plain values and frozen dataclasses declared beside the code that emits them. Connect
+them to GUI-thread QObjects' methods (never lambdas): `tokenCount` may come from the worker thread.
 """
 
 from __future__ import annotations
@@ -29,9 +25,12 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat.branch_model import BranchModels, FollowSetup, ModelFollowed
 from app.chat.compare_actions import CompareActions
-from app.chat.conversation_actions import ConversationActions, new_chat_params
+from app.chat.conversation_actions import ConversationActions
 from app.chat.image_attach import ImageAttached, ScannedPdf
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
+from app.chat.new_chat import new_chat_params
+from app.chat.presets.actions import PresetActions
+from app.chat.project_actions import ProjectActions
 from app.chat.prompt_counts import FileAttached, PromptCounts, TokenCount
 from app.chat.tools.chat_tools import ChatTools
 from app.generation.compare_generation import CompareGeneration
@@ -140,7 +139,7 @@ class ChatController(QObject):
         worker.diskError.connect(self._on_disk_error)
         worker.draftModelFailed.connect(self.notice)
         # The local server for other apps (Preferences › Server), on the same worker.
-        self.server = ServerHost(worker, lambda: self.model_info, parent=self)
+        self.server = ServerHost(worker, lambda: self.model_info, self, store.preset_named)
         self.counts = PromptCounts(
             store,
             worker,
@@ -194,7 +193,10 @@ class ChatController(QObject):
             end_tool_loop=self.tools.end_loop,
             parent=self,
         )
-        for part in (self._conversations, self._messages, self._compare):
+        self.presets = PresetActions(store, preferences, parent=self)
+        self.projects = ProjectActions(store, self._conversations, parent=self)
+        parts = (self._conversations, self._messages, self._compare, self.presets, self.projects)
+        for part in parts:
             part.notice.connect(self.notice)
             part.conversationsChanged.connect(self.conversationsChanged)
             part.conversationChanged.connect(self.conversationChanged)
@@ -257,8 +259,8 @@ class ChatController(QObject):
         return model_id if is_remote(model_id) else None
 
     # ---- conversations (app.chat.conversation_actions) ------------------------------------
-    def new_conversation(self) -> int:
-        return self._conversations.new_conversation()
+    def new_conversation(self, project_id: int | None = None) -> int:
+        return self._conversations.new_conversation(project_id)
 
     def open_conversation(self, conversation_id: int) -> None:
         self._conversations.open_conversation(conversation_id)
@@ -375,8 +377,7 @@ class ChatController(QObject):
         self.compare.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
-        """Stop generation, save the partial reply and the draft, join the worker, close the
-        store."""
+        """Stop generation, save the partial reply and draft, join the worker, close the store."""
         self.closing.emit()
         self.stop()
         joined = self.worker.shutdown(timeout_s)
@@ -386,7 +387,6 @@ class ChatController(QObject):
         self.store.close()
         return joined
 
-    # ---- internals ----------------------------------------------------------------------------
     @Slot(str)
     def _on_disk_error(self, message: str) -> None:
         self.notice.emit(

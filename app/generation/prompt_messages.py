@@ -82,12 +82,17 @@ def message_content(
 
 
 def prompt_messages(
-    store: Store, conversation_id: int, path: list[Message], detail: int | None = None
+    store: Store,
+    conversation_id: int,
+    path: list[Message],
+    detail: int | None = None,
+    instructions_version: int | None = None,
 ) -> list[dict]:
-    """The chat messages for the model: the conversation's system prompt, if any, then `path`
-    (a message's images and attached files ahead of its text; a reply's answer without its
-    reasoning, as reasoning templates drop earlier thoughts themselves)."""
-    system = store.get_conversation(conversation_id).system_prompt
+    """The chat messages for the model: the system prompt, if any (its project's instructions
+    first, the current ones or `instructions_version` of them, then the chat's own), then
+    `path` (a message's images and attached files ahead of its text; a reply's answer without
+    its reasoning, as reasoning templates drop earlier thoughts themselves)."""
+    system = store.system_prompt_for(conversation_id, instructions_version)
     messages = [{"role": "system", "content": system}] if system.strip() else []
     messages += [
         chat_message(m, message_content(m.content, m.attachments, store.images, detail))

@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject, Signal
 from app.generation.worker import InferenceWorker
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig, ServerConfigError
+from app.server.served_presets import PresetLookup
 
 if TYPE_CHECKING:
     import asyncio
@@ -44,10 +45,13 @@ class ServerHost(QObject):
         worker: InferenceWorker,
         model_info: Callable[[], ModelLoaded | None],
         parent: QObject | None = None,
+        presets: PresetLookup | None = None,
     ) -> None:
+        """`presets` finds the presets a served request may name."""
         super().__init__(parent)
         self._worker = worker
         self._model_info = model_info
+        self._presets = presets
         self._server: LocalServer | None = None
         self._last: asyncio.Future[None] | None = None
 
@@ -85,7 +89,7 @@ class ServerHost(QObject):
         from app.server.openai_server import LocalServer
         from app.server.served_requests import ServedGenerations
 
-        generations = ServedGenerations(self._worker, self._model_info())
+        generations = ServedGenerations(self._worker, self._model_info(), presets=self._presets)
         try:
             server = LocalServer(generations, config)
             url = await server.start()

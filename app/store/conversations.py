@@ -34,9 +34,10 @@ transaction; any failure raises `StoreError` with a message written for the pers
 
     get_message(id) / children(id) / siblings(id) -> (list, index) / active_path(conv_id)
     all_messages(conv_id)             # the whole tree, parents first
-    search(query, limit=50) -> list[SearchHit]  # plain typed text; hit.spans holds
+    search(query, limit=50, project_id=None) -> list[SearchHit]  # plain typed text; hit.spans
                                       # (text, is_match) pieces; message_id None = title hit
     export_json(conv_id) -> dict / export_markdown(conv_id) -> str / import_json(data)
+    presets and projects: app.store.presets, app.store.projects (create_preset, create_project…)
 
 Errors: StoreError, and its kinds NotFoundError (an unknown id), InvalidInputError (empty
 text, unknown role or status, malformed import) and NewerDatabaseError (file left untouched).
@@ -47,9 +48,9 @@ the order does not depend on the wall clock. Rows left "streaming" by a crash be
 "interrupted" at open and keep their text.
 
 The store is built in layers, each a module: `app.store.connection` (the connection, transactions,
-lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the
-streaming-reply lifecycle) and this one (opening and closing, conversations, search, export and
-import).
+lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the streaming
+replies), `app.store.presets` and `app.store.projects` (named settings; chats grouped under
+instructions) and this one (opening and closing, conversations, search, export and import).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ from app.store import search as store_search
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
 from app.store.export_images import image_records, images_json, keep_images
+from app.store.export_settings import chat_settings_json, restore_chat_settings
+from app.store.projects import ProjectRows
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -77,7 +80,6 @@ from app.store.records import (
     check_text,
     dump_mapping,
 )
-from app.store.replies import StreamingReplies
 from app.store.reply_writer import ReplyWriter
 
 __all__ = [
@@ -105,7 +107,7 @@ class _Unset(Enum):
 UNSET = _Unset.UNSET
 
 
-class Store(StreamingReplies):
+class Store(ProjectRows):
     """Use `Store.open(path)`."""
 
     @classmethod
@@ -160,7 +162,10 @@ class Store(StreamingReplies):
         system_prompt: str = "",
         model_id: str | None = None,
         params: dict[str, Any] | None = None,
+        project_id: int | None = None,
+        preset_id: int | None = None,
     ) -> Conversation:
+        """`project_id`: the project it is made in; `preset_id`: the preset its settings are."""
         title = (
             DEFAULT_TITLE if title is None else check_text(title, "The title", allow_empty=False)
         )
@@ -171,8 +176,9 @@ class Store(StreamingReplies):
         with self._write() as db:
             (conversation_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (title, now, now, system_prompt, model_id, params_json),
+                " model_id, params, project_id, preset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (title, now, now, system_prompt, model_id, params_json, project_id, preset_id),
             ).fetchone()
         return self.get_conversation(conversation_id)
 
@@ -272,6 +278,7 @@ class Store(StreamingReplies):
             purged = db.execute(
                 "DELETE FROM conversations WHERE deleted_at <= ?", (time.time() - older_than_s,)
             ).rowcount
+        self.purge_deleted_projects(older_than_s)
         self.collect_images()  # also images attached and never sent, once their grace is over
         return purged
 
@@ -284,7 +291,8 @@ class Store(StreamingReplies):
         with self._write() as db:
             (new_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                " model_id, params, project_id, preset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     f"{source.title} (fork)",
                     now,
@@ -292,6 +300,8 @@ class Store(StreamingReplies):
                     source.system_prompt,
                     source.model_id,
                     dump_mapping(source.params, "The sampling parameters"),
+                    source.project_id,
+                    source.preset_id,
                 ),
             ).fetchone()
             parent_id = None
@@ -304,9 +314,9 @@ class Store(StreamingReplies):
 
     # --- search, export, import --------------------------------------------------------------
 
-    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 50, project_id: int | None = None) -> list[SearchHit]:
         with self._errors():
-            return store_search.search(self._db(), query, limit)
+            return store_search.search(self._db(), query, limit, project_id)
 
     def export_json(self, conversation_id: int) -> dict[str, Any]:
         conversation = self.get_conversation(conversation_id)
@@ -319,7 +329,7 @@ class Store(StreamingReplies):
         record = store_export.to_json(conversation, messages, visits)
         named = image_records(m.attachments for m in messages)
         record["images"] = images_json(named, self.images)  # bytes in the file, never in SQLite
-        return record
+        return record | chat_settings_json(self, conversation.project_id, conversation.preset_id)
 
     def export_markdown(
         self, conversation_id: int, model_names: Mapping[str, str] | None = None
@@ -333,13 +343,14 @@ class Store(StreamingReplies):
         """A new conversation from `export_json` output (new ids), its images kept in the image
         store; nothing is written to the database unless all of it is valid."""
         record = store_export.from_json(data)
+        project_id, preset_id = restore_chat_settings(self, data)  # found again by uid
         named = image_records(m.attachments for m in record.messages)
         keep_images(self.images, record.images, named)
         with self._write() as db:
             (new_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params, pinned, archived, visit_clock)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+                " model_id, params, pinned, archived, visit_clock, project_id, preset_id)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     record.title,
                     record.created_at,
@@ -350,6 +361,8 @@ class Store(StreamingReplies):
                     record.pinned,
                     record.archived,
                     max((m.visit for m in record.messages), default=0),
+                    project_id,
+                    preset_id,
                 ),
             ).fetchone()
             new_ids: dict[int, int] = {}

@@ -19,6 +19,9 @@ attachments ({"kind": "image", "name", "size", "sha256", "width", "height", "for
 "tokens"}) and their bytes in `"images"` (`app.store.export_images`); an image whose bytes the
 file lacks keeps its record. Version 5 added a reply's `provenance` (app.store.provenance):
 restored as it was, so a replay after an import compares with the original reply's tokens.
+The chat's project and preset come as optional records (`"project"`, `"project_preset"`,
+`"preset"`: `app.store.export_settings`), restored with it and found again by uid; the version
+stays 5, since a reader that does not know them imports the chat as it always did.
 In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, each
