@@ -18,6 +18,7 @@ from app.generation.worker import InferenceWorker, default_engine_factory
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig
 from app.server.openai_server import LocalServer
+from app.server.served_presets import PresetLookup
 from app.server.served_requests import ServedGenerations
 
 LOAD_TIMEOUT_S = 60
@@ -91,11 +92,17 @@ def start_worker(model: Path) -> Served:
 
 @asynccontextmanager
 async def serving(
-    served: Served, config: ServerConfig | None = None, max_pending: int = 8
+    served: Served,
+    config: ServerConfig | None = None,
+    max_pending: int = 8,
+    presets: PresetLookup | None = None,
 ) -> AsyncIterator[tuple[LocalServer, openai.AsyncOpenAI]]:
-    """A running server on a free loopback port and a client for it (no retries)."""
+    """A running server on a free loopback port and a client for it (no retries); `presets`
+    finds the presets a request may name."""
     config = config or ServerConfig(port=0)
-    generations = ServedGenerations(served.worker, served.model_info, max_pending=max_pending)
+    generations = ServedGenerations(
+        served.worker, served.model_info, max_pending=max_pending, presets=presets
+    )
     server = LocalServer(generations, config)
     await server.start()
     client = openai.AsyncOpenAI(

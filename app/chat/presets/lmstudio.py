@@ -58,6 +58,12 @@ _NAMES = {
     "llm.prediction.llama.tailFreeSampling": "tail-free sampling",
     "llm.prediction.llama.locallyTypicalSampling": "locally typical sampling",
     "llm.prediction.llama.logitBias": "logit bias",
+    "llm.load.llama.acceleration.offloadRatio": "GPU offload",
+    "llm.load.llama.flashAttention": "flash attention",
+    "llm.load.llama.kCacheQuantizationType": "K cache quantization",
+    "llm.load.llama.vCacheQuantizationType": "V cache quantization",
+    "llm.load.mlx.kvCacheQuantization": "KV cache quantization",
+    "llm.load.numExperts": "number of experts",
 }
 
 
