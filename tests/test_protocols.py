@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from ui.sidebar.project_menus import MenuHost
+    from ui.sidebar.sidebar import Sidebar
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from ui.window.model_compare import ModelCompareHost
     from ui.window.model_picker import PickerHost
     from ui.window.model_status_presenter import StatusHost
+    from ui.window.preset_features import PresetHost
+    from ui.window.project_commands import ProjectHost
     from ui.window.settings_commands import SettingsHost
     from ui.window.sidebar_commands import SidebarHost
     from ui.window.stream_presenter import StreamHost
@@ -123,6 +127,18 @@ def _extras_host(window: MainWindow) -> ExtrasHost:
 
 def _model_compare_host(window: MainWindow) -> ModelCompareHost:
     return window
+
+
+def _project_host(window: MainWindow) -> ProjectHost:
+    return window
+
+
+def _preset_host(window: MainWindow) -> PresetHost:
+    return window
+
+
+def _project_menus_host(sidebar: Sidebar) -> MenuHost:
+    return sidebar
 
 
 # -- generation: the backends, the worker's signals, the engine -------------------------------

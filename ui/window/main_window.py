@@ -41,6 +41,8 @@ from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
+from ui.window.preset_features import PresetFeatures
+from ui.window.project_commands import ProjectCommands
 from ui.window.replay_features import ReplayFeatures
 from ui.window.settings_commands import SettingsCommands
 from ui.window.sidebar_commands import SidebarCommands
@@ -112,6 +114,7 @@ class MainWindow(QMainWindow):
         self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
         self.settings_commands = SettingsCommands(self)
+        self.projects = ProjectCommands(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -123,6 +126,7 @@ class MainWindow(QMainWindow):
         self.stream = StreamPresenter(self)
         self.model_status = ModelStatusPresenter(self)
         self.composer_extras = ComposerExtras(self)
+        self.presets = PresetFeatures(self)  # ahead of the model picker: it goes first
         self.model_picker = ModelPicker(self)
         self._connect()
         self.compare = CompareFeatures(self)

@@ -92,6 +92,18 @@ class PresetActions(QObject):
             self.conversationChanged.emit(conversation_id)
         return preset
 
+    def create(self, name: str, settings: PresetSettings) -> Preset | None:
+        """A new preset of `settings` (a chat's settings dialog saves what it shows)."""
+        preset = self._guard(lambda: self._store.create_preset(name, settings.to_json()))
+        if preset is not None:
+            self.presetsChanged.emit()
+        return preset
+
+    def mark(self, conversation_id: int, preset_id: int | None) -> None:
+        """Record the preset the chat's settings came from, its settings as they are."""
+        self._guard(lambda: self._store.set_conversation_preset(conversation_id, preset_id))
+        self.conversationChanged.emit(conversation_id)
+
     def update_from(self, preset_id: int, conversation_id: int) -> None:
         """Make the preset what the chat is now (its model kept only if the preset had one)."""
 
@@ -109,10 +121,11 @@ class PresetActions(QObject):
         """Give the chat the preset's settings (None: keep them, and show no preset). Returns
         the model the preset names, for the window to switch to (None: the chat keeps its)."""
 
+        if preset_id is None:
+            self.mark(conversation_id, None)
+            return None
+
         def take() -> str | None:
-            if preset_id is None:
-                self._store.set_conversation_preset(conversation_id, None)
-                return None
             chat = self._store.get_conversation(conversation_id)
             settings = PresetSettings.from_json(self._store.get_preset(preset_id).settings)
             self._store.update_settings(

@@ -14,7 +14,7 @@ Drift is the difference between a chat and what the preset would make of it, sai
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from app.chat.tools.choice import CHAT_KEY
@@ -70,6 +70,10 @@ class PresetSettings:
             if isinstance(params, dict)
             else {},
         )
+
+    def trimmed(self) -> PresetSettings:
+        """Only what a preset carries (a chat's params hold more: tool approvals, say)."""
+        return replace(self, params={k: v for k, v in self.params.items() if k in PRESET_KEYS})
 
     def to_json(self) -> dict[str, Any]:
         return {
