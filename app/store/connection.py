@@ -120,20 +120,8 @@ class StoreRows:
 # type checker matches them to the fields; passed by position, since every message read is built
 # here.
 def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
-    (
-        conversation_id,
-        title,
-        created,
-        updated,
-        system,
-        model_id,
-        params,
-        leaf,
-        pinned,
-        archived,
-        project_id,
-        preset_id,
-    ) = row
+    conversation_id, title, created, updated, system, model_id, params, *rest = row
+    leaf, pinned, archived, project_id, preset_id = rest
     return Conversation(
         conversation_id,
         title,

@@ -30,9 +30,10 @@ from app.store.project_records import (
     instructions_digest,
     with_instructions,
 )
-from app.store.records import InvalidInputError, Message, NotFoundError, Status, check_text
+from app.store.records import InvalidInputError, Message, NotFoundError, check_text
 from app.store.replies import StreamingReplies
 
+_KEPT_BEGUN = 256  # replies begun whose instructions are remembered (see `_reply_began`)
 _COLUMNS = (
     "p.id, p.uid, p.name, p.instructions, p.model_id, p.preset_id, p.tool_servers, p.knowledge,"
     " p.collapsed, p.created_at, p.updated_at,"
@@ -241,40 +242,24 @@ class ProjectRows(PresetRows, StreamingReplies):
 
     # --- replies record the instructions they were asked with --------------------------------
 
-    def begin_reply(
-        self,
-        conversation_id: int,
-        parent_id: int | None,
-        model_id: str | None = None,
-        params: dict[str, Any] | None = None,
-    ) -> Message:
-        reply = super().begin_reply(conversation_id, parent_id, model_id, params)
-        used = self.instructions_used(conversation_id)
+    def _reply_began(self, reply: Message) -> None:
+        used = self.instructions_used(reply.conversation_id)
         if used is not None:
             self._instructions_at_begin[reply.id] = used
-        return reply
+            # Kept until the reply's final write has succeeded (it may be retried), so only the
+            # oldest go: far more than replies ever stream at once.
+            for old in list(self._instructions_at_begin)[:-_KEPT_BEGUN]:
+                del self._instructions_at_begin[old]
 
-    def finish_reply(
-        self,
-        message_id: int,
-        content: str,
-        status: Status = "complete",
-        stats: dict[str, Any] | None = None,
-        error: str | None = None,
-        reasoning: str = "",
-        tool_calls: list[dict[str, Any]] | None = None,
-        provenance: dict[str, Any] | None = None,
-    ) -> Message:
+    def _reply_provenance(
+        self, message_id: int, provenance: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
         """A reply with recorded provenance also records the project instructions it began
         with (a reply without any, a remote one, records none, as before)."""
         used = self._instructions_at_begin.get(message_id)
-        if used is not None and provenance:
-            provenance = {**provenance, "instructions": used.as_provenance()}
-        finished = super().finish_reply(
-            message_id, content, status, stats, error, reasoning, tool_calls, provenance
-        )
-        self._instructions_at_begin.pop(message_id, None)
-        return finished
+        if used is None or not provenance:
+            return provenance
+        return {**provenance, "instructions": used.as_provenance()}
 
 
 def _add_version(db: sqlite3.Connection, project_id: int, text: str, now: float) -> None:

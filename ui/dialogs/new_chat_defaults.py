@@ -1,4 +1,5 @@
-"""Preferences › New chats: the model, system prompt and sampling every new chat starts with.
+"""Preferences › New chats: the preset, model, system prompt and sampling every new chat starts
+with (a preset chosen here comes first; a project's own model and preset come before it).
 
 A chat's own settings dialog changes one chat; these are what the next ones begin from (and what
 its Restore Defaults puts back). The controller applies them (`ChatController.new_conversation`).
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from app.settings import Preferences
 
 LOADED_MODEL = "The model loaded at the time"
+NO_PRESET = "None: the settings below"
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class ChatDefaults:
     model_id: str | None  # a library entry's id (`ModelInfo.id`); None: the model loaded then
     system_prompt: str
     params: dict[str, Any]  # over Branchwise's DEFAULT_PARAMS
+    preset_id: int | None = None  # the preset new chats start from (over the rest)
 
     @classmethod
     def of(cls, preferences: Preferences) -> ChatDefaults:
@@ -37,19 +40,36 @@ class ChatDefaults:
             preferences.default_model_id,
             preferences.default_system_prompt,
             preferences.default_params,
+            preferences.default_preset_id,
         )
 
     def save_to(self, preferences: Preferences) -> None:
         preferences.default_model_id = self.model_id
         preferences.default_system_prompt = self.system_prompt
         preferences.default_params = self.params
+        preferences.default_preset_id = self.preset_id
 
 
 class NewChatDefaultsPage(QWidget):
-    def __init__(self, defaults: ChatDefaults, models: Sequence[ModelInfo]) -> None:
+    def __init__(
+        self,
+        defaults: ChatDefaults,
+        models: Sequence[ModelInfo],
+        presets: Sequence[tuple[int, str]] = (),
+    ) -> None:
+        """`presets`: (id, name) of each preset new chats may start from."""
         super().__init__()
         self.setObjectName("NewChatDefaults")
         self._before = defaults
+        self.preset_box = QComboBox()
+        self.preset_box.setToolTip(
+            "New chats take this preset's settings over the ones below (a project's own "
+            "preset comes first for its chats)"
+        )
+        self.preset_box.addItem(NO_PRESET, None)
+        for preset_id, name in presets:
+            self.preset_box.addItem(name, preset_id)
+        self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(defaults.preset_id)))
         self.model_box = QComboBox()
         self.model_box.setToolTip(
             "The model a new chat uses; the one loaded at the time unless you choose one here"
@@ -76,6 +96,8 @@ class NewChatDefaultsPage(QWidget):
         intro.setObjectName("SettingsIntro")
         intro.setWordWrap(True)
         form = QFormLayout()
+        if presets:  # none yet: the row would offer nothing
+            add_hinted_row(form, "Start from preset", self.preset_box)
         add_hinted_row(form, "Default model", self.model_box)
         add_hinted_row(form, "Default system prompt", self.system_prompt)
         self.sampling.add_to(form)
@@ -91,4 +113,10 @@ class NewChatDefaultsPage(QWidget):
         shown = self.sampling.values()
         params = {k: v for k, v in self._before.params.items() if k not in shown}
         params.update({k: v for k, v in shown.items() if v != DEFAULT_PARAMS[k]})
-        return ChatDefaults(self.model_box.currentData(), self.system_prompt.toPlainText(), params)
+        preset = self.preset_box.currentData()
+        return ChatDefaults(
+            self.model_box.currentData(),
+            self.system_prompt.toPlainText(),
+            params,
+            preset if self.preset_box.count() > 1 else self._before.preset_id,
+        )

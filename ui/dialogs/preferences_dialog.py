@@ -70,10 +70,12 @@ class PreferencesDialog(QDialog):
         draft_for: Callable[[str], str | None] = lambda _model: None,
         detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
+        presets: Sequence[tuple[int, str]] = (),
     ) -> None:
-        """`new_chats` are the defaults new chats start with now; `models` the library, to
-        choose their model from; with `draft_for(model)` and `detail_for(model)` it also fills
-        "Models" (each model's draft model and image detail), showing `current_model` first."""
+        """`new_chats` are the defaults new chats start with now; `presets` (id, name) those
+        they may start from; `models` the library, to choose their model from; with
+        `draft_for(model)` and `detail_for(model)` it also fills "Models" (each model's draft
+        model and image detail), showing `current_model` first."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -160,7 +162,9 @@ class PreferencesDialog(QDialog):
         general.addWidget(self.model_defaults)
         general.addWidget(self.server_group)
         general.addStretch(1)
-        self.new_chats_page = NewChatDefaultsPage(new_chats or ChatDefaults(None, "", {}), models)
+        self.new_chats_page = NewChatDefaultsPage(
+            new_chats or ChatDefaults(None, "", {}), models, presets
+        )
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Preferences pages")
         self.tabs.addTab(self.general, "General")

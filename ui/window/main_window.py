@@ -266,11 +266,18 @@ class MainWindow(QMainWindow):
             self.models.use_conversation_model(conversation_id, conversation.model_id)
 
     def new_chat(self) -> None:
-        """A new conversation, unless the open one is still empty (then it is reused)."""
-        if self._cid is not None and self.is_empty(self._cid):
+        """A new conversation, unless the open one is still empty and in no project (then it
+        is reused)."""
+        if self._cid is not None and self.is_empty(self._cid) and not self._in_project(self._cid):
             self.composer.edit.setFocus()
             return
         self.open_conversation(self.controller.new_conversation())
+
+    def _in_project(self, conversation_id: int) -> bool:
+        try:
+            return self.store.get_conversation(conversation_id).project_id is not None
+        except StoreError:
+            return False
 
     def close_conversation(self) -> None:
         """Show no conversation as open (it was just deleted); one is opened next."""

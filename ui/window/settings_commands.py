@@ -101,6 +101,7 @@ class SettingsCommands(QObject):
             draft_for=preferences.draft_model_for,
             detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
+            presets=[(p.id, p.name) for p in self._controller.presets.presets()],
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -116,7 +117,9 @@ class SettingsCommands(QObject):
             self._controller.set_disk_budget(disk_budget)
         self._preferences.overflow_policy = dialog.overflow_policy()
         self._preferences.cpu_float32 = dialog.cpu_float32_policy()
-        dialog.new_chats().save_to(self._preferences)
+        new_chats = dialog.new_chats()
+        new_chats.save_to(self._preferences)
+        self._controller.presets.set_default(new_chats.preset_id)  # the picker marks it
         for model_id, draft_id in dialog.draft_defaults().items():
             self._preferences.set_draft_model_for(model_id, draft_id)
         loaded_detail = self._controller.image_detail()
