@@ -255,7 +255,8 @@ class ConversationSettingsDialog(QDialog):
         preset = self._presets.get(conversation.preset_id or -1)
         if preset is None:
             return ()
-        return PresetSettings.from_json(preset.settings).drift(conversation, self._defaults)
+        meaning = {**self._defaults, "overflow": self._default_overflow}
+        return PresetSettings.from_json(preset.settings).drift(conversation, meaning)
 
     def add_preset(self, preset: Preset) -> None:
         """A preset just saved from this dialog: listed, and chosen."""

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from ui.sidebar.sidebar import Sidebar
     from ui.window.models import WindowModels
     from ui.window.sidebar_commands import SidebarCommands
+    from ui.window.token_counter import TokenCounter
 
 
 class ProjectHost(ChatWindow, Protocol):
@@ -33,6 +34,7 @@ class ProjectHost(ChatWindow, Protocol):
     sidebar_commands: SidebarCommands
     header: ChatHeader
     models: WindowModels
+    token_counter: TokenCounter
 
     def is_empty(self, conversation_id: int) -> bool: ...
 
@@ -77,9 +79,13 @@ class ProjectCommands(QObject):
             self._window.show_notice(str(exc))
             return None
         dialog = self._dialog(project)
-        dialog.accepted.connect(lambda: self._projects.update(project_id, dialog.fields()))
+        dialog.accepted.connect(lambda: self._update(project_id, dialog))
         dialog.open()
         return dialog
+
+    def _update(self, project_id: int, dialog: ProjectSettingsDialog) -> None:
+        self._projects.update(project_id, dialog.fields())
+        self._window.token_counter.schedule()  # the instructions are part of the prompt
 
     def new_chat_in(self, project_id: int) -> None:
         """A chat in the project, opened; an empty chat open now is not kept (nothing in it)."""
@@ -141,6 +147,8 @@ class ProjectCommands(QObject):
     @Slot(str, str)
     def _on_move(self, conversation_id: str, project_id: str) -> None:
         self._projects.move(int(conversation_id), int(project_id) if project_id else None)
+        if int(conversation_id) == self._window.current_conversation_id:
+            self._window.token_counter.schedule()  # another project, other instructions
 
     # -- the open chat's project ----------------------------------------------------------------
 

@@ -70,7 +70,8 @@ class PresetActions(QObject):
             preset = self._store.get_preset(chat.preset_id)
         except StoreError:
             return PresetState(conversation_id, None)
-        drift = PresetSettings.from_json(preset.settings).drift(chat, self._defaults())
+        meaning = {**self._defaults(), "overflow": self._preferences.overflow_policy}
+        drift = PresetSettings.from_json(preset.settings).drift(chat, meaning)
         return PresetState(conversation_id, preset.id, preset.name, drift)
 
     def save_current(

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, cast
 
 from app.chat.tools.choice import CHAT_KEY
 from app.generation.think_settings import EFFORT, THINK
@@ -51,11 +51,8 @@ class PresetSettings:
     @classmethod
     def of_chat(cls, conversation: Conversation, with_model: bool = False) -> PresetSettings:
         """The chat's settings as a preset ("Save current settings as preset…")."""
-        return cls(
-            conversation.system_prompt,
-            conversation.model_id if with_model else None,
-            {k: v for k, v in conversation.params.items() if k in PRESET_KEYS},
-        )
+        model = conversation.model_id if with_model else None
+        return cls(conversation.system_prompt, model, dict(conversation.params)).trimmed()
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> PresetSettings:
@@ -66,10 +63,8 @@ class PresetSettings:
         return cls(
             system if isinstance(system, str) else "",
             model if isinstance(model, str) and model else None,
-            {k: v for k, v in params.items() if k in PRESET_KEYS}
-            if isinstance(params, dict)
-            else {},
-        )
+            dict(cast("dict[str, Any]", params)) if isinstance(params, dict) else {},
+        ).trimmed()
 
     def trimmed(self) -> PresetSettings:
         """Only what a preset carries (a chat's params hold more: tool approvals, say)."""
@@ -91,7 +86,10 @@ class PresetSettings:
 
     def drift(self, conversation: Conversation, defaults: Mapping[str, Any]) -> tuple[str, ...]:
         """How the chat differs from this preset, one phrase per setting ("temperature 0.7 →
-        0.2"); () when it matches."""
+        0.2"); () when it matches. `defaults` are what new chats start with, and what an unset
+        setting means (the overflow policy from Preferences, say): a setting left unset and one
+        set to what unset means are the same."""
+        meaning = {THINK: True, **defaults}  # thinking is on unless a chat turned it off
         changes: list[str] = []
         if conversation.system_prompt != self.system_prompt:
             changes.append("system prompt")
@@ -99,7 +97,8 @@ class PresetSettings:
             changes.append(f"model {self.model_id} → {conversation.model_id or 'none'}")
         expected = self.applied_to(conversation.params, defaults)
         for key, label in PARAM_LABELS.items():
-            want, have = expected.get(key), conversation.params.get(key)
+            want = expected.get(key, meaning.get(key))
+            have = conversation.params.get(key, meaning.get(key))
             if want != have:
                 changes.append(f"{label} {_shown(want)} → {_shown(have)}")
         return tuple(changes)

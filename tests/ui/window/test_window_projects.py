@@ -95,3 +95,16 @@ def test_the_preset_picker_gives_a_chat_a_preset_and_shows_its_drift(qtbot, tmp_
         assert button.text() == "Careful"
         settings = store.get_preset(preset.id).settings
         assert settings["params"]["temperature"] == 0.9
+
+        # The chat's settings dialog fills its form from a preset, and saving puts the chat on it.
+        hot = store.create_preset("Hot", {"system_prompt": "Be bold.", "params": {"top_k": 7}})
+        dialog = window.open_settings()
+        index = dialog.preset.box.findData(hot.id)
+        dialog.preset.box.setCurrentIndex(index)
+        dialog.preset.box.activated.emit(index)
+        assert dialog.system_prompt.toPlainText() == "Be bold."
+        assert dialog.sampling.top_k.value() == 7 and dialog.sampling.temperature.value() == 0.7
+        dialog.accept()
+        chat = store.get_conversation(cid)
+        assert (chat.preset_id, chat.system_prompt, chat.params["top_k"]) == (hot.id, "Be bold.", 7)
+        assert button.text() == "Hot"
