@@ -29,6 +29,11 @@ class AppPaths:
         return self.data_dir / "conversations.sqlite3"
 
     @property
+    def knowledge_database(self) -> Path:
+        """The index of knowledge folders (app.knowledge): made again from the files if lost."""
+        return self.data_dir / "knowledge.db"
+
+    @property
     def models_dir(self) -> Path:
         path = self.data_dir / "models"
         path.mkdir(parents=True, exist_ok=True)

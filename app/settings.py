@@ -1,5 +1,6 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server, each model's draft model and image detail.
+how chats are summarised, theme, window state, the local server, each model's draft model and
+image detail, the embedding model of knowledge folders.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -7,6 +8,7 @@ Stored with QSettings in an INI file inside the data folder, so `--data-dir` iso
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, SupportsIndex, SupportsInt
 
@@ -19,7 +21,7 @@ Theme = Literal["system", "light", "dark"]
 THEMES: tuple[Theme, ...] = ("system", "light", "dark")
 # What a chat does when it outgrows the model's context: the engine's policies
 # (`inference.context_fit.OVERFLOW_POLICIES`, which app may not import before MLX loads).
-OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
+OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop", "summarise")
 DEFAULT_OVERFLOW = "truncate_middle"
 # The shortest context length a chat may set (`inference.context_fit.MIN_CONTEXT_LIMIT`).
 MIN_CONTEXT_LENGTH = 256
@@ -30,6 +32,23 @@ CPU_FLOAT32_POLICIES = ("auto", "always", "never")
 # The image detail a model may be given: the longest edge, in pixels, each image is shown at
 # (the engine's "detail"; without one, the model's processor sizes images its own way).
 IMAGE_DETAILS = (512, 768, 1024, 1536, 2048)
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySettings:
+    """How chats are summarised into compacted branches (`app.compaction`): the last turns
+    kept word for word below a summary, the share of the context at which "Summarise older
+    turns" acts, whether it then summarises before the next reply (else it proposes to), and
+    the library model that writes summaries (None: the chat's own)."""
+
+    keep_turns: int = 2
+    threshold: float = 0.8
+    automatic: bool = False
+    model_id: str | None = None
+
+
+KEEP_TURNS_RANGE = (0, 10)
+THRESHOLD_RANGE = (0.5, 0.95)
 
 
 def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
@@ -53,6 +72,13 @@ def _int(value: object) -> int:
     if isinstance(value, str | bytes | bytearray | SupportsInt | SupportsIndex):
         return int(value)
     raise TypeError(f"{value!r} is not a number")
+
+
+def _clamp[N: (int, float)](value: object, low: N, high: N, default: N) -> N:
+    """`value` within [low, high] when it is a number of `default`'s kind, else `default`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return type(default)(min(max(value, low), high))
 
 
 class Preferences:
@@ -100,6 +126,24 @@ class Preferences:
         self._qs.setValue("chat/overflow", value)
 
     @property
+    def summaries(self) -> SummarySettings:
+        """How chats are summarised; a value out of range (hand-edited file) is brought in."""
+        saved = self._json_object("chat/summaries")
+        default = SummarySettings()
+        keep, share = saved.get("keep_turns"), saved.get("threshold")
+        model = saved.get("model_id")
+        return SummarySettings(
+            keep_turns=_clamp(keep, *KEEP_TURNS_RANGE, default.keep_turns),
+            threshold=float(_clamp(share, *THRESHOLD_RANGE, default.threshold)),
+            automatic=saved.get("automatic") is True,
+            model_id=model if isinstance(model, str) and model else None,
+        )
+
+    @summaries.setter
+    def summaries(self, value: SummarySettings) -> None:
+        self._qs.setValue("chat/summaries", json.dumps(asdict(value)))
+
+    @property
     def cpu_float32(self) -> str:
         """When a model runs as float32 on the CPU: "auto" (when it fits), "always", "never"."""
         value = str(self._qs.value("cpu/float32_weights", "auto"))
@@ -142,6 +186,17 @@ class Preferences:
     @default_model_id.setter
     def default_model_id(self, value: str | None) -> None:
         self._qs.setValue("models/default", value or "")
+
+    @property
+    def knowledge_embedder(self) -> str | None:
+        """The embedding model of knowledge folders, as `app.knowledge.embedder_choice` writes
+        it ("none", "builtin", "model:<library id>"); None: never chosen (the app's default)."""
+        value = self._qs.value("knowledge/embedder", None)
+        return str(value) if value else None
+
+    @knowledge_embedder.setter
+    def knowledge_embedder(self, value: str | None) -> None:
+        self._qs.setValue("knowledge/embedder", value or "")
 
     @property
     def default_system_prompt(self) -> str:

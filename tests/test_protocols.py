@@ -17,6 +17,7 @@ from tests.paths import ROOT
 
 if TYPE_CHECKING:
     import threading
+    from multiprocessing.synchronize import Event as ProcessEvent
 
     from PySide6.QtCore import Signal
 
@@ -24,6 +25,12 @@ if TYPE_CHECKING:
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
+    from app.knowledge.embedder import Embedder
+    from app.knowledge.pause import CancelFlag as IndexCancelFlag
+    from app.knowledge.pause import Gate, PauseGate
+    from app.knowledge.reader_process import _ChildGate
+    from app.knowledge.worker_embedder import WorkerEmbedder, WorkerQueue, _Model
+    from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
     from app.remote.backend import RemoteBackend
@@ -32,11 +39,15 @@ if TYPE_CHECKING:
     from app.store.reply_writer import ReplySink
     from inference.decoding.draft_model import DraftModelDrafter
     from inference.decoding.speculative import Drafter, PromptLookupDrafter
+    from inference.embedding.encoder import MlxEmbedder
+    from inference.embedding.static_model import StaticEmbedder
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
+    from tests.app.knowledge.documents import HashEmbedder
     from ui.sidebar.project_menus import MenuHost
     from ui.sidebar.sidebar import Sidebar
+    from ui.window.compaction_features import CompactionHost
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -113,6 +124,10 @@ def _stream_host(window: MainWindow) -> StreamHost:
     return window
 
 
+def _compaction_host(window: MainWindow) -> CompactionHost:
+    return window
+
+
 def _compare_host(window: MainWindow) -> CompareHost:
     return window
 
@@ -182,6 +197,56 @@ def _event_cancel_flag(event: threading.Event) -> CancelFlag:
 
 def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
     return flag
+
+
+# -- knowledge folders -----------------------------------------------------------------------
+
+
+def _test_embedder(embedder: HashEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_generation_activity(worker: InferenceWorker) -> GenerationActivity:
+    return worker
+
+
+def _pause_gate(gate: PauseGate) -> Gate:
+    return gate
+
+
+def _child_gate(gate: _ChildGate) -> Gate:
+    return gate
+
+
+def _thread_cancel_flag(event: threading.Event) -> IndexCancelFlag:
+    return event
+
+
+def _process_cancel_flag(event: ProcessEvent) -> IndexCancelFlag:
+    return event
+
+
+# -- knowledge: the embedders, what they need of the worker -----------------------------------
+
+
+def _static_embedder(embedder: StaticEmbedder) -> Embedder:
+    return embedder
+
+
+def _mlx_embedder(embedder: MlxEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_embedder(embedder: WorkerEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_model(embedder: MlxEmbedder) -> _Model:
+    return embedder
+
+
+def _worker_queue(worker: InferenceWorker) -> WorkerQueue:
+    return worker
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------

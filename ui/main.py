@@ -35,7 +35,9 @@ from app.chat.controller import ChatController, ModelResolver
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
+from app.knowledge.pause import app_pause_gate
 from app.logs import configure_logging
+from app.operations.knowledge_pause import pause_while_generating
 from app.paths import APP_NAME, AppPaths
 from app.remote.connections import Connections
 from app.settings import Preferences
@@ -188,6 +190,8 @@ def launch(
             cpu_float32=lambda: Preferences(paths.settings_file).cpu_float32,
         )
     )
+    # Knowledge folders are indexed in the background only while no reply is generating.
+    pause_while_generating(app_pause_gate(), worker)
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     connections = Connections(paths.data_dir)
     controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)

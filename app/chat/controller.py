@@ -5,12 +5,11 @@ goes through it, so its change signals and the worker's caches stay in step with
 composed of the model session (`app.generation.model_session`), the reply being generated
 (`app.generation.reply_generation`), the composer's token counts (`app.chat.prompt_counts`, as
 `counts`), a conversation's life (`app.chat.conversation_actions`), the actions on messages
-(`app.chat.message_actions`), Compare's (`app.chat.compare_actions`), presets' (`presets`:
-`app.chat.presets.actions`) and projects' (`projects`: `app.chat.project_actions`). These parts
-know no controller: each is given what it works with and says what changed by its own signals,
-connected here to the controller's of the same names. A chat whose model id is
-`remote:<connection>/<model>` gets its replies from that server (`app.remote.backend`).
-
+(`app.chat.message_actions`, with compaction's, `compaction`), Compare's
+(`app.chat.compare_actions`), presets' (`presets`: `app.chat.presets.actions`) and projects'
+(`projects`: `app.chat.project_actions`). These know no controller: each is given what it works
+with and says what changed by its own signals, connected here to the controller's of the same
+names. A chat whose model id is `remote:<connection>/<model>` gets its replies from that server.
 Signals carry plain values and frozen dataclasses declared beside the code that emits them. Connect
 them to GUI-thread QObjects' methods (never lambdas): `tokenCount` may come from the worker thread.
 """
@@ -78,9 +77,8 @@ class ChatController(QObject):
         connections: Connections | None = None,
         models_dir: Path | None = None,
     ) -> None:
-        """`models_dir` is the library, where a new chat's default model must still be found
-        and draft models are found (without it, new chats use the loaded model and replies
-        guess ahead from the conversation only)."""
+        """`models_dir` is the library, where new chats' default, draft and summary models are
+        found (without it, new chats use the loaded model, which guesses ahead alone)."""
         super().__init__()
         self.store = store
         self.worker = worker
@@ -181,8 +179,14 @@ class ChatController(QObject):
             save_draft=self._conversations.save_draft,
             tool_schemas=self.tools.schemas,
             end_tool_loop=self.tools.end_loop,
+            image_detail=self.image_detail,
+            request_ids=worker.next_request_id,
             parent=self,
         )
+        self.compaction = compaction = self._messages.compaction  # app.compaction: summaries
+        compaction.busyChanged.connect(self.busyChanged)
+        compaction.streamUpdated.connect(self.streamUpdated)
+        compaction.prefillProgress.connect(self.prefillProgress)
         self._compare = CompareActions(
             store,
             worker,
@@ -195,8 +199,8 @@ class ChatController(QObject):
         )
         self.presets = PresetActions(store, preferences, parent=self)
         self.projects = ProjectActions(store, self._conversations, parent=self)
-        parts = (self._conversations, self._messages, self._compare, self.presets, self.projects)
-        for part in parts:
+        parts = (self._conversations, self._messages, self._compare, self.compaction)
+        for part in (*parts, self.presets, self.projects):
             part.notice.connect(self.notice)
             part.conversationsChanged.connect(self.conversationsChanged)
             part.conversationChanged.connect(self.conversationChanged)
@@ -219,8 +223,7 @@ class ChatController(QObject):
         return self._session.last_model_status
 
     def start(self) -> None:
-        """Resolve and load the start-up model in the background (the window is already up);
-        say what became of replies a previous run could not save."""
+        """Load the start-up model in the background and report replies left unsaved last run."""
         if self.store.recovery_report:
             self.notice.emit(self.store.recovery_report)
         self._session.start()
@@ -237,9 +240,8 @@ class ChatController(QObject):
         self._session.set_disk_budget(budget_bytes)
 
     def clear_saved_caches(self, on_done: Callable[[bool], None] | None = None) -> None:
-        """Delete the loaded model's saved cache files, and its caches in memory, which idle time
-        would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
-        model is loaded to say which files are its own."""
+        """Delete the loaded model's saved caches, on disk and in memory (idle time would save them
+        again); `on_done(True)` once done, `on_done(False)` when no model names its files."""
         self._session.clear_saved_caches(on_done)
 
     def image_detail(self, model_id: str | None = None) -> int | None:
@@ -312,10 +314,11 @@ class ChatController(QObject):
 
     # ---- messages (app.chat.message_actions) ------------------------------------------------
     def is_busy(self) -> bool:
-        return self._generation.is_busy() or self.variants.is_busy() or self.compare.is_busy()
+        busy = self._generation.is_busy() or self.variants.is_busy() or self.compare.is_busy()
+        return busy or self.compaction.is_busy()
 
     def streaming_message_id(self) -> int | None:
-        return self._generation.streaming_message_id()
+        return self._generation.streaming_message_id() or self.compaction.streaming_message_id()
 
     def send(
         self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
@@ -370,20 +373,17 @@ class ChatController(QObject):
         self._messages.delete_message(message_id)
 
     def stop(self) -> None:
-        """Stop the replies being written now; their text so far is kept, marked as
-        stopped."""
-        self._generation.stop()
-        self.variants.stop()
-        self.compare.stop()
+        """Stop what is being written now; the text so far is kept, marked as stopped."""
+        for part in (self._generation, self.variants, self.compare, self.compaction):
+            part.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
-        """Stop generation, save the partial reply and draft, join the worker, close the store."""
+        """Stop generation, save partial replies and the draft, join the worker, close the store."""
         self.closing.emit()
         self.stop()
         joined = self.worker.shutdown(timeout_s)
-        self._generation.save_after_shutdown()
-        self.variants.save_after_shutdown()
-        self.compare.save_after_shutdown()
+        for part in (self._generation, self.variants, self.compare, self.compaction):
+            part.save_after_shutdown()
         self.store.close()
         return joined
 

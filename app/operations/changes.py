@@ -26,10 +26,14 @@ class Changes:
     conversation_list: bool = False
     # Models added, removed or renamed in the library folder.
     model_library: bool = False
+    # Knowledge folders added, removed or indexed.
+    knowledge: bool = False
 
     @property
     def empty(self) -> bool:
-        return not (self.conversations or self.conversation_list or self.model_library)
+        return not (
+            self.conversations or self.conversation_list or self.model_library or self.knowledge
+        )
 
 
 class _Subscription(QObject):

@@ -32,6 +32,11 @@ transaction; any failure raises `StoreError` with a message written for the pers
     switch_to_sibling(message_id) -> Message   # the new active leaf
     delete_message(message_id) -> Message | None   # subtree gone; returns new active leaf
 
+    begin_summary(conv_id, record, model_id=None, params=None) -> Message   # a compacted
+                                      # branch's summary, "streaming", a new root (compaction)
+    keep_turns(summary_id) / edit_summary(summary_id, text) / graft(messages, onto_id)
+    abandon_summary(summary_id, back_to) / set_compaction(message_id, record)
+
     get_message(id) / children(id) / siblings(id) -> (list, index) / active_path(conv_id)
     all_messages(conv_id)             # the whole tree, parents first
     search(query, limit=50, project_id=None) -> list[SearchHit]  # plain typed text; hit.spans
@@ -49,25 +54,21 @@ the order does not depend on the wall clock. Rows left "streaming" by a crash be
 
 The store is built in layers, each a module: `app.store.connection` (the connection, transactions,
 lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the streaming
-replies), `app.store.presets` and `app.store.projects` (named settings; chats grouped under
-instructions) and this one (opening and closing, conversations, search, export and import).
+replies), `app.store.compaction` (compacted branches), `app.store.presets` and `app.store.projects`
+(named settings; chats under instructions) and this one (conversations, search, export, import).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from app.store import export as store_export
 from app.store import search as store_search
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
-from app.store.export_images import image_records, images_json, keep_images
-from app.store.export_settings import chat_settings_json, restore_chat_settings
-from app.store.projects import ProjectRows
+from app.store.exchange import ExchangedConversations
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -107,7 +108,7 @@ class _Unset(Enum):
 UNSET = _Unset.UNSET
 
 
-class Store(ProjectRows):
+class Store(ExchangedConversations):
     """Use `Store.open(path)`."""
 
     @classmethod
@@ -312,74 +313,11 @@ class Store(ProjectRows):
             self.activate_leaf(db, new_id, parent_id)
         return self.get_conversation(new_id)
 
-    # --- search, export, import --------------------------------------------------------------
+    # --- search (export and import: app.store.exchange) --------------------------------------
 
     def search(self, query: str, limit: int = 50, project_id: int | None = None) -> list[SearchHit]:
         with self._errors():
             return store_search.search(self._db(), query, limit, project_id)
-
-    def export_json(self, conversation_id: int) -> dict[str, Any]:
-        conversation = self.get_conversation(conversation_id)
-        visits = dict(
-            self._all(
-                "SELECT id, visit FROM messages WHERE conversation_id = ?", (conversation_id,)
-            )
-        )
-        messages = self.all_messages(conversation_id)
-        record = store_export.to_json(conversation, messages, visits)
-        named = image_records(m.attachments for m in messages)
-        record["images"] = images_json(named, self.images)  # bytes in the file, never in SQLite
-        return record | chat_settings_json(self, conversation.project_id, conversation.preset_id)
-
-    def export_markdown(
-        self, conversation_id: int, model_names: Mapping[str, str] | None = None
-    ) -> str:
-        """The branch on screen as Markdown; `model_names` maps model ids to readable names."""
-        return store_export.to_markdown(
-            self.get_conversation(conversation_id), self.active_path(conversation_id), model_names
-        )
-
-    def import_json(self, data: object) -> Conversation:
-        """A new conversation from `export_json` output (new ids), its images kept in the image
-        store; nothing is written to the database unless all of it is valid."""
-        record = store_export.from_json(data)
-        project_id, preset_id = restore_chat_settings(self, data)  # found again by uid
-        named = image_records(m.attachments for m in record.messages)
-        keep_images(self.images, record.images, named)
-        with self._write() as db:
-            (new_id,) = db.execute(
-                "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params, pinned, archived, visit_clock, project_id, preset_id)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    record.title,
-                    record.created_at,
-                    record.updated_at,
-                    record.system_prompt,
-                    record.model_id,
-                    dump_mapping(record.params, "conversation.params"),
-                    record.pinned,
-                    record.archived,
-                    max((m.visit for m in record.messages), default=0),
-                    project_id,
-                    preset_id,
-                ),
-            ).fetchone()
-            new_ids: dict[int, int] = {}
-            for m in record.messages:
-                parent = None if m.parent_id is None else new_ids[m.parent_id]
-                new_ids[m.id] = self._insert_copy(db, new_id, parent, m, m.status, m.visit)
-            # The file's active leaf, or the leaf last visited below it (a hand-edited file may
-            # name an inner message); the visit counts come from the file as they are.
-            leaf_id = (
-                self.latest_leaf_in(db, new_id)
-                if record.active_leaf_id is None
-                else self._latest_leaf_under(db, new_ids[record.active_leaf_id])
-            )
-            db.execute(
-                "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf_id, new_id)
-            )
-        return self.get_conversation(new_id)
 
     # --- internals ---------------------------------------------------------------------------
     def _set_column(self, conversation_id: int, column: str, value: object) -> Conversation:

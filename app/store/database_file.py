@@ -1,11 +1,17 @@
 """Opening the conversation database file: connection settings, refusing a newer file, a backup
 before each migration, and setting a corrupt file aside so the app still starts; and a snapshot
-copy of a live file, for work that must not change it (a dry-run import)."""
+copy of a live file, for work that must not change it (a dry-run import).
+
+Another of the app's databases (the knowledge index, `app.knowledge`) opens the same way with a
+`DatabaseKind` of its own: what it is called in messages, its migrations, the table checked at
+each open."""
 
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable, Sequence
 from contextlib import closing
+from dataclasses import dataclass
 from pathlib import Path
 
 from app.kept_files import free_name
@@ -13,53 +19,72 @@ from app.store import schema as store_schema
 from app.store.records import NewerDatabaseError, StoreError
 
 BUSY_TIMEOUT_MS = 5000
-_QUICK_CHECK = "PRAGMA quick_check(conversations)"
 _CORRUPT_CODES = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
 # SQLite keeps a database's recent writes in these companion files; they travel with it.
 _COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+
+
+@dataclass(frozen=True)
+class DatabaseKind:
+    """One of the app's database files: `noun` names it in messages ("the conversation
+    database"), `migrations()` gives its steps as `app.store.schema.MIGRATIONS` are (looked up
+    at each open), `checked_table` is the table `PRAGMA quick_check` reads at each open (what
+    is shown first)."""
+
+    noun: str
+    migrations: Callable[[], Sequence[store_schema.Migration]]
+    checked_table: str
+
+
+CONVERSATIONS = DatabaseKind(
+    "conversation database", lambda: store_schema.MIGRATIONS, checked_table="conversations"
+)
 
 
 class _CorruptDatabase(Exception):
     pass
 
 
-def open_database(path: Path) -> tuple[sqlite3.Connection, Path | None]:
-    """A connection to an up-to-date store at `path`, and where a corrupt file was moved (or
+def open_database(
+    path: Path, kind: DatabaseKind = CONVERSATIONS
+) -> tuple[sqlite3.Connection, Path | None]:
+    """A connection to an up-to-date database at `path`, and where a corrupt file was moved (or
     None). Raises NewerDatabaseError or StoreError; neither changes the file."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"Could not create the folder for {path}: {exc}.") from exc
     try:
-        return _connect(path), None
+        return _connect(path, kind), None
     except _CorruptDatabase:
-        moved = _move_aside(path)
+        moved = _move_aside(path, kind)
     try:
-        return _connect(path), moved
+        return _connect(path, kind), moved
     except _CorruptDatabase as exc:
-        raise StoreError(f"Could not create a new conversation database at {path}.") from exc
+        raise StoreError(f"Could not create a new {kind.noun} at {path}.") from exc
 
 
-def _connect(path: Path) -> sqlite3.Connection:
+def _connect(path: Path, kind: DatabaseKind) -> sqlite3.Connection:
     try:
         # autocommit=True: SQLite's own mode, so every transaction here is an explicit BEGIN.
         conn = sqlite3.connect(path, autocommit=True)
     except sqlite3.Error as exc:
-        raise _cannot_open(path, exc) from exc
+        raise _cannot_open(path, kind, exc) from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         version = _user_version(conn)
-        latest = store_schema.latest_version()
+        latest = len(kind.migrations())
         if version > latest:
             raise NewerDatabaseError(
-                f"The conversation database {path} was written by a newer version of Branchwise "
+                f"The {kind.noun} {path} was written by a newer version of Branchwise "
                 f"(schema {version}; this version understands up to {latest}). It was left "
                 "unchanged; please update Branchwise to open it."
             )
         # The whole-file check reads every page (0.7 s at 100,000 messages here), too slow for
         # each start. This one reads the schema and the conversation list, what the window
         # shows first; damage elsewhere surfaces as a StoreError where it is met.
-        if version > 0 and conn.execute(_QUICK_CHECK).fetchall() != [("ok",)]:
+        quick_check = f"PRAGMA quick_check({kind.checked_table})"
+        if version > 0 and conn.execute(quick_check).fetchall() != [("ok",)]:
             raise _CorruptDatabase(path)
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
@@ -68,29 +93,29 @@ def _connect(path: Path) -> sqlite3.Connection:
                 _backup(conn, path, version)
             # Foreign keys stay off while migrating: a step may rebuild a table that others
             # refer to (SQLite's documented procedure); each step checks them before it commits.
-            _migrate(conn)
+            _migrate(conn, kind)
         conn.execute("PRAGMA foreign_keys = ON")
     except sqlite3.DatabaseError as exc:
         conn.close()
         if exc.sqlite_errorcode & 0xFF in _CORRUPT_CODES:
             raise _CorruptDatabase(path) from exc
-        raise _cannot_open(path, exc) from exc
+        raise _cannot_open(path, kind, exc) from exc
     except BaseException:
         conn.close()
         raise
     return conn
 
 
-def _cannot_open(path: Path, exc: sqlite3.Error) -> StoreError:
-    return StoreError(f"Could not open the conversation database {path}: {exc}.")
+def _cannot_open(path: Path, kind: DatabaseKind, exc: sqlite3.Error) -> StoreError:
+    return StoreError(f"Could not open the {kind.noun} {path}: {exc}.")
 
 
 def _user_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
-    for target, script in enumerate(store_schema.MIGRATIONS, start=1):
+def _migrate(conn: sqlite3.Connection, kind: DatabaseKind) -> None:
+    for target, script in enumerate(kind.migrations(), start=1):
         conn.execute("BEGIN IMMEDIATE")
         try:
             # Read again under the write lock: another instance may have migrated meanwhile.
@@ -102,7 +127,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
                 broken = conn.execute("PRAGMA foreign_key_check").fetchall()
                 if broken:
                     raise StoreError(
-                        f"Upgrading the conversation database to schema {target} would break "
+                        f"Upgrading the {kind.noun} to schema {target} would break "
                         f"{len(broken)} links between its rows; it was left at schema "
                         f"{target - 1}."
                     )
@@ -121,7 +146,7 @@ def _backup(conn: sqlite3.Connection, path: Path, version: int) -> Path:
     return target
 
 
-def _move_aside(path: Path) -> Path:
+def _move_aside(path: Path, kind: DatabaseKind) -> Path:
     target = free_name(path, "corrupt")
     try:
         path.rename(target)
@@ -131,7 +156,7 @@ def _move_aside(path: Path) -> Path:
                 companion.rename(target.with_name(target.name + suffix))
     except OSError as exc:
         raise StoreError(
-            f"The conversation database {path} is damaged and could not be moved aside: {exc}."
+            f"The {kind.noun} {path} is damaged and could not be moved aside: {exc}."
         ) from exc
     return target
 

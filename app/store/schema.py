@@ -164,6 +164,20 @@ ALTER TABLE messages ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
 """
 
 
+def _v7_summaries(conn: sqlite3.Connection) -> None:
+    """Compaction as a branch (`app.store.compaction`): a `summary` role (a CHECK constraint,
+    so the table is rebuilt; every row keeps its id) for a summary of an earlier path, and a
+    message's `compaction` record as JSON: for a summary, the messages it covers and keeps and
+    the tokens it stands for; for a kept turn, the message it copies."""
+    rebuild_table(
+        conn,
+        "messages",
+        "CHECK (role IN ('user', 'assistant', 'tool'))",
+        "CHECK (role IN ('user', 'assistant', 'tool', 'summary'))",
+    )
+    conn.execute("ALTER TABLE messages ADD COLUMN compaction TEXT NOT NULL DEFAULT '{}'")
+
+
 # Presets and projects (app.chat.presets, app.chat.project_actions). A preset is a named bundle
 # of a chat's settings (JSON, read by app.chat.presets; names unique whatever their case). A
 # project groups chats under instructions placed first in each chat's system prompt; every edit
@@ -173,7 +187,7 @@ ALTER TABLE messages ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
 # its project; deleting a project is soft (undoable), as deleting a chat is. Written to run
 # again over its own tables (IF NOT EXISTS, columns added once): a test may take a database
 # back to an earlier version by hand.
-def _v7_projects_presets(conn: sqlite3.Connection) -> None:
+def _v8_projects_presets(conn: sqlite3.Connection) -> None:
     conn.executescript(
         """
         CREATE TABLE IF NOT EXISTS presets (
@@ -233,7 +247,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V4_IMPORTS,
     _v5_tool_messages,
     _V6_PROVENANCE,
-    _v7_projects_presets,
+    _v7_summaries,
+    _v8_projects_presets,
 )
 
 

@@ -30,15 +30,40 @@ _SNIPPET_TOKENS = 16
 
 def fts_query(text: str) -> str | None:
     """The FTS5 query for what a person typed, or None when it holds no searchable word."""
-    # FTS5 reads the query as a C string: a NUL would end it inside a quoted phrase.
-    text = text.replace("\x00", " ")
-    words = [word for word in text.split() if any(ch.isalnum() for ch in word)]
+    text, words = _words(text)
     if not words:
         return None
-    phrases = ['"' + word.replace('"', '""') + '"' for word in words]
+    phrases = [_phrase(word) for word in words]
     if not text[-1].isspace() and len(words[-1]) >= MIN_PREFIX_CHARS:
         phrases[-1] += "*"
     return " ".join(phrases)
+
+
+def fts_any_query(text: str, ignored: frozenset[str] = frozenset()) -> str | None:
+    """An FTS5 query matching any of the words of `text` (each a quoted phrase), for recall
+    where bm25 does the ranking: a question's words rarely all occur in the passage that
+    answers it. Words in `ignored` (lower case: "the", "of") are left out unless nothing else
+    is left. None when there is no searchable word."""
+    _, words = _words(text)
+    kept = [word for word in words if _bare(word) not in ignored] or words
+    return " OR ".join(dict.fromkeys(_phrase(word) for word in kept)) or None
+
+
+def _words(text: str) -> tuple[str, list[str]]:
+    """`text` made safe for FTS5, and its words that hold a letter or a digit."""
+    # FTS5 reads the query as a C string: a NUL would end it inside a quoted phrase.
+    text = text.replace("\x00", " ")
+    return text, [word for word in text.split() if any(ch.isalnum() for ch in word)]
+
+
+def _bare(word: str) -> str:
+    return "".join(ch for ch in word.lower() if ch.isalnum())
+
+
+def _phrase(word: str) -> str:
+    """`word` as a quoted phrase, so quotes, `*`, `-`, `AND`, `NEAR` and brackets are plain
+    text to FTS5."""
+    return '"' + word.replace('"', '""') + '"'
 
 
 def search(

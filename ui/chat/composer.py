@@ -48,6 +48,8 @@ _MAX_VISIBLE_LINES = 8
 _LEFT_OUT = {
     "truncate_middle": "turns from the middle of the chat are left out of the model's view",
     "rolling": "the oldest turns are left out of the model's view",
+    "summarise": "turns from the middle are left out of the model's view until older turns "
+    "are summarised",
 }
 
 

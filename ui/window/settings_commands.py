@@ -102,6 +102,7 @@ class SettingsCommands(QObject):
             detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
             presets=[(p.id, p.name) for p in self._controller.presets.presets()],
+            summaries=preferences.summaries,
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)
@@ -116,6 +117,7 @@ class SettingsCommands(QObject):
         if disk_budget is not None:
             self._controller.set_disk_budget(disk_budget)
         self._preferences.overflow_policy = dialog.overflow_policy()
+        self._preferences.summaries = dialog.summaries()
         self._preferences.cpu_float32 = dialog.cpu_float32_policy()
         new_chats = dialog.new_chats()
         new_chats.save_to(self._preferences)

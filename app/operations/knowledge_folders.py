@@ -1,0 +1,207 @@
+"""Keeps every knowledge folder's index current while the app runs: each is indexed at start,
+again a moment after its files change (a `QFileSystemWatcher` on its folders, the shallowest
+MAX_WATCHED of each), and every few minutes for what a watcher misses (a file edited in place,
+folders deeper than those watched, a disk plugged back in).
+
+One index run at a time, in the order asked (a folder asked for twice waits once); adding and
+removing go through the same queue, so two runs never write at once. Each run waits at the pause
+gate while a reply generates (`app.operations.knowledge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
+
+from app.knowledge.embedder import Embedder
+from app.knowledge.index import KnowledgeIndex
+from app.knowledge.pause import PauseGate
+from app.knowledge.records import IndexProgress, KnowledgeError, SyncReport
+from app.operations.knowledge import add_folder, index_folder, remove_folder
+from app.operations.operation import Failure, FailureKind, Operation
+
+RESCAN_S = 300.0
+# Files arrive in bursts (a copy, a checkout): one run a moment after the last change.
+DEBOUNCE_MS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class KnowledgeFailure:
+    """An index run, an addition or a removal that did not end well."""
+
+    collection: str
+    message: str
+    cancelled: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    name: str
+    start: Callable[[], Operation]
+
+
+class KnowledgeFolders(QObject):
+    """Create on the GUI thread with the index's file (`AppPaths.knowledge_database`);
+    `embedder()` gives the embedder each run uses (None: BM25 alone)."""
+
+    progressed = Signal(IndexProgress)
+    synced = Signal(SyncReport)
+    removed = Signal(str)
+    failed = Signal(KnowledgeFailure)
+
+    def __init__(
+        self,
+        database: Path,
+        embedder: Callable[[], Embedder | None] = lambda: None,
+        gate: PauseGate | None = None,
+        rescan_s: float = RESCAN_S,
+        parent: QObject | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self._database = database
+        self._embedder = embedder
+        self._gate = gate
+        self._queue: list[_Pending] = []
+        self._running: tuple[str, Operation] | None = None
+        self._watcher = QFileSystemWatcher(self)
+        self._watcher.directoryChanged.connect(self._folder_changed)
+        self._watched: dict[str, frozenset[str]] = {}  # by folder name
+        self._soon: dict[str, QTimer] = {}
+        self._rescan = QTimer(self)
+        self._rescan.setInterval(int(rescan_s * 1000))
+        self._rescan.timeout.connect(self.sync_all)
+
+    def start(self) -> None:
+        """Index every folder now, and again every few minutes."""
+        self.sync_all()
+        self._rescan.start()
+
+    def stop(self) -> None:
+        """No more runs; the one under way is cancelled (what it finished stays)."""
+        self._rescan.stop()
+        for timer in self._soon.values():
+            timer.stop()
+        self._queue.clear()
+        if self._running is not None:
+            self._running[1].cancel()
+
+    @property
+    def running(self) -> str | None:
+        """The name of the folder being indexed, added or removed now."""
+        return None if self._running is None else self._running[0]
+
+    def sync_all(self) -> None:
+        try:
+            with KnowledgeIndex.open(self._database) as index:
+                names = [collection.name for collection in index.collections()]
+        except KnowledgeError as error:
+            self.failed.emit(KnowledgeFailure("", str(error), False))
+            return
+        for name in names:
+            self.sync(name)
+
+    def sync(self, name: str) -> None:
+        """Index what changed in folder `name`, after the runs already asked for."""
+        self._ask(
+            name,
+            lambda: index_folder(
+                self, self._database, name, embedder=self._embedder(), gate=self._gate
+            ),
+        )
+
+    def add(self, name: str, root: Path, follow_links: bool = False) -> None:
+        self._ask(
+            name,
+            lambda: add_folder(
+                self,
+                self._database,
+                name,
+                root,
+                follow_links=follow_links,
+                embedder=self._embedder(),
+                gate=self._gate,
+            ),
+        )
+
+    def remove(self, name: str) -> None:
+        """Remove folder `name`'s index (never its files): runs asked for it are dropped, one
+        under way is cancelled, and the removal goes first."""
+        self._queue = [pending for pending in self._queue if pending.name != name]
+        if self._running is not None and self._running[0] == name:
+            self._running[1].cancel()
+        self._unwatch(name)
+        self._queue.insert(0, _Pending(name, lambda: self._removal(name)))
+        self._next()
+
+    def cancel(self, name: str) -> None:
+        """Stop indexing folder `name` (now, or before it starts)."""
+        self._queue = [pending for pending in self._queue if pending.name != name]
+        if self._running is not None and self._running[0] == name:
+            self._running[1].cancel()
+
+    def _ask(self, name: str, start: Callable[[], Operation]) -> None:
+        if not any(pending.name == name for pending in self._queue):
+            self._queue.append(_Pending(name, start))
+        self._next()
+
+    def _next(self) -> None:
+        if self._running is not None or not self._queue:
+            return
+        pending = self._queue.pop(0)
+        operation = pending.start()
+        self._running = (pending.name, operation)
+        operation.on_progress(self._progressed)
+        operation.on_success(lambda result: self._succeeded(pending.name, result))
+        operation.on_failure(lambda failure: self._failed(pending.name, failure))
+        operation.start()
+
+    def _removal(self, name: str) -> Operation[None, None]:
+        return remove_folder(self, self._database, name)
+
+    def _progressed(self, progress: IndexProgress) -> None:
+        self.progressed.emit(progress)
+
+    def _succeeded(self, name: str, result: object) -> None:
+        self._running = None
+        if isinstance(result, SyncReport):
+            self._watch(name, result.folders)
+            self.synced.emit(result)
+        else:
+            self.removed.emit(name)
+        self._next()
+
+    def _failed(self, name: str, failure: Failure) -> None:
+        self._running = None
+        self.failed.emit(
+            KnowledgeFailure(name, failure.message, failure.kind is FailureKind.CANCELLED)
+        )
+        self._next()
+
+    def _watch(self, name: str, folders: tuple[str, ...]) -> None:
+        self._unwatch(name)
+        self._watched[name] = frozenset(folders)
+        if folders:
+            self._watcher.addPaths(list(folders))
+
+    def _unwatch(self, name: str) -> None:
+        gone = self._watched.pop(name, frozenset())
+        still = frozenset().union(*self._watched.values())
+        if gone - still:
+            self._watcher.removePaths(sorted(gone - still))
+
+    def _folder_changed(self, folder: str) -> None:
+        for name, folders in self._watched.items():
+            if folder in folders:
+                self._sync_soon(name)
+
+    def _sync_soon(self, name: str) -> None:
+        timer = self._soon.get(name)
+        if timer is None:
+            timer = self._soon[name] = QTimer(self)
+            timer.setSingleShot(True)
+            timer.setInterval(DEBOUNCE_MS)
+            timer.timeout.connect(lambda: self.sync(name))
+        timer.start()
