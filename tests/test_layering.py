@@ -48,6 +48,8 @@ MLX_FREE_INFERENCE = {
     "inference.errors",
     "inference.importing",
     "inference.importing.model_folder",
+    "inference.speech",
+    "inference.speech.support",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -190,6 +192,7 @@ INFERENCE_ORDER = (
     "cpu",
     "vision",
     "loading",
+    "speech",
     "importing",
     "cache",
     "decoding",
