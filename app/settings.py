@@ -1,5 +1,5 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server, each model's draft model and image detail.
+theme, window state, the local server, each model's draft model and image detail, voice.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -199,6 +199,15 @@ class Preferences:
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def voice(self) -> dict[str, Any]:
+        """Dictation and read-aloud settings as stored (`app.voice.voice_settings` reads them)."""
+        return self._json_object("voice/settings")
+
+    @voice.setter
+    def voice(self, value: dict[str, Any]) -> None:
+        self._qs.setValue("voice/settings", json.dumps(value))
 
     @property
     def default_tool_servers(self) -> list[str] | None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,15 @@ from app.library.model_check import LibraryError, validate_folder
 from app.library.model_facts import parameter_count, quantization_label, size_on_disk
 from app.library.model_support import recorded_problem
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
+from inference.speech.support import SPEECH_WEIGHTS, is_speech_config
 from inference.vision.support import is_vision_config, text_only_reason
+
+
+class ModelKind(StrEnum):
+    """What a library entry is for: chats, or turning speech into text (a Whisper folder)."""
+
+    CHAT = "chat"
+    SPEECH = "speech"
 
 
 @dataclass(frozen=True)
@@ -45,6 +54,7 @@ class ModelInfo:
     problem: str | None = None  # why the entry cannot be loaded; None when it can
     # Images: "" for a text model; for a vision model whether it reads them here, or why not.
     sight: str = ""
+    kind: ModelKind = ModelKind.CHAT
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -58,13 +68,14 @@ def describe(folder: Path) -> ModelInfo:
         problem = recorded_problem(meta, config)
     except LibraryError as error:
         problem = str(error)
-    weights = sorted(path.glob(WEIGHTS_PATTERN))
+    speech = is_speech_config(config) or (not config and (path / SPEECH_WEIGHTS).is_file())
+    weights = sorted(path.glob(SPEECH_WEIGHTS if speech else WEIGHTS_PATTERN))
     return ModelInfo(
         id=folder.name,
         folder=folder,
         path=path,
         name=meta.get("name") or folder.name,
-        architecture=str(config.get("model_type", "unknown")),
+        architecture=str(config.get("model_type") or ("whisper" if speech else "unknown")),
         parameters=parameter_count(weights, config) if config else None,
         quantization=quantization_label(weights, config) if config else "unknown",
         size_bytes=size_on_disk(path),
@@ -75,6 +86,7 @@ def describe(folder: Path) -> ModelInfo:
         linked=path != folder,
         problem=problem,
         sight=_sight(path, config),
+        kind=ModelKind.SPEECH if speech else ModelKind.CHAT,
     )
 
 
@@ -85,13 +97,16 @@ def _sight(path: Path, config: dict[str, Any]) -> str:
     return "Reads images" if reason is None else f"Text only: {reason}"
 
 
-def list_models(models_dir: str | Path) -> list[ModelInfo]:
-    """Every entry in the models folder, by display name. Hidden folders are work in progress."""
+def list_models(models_dir: str | Path, kind: ModelKind | None = ModelKind.CHAT) -> list[ModelInfo]:
+    """The entries of `kind` in the models folder (chat models unless asked; None: every
+    entry), by display name. Hidden folders are work in progress."""
     models = Path(models_dir)
     if not models.is_dir():
         return []
     entries = [p for p in models.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    return sorted((describe(p) for p in entries), key=lambda info: info.name.casefold())
+    found = (describe(p) for p in entries)
+    listed = [info for info in found if kind is None or info.kind == kind]
+    return sorted(listed, key=lambda info: info.name.casefold())
 
 
 def find_model(models_dir: str | Path, model_id: str) -> ModelInfo:

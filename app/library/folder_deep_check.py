@@ -11,16 +11,21 @@ import threading
 from pathlib import Path
 
 from app.library.isolated import run_isolated
-from app.library.model_check import Cancelled, LibraryError
+from app.library.model_check import Cancelled, LibraryError, read_json
+from inference.speech.support import is_speech_config
 
 # Reading a big tokenizer and building a large model lazily take seconds; minutes mean a hang.
 CHECK_LIMIT_S = 300.0
 
 
 def check_model_folder(folder: Path, cancel: threading.Event | None = None) -> None:
-    """Raise LibraryError naming what is wrong with the folder, or Cancelled on `cancel`."""
+    """Raise LibraryError naming what is wrong with the folder, or Cancelled on `cancel`. A
+    Whisper folder gets the speech model's checks (config and weights; no tokenizer)."""
+    speech = is_speech_config(read_json(folder / "config.json") or {})
     run_isolated(
-        "inference.loading.folder_check:check_model_folder",
+        "inference.speech.whisper:check_speech_folder"
+        if speech
+        else "inference.loading.folder_check:check_model_folder",
         folder,
         label=folder.name,
         failure=LibraryError,

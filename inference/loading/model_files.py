@@ -33,6 +33,8 @@ MODEL_FILE_PATTERNS = (
     # A vision model's image processor: without it the model reads no images.
     "preprocessor_config.json",
     "processor_config.json",
+    # A Whisper speech model's weights (inference.speech.support.SPEECH_WEIGHTS).
+    "weights.safetensors",
 )
 # A folder has a tokenizer when it holds one of these (besides tokenizer_config.json, which
 # only configures one).
