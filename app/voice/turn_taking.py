@@ -11,22 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
-import numpy as np
-
-SILENCE_DB = -90.0  # the level of digital silence, in dBFS
 SPEECH_MARGIN_DB = 12.0  # above the noise floor
 MIN_SPEECH_DB = -45.0  # never quieter than this (as Open WebUI's call mode)
 MIN_SPEECH_S = 0.25  # this much speech starts a turn
 FLOOR_RISE_DB_PER_S = 3.0  # the floor creeps up this fast, so it follows a room getting louder
-
-
-def level_db(pcm: bytes) -> float:
-    """The RMS level of 16-bit PCM, in dBFS (0 is full scale; SILENCE_DB for silence)."""
-    samples = np.frombuffer(pcm[: len(pcm) // 2 * 2], "<i2").astype(np.float32) / 32768.0
-    if not len(samples):
-        return SILENCE_DB
-    rms = float(np.sqrt(np.mean(samples * samples)))
-    return max(SILENCE_DB, 20.0 * float(np.log10(rms))) if rms > 0 else SILENCE_DB
 
 
 class Turn(Enum):

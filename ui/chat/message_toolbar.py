@@ -22,6 +22,7 @@ from ui.widgets.visibility import set_shown
 # of the person's messages, for ui.window.model_compare.
 DETAILS_BUTTON = "replyDetails"
 COMPARE_BUTTON = "compareModels"
+SPEAK_BUTTON = "readAloud"  # a reply's speaker, for ui.window.voice_features
 
 
 class MessageToolbar(QWidget):
@@ -40,6 +41,7 @@ class MessageToolbar(QWidget):
         self.delete_button: QToolButton | None = None
         self.details_button: QToolButton | None = None
         self.compare_button: QToolButton | None = None
+        self.speak_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         self.copy_button = message_action("copy", "Copy message")
         if role != "system":
@@ -68,6 +70,8 @@ class MessageToolbar(QWidget):
                 "file-text", "Details: where this reply came from, and Replay"
             )
             self.details_button.setProperty(DETAILS_BUTTON, True)
+            self.speak_button = message_action("volume", "Read aloud")
+            self.speak_button.setProperty(SPEAK_BUTTON, True)
             self.stats_label = QLabel()
             self.stats_label.setObjectName("StatsLabel")
             self.stats_label.setWordWrap(True)
@@ -76,6 +80,7 @@ class MessageToolbar(QWidget):
             self.stats_label.setAccessibleName("Reply statistics")
             self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             self._tools.addWidget(self.continue_button)
+            self._tools.addWidget(self.speak_button)
             self._tools.addWidget(self.regenerate_button)
             self._tools.addWidget(self.details_button)
             self._tools.addWidget(self.delete_button)
@@ -99,6 +104,7 @@ class MessageToolbar(QWidget):
             self.compare_button,
             self.edit_button,
             self.regenerate_button,
+            self.speak_button,
             self.details_button,
             self.delete_button,
         )
@@ -110,9 +116,8 @@ class MessageToolbar(QWidget):
         streaming = view.status == "streaming"
         set_shown(self, not editing and (not streaming or self.nav is not None))
         for button in self.action_buttons():
-            set_shown(
-                button, not streaming and (button is not self.copy_button or bool(view.content))
-            )
+            needs_text = button in (self.copy_button, self.speak_button)
+            set_shown(button, not streaming and (not needs_text or bool(view.content)))
         if self.continue_button is not None:
             set_shown(self.continue_button, can_continue(view))
         if self.stats_label is not None:

@@ -1,8 +1,8 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
 chat does by default once it outgrows the model's context, the theme, each model's default draft
 model and image detail (`ui.forms.model_defaults`), the local server (tab "General"), what new
-chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`) and tool use (tab "Tools",
-`ui.dialogs.tools_page`)."""
+chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`), tool use (tab "Tools",
+`ui.dialogs.tools_page`) and voice (tab "Voice", `ui.voice.voice_page`, given by the window)."""
 
 from __future__ import annotations
 
@@ -70,6 +70,7 @@ class PreferencesDialog(QDialog):
         draft_for: Callable[[str], str | None] = lambda _model: None,
         detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
+        voice_page: QWidget | None = None,
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
         choose their model from; with `draft_for(model)` and `detail_for(model)` it also fills
@@ -170,6 +171,10 @@ class PreferencesDialog(QDialog):
         if tools_page is not None:
             self.tabs.addTab(tools_page, "Tools")
             self.tabs.setTabToolTip(2, "MCP servers, remembered approvals, the call limit")
+        self.voice_page = voice_page  # ui.voice.voice_page, filled and applied by the window
+        if voice_page is not None:
+            index = self.tabs.addTab(voice_page, "Voice")
+            self.tabs.setTabToolTip(index, "Dictation, reading replies aloud, voice conversations")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.server_error)

@@ -1,0 +1,137 @@
+"""A recording from the default microphone, as 16 kHz mono 16-bit PCM (what Whisper reads),
+with its level and length while it runs.
+
+Qt's `QAudioSource` is asked for 16 kHz mono; a device that cannot give it records at its own
+preferred rate and channels and the recording is converted when it ends
+(`app.voice.samples.resampled`). The input is read every 50 ms (pull mode), so the meter moves
+smoothly and nothing piles up. While muted (a voice conversation reading its reply aloud) what
+the microphone hears is dropped, so the reply's own audio never becomes the person's words.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from PySide6.QtCore import QIODevice, QObject, QTimer, Signal, Slot
+from PySide6.QtMultimedia import QAudio, QAudioFormat, QAudioSource, QMediaDevices
+
+from app.voice.samples import SILENCE_DB, level_db, pcm16, resampled, samples16
+
+WHISPER_RATE = 16_000
+READ_EVERY_MS = 50
+
+
+@dataclass(frozen=True, slots=True)
+class RecordingLevel:
+    level_db: float  # the last 50 ms, in dBFS (SILENCE_DB while muted)
+    seconds: float  # recorded so far
+    chunk_s: float  # how much audio the level covers
+
+
+def _wanted_format() -> QAudioFormat:
+    fmt = QAudioFormat()
+    fmt.setSampleRate(WHISPER_RATE)
+    fmt.setChannelCount(1)
+    fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
+    return fmt
+
+
+class Recorder(QObject):
+    """`start()`, then `stop()` for the PCM, or `cancel()`; `levelChanged` every 50 ms."""
+
+    levelChanged = Signal(RecordingLevel)
+    failed = Signal(str)  # the microphone stopped with an error, said for the person
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._source: QAudioSource | None = None
+        self._io: QIODevice | None = None
+        self._format = _wanted_format()
+        self._chunks: list[bytes] = []
+        self._bytes = 0
+        self._muted = False
+        self._started = 0.0
+        self._timer = QTimer(self)
+        self._timer.setInterval(READ_EVERY_MS)
+        self._timer.timeout.connect(self._read)
+
+    @property
+    def recording(self) -> bool:
+        return self._source is not None
+
+    def start(self) -> str | None:
+        """Start recording from the default input; the reason when it cannot."""
+        if self._source is not None:
+            return None
+        device = QMediaDevices.defaultAudioInput()
+        if device.isNull():
+            return "No microphone: connect one (or turn one on) to dictate."
+        fmt = _wanted_format()
+        if not device.isFormatSupported(fmt):
+            fmt = device.preferredFormat()
+            fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
+        self._format = fmt
+        source = QAudioSource(device, fmt, self)
+        io = source.start()
+        if io is None or source.error() != QAudio.Error.NoError:
+            source.deleteLater()
+            return f"The microphone ({device.description()}) could not be opened."
+        self._source, self._io = source, io
+        self._chunks, self._bytes, self._started = [], 0, time.monotonic()
+        self._timer.start()
+        return None
+
+    def set_muted(self, muted: bool) -> None:
+        """Drop what the microphone hears (the reply's own voice) until unmuted."""
+        self._muted = muted
+
+    def seconds(self) -> float:
+        frame = 2 * max(1, self._format.channelCount())
+        return self._bytes / frame / max(1, self._format.sampleRate())
+
+    def stop(self) -> bytes:
+        """End the recording: everything heard (not muted), as 16 kHz mono 16-bit PCM."""
+        if self._source is None:
+            return b""
+        self._read()
+        self._close()
+        pcm = b"".join(self._chunks)
+        self._chunks = []
+        rate, channels = self._format.sampleRate(), self._format.channelCount()
+        if rate == WHISPER_RATE and channels == 1:
+            return pcm
+        return pcm16(resampled(samples16(pcm, channels), rate, WHISPER_RATE))
+
+    def cancel(self) -> None:
+        self._close()
+        self._chunks = []
+
+    def _close(self) -> None:
+        self._timer.stop()
+        if self._source is not None:
+            self._source.stop()
+            self._source.deleteLater()
+        self._source = self._io = None
+
+    @Slot()
+    def _read(self) -> None:
+        if self._io is None or self._source is None:
+            return
+        data = self._io.readAll().data()
+        if self._source.error() not in (QAudio.Error.NoError, QAudio.Error.UnderrunError):
+            self._close()
+            self.failed.emit("The microphone stopped working (was it unplugged?).")
+            return
+        if not data:
+            return
+        chunk = bytes(data)
+        frame = 2 * max(1, self._format.channelCount())
+        chunk_s = len(chunk) / frame / max(1, self._format.sampleRate())
+        if self._muted:
+            level = SILENCE_DB
+        else:
+            self._chunks.append(chunk)
+            self._bytes += len(chunk)
+            level = level_db(chunk)
+        self.levelChanged.emit(RecordingLevel(level, self.seconds(), chunk_s))
