@@ -17,7 +17,6 @@ from PySide6.QtCore import QRectF, Qt, Signal
 from PySide6.QtGui import QPainter, QPaintEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QWidget
 
-from app.voice.samples import SILENCE_DB
 from ui.text.plain_text import literal
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em, scale_font
@@ -134,7 +133,7 @@ class MicButton(QWidget):
     def set_state(self, state: Dictation, reason: str = "") -> None:
         self._state, self._reason = state, reason
         if state is not Dictation.RECORDING:
-            self.meter.set_level(SILENCE_DB)
+            self.meter.set_level(METER_FLOOR_DB)
             self.time_label.setText("0:00")
         self._show()
 

@@ -1,16 +1,16 @@
 """What the composer holds besides text: the files and images attached to the draft and the
 chat's Think switch, kept in step with the controller.
 
-Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read
-and counted on the worker (audio files excepted: they are offered for transcription,
+Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read and
+counted on the worker (audio files excepted: they are offered for transcription,
 `audioFilesChosen`, ui.window.voice_features); each comes back through `attachmentReady` as a
-chip, or as a notice saying why it was refused. Images (those files with an image's name, or a picture pasted) are
-kept in the image store and counted the same way and come back through `imageReady`, to the
-composer or to the inline editor that asked. A PDF with no text layer comes back as an offer of
-its pages as images (`ui.dialogs.pdf_pages_offer`); the pages chosen arrive one by one as image
-chips, rendered on the worker. Whether the loaded model sees images is told to
-the composer, whose image chips and Send say so. The Think controls show only for a model whose
-template reads such a switch and write the person's choice into the open chat's params.
+chip, or as a notice saying why it was refused. Images (those files with an image's name, or a
+picture pasted) are kept in the image store and counted the same way and come back through
+`imageReady`, to the composer or to the inline editor that asked. A PDF with no text layer comes
+back as an offer of its pages as images (`ui.dialogs.pdf_pages_offer`); the pages chosen arrive
+one by one as image chips, rendered on the worker. Whether the loaded model sees images is told
+to the composer, whose image chips and Send say so. The Think controls show only for a model
+whose template reads such a switch and write the person's choice into the open chat's params.
 """
 
 from __future__ import annotations

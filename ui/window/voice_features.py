@@ -18,9 +18,7 @@ from PySide6.QtCore import QObject, QTimer, Slot
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenu
 
-from app.library.entries import ModelInfo
 from app.operations.operation import Failure, FailureKind, Operation
-from app.voice.speech_models import NO_SPEECH_MODEL, chosen_speech_model
 from app.voice.transcription import transcription
 from app.voice.voice_settings import VoiceSettings
 from ui.voice.mic_button import Dictation, MicButton
@@ -35,6 +33,7 @@ from ui.window.voice_reading import ReadingHost, VoiceReading
 from ui.window.window_host import MenuWindow
 
 if TYPE_CHECKING:
+    from app.library.entries import ModelInfo
     from pathlib import Path
 
     from app.voice.transcription import Transcript
@@ -141,6 +140,8 @@ class VoiceFeatures(QObject):
 
     def speech_model(self) -> ModelInfo | None:
         """The model dictation will use, or None after telling the person how to get one."""
+        from app.voice.speech_models import NO_SPEECH_MODEL, chosen_speech_model  # file work
+
         info = chosen_speech_model(self._models_dir, self.settings.speech_model)
         if info is None:
             self._window.show_notice(NO_SPEECH_MODEL)
@@ -260,10 +261,12 @@ class VoiceFeatures(QObject):
         self._window.show_notice(message)
         self.refresh_microphone()
 
-    @Slot(object)
-    def _use_speech_model(self, info: ModelInfo) -> None:
-        self.apply_settings(replace(self.settings, speech_model=info.id))
-        self._window.statusBar().showMessage(f"Dictation uses {info.name} now.", 4000)
+    @Slot(str)
+    def _use_speech_model(self, model_id: str) -> None:
+        self.apply_settings(replace(self.settings, speech_model=model_id))
+        info = self.speech_model()
+        if info is not None:
+            self._window.statusBar().showMessage(f"Dictation uses {info.name} now.", 4000)
 
     # -- audio files -----------------------------------------------------------------------------
 
