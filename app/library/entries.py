@@ -23,7 +23,7 @@ from app.library.model_check import LibraryError, validate_folder
 from app.library.model_facts import parameter_count, quantization_label, size_on_disk
 from app.library.model_support import recorded_problem
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
-from inference.speech.support import SPEECH_WEIGHTS, is_speech_config
+from inference.speech.support import is_speech_config, speech_weights
 from inference.vision.support import is_vision_config, text_only_reason
 
 
@@ -68,8 +68,12 @@ def describe(folder: Path) -> ModelInfo:
         problem = recorded_problem(meta, config)
     except LibraryError as error:
         problem = str(error)
-    speech = is_speech_config(config) or (not config and (path / SPEECH_WEIGHTS).is_file())
-    weights = sorted(path.glob(SPEECH_WEIGHTS if speech else WEIGHTS_PATTERN))
+    speech_file = speech_weights(path)
+    speech = is_speech_config(config) or (not config and speech_file is not None)
+    if speech:
+        weights = [speech_file] if speech_file is not None else []
+    else:
+        weights = sorted(path.glob(WEIGHTS_PATTERN))
     return ModelInfo(
         id=folder.name,
         folder=folder,

@@ -9,9 +9,8 @@ from app.library.entries import ModelInfo, ModelKind, list_models
 from app.library.model_check import LibraryError
 
 NO_SPEECH_MODEL = (
-    "No speech model yet: download one in the Model Library (for example "
-    "mlx-community/whisper-large-v3-turbo, or whisper-small-mlx for a smaller Mac) or import a "
-    "Whisper folder."
+    "No speech model yet: download a Whisper model in the Model Library (for example "
+    "mlx-community/whisper-large-v3-turbo) or import a Whisper folder."
 )
 
 

@@ -81,11 +81,12 @@ def spoken_blocks(markdown: str) -> list[str]:
 
 
 def spoken_sentences(markdown: str) -> list[str]:
-    """The reply as the sentences a voice reads, very short ones joined to the next."""
+    """The reply as the sentences a voice reads, a very short one joined to the next of its
+    block (a heading stays apart: the voice pauses after it)."""
     sentences: list[str] = []
     for block in spoken_blocks(markdown):
-        sentences.extend(_split(block))
-    return _merged(sentences)
+        sentences.extend(_merged(_split(block)))
+    return sentences
 
 
 def _in_heading(tokens: list[Token], inline: Token) -> bool:

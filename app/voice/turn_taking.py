@@ -8,13 +8,14 @@ must last a moment (a cough or a click does not start a turn).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 SPEECH_MARGIN_DB = 12.0  # above the noise floor
 MIN_SPEECH_DB = -45.0  # never quieter than this (as Open WebUI's call mode)
 MIN_SPEECH_S = 0.25  # this much speech starts a turn
 FLOOR_RISE_DB_PER_S = 3.0  # the floor creeps up this fast, so it follows a room getting louder
+CALIBRATION_S = 0.3  # the first moments set the floor: nobody speaks the instant listening starts
 
 
 class Turn(Enum):
@@ -32,6 +33,8 @@ class TurnDetector:
     _state: Turn = Turn.WAITING
     _loud_s: float = 0.0
     _quiet_s: float = 0.0
+    _heard_s: float = 0.0
+    _calibration: list[float] = field(default_factory=list[float])
 
     @property
     def state(self) -> Turn:
@@ -43,6 +46,11 @@ class TurnDetector:
 
     def feed(self, level: float, seconds: float) -> Turn:
         if self._state is Turn.ENDED:
+            return self._state
+        self._heard_s += seconds
+        if self._heard_s <= CALIBRATION_S:
+            self._calibration.append(level)
+            self.floor_db = max(self._calibration)  # the room at its loudest, before speech
             return self._state
         loud = level >= self.threshold_db
         if not loud:  # the floor follows quiet sound down at once, and up slowly
@@ -62,4 +70,6 @@ class TurnDetector:
         return self._state
 
     def reset(self) -> None:
+        """Listen for a new turn in the same room (the floor is kept)."""
         self._state, self._loud_s, self._quiet_s = Turn.WAITING, 0.0, 0.0
+        self._heard_s = CALIBRATION_S

@@ -2,9 +2,11 @@
 no MLX, so the library can tell a speech model from a chat model while it lists them.
 
 mlx-community's Whisper folders (`mlx-community/whisper-*`) hold `config.json` with the model's
-dimensions (`n_mels`, `n_audio_ctx`...; most also say `"model_type": "whisper"`) and
-`weights.safetensors`; the tokenizer comes with mlx-whisper itself. Older conversions hold
-`weights.npz` instead, which Branchwise does not read (only safetensors).
+dimensions (`n_mels`, `n_audio_ctx`...; most also say `"model_type": "whisper"`) and their
+weights in one of three files: `weights.safetensors` (large-v3-turbo and later conversions),
+`model.safetensors` (the newest, quantized ones among them) or `weights.npz` (the older
+conversions), which Branchwise does not read: only safetensors. The tokenizer comes with
+mlx-whisper itself.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 SPEECH_WEIGHTS = "weights.safetensors"
+SPEECH_WEIGHT_FILES = (SPEECH_WEIGHTS, "model.safetensors")  # in the order mlx-whisper's main reads
 # What mlx-whisper's ModelDimensions needs, each a whole number.
 DIMENSION_KEYS = (
     "n_mels",
@@ -68,17 +71,22 @@ def speech_config_problem(config: dict[str, Any]) -> str | None:
     return None
 
 
+def speech_weights(folder: Path) -> Path | None:
+    """The folder's Whisper weights file, if it has one Branchwise reads."""
+    return next((folder / n for n in SPEECH_WEIGHT_FILES if (folder / n).is_file()), None)
+
+
 def speech_weights_problem(folder: Path) -> str | None:
     """Why the folder's weights cannot be read (none, or only a NumPy archive), or None."""
-    if (folder / SPEECH_WEIGHTS).is_file():
+    if speech_weights(folder) is not None:
         return None
     if (folder / "weights.npz").is_file():
         return (
             "its weights are a NumPy archive (weights.npz); Branchwise reads only safetensors. "
-            "Download a Whisper folder with weights.safetensors (e.g. "
+            "Download a Whisper folder with safetensors weights (e.g. "
             "mlx-community/whisper-large-v3-turbo)."
         )
-    return f"it has no {SPEECH_WEIGHTS}."
+    return f"it has no weights ({' or '.join(SPEECH_WEIGHT_FILES)})."
 
 
 def is_multilingual(config: dict[str, Any]) -> bool:

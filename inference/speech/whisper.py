@@ -20,9 +20,9 @@ from inference.errors import ModelLoadError
 from inference.loading.file_limits import read_config
 from inference.loading.safetensors_check import check_safetensors
 from inference.speech.support import (
-    SPEECH_WEIGHTS,
     is_multilingual,
     speech_config_problem,
+    speech_weights,
     speech_weights_problem,
 )
 
@@ -76,22 +76,48 @@ def check_speech_folder(folder: Path) -> dict[str, Any]:
     problem = speech_config_problem(config) or speech_weights_problem(folder)
     if problem is not None:
         raise ModelLoadError(f"{folder.name} cannot be used for speech: {problem}")
-    check_safetensors(folder / SPEECH_WEIGHTS)
+    weights = speech_weights(folder)
+    assert weights is not None  # speech_weights_problem said so otherwise
+    check_safetensors(weights)
     return config
 
 
 def load_speech_model(folder: str | Path) -> SpeechModel:
-    """Load a Whisper folder (checked first) in the dtype `uses_fp16` picks. Worker thread."""
+    """Load a Whisper folder (checked first) in the dtype `uses_fp16` picks, as mlx-whisper's
+    `load_model` does, from whichever of the weights files the folder has. Worker thread."""
     path = Path(folder)
     config = check_speech_folder(path)
     package = mlx_whisper()
-    import mlx.core as mx
-
     fp16 = uses_fp16()
     try:
-        model = package.load_models.load_model(str(path), dtype=mx.float16 if fp16 else mx.float32)
+        model = _load(package, path, config, fp16)
     except (ValueError, KeyError, TypeError, RuntimeError) as error:
         raise ModelLoadError(
             f"{path.name} could not be loaded as a Whisper model: {error}"
         ) from error
     return SpeechModel(path, model, is_multilingual(config), fp16)
+
+
+def _load(package: Any, folder: Path, config: dict[str, Any], fp16: bool) -> Any:
+    """mlx-whisper's `load_models.load_model`, step for step with its own modules, reading
+    `speech_weights(folder)`: 0.4.3 reads only weights.safetensors (or .npz), while
+    mlx-community's newest folders hold model.safetensors."""
+    steps = package.load_models  # its mx, nn, tree_unflatten and whisper
+    mx, nn = steps.mx, steps.nn
+    dimensions = {k: v for k, v in config.items() if k not in ("model_type", "quantization")}
+    model = steps.whisper.Whisper(
+        steps.whisper.ModelDimensions(**dimensions), mx.float16 if fp16 else mx.float32
+    )
+    weights_file = speech_weights(folder)
+    assert weights_file is not None  # checked before
+    weights: dict[str, Any] = mx.load(str(weights_file))
+    quantization = config.get("quantization")
+    if isinstance(quantization, dict):
+
+        def quantized(path: str, module: Any) -> bool:
+            return isinstance(module, nn.Linear | nn.Embedding) and f"{path}.scales" in weights
+
+        nn.quantize(model, **quantization, class_predicate=quantized)
+    model.update(steps.tree_unflatten(list(weights.items())))
+    mx.eval(model.parameters())
+    return model

@@ -101,10 +101,11 @@ class AudioFileDecoder(QObject):
         decoder.start()
 
     def cancel(self) -> None:
-        if self._decoder is not None:
-            self._decoder.stop()
-            self._decoder.deleteLater()
-            self._decoder = None
+        decoder, self._decoder = self._decoder, None  # stop() may emit finished at once
+        if decoder is not None:
+            decoder.blockSignals(True)
+            decoder.stop()
+            decoder.deleteLater()
 
     @Slot()
     def _on_buffer(self) -> None:

@@ -33,9 +33,9 @@ from ui.window.voice_reading import ReadingHost, VoiceReading
 from ui.window.window_host import MenuWindow
 
 if TYPE_CHECKING:
-    from app.library.entries import ModelInfo
     from pathlib import Path
 
+    from app.library.entries import ModelInfo
     from app.voice.transcription import Transcript
     from ui.voice.recorder import Recorder, RecordingLevel
     from ui.voice.voice_page import VoicePage
