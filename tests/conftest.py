@@ -71,6 +71,30 @@ def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _virtual_microphone_session() -> Iterator[dict[str, str] | None]:
+    """The tests' own PulseAudio server with a virtual microphone, where PulseAudio is
+    installed (tests.virtual_mic): started before any window looks for audio devices."""
+    from tests import virtual_mic
+
+    if virtual_mic.missing() is not None:
+        yield None
+        return
+    with virtual_mic.virtual_microphone() as env:
+        yield env
+
+
+@pytest.fixture
+def virtual_mic(_virtual_microphone_session: dict[str, str] | None) -> dict[str, str]:
+    """The virtual microphone's environment (for paplay); skips with the reason where there is
+    none, and fails in CI."""
+    from tests import virtual_mic as harness
+
+    harness.require()
+    assert _virtual_microphone_session is not None
+    return _virtual_microphone_session
+
+
 @pytest.fixture(scope="session")
 def tiny_whisper_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random-weight Whisper folder (tests.tiny_whisper): plumbing, never words."""

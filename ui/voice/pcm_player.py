@@ -12,7 +12,7 @@ import time
 from collections import deque
 
 from PySide6.QtCore import QIODevice, QObject, QTimer, Signal, Slot
-from PySide6.QtMultimedia import QAudio, QAudioFormat, QAudioSink, QMediaDevices
+from PySide6.QtMultimedia import QAudioFormat, QAudioSink, QMediaDevices, QtAudio
 
 from app.voice.samples import pcm16, resampled, samples16
 
@@ -91,7 +91,7 @@ class PcmPlayer(QObject):
         self._device_rate = fmt.sampleRate()
         sink = QAudioSink(device, fmt, self)
         io = sink.start()
-        if io is None or sink.error() != QAudio.Error.NoError:
+        if io is None or sink.error() != QtAudio.Error.NoError:
             sink.deleteLater()
             self.failed.emit(f"The audio output ({device.description()}) could not be opened.")
             return False
@@ -123,6 +123,6 @@ class PcmPlayer(QObject):
         if self._asked_at is not None and sink.processedUSecs() > 0:
             self.firstSound.emit(time.perf_counter() - self._asked_at)
             self._asked_at, self._sounding = None, True
-        if not self._queue and self._sounding and sink.state() == QAudio.State.IdleState:
+        if not self._queue and self._sounding and sink.state() == QtAudio.State.IdleState:
             self._close()  # all of it heard: the sink ran dry
             self.idle.emit()

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 
 from PySide6.QtCore import QIODevice, QObject, QTimer, Signal, Slot
-from PySide6.QtMultimedia import QAudio, QAudioFormat, QAudioSource, QMediaDevices
+from PySide6.QtMultimedia import QAudioFormat, QAudioSource, QMediaDevices, QtAudio
 
 from app.voice.samples import SILENCE_DB, level_db, pcm16, resampled, samples16
 
@@ -73,11 +73,14 @@ class Recorder(QObject):
             fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
         self._format = fmt
         source = QAudioSource(device, fmt, self)
+        # Half a second of room: a busy GUI thread must not make the device drop audio.
+        source.setBufferSize(fmt.bytesForDuration(500_000))
         io = source.start()
-        if io is None or source.error() != QAudio.Error.NoError:
+        if io is None or source.error() != QtAudio.Error.NoError:
             source.deleteLater()
             return f"The microphone ({device.description()}) could not be opened."
         self._source, self._io = source, io
+        io.readyRead.connect(self._read)  # as soon as audio arrives; the timer paces the meter
         self._chunks, self._bytes, self._started = [], 0, time.monotonic()
         self._timer.start()
         return None
@@ -119,7 +122,7 @@ class Recorder(QObject):
         if self._io is None or self._source is None:
             return
         data = self._io.readAll().data()
-        if self._source.error() not in (QAudio.Error.NoError, QAudio.Error.UnderrunError):
+        if self._source.error() not in (QtAudio.Error.NoError, QtAudio.Error.UnderrunError):
             self._close()
             self.failed.emit("The microphone stopped working (was it unplugged?).")
             return
