@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from ui.window.sidebar_commands import SidebarHost
     from ui.window.stream_presenter import StreamHost
     from ui.window.tool_features import ToolHost
+    from ui.window.voice_features import VoiceHost
+    from ui.window.voice_reading import ReadingHost
     from ui.window.window_host import (
         ChatPane,
         ChatWindow,
@@ -74,6 +76,14 @@ def _chat_pane(window: MainWindow) -> ChatPane:
 
 
 def _menu_window(window: MainWindow) -> MenuWindow:
+    return window
+
+
+def _voice_host(window: MainWindow) -> VoiceHost:
+    return window
+
+
+def _reading_host(window: MainWindow) -> ReadingHost:
     return window
 
 

@@ -164,7 +164,7 @@ def _split(block: str) -> list[str]:
         sentences.append(block[start : match.start()].strip())
         start = match.end()
     sentences.append(block[start:].strip())
-    return [s for s in sentences if s]
+    return [s for s in sentences if any(c.isalnum() for c in s)]  # "---", "!!!" say nothing
 
 
 def _merged(sentences: list[str]) -> list[str]:

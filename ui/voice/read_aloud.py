@@ -188,7 +188,9 @@ class ReadAloud(QObject):
         if sentence.reading != self._reading or self._player is None:
             return
         self._heard += 1
-        if self._player.play(sentence.pcm) and self._state is Reading.PAUSED:
+        if not sentence.pcm:  # nothing the voice could say in it (symbols only)
+            self._check_done()
+        elif self._player.play(sentence.pcm) and self._state is Reading.PAUSED:
             self._player.pause()
 
     @Slot(float)

@@ -97,7 +97,7 @@ class Recorder(QObject):
         """End the recording: everything heard (not muted), as 16 kHz mono 16-bit PCM."""
         if self._source is None:
             return b""
-        self._read()
+        self._read(final=True)
         self._close()
         pcm = b"".join(self._chunks)
         self._chunks = []
@@ -118,7 +118,9 @@ class Recorder(QObject):
         self._source = self._io = None
 
     @Slot()
-    def _read(self) -> None:
+    def _read(self, final: bool = False) -> None:
+        """Take what the device has; `final`: the last read of `stop`, which tells no level
+        (a listener could otherwise stop the recording again from inside `stop`)."""
         if self._io is None or self._source is None:
             return
         data = self._io.readAll().data()
@@ -137,4 +139,5 @@ class Recorder(QObject):
             self._chunks.append(chunk)
             self._bytes += len(chunk)
             level = level_db(chunk)
-        self.levelChanged.emit(RecordingLevel(level, self.seconds(), chunk_s))
+        if not final:
+            self.levelChanged.emit(RecordingLevel(level, self.seconds(), chunk_s))

@@ -28,6 +28,7 @@ LISTEN_AGAIN_MS = 400
 
 
 class VoiceConversation(QObject):
+    stageChanged = Signal(Stage)
     ended = Signal()
 
     def __init__(self, features: VoiceFeatures, window: VoiceHost) -> None:
@@ -42,6 +43,7 @@ class VoiceConversation(QObject):
         layout = window.composer.layout()
         if isinstance(layout, QVBoxLayout):
             layout.insertWidget(0, self.bar)
+        self.bar.show()  # the composer is on screen already
         self.bar.muteToggled.connect(self.set_muted)
         self.bar.endRequested.connect(self.end)
         reader = features.reading.reader()
@@ -78,8 +80,8 @@ class VoiceConversation(QObject):
             self._end_turn()
 
     def _end_turn(self) -> None:
-        pcm = self._features.recorder().stop()  # closed until the reply has been read
         self._show(Stage.TRANSCRIBING)
+        pcm = self._features.recorder().stop()  # closed until the reply has been read
         if not self._features.transcribe(pcm, done=self._heard):
             self.end()
 
@@ -151,3 +153,4 @@ class VoiceConversation(QObject):
     def _show(self, stage: Stage) -> None:
         self._stage = stage
         self.bar.show_stage(stage)
+        self.stageChanged.emit(stage)

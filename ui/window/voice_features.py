@@ -242,9 +242,11 @@ class VoiceFeatures(QObject):
             return
         edit = self._window.composer.edit
         cursor = edit.textCursor()
-        before = edit.toPlainText()[: cursor.position()]
-        spacer = " " if before and not before[-1].isspace() else ""
-        cursor.insertText(spacer + text)
+        cursor.removeSelectedText()  # dictating over a selection replaces it, as typing does
+        draft, at = edit.toPlainText(), cursor.position()
+        before = " " if at and not draft[at - 1].isspace() else ""
+        after = " " if at < len(draft) and not draft[at].isspace() else ""
+        cursor.insertText(before + text + after)
         edit.setTextCursor(cursor)
         edit.setFocus()
 
