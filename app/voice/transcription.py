@@ -46,6 +46,16 @@ def transcribe_pcm(
     return transcribe(_models().get(folder), pcm16_samples(pcm), language or None, cancel)
 
 
+def transcribe_with_random_whisper(folder: Path, pcm: bytes) -> Transcript:
+    """Build a random-weight Whisper in `folder` and transcribe `pcm` with it: the whole path
+    runs, the words mean nothing (`branchwise --self-test`). Worker thread."""
+    from inference.speech.random_whisper import build_random_whisper
+    from inference.speech.transcription import SpeechModels, pcm16_samples, transcribe
+
+    model = SpeechModels().get(build_random_whisper(folder))
+    return transcribe(model, pcm16_samples(pcm), "en")
+
+
 def release_speech_model() -> None:
     """Let the Whisper model's memory go (on the worker thread)."""
     if _held:
