@@ -17,12 +17,15 @@ from PySide6.QtMultimedia import QAudioFormat, QAudioSink, QMediaDevices, QtAudi
 from app.voice.samples import pcm16, resampled, samples16
 
 FEED_EVERY_MS = 20
+BUFFER_US = 150_000
 
 
 class PcmPlayer(QObject):
     """`play(pcm)` queues audio; `pause`, `resume`, `stop`. `idle` fires when everything
-    queued has been heard; `firstSound` when a quiet player starts sounding (the time it took
-    from the `play` that started it, in seconds)."""
+    queued has been heard; `firstSound` when a quiet player hands its first audio to the output
+    (the seconds since the `play` that started it; the device's own latency, tens of ms on a
+    Mac's speakers, comes on top: Qt reports a PulseAudio null sink's progress only every 2 s,
+    so the time the output says it played cannot be used)."""
 
     idle = Signal()
     firstSound = Signal(float)
@@ -90,6 +93,9 @@ class PcmPlayer(QObject):
             fmt.setSampleRate(device.preferredFormat().sampleRate())
         self._device_rate = fmt.sampleRate()
         sink = QAudioSink(device, fmt, self)
+        # A short buffer: the server's default (about 2 s on PulseAudio) would be heard as
+        # that much silence before each reply's first sentence.
+        sink.setBufferSize(fmt.bytesForDuration(BUFFER_US))
         io = sink.start()
         if io is None or sink.error() != QtAudio.Error.NoError:
             sink.deleteLater()
@@ -113,16 +119,19 @@ class PcmPlayer(QObject):
         sink, io = self._sink, self._io
         if sink is None or io is None or self._paused:
             return
+        wrote = 0
         while self._queue and sink.bytesFree() > 0:
             head = self._queue.popleft()
             room = sink.bytesFree() // 2 * 2
             written = io.write(head[:room])
+            wrote += max(0, written)
             if written < len(head):
                 self._queue.appendleft(head[max(0, written) :])
                 break
-        if self._asked_at is not None and sink.processedUSecs() > 0:
+        if self._asked_at is not None and wrote > 0:
             self.firstSound.emit(time.perf_counter() - self._asked_at)
             self._asked_at, self._sounding = None, True
-        if not self._queue and self._sounding and sink.state() == QtAudio.State.IdleState:
-            self._close()  # all of it heard: the sink ran dry
+        ran_dry = sink.state() == QtAudio.State.IdleState and sink.processedUSecs() > 0
+        if not self._queue and self._sounding and ran_dry:
+            self._close()  # all of it heard: the sink played and ran dry
             self.idle.emit()
