@@ -47,7 +47,8 @@ if TYPE_CHECKING:
     from ui.window.sidebar_commands import SidebarHost
     from ui.window.stream_presenter import StreamHost
     from ui.window.tool_features import ToolHost
-    from ui.window.voice_features import VoiceHost
+    from ui.window.voice_conversation import ConversationVoice, ConversationWindow
+    from ui.window.voice_features import VoiceFeatures, VoiceHost
     from ui.window.voice_reading import ReadingHost
     from ui.window.window_host import (
         ChatPane,
@@ -85,6 +86,14 @@ def _voice_host(window: MainWindow) -> VoiceHost:
 
 def _reading_host(window: MainWindow) -> ReadingHost:
     return window
+
+
+def _conversation_window(window: MainWindow) -> ConversationWindow:
+    return window
+
+
+def _conversation_voice(features: VoiceFeatures) -> ConversationVoice:
+    return features
 
 
 def _conversation_list(window: MainWindow) -> ConversationList:

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QObject, QTimer, QUrl, Signal, Slot
-from PySide6.QtMultimedia import QAudioDecoder, QAudioFormat
+from PySide6.QtMultimedia import QAudioDecoder
+
+from ui.voice.formats import mono16
 
 MAX_FILE_BYTES = 2 * 1024**3
 MAX_SECONDS = 4 * 3600  # inference.speech.transcription.MAX_SECONDS
@@ -56,14 +58,6 @@ def _plain_wav(path: Path) -> bytes | None:
         return None
 
 
-def _format() -> QAudioFormat:
-    fmt = QAudioFormat()
-    fmt.setSampleRate(RATE)
-    fmt.setChannelCount(1)
-    fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
-    return fmt
-
-
 class AudioFileDecoder(QObject):
     """Decodes one file at a time on Qt's decoder thread; `decoded` or `failed` at the end."""
 
@@ -92,7 +86,7 @@ class AudioFileDecoder(QObject):
             QTimer.singleShot(0, lambda: self.decoded.emit(audio))
             return
         decoder = QAudioDecoder(self)
-        decoder.setAudioFormat(_format())
+        decoder.setAudioFormat(mono16(RATE))
         decoder.setSource(QUrl.fromLocalFile(str(self._path)))
         decoder.bufferReady.connect(self._on_buffer)
         decoder.finished.connect(self._on_finished)

@@ -12,9 +12,10 @@ import time
 from collections import deque
 
 from PySide6.QtCore import QIODevice, QObject, QTimer, Signal, Slot
-from PySide6.QtMultimedia import QAudioFormat, QAudioSink, QMediaDevices, QtAudio
+from PySide6.QtMultimedia import QAudioSink, QMediaDevices, QtAudio
 
 from app.voice.samples import pcm16, resampled, samples16
+from ui.voice.formats import mono16
 
 FEED_EVERY_MS = 20
 BUFFER_US = 150_000
@@ -85,10 +86,7 @@ class PcmPlayer(QObject):
         if device.isNull():
             self.failed.emit("No audio output: connect speakers or headphones to hear replies.")
             return False
-        fmt = QAudioFormat()
-        fmt.setSampleRate(self._rate)
-        fmt.setChannelCount(1)
-        fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
+        fmt = mono16(self._rate)
         if not device.isFormatSupported(fmt):
             fmt.setSampleRate(device.preferredFormat().sampleRate())
         self._device_rate = fmt.sampleRate()

@@ -17,6 +17,7 @@ from PySide6.QtCore import QIODevice, QObject, QTimer, Signal, Slot
 from PySide6.QtMultimedia import QAudioFormat, QAudioSource, QMediaDevices, QtAudio
 
 from app.voice.samples import SILENCE_DB, level_db, pcm16, resampled, samples16
+from ui.voice.formats import mono16
 
 WHISPER_RATE = 16_000
 READ_EVERY_MS = 50
@@ -29,14 +30,6 @@ class RecordingLevel:
     chunk_s: float  # how much audio the level covers
 
 
-def _wanted_format() -> QAudioFormat:
-    fmt = QAudioFormat()
-    fmt.setSampleRate(WHISPER_RATE)
-    fmt.setChannelCount(1)
-    fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)
-    return fmt
-
-
 class Recorder(QObject):
     """`start()`, then `stop()` for the PCM, or `cancel()`; `levelChanged` every 50 ms."""
 
@@ -47,7 +40,7 @@ class Recorder(QObject):
         super().__init__(parent)
         self._source: QAudioSource | None = None
         self._io: QIODevice | None = None
-        self._format = _wanted_format()
+        self._format = mono16(WHISPER_RATE)
         self._chunks: list[bytes] = []
         self._bytes = 0
         self._muted = False
@@ -67,7 +60,7 @@ class Recorder(QObject):
         device = QMediaDevices.defaultAudioInput()
         if device.isNull():
             return "No microphone: connect one (or turn one on) to dictate."
-        fmt = _wanted_format()
+        fmt = mono16(WHISPER_RATE)
         if not device.isFormatSupported(fmt):
             fmt = device.preferredFormat()
             fmt.setSampleFormat(QAudioFormat.SampleFormat.Int16)

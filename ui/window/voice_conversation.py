@@ -10,29 +10,60 @@ while; End stops everything, the reading included.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, QTimer, Signal, Slot
 from PySide6.QtWidgets import QVBoxLayout
 
 from app.voice.turn_taking import Turn, TurnDetector
+from app.voice.voice_settings import VoiceSettings
 from ui.voice.conversation_bar import ConversationBar, Stage
+from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
     from ui.voice.read_aloud import ReadingStatus
-    from ui.voice.recorder import RecordingLevel
-    from ui.window.voice_features import VoiceFeatures, VoiceHost
+    from ui.voice.recorder import Recorder, RecordingLevel
+    from ui.window.voice_reading import VoiceReading
+
+
+@dataclass(frozen=True, slots=True)
+class StageShown:
+    """Where a voice conversation stands now."""
+
+    stage: Stage
+
+
+class ConversationWindow(ChatPane, Protocol):
+    def send(self, text: str) -> bool: ...
+
+
+class ConversationVoice(Protocol):
+    """What a conversation uses of the window's voice features."""
+
+    settings: VoiceSettings
+    reading: VoiceReading
+
+    def recorder(self) -> Recorder: ...
+
+    def transcribe(self, pcm: bytes, done: Callable[[str], object] | None = None) -> bool: ...
+
+    def cancel_dictation(self) -> None: ...
+
 
 # After the reply was read, a moment before listening: the room's echo dies down.
 LISTEN_AGAIN_MS = 400
 
 
 class VoiceConversation(QObject):
-    stageChanged = Signal(Stage)
+    stageChanged = Signal(StageShown)
     ended = Signal()
 
-    def __init__(self, features: VoiceFeatures, window: VoiceHost) -> None:
-        super().__init__(features)
+    def __init__(
+        self, features: ConversationVoice, window: ConversationWindow, parent: QObject
+    ) -> None:
+        super().__init__(parent)
         self._features = features
         self._window = window
         self._detector = TurnDetector(features.settings.silence_s)
@@ -153,4 +184,4 @@ class VoiceConversation(QObject):
     def _show(self, stage: Stage) -> None:
         self._stage = stage
         self.bar.show_stage(stage)
-        self.stageChanged.emit(stage)
+        self.stageChanged.emit(StageShown(stage))

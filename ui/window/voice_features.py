@@ -350,7 +350,7 @@ class VoiceFeatures(QObject):
                     self._window.show_notice(self.mic.reason)
                 return
             self.cancel_dictation()
-            self.conversation = VoiceConversation(self, self._window)
+            self.conversation = VoiceConversation(self, self._window, self)
             self.conversation.ended.connect(self._conversation_ended)
             self.conversation.start()
         elif not on and self.conversation is not None:

@@ -86,7 +86,13 @@ def test_actions_match_the_role(make: Make) -> None:
         delete,
     }
     details = "Details: where this reply came from, and Replay"
-    assert set(_buttons(reply)) == {"Copy message", "Regenerate reply", details, delete}
+    assert set(_buttons(reply)) == {
+        "Copy message",
+        "Read aloud",
+        "Regenerate reply",
+        details,
+        delete,
+    }
     for button in _buttons(user).values():
         assert button.toolTip()
 

@@ -28,6 +28,7 @@ from ui.chat.message_toolbar import SPEAK_BUTTON
 from ui.voice.conversation_bar import Stage
 from ui.voice.mic_button import Dictation
 from ui.voice.read_aloud import Reading
+from ui.window.voice_conversation import StageShown
 
 TIMEOUT_MS = 20_000
 
@@ -145,9 +146,9 @@ def test_a_voice_conversation_listens_sends_reads_and_listens_again(
         stages: list[Stage] = []
         recording_while: dict[Stage, bool] = {}
 
-        def watch(stage: Stage) -> None:
-            stages.append(stage)
-            recording_while[stage] = recorder.recording
+        def watch(shown: StageShown) -> None:
+            stages.append(shown.stage)
+            recording_while[shown.stage] = recorder.recording
 
         conversation.stageChanged.connect(watch)
         qtbot.wait(600)  # the room first: the turn detector learns its floor
