@@ -58,11 +58,14 @@ def test_what_is_played_into_the_microphone_is_recorded(
 def test_cancel_and_mute_keep_nothing(qtbot, virtual_mic: dict[str, str], tmp_path: Path) -> None:
     wav = write_wav(tmp_path / "said.wav", spoken("Nothing of this is kept."))
     recorder = Recorder()
+    heard: list[RecordingLevel] = []
+    recorder.levelChanged.connect(heard.append)
     assert recorder.start() is None
     recorder.set_muted(True)
     player = play(virtual_mic, wav)
-    qtbot.waitUntil(lambda: player.poll() is not None, timeout=TIMEOUT_MS)
+    qtbot.waitUntil(lambda: sum(level.chunk_s for level in heard) > 1.0, timeout=TIMEOUT_MS)
     assert recorder.stop() == b""  # muted: the reply's own voice is never the person's words
+    player.wait(TIMEOUT_MS / 1000)
     assert recorder.start() is None
     qtbot.wait(200)
     recorder.cancel()

@@ -7,6 +7,7 @@ turn after a pause, sends, reads the reply with the microphone closed, and liste
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -63,11 +64,11 @@ def test_dictation_puts_the_words_in_the_message_box_and_sends_nothing(
         assert voice.mic.meter.isVisible() and voice.mic.time_label.isVisible()
         shown: list[float] = []  # the meter as each level reached it
         voice.recorder().levelChanged.connect(lambda _level: shown.append(voice.mic.meter.fraction))
-        wav = write_wav(tmp_path / "said.wav", spoken("Testing the microphone."))
+        wav = write_wav(tmp_path / "said.wav", spoken("Testing."))
         player = play(virtual_mic, wav)
         qtbot.waitUntil(lambda: player.poll() is not None, timeout=TIMEOUT_MS)
-        qtbot.waitUntil(lambda: voice.recorder().seconds() > 3.0, timeout=TIMEOUT_MS)
-        assert voice.mic.time_label.text() == "0:03" and max(shown) > 0.3
+        qtbot.waitUntil(lambda: voice.recorder().seconds() > 2.0, timeout=TIMEOUT_MS)
+        assert voice.mic.time_label.text() == "0:02" and max(shown) > 0.3
         voice.dictate_action.trigger()  # Chat › Dictate (Ctrl+Shift+D) stops it
         assert voice.mic.state is Dictation.TRANSCRIBING
         qtbot.waitUntil(lambda: voice.mic.state is Dictation.IDLE, timeout=TIMEOUT_MS)
@@ -138,6 +139,7 @@ def test_a_voice_conversation_listens_sends_reads_and_listens_again(
         window, voice = app.window, app.window.voice
         set_params(app, SHORT)
         qtbot.waitUntil(lambda: voice.mic.state is Dictation.IDLE, timeout=TIMEOUT_MS)
+        voice.apply_settings(replace(voice.settings, silence_s=0.8))  # the shortest pause
         voice.conversation_action.trigger()
         conversation = voice.conversation
         assert conversation is not None and conversation.stage is Stage.LISTENING
@@ -151,8 +153,8 @@ def test_a_voice_conversation_listens_sends_reads_and_listens_again(
             recording_while[shown.stage] = recorder.recording
 
         conversation.stageChanged.connect(watch)
-        qtbot.wait(600)  # the room first: the turn detector learns its floor
-        player = play(virtual_mic, write_wav(tmp_path / "q.wav", spoken("What is the time?")))
+        qtbot.wait(400)  # the room first: the turn detector learns its floor
+        player = play(virtual_mic, write_wav(tmp_path / "q.wav", spoken("What time is it?")))
         qtbot.waitUntil(lambda: Stage.SPEAKING in stages, timeout=TIMEOUT_MS)
         qtbot.waitUntil(lambda: stages[-1] is Stage.LISTENING, timeout=TIMEOUT_MS)
         assert player.poll() == 0
