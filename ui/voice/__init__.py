@@ -1,9 +1,10 @@
 """Voice in the window: the microphone (its permission, `microphone`; recording with a level,
-`recorder`), audio files decoded by Qt's own FFmpeg (`audio_files`), sound played
-(`pcm_player`), the system's voices (`system_voice`), a reply read aloud with either voice
-(`read_aloud`), the composer's microphone button (`mic_button`), a reply's speaker button
-(`speaker_button`), Preferences › Voice (`voice_page`) and `branchwise transcribe` / `branchwise
-say` (`cli`).
+`recorder`), audio files decoded by Qt's own FFmpeg (`audio_files`) and offered for transcription
+(`file_transcription`), sound played (`pcm_player`), the one PCM format they share (`formats`),
+the system's voices (`system_voice`), a reply read aloud with either voice (`read_aloud`), the
+composer's microphone (`mic_button`), a reply's speaker button (`speaker_button`), the voice
+conversation's bar (`conversation_bar`), Preferences › Voice (`voice_page`), `branchwise
+transcribe` / `branchwise say` (`cli`) and what `--self-test` checks of voice (`self_check`).
 
 QtMultimedia and QtTextToSpeech (PySide6-Addons) load QtGui, so audio lives here and not in
 `app`; `app.voice` has the rest (transcription, the spoken text, the built-in voice). Both are
