@@ -65,6 +65,7 @@ bench: $(STAMP)
 	$(PY) bench/store.py
 	$(PY) bench/importers.py
 	$(PY) bench/server.py
+	$(PY) bench/voice.py
 
 package: $(STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --distpath dist --workpath build packaging/branchwise.spec
