@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 DICTATE_KEYS = "Ctrl+Shift+D"
 CONVERSATION_KEYS = "Ctrl+Alt+V"
 MIN_RECORDING_S = 0.3
+IN_CONVERSATION = "A voice conversation is listening: end it to dictate into the message box."
 SAMPLE_TEXT = "Hello! This is how replies will sound when Branchwise reads them aloud."
 
 
@@ -114,6 +115,9 @@ class VoiceFeatures(QObject):
         state = microphone_state()
         if self.mic.state in (Dictation.RECORDING, Dictation.TRANSCRIBING):
             return state
+        if self.conversation is not None:
+            self.mic.set_state(Dictation.BLOCKED, IN_CONVERSATION)
+            return state
         if state in (MicState.READY, MicState.UNDETERMINED):
             self.mic.set_state(Dictation.IDLE)
         else:
@@ -122,6 +126,9 @@ class VoiceFeatures(QObject):
 
     @Slot()
     def _on_blocked(self) -> None:
+        if self.conversation is not None:
+            self._window.show_notice(IN_CONVERSATION)
+            return
         state = self.refresh_microphone()
         if state is MicState.DENIED:
             if not open_privacy_settings():
@@ -352,6 +359,7 @@ class VoiceFeatures(QObject):
             self.cancel_dictation()
             self.conversation = VoiceConversation(self, self._window, self)
             self.conversation.ended.connect(self._conversation_ended)
+            self.mic.set_state(Dictation.BLOCKED, IN_CONVERSATION)
             self.conversation.start()
         elif not on and self.conversation is not None:
             self.conversation.end()
@@ -360,7 +368,7 @@ class VoiceFeatures(QObject):
     def _conversation_ended(self) -> None:
         self.conversation = None
         self.conversation_action.setChecked(False)
-        self.mic.set_state(Dictation.IDLE)
+        self.mic.set_state(Dictation.IDLE)  # what the microphone allows now, next
         self.refresh_microphone()
 
     def shutdown(self) -> None:

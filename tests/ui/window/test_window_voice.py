@@ -145,6 +145,7 @@ def test_a_voice_conversation_listens_sends_reads_and_listens_again(
         assert conversation is not None and conversation.stage is Stage.LISTENING
         recorder = voice.recorder()
         assert recorder.recording and conversation.bar.isVisible()
+        assert voice.mic.state is Dictation.BLOCKED  # dictation waits, saying why
         stages: list[Stage] = []
         recording_while: dict[Stage, bool] = {}
 
@@ -167,4 +168,5 @@ def test_a_voice_conversation_listens_sends_reads_and_listens_again(
         assert conversation.stage is Stage.MUTED
         conversation.bar.end_button.click()
         assert voice.conversation is None and not voice.conversation_action.isChecked()
+        assert voice.mic.state is Dictation.IDLE
         assert not recorder.recording and not conversation.bar.isVisible()
