@@ -1,6 +1,6 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
 how chats are summarised, theme, window state, the local server, each model's draft model and
-image detail, the embedding model of knowledge folders.
+image detail, the embedding model of knowledge folders, voice.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -268,6 +268,15 @@ class Preferences:
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def voice(self) -> dict[str, Any]:
+        """Dictation and read-aloud settings as stored (`app.voice.voice_settings` reads them)."""
+        return self._json_object("voice/settings")
+
+    @voice.setter
+    def voice(self, value: dict[str, Any]) -> None:
+        self._qs.setValue("voice/settings", json.dumps(value))
 
     @property
     def default_tool_servers(self) -> list[str] | None:

@@ -52,6 +52,8 @@ MLX_FREE_INFERENCE = {
     "inference.embedding",
     "inference.embedding.folder",
     "inference.loading.identity",
+    "inference.speech",
+    "inference.speech.support",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -196,6 +198,7 @@ INFERENCE_ORDER = (
     "cpu",
     "vision",
     "loading",
+    "speech",
     "embedding",
     "importing",
     "cache",

@@ -62,6 +62,9 @@ if TYPE_CHECKING:
     from ui.window.sidebar_commands import SidebarHost
     from ui.window.stream_presenter import StreamHost
     from ui.window.tool_features import ToolHost
+    from ui.window.voice_conversation import ConversationVoice, ConversationWindow
+    from ui.window.voice_features import VoiceFeatures, VoiceHost
+    from ui.window.voice_reading import ReadingHost
     from ui.window.window_host import (
         ChatPane,
         ChatWindow,
@@ -90,6 +93,22 @@ def _chat_pane(window: MainWindow) -> ChatPane:
 
 def _menu_window(window: MainWindow) -> MenuWindow:
     return window
+
+
+def _voice_host(window: MainWindow) -> VoiceHost:
+    return window
+
+
+def _reading_host(window: MainWindow) -> ReadingHost:
+    return window
+
+
+def _conversation_window(window: MainWindow) -> ConversationWindow:
+    return window
+
+
+def _conversation_voice(features: VoiceFeatures) -> ConversationVoice:
+    return features
 
 
 def _conversation_list(window: MainWindow) -> ConversationList:

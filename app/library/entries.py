@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import shutil
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,17 @@ from app.library.model_support import recorded_problem
 from inference.embedding.folder import is_embedding_folder, read_embedding_folder
 from inference.errors import ModelLoadError
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
+from inference.speech.support import is_speech_config, speech_weights
 from inference.vision.support import is_vision_config, text_only_reason
+
+
+class ModelKind(StrEnum):
+    """What a library entry is for: chats, turning speech into text (a Whisper folder), or
+    reading documents for knowledge folders (an embedding model)."""
+
+    CHAT = "chat"
+    SPEECH = "speech"
+    EMBEDDING = "embedding"
 
 
 @dataclass(frozen=True)
@@ -47,9 +58,13 @@ class ModelInfo:
     problem: str | None = None  # why the entry cannot be loaded; None when it can
     # Images: "" for a text model; for a vision model whether it reads them here, or why not.
     sight: str = ""
-    # An embedding model (for knowledge folders): never loaded to chat, so its `problem` says
-    # that when nothing else is wrong with it.
-    embedding: bool = False
+    # An embedding model is never loaded to chat, so its `problem` says that when nothing else
+    # is wrong with it.
+    kind: ModelKind = ModelKind.CHAT
+
+    @property
+    def embedding(self) -> bool:
+        return self.kind == ModelKind.EMBEDDING
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -64,13 +79,18 @@ def describe(folder: Path) -> ModelInfo:
         problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
     except LibraryError as error:
         problem = str(error)
-    weights = sorted(path.glob(WEIGHTS_PATTERN))
+    speech_file = speech_weights(path)
+    speech = is_speech_config(config) or (not config and speech_file is not None)
+    if speech:
+        weights = [speech_file] if speech_file is not None else []
+    else:
+        weights = sorted(path.glob(WEIGHTS_PATTERN))
     return ModelInfo(
         id=folder.name,
         folder=folder,
         path=path,
         name=meta.get("name") or folder.name,
-        architecture=str(config.get("model_type", "unknown")),
+        architecture=str(config.get("model_type") or ("whisper" if speech else "unknown")),
         parameters=parameter_count(weights, config) if config else None,
         quantization=quantization_label(weights, config) if config else "unknown",
         size_bytes=size_on_disk(path),
@@ -81,7 +101,7 @@ def describe(folder: Path) -> ModelInfo:
         linked=path != folder,
         problem=problem,
         sight=_sight(path, config),
-        embedding=embedding,
+        kind=_kind(speech=speech, embedding=embedding),
     )
 
 
@@ -99,6 +119,12 @@ def embedding_problem(path: Path) -> str:
 EMBEDDING_ONLY = "An embedding model: it reads documents for knowledge folders, and does not chat."
 
 
+def _kind(*, speech: bool, embedding: bool) -> ModelKind:
+    if speech:
+        return ModelKind.SPEECH
+    return ModelKind.EMBEDDING if embedding else ModelKind.CHAT
+
+
 def _sight(path: Path, config: dict[str, Any]) -> str:
     if not is_vision_config(config):
         return ""
@@ -106,13 +132,16 @@ def _sight(path: Path, config: dict[str, Any]) -> str:
     return "Reads images" if reason is None else f"Text only: {reason}"
 
 
-def list_models(models_dir: str | Path) -> list[ModelInfo]:
-    """Every entry in the models folder, by display name. Hidden folders are work in progress."""
+def list_models(models_dir: str | Path, kind: ModelKind | None = ModelKind.CHAT) -> list[ModelInfo]:
+    """The entries of `kind` in the models folder (chat models unless asked; None: every
+    entry), by display name. Hidden folders are work in progress."""
     models = Path(models_dir)
     if not models.is_dir():
         return []
     entries = [p for p in models.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    return sorted((describe(p) for p in entries), key=lambda info: info.name.casefold())
+    found = (describe(p) for p in entries)
+    listed = [info for info in found if kind is None or info.kind == kind]
+    return sorted(listed, key=lambda info: info.name.casefold())
 
 
 def find_model(models_dir: str | Path, model_id: str) -> ModelInfo:

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
-from app.library.entries import ModelInfo
+from app.library.entries import ModelInfo, ModelKind
 from app.sizes import format_bytes
 from ui.text.plain_text import literal
 from ui.widgets.icons import themed_icon
@@ -99,13 +99,24 @@ def row_cells(info: ModelInfo) -> tuple[str, ...]:
     """The text of each of COLUMNS for `info`."""
     return (
         info.name,
-        # A vision model that reads images here says so beside its architecture.
-        f"{info.architecture} · images" if info.sight == "Reads images" else info.architecture,
+        # A vision model that reads images here says so beside its architecture, and a speech
+        # model (which no chat loads) what it is for.
+        _kind_label(info),
         format_parameters(info.parameters),
         info.quantization,
         format_bytes(info.size_bytes),
-        f"{info.context_length:,}" if info.context_length else "unknown",
+        "—"
+        if info.kind == ModelKind.SPEECH
+        else f"{info.context_length:,}"
+        if info.context_length
+        else "unknown",
     )
+
+
+def _kind_label(info: ModelInfo) -> str:
+    if info.kind == ModelKind.SPEECH:
+        return f"{info.architecture} · speech to text"
+    return f"{info.architecture} · images" if info.sight == "Reads images" else info.architecture
 
 
 def row_tooltip(info: ModelInfo, loaded: bool, default: bool) -> str:

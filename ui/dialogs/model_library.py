@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 from app.library.entries import (
     LibraryError,
     ModelInfo,
+    ModelKind,
     delete_model,
     list_models,
     rename_model,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
 
 class ModelLibraryDialog(QDialog):
     modelChosen = Signal(ModelInfo)  # the person wants this model for the chat
+    speechModelChosen = Signal(ModelInfo)  # a Whisper model, to dictate with
     defaultChosen = Signal(str)  # a model id: new chats should start with it
     libraryChanged = Signal()
 
@@ -120,7 +122,7 @@ class ModelLibraryDialog(QDialog):
     def refresh(self, select_folder: Path | None = None) -> None:
         selected = self.selected()
         keep = select_folder or (selected.folder if selected else None)
-        self._models = list_models(self.models_dir)
+        self._models = list_models(self.models_dir, kind=None)
         marks = (self.loaded_id, self.default_id)
         fill_table(self.table, self._models, marks, self.palette().placeholderText(), keep)
         self._update_buttons()
@@ -145,10 +147,19 @@ class ModelLibraryDialog(QDialog):
     @Slot()
     def _update_buttons(self) -> None:
         info = self.selected()
+        speech = info is not None and info.kind == ModelKind.SPEECH
         self.use_button.setEnabled(info is not None and info.problem is None)
+        self.use_button.setText("Use for Dictation" if speech else "Use Model")
+        self.use_button.setToolTip(
+            "Turn what you dictate into text with the selected speech model"
+            if speech
+            else "Load the selected model for this chat"
+        )
         self.rename_button.setEnabled(info is not None)
         self.delete_button.setEnabled(info is not None)
-        self.default_button.setEnabled(info is not None and info.id != self.default_id)
+        self.default_button.setEnabled(
+            info is not None and info.id != self.default_id and not speech
+        )
 
     # -- rename, delete, use ----------------------------------------------------------------
 
@@ -222,7 +233,10 @@ class ModelLibraryDialog(QDialog):
     def _use_selected(self) -> None:
         info = self.selected()
         if info is not None and info.problem is None:
-            self.modelChosen.emit(info)
+            if info.kind == ModelKind.SPEECH:
+                self.speechModelChosen.emit(info)
+            else:
+                self.modelChosen.emit(info)
             self.accept()
 
     # -- adding models ----------------------------------------------------------------------

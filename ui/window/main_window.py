@@ -51,6 +51,7 @@ from ui.window.status_panel import StatusPanel
 from ui.window.stream_presenter import StreamPresenter
 from ui.window.token_counter import TokenCounter
 from ui.window.tool_features import ToolFeatures
+from ui.window.voice_features import VoiceFeatures
 from ui.window.window_layout import (
     chat_splitter,
     restore_geometry,
@@ -135,6 +136,7 @@ class MainWindow(QMainWindow):
         self.tools = ToolFeatures(self)
         self.replay = ReplayFeatures(self)  # each reply's Details and Replay
         self.compaction = CompactionFeatures(self)  # summaries: compacted branches
+        self.voice = VoiceFeatures(self, paths.models_dir)  # dictation, read-aloud, conversation
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         set_first_size(self)
@@ -224,6 +226,7 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             self.stream.stop()
+            self.voice.shutdown()
             self.token_counter.stop()
             save_geometry(self, self.splitter, self.preferences)
             try:

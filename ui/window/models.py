@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 class WindowModels(QObject):
     settingsSaved = Signal(int)  # conversation id
     status = Signal(str)  # a passing message for the status bar
+    speechModelChosen = Signal(str)  # the id of a Whisper model, chosen in the library to dictate
 
     def __init__(
         self,
@@ -116,6 +117,9 @@ class WindowModels(QObject):
                 self._models_dir, self._controller.worker, self._window
             )
             self._library_dialog.modelChosen.connect(self._on_model_chosen)
+            self._library_dialog.speechModelChosen.connect(
+                lambda info: self.speechModelChosen.emit(info.id)
+            )
             self._library_dialog.libraryChanged.connect(self._on_library_changed)
             self._library_dialog.defaultChosen.connect(self._on_default_chosen)
         dialog = self._library_dialog
