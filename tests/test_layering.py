@@ -48,6 +48,9 @@ MLX_FREE_INFERENCE = {
     "inference.errors",
     "inference.importing",
     "inference.importing.model_folder",
+    # The library's scan reads GGUF headers and asks which families import (issue 45).
+    "inference.importing.gguf_check",
+    "inference.importing.gguf_support",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -131,6 +134,8 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
         "inference.vision.support",
         "inference.errors",
         "inference.importing.model_folder",
+        "inference.importing.gguf_check",
+        "inference.importing.gguf_support",
     ],
 )
 def test_what_app_reads_of_inference_loads_no_mlx(module: str) -> None:
