@@ -1,8 +1,9 @@
 """The `branchwise` command: `branchwise serve ...` runs the headless server (no window, no
 QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools,
 `branchwise import ...` / `branchwise export ...` bring chat history in and back up every
-conversation, `branchwise replay ...` generates a stored reply again and compares it; anything
-else starts the app."""
+conversation, `branchwise replay ...` generates a stored reply again and compares it,
+`branchwise models ...` scans for models other apps hold, adds one and lists the library;
+anything else starts the app."""
 
 from __future__ import annotations
 
@@ -23,6 +24,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.importers.cli import main as history
 
         return history(argv)
+    if argv[:1] == ["models"]:
+        from app.discovery.cli import main as models
+
+        return models(argv[1:])
     if argv[:1] == ["replay"]:
         from app.replay.cli import main as replay
 

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyGeneration
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.library.entries import ModelDefaults
     from app.settings import Preferences
     from app.store.conversations import Conversation, Store
 
@@ -61,15 +62,28 @@ class ConversationActions(QObject):
 
     def new_conversation(self) -> int:
         """A new chat with the defaults from Preferences: their model when the library still
-        has it (else the loaded one), their system prompt and sampling."""
+        has it (else the loaded one), their system prompt and sampling; what the person has not
+        chosen comes from the model's own defaults (those its source app gave it: Ollama's
+        system prompt, stop words and parameters) where it has some."""
         preferences = self._preferences
+        model_id = self._default_model_id()
+        own = self._model_defaults(model_id)
+        params = new_chat_params(preferences.default_params)
         conversation = self._store.create_conversation(
-            model_id=self._default_model_id(),
-            system_prompt=preferences.default_system_prompt,
-            params=new_chat_params(preferences.default_params),
+            model_id=model_id,
+            system_prompt=preferences.default_system_prompt or own.system_prompt,
+            params=with_model_defaults(params, preferences.default_params, own.params),
         )
         self.conversationsChanged.emit()
         return conversation.id
+
+    def _model_defaults(self, model_id: str | None) -> ModelDefaults:
+        from app.library.entries import ModelDefaults, list_models  # file work, when needed
+
+        if model_id is None or self._models_dir is None:
+            return ModelDefaults()
+        found = (m for m in list_models(self._models_dir) if m.path.name == model_id)
+        return next((m.defaults for m in found), ModelDefaults())
 
     def _default_model_id(self) -> str | None:
         """Preferences name the default by its library entry; a chat by its model's id."""
@@ -222,6 +236,30 @@ def new_chat_params(defaults: dict[str, Any]) -> dict[str, Any]:
         **DEFAULT_PARAMS,
         **{k: v for k, v in defaults.items() if k in DEFAULT_PARAMS and _same_kind(k, v)},
     }
+
+
+# A chat's stop strings: the server's limit (app.server.openai_schema) holds for a chat too.
+_MAX_STOPS = 4
+
+
+def with_model_defaults(
+    params: dict[str, Any], chosen: dict[str, Any], model: dict[str, Any]
+) -> dict[str, Any]:
+    """`params` with the model's own defaults where the person chose nothing else: a key whose
+    new-chat default the person set (`chosen`, away from Branchwise's) keeps their value.
+    Values of the wrong kind are left out; stop strings are kept when they are text."""
+    own = {
+        key: value
+        for key, value in model.items()
+        if key in DEFAULT_PARAMS
+        and _same_kind(key, value)
+        and chosen.get(key, DEFAULT_PARAMS[key]) == DEFAULT_PARAMS[key]
+    }
+    stops = model.get("stop")
+    if isinstance(stops, list) and stops and "stop" not in chosen:
+        words = [word for word in stops if isinstance(word, str) and word]  # pyright: ignore[reportUnknownVariableType]
+        own["stop"] = words[:_MAX_STOPS]
+    return {**params, **own}
 
 
 def _same_kind(key: str, value: Any) -> bool:

@@ -6,12 +6,12 @@ through the app-wide notifier, and each view that shows such things subscribes a
 itself (`operation`, `changes`).
 
 The app's operations live beside the idiom, one module per subject: chat history from other
-apps (the preview, the import, its undo, sorting dropped files: `chat_history`) and the model
-library (imports, conversions, downloads and the look before one: `models`).
+apps (the preview, the import, its undo, sorting dropped files: `chat_history`), the model
+library (imports, conversions, downloads and the look before one: `models`) and the models
+other apps hold (the scan, adding one: `found_models`).
 
 May import: `PySide6.QtCore`, `app.gui_relay`, `app.importers`, `app.store`, `app.library`,
-and `inference.errors` lazily, inside a job that runs on the inference worker (which has loaded
-`inference` by then).
+`app.discovery`, and `inference.errors` lazily, inside a job (MLX-free).
 
 Never `ui`, never widgets, and never `inference` at import time: the window shows before MLX
 loads.
