@@ -40,9 +40,7 @@ def _repository(repo: Path) -> Iterator[FoundModel]:
             yield unreadable(snapshot, Source.HUGGINGFACE, f"this snapshot cannot be read: {error}")
             continue
         for model in found:
-            if partial and model.runnable:
-                model = _unfinished(model, len(partial))
-            yield model
+            yield _unfinished(model, len(partial)) if partial else model
 
 
 def _snapshots(repo: Path) -> list[Path]:
@@ -73,4 +71,6 @@ def _snapshot(snapshot: Path, name: str) -> Iterator[FoundModel]:
 def _unfinished(model: FoundModel, count: int) -> FoundModel:
     files = "file is" if count == 1 else "files are"
     reason = f"its download is unfinished ({count} {files} still partial in the cache)"
+    if model.reason:
+        reason = f"{reason}: {model.reason}"
     return replace(model, runnable=False, reason=reason)

@@ -220,14 +220,14 @@ def import_gguf_file(
         )
         label = f"Built in ({source.name})" if builtin else f"Imported from {source}"
         support = check_supported(check_config(folder))
-        write_metadata(
-            folder,
-            name=name or source.stem,
-            source=label,
-            builtin=builtin,
-            **{SUPPORT_KEY: support, CHAT_TEMPLATE_KEY: has_chat_template(folder)},
-            **(details or {}),
-        )
+        recorded = {
+            "name": name or source.stem,
+            "source": label,
+            "builtin": builtin,
+            SUPPORT_KEY: support,
+            CHAT_TEMPLATE_KEY: has_chat_template(folder),
+        }
+        write_metadata(folder, **(recorded | (details or {})))
         return install(folder, models_dir, folder.name if details is None else _slug(name))
 
 
