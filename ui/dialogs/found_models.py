@@ -119,9 +119,18 @@ class FoundModelsDialog(QDialog):
 
     def show_result(self, result: ScanResult) -> None:
         self.rescan_button.setEnabled(True)
-        self.models = list(result.models)
+        # What can be added first, then each app's finds together, by name.
+        order = {source: index for index, source in enumerate(Source)}
+        self.models = sorted(
+            result.models,
+            key=lambda m: (not m.runnable, order[m.source], m.name.casefold()),
+        )
         self._fill()
-        where = ", ".join(f"{loc.source.label} ({loc.path})" for loc in result.locations)
+        apps = sorted({loc.source.label for loc in result.locations}, key=str.casefold)
+        where = " and ".join([", ".join(apps[:-1]), apps[-1]] if len(apps) > 1 else apps)
+        self.state.setToolTip(
+            "\n".join(f"{loc.source.label}: {loc.path}" for loc in result.locations)
+        )
         if not result.locations:
             self.state.setText(
                 "No LM Studio, Ollama or Hugging Face model folders were found on this "
@@ -133,7 +142,7 @@ class FoundModelsDialog(QDialog):
             addable = sum(1 for m in self.models if m.runnable and not m.in_library)
             self.state.setText(
                 f"{len(self.models)} found in {where}; {addable} can be added. Hover over a "
-                "model for its path."
+                "model for its path, or over this line for the folders read."
             )
 
     def _on_failed(self, failure: Failure) -> None:
