@@ -26,9 +26,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from app.discovery.locations import standard_locations  # noqa: E402
-from app.discovery.scan import scan  # noqa: E402
-from bench.cli import description, positive_int  # noqa: E402
+from app.discovery.locations import standard_locations
+from app.discovery.scan import scan
+from bench.cli import description, positive_int
 
 _VOCABULARY = 150_000
 _GB = 1024**3

@@ -86,11 +86,16 @@ def _affine(name: str, kind: Type, rows: np.ndarray, columns: int) -> Tensors:
     scales: list[np.ndarray] = []
     biases: list[np.ndarray] = []
     for part in _chunks(rows, columns):
-        values = dequantize(part, kind).reshape(-1, GROUP_SIZE)
         scale, bias = _group_scales(kind, part)
-        safe = np.where(scale == 0, 1, scale)
-        codes = np.rint((values - bias[:, None]) / safe[:, None])
-        codes = np.clip(np.where(scale[:, None] == 0, 0, codes), 0, 2**bits - 1).astype(np.uint8)
+        if kind == Type.Q8_0:  # the codes are the block's bytes: no need to dequantize them
+            signed = part.reshape(-1, GGML_QUANT_SIZES[kind][1])[:, 2:].view(np.int8)
+            codes = (signed.astype(np.int16) + 128).astype(np.uint8)
+        else:
+            values = dequantize(part, kind).reshape(-1, GROUP_SIZE)
+            safe = np.where(scale == 0, 1, scale)
+            codes = np.rint((values - bias[:, None]) / safe[:, None])
+            codes = np.where(scale[:, None] == 0, 0, codes)
+            codes = np.clip(codes, 0, 2**bits - 1).astype(np.uint8)
         packed.append(_pack(codes.reshape(part.shape[0], columns), bits))
         scales.append(scale.reshape(part.shape[0], -1))
         biases.append(bias.reshape(part.shape[0], -1))
@@ -127,6 +132,8 @@ def _pack(codes: np.ndarray, bits: int) -> np.ndarray:
     """Codes of `bits` bits each, packed as MLX packs them: a little-endian stream of bits in
     uint32 words (8 codes a word at 4 bits, 32 codes in 5 words at 5 bits)."""
     rows, columns = codes.shape
+    if bits == 8:  # four codes a word, the first in the lowest byte: the bytes as they lie
+        return np.ascontiguousarray(codes).view("<u4")
     stream = np.unpackbits(codes[..., None], axis=-1, bitorder="little")[..., :bits]
     return np.packbits(stream.reshape(rows, columns * bits), axis=-1, bitorder="little").view(
         np.uint32
