@@ -12,9 +12,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import gguf
-import numpy as np
-
+from tests.tiny_gguf import write_bare_gguf
 from tests.tiny_gguf_families import DATA
 
 GEMMA = DATA / "tiny-gemma3.gguf"
@@ -62,8 +60,8 @@ def _lmstudio(fake: FakeHome, mlx_folder: Path) -> None:
     gguf_repo = fake.lmstudio / "lmstudio-community" / "tiny-gemma-GGUF"
     gguf_repo.mkdir(parents=True)
     shutil.copyfile(GEMMA, gguf_repo / "tiny-gemma3-F32.gguf")
-    write_gguf(gguf_repo / "mmproj-tiny-gemma3.gguf", "clip")
-    write_gguf(fake.lmstudio / "someone" / "encoder-GGUF" / "encoder.gguf", "bert")
+    write_bare_gguf(gguf_repo / "mmproj-tiny-gemma3.gguf", "clip")
+    write_bare_gguf(fake.lmstudio / "someone" / "encoder-GGUF" / "encoder.gguf", "bert")
     # A folder named by `downloadsFolder` in LM Studio's settings.
     moved = fake.home / "Models elsewhere"
     shutil.copyfile(GEMMA, _mkdir(moved / "me" / "repo") / "moved-gemma.gguf")
@@ -146,18 +144,6 @@ def _layer(kind: str, digest: str) -> dict[str, object]:
 def _manifest(path: Path, layers: list[dict[str, object]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"schemaVersion": 2, "layers": layers}))
-
-
-def write_gguf(path: Path, architecture: str) -> Path:
-    """A well-formed GGUF of `architecture` with one tensor and no tokenizer."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    writer = gguf.GGUFWriter(path, architecture)
-    writer.add_tensor("token_embd.weight", np.zeros((8, 32), np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
 
 
 def _mkdir(path: Path) -> Path:

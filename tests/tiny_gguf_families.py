@@ -26,6 +26,7 @@ import numpy as np
 from mlx.utils import tree_flatten, tree_unflatten
 
 from inference.models.registry import get_model_classes
+from tests.tiny_gguf import add_hyperparameters, add_weight, finish, permute
 
 DATA = Path(__file__).parent / "data" / "gguf"
 REFERENCE = DATA / "llama_cpp_reference.json"
@@ -157,27 +158,17 @@ def tiny_family_model(family: str, seed: int | None = None) -> tuple[Any, dict[s
 def write_family_gguf(
     family: str,
     path: Path,
-    qtype: gguf.GGMLQuantizationType | None = None,
+    qtype: gguf.GGMLQuantizationType = gguf.GGMLQuantizationType.F32,
     rope_factors: bool = False,
 ) -> Path:
     """Write the family's tiny model as llama.cpp's converter would: matrices in `qtype`
-    (float32 when None), everything else float32; with `rope_factors`, the LongRoPE factor
+    (float32 by default), everything else float32; with `rope_factors`, the LongRoPE factor
     tensors of a 128k-context Phi-3."""
     model, config = tiny_family_model(family)
     architecture = ARCHITECTURES[family]
     writer = gguf.GGUFWriter(path, architecture)
     writer.add_name(f"tiny {family}")
-    writer.add_block_count(config["num_hidden_layers"])
-    writer.add_context_length(config["max_position_embeddings"])
-    writer.add_embedding_length(config["hidden_size"])
-    writer.add_feed_forward_length(config["intermediate_size"])
-    writer.add_head_count(config["num_attention_heads"])
-    writer.add_head_count_kv(config["num_key_value_heads"])
-    writer.add_key_length(config["head_dim"])
-    writer.add_value_length(config["head_dim"])
-    writer.add_rope_dimension_count(config["head_dim"])
-    writer.add_rope_freq_base(config["rope_theta"])
-    writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
+    add_hyperparameters(writer, config)
     if family == "gemma3":
         writer.add_sliding_window(config["sliding_window"])
         writer.add_uint32(f"{architecture}.attention.sliding_window_pattern", 2)
@@ -193,18 +184,9 @@ def write_family_gguf(
             data = data + 1.0  # llama.cpp's norms multiply by the weight, Gemma's by 1 + weight
         if family == "mistral" and name.endswith(("q_proj.weight", "k_proj.weight")):
             heads = config["num_attention_heads" if "q_proj" in name else "num_key_value_heads"]
-            data = _permute(data, heads)
-        gguf_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
-        if data.ndim == 2 and qtype is not None:
-            packed = gguf.quants.quantize(data, qtype)
-            writer.add_tensor(gguf_name, packed, raw_shape=packed.shape, raw_dtype=qtype)
-        else:
-            writer.add_tensor(gguf_name, data)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+            data = permute(data, heads)
+        add_weight(writer, names.get_name(name, try_suffixes=(".weight", ".bias")), data, qtype)
+    return finish(writer, path)
 
 
 def _vocabulary(writer: gguf.GGUFWriter, family: str) -> None:
@@ -228,15 +210,6 @@ def _vocabulary(writer: gguf.GGUFWriter, family: str) -> None:
         writer.add_chat_template(PHI3_TEMPLATE)
     writer.add_add_bos_token(True)
     writer.add_add_eos_token(False)
-
-
-def _permute(weight: np.ndarray, heads: int) -> np.ndarray:
-    """convert_hf_to_gguf.py's LlamaModel.permute: half-split RoPE rows -> interleaved rows."""
-    return (
-        weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:])
-        .swapaxes(1, 2)
-        .reshape(weight.shape)
-    )
 
 
 def write_all(folder: Path = DATA) -> list[Path]:

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QMessageBox,
-    QPushButton,
     QVBoxLayout,
     QWidget,
 )
@@ -30,8 +29,8 @@ from app.operations.changes import Changes, app_changes
 from app.operations.found_models import ScanProgress, ScanResult, add_found_model, scan_for_models
 from app.operations.operation import Failure, Operation
 from app.sizes import format_bytes
-from ui.dialogs.found_rows import fill_table, found_table
-from ui.dialogs.task_progress import TaskProgressDialog
+from ui.dialogs.found_rows import dialog_button, fill_table, found_table
+from ui.dialogs.task_progress import TaskProgressDialog, retire_finished, start_task
 from ui.text.plain_text import message_box, plain_label
 from ui.widgets.theme import em
 
@@ -69,11 +68,11 @@ class FoundModelsDialog(QDialog):
         self.state.setObjectName("FoundModelsState")
         self.state.setWordWrap(True)
         self.table = found_table()
-        self.rescan_button = self._button("Scan Again", "Look in the apps' folders again")
-        self.folder_button = self._button("Scan a Folder…", "Look for models in a folder you pick")
-        self.add_button = self._button("Add", "Add the selected models to the library")
+        self.rescan_button = dialog_button("Scan Again", "Look in the apps' folders again")
+        self.folder_button = dialog_button("Scan a Folder…", "Look for models in a folder you pick")
+        self.add_button = dialog_button("Add", "Add the selected models to the library")
         self.add_button.setObjectName("PrimaryButton")
-        close = self._button("Close", "Close this window")
+        close = dialog_button("Close", "Close this window")
         buttons = QHBoxLayout()
         for button in (self.rescan_button, self.folder_button):
             buttons.addWidget(button)
@@ -95,13 +94,6 @@ class FoundModelsDialog(QDialog):
         self.table.itemDoubleClicked.connect(lambda _item: self.add_selected())
         app_changes().subscribe(self, self._on_changes)
         self._update_buttons()
-
-    @staticmethod
-    def _button(text: str, tip: str) -> QPushButton:
-        button = QPushButton(text)
-        button.setAccessibleName(text.rstrip("…"))
-        button.setToolTip(tip)
-        return button
 
     # -- scanning ---------------------------------------------------------------------------
 
@@ -215,18 +207,9 @@ class FoundModelsDialog(QDialog):
         return box.clickedButton() is accept
 
     def add(self, model: FoundModel) -> TaskProgressDialog:
-        dialog = TaskProgressDialog(
-            lambda owner: add_found_model(owner, model, self.models_dir, self._worker), self
+        return start_task(
+            lambda owner: add_found_model(owner, model, self.models_dir, self._worker),
+            self,
+            self.tasks,
+            lambda: retire_finished(self.tasks),
         )
-        dialog.finished.connect(self._on_task_finished)
-        self.tasks.append(dialog)
-        dialog.open()
-        dialog.start()
-        return dialog
-
-    @Slot()
-    def _on_task_finished(self) -> None:
-        done = [d for d in self.tasks if not d.isVisible()]
-        self.tasks = [d for d in self.tasks if d.isVisible()]
-        for dialog in done:
-            dialog.deleteLater()

@@ -8,7 +8,13 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QBrush
-from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableWidget, QTableWidgetItem
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QHeaderView,
+    QPushButton,
+    QTableWidget,
+    QTableWidgetItem,
+)
 
 from app.discovery.found import Format, FoundModel
 from app.sizes import format_bytes
@@ -86,3 +92,11 @@ def fill_table(table: QTableWidget, models: Sequence[FoundModel], muted: QBrush)
             if not addable:
                 item.setForeground(muted)
             table.setItem(row, column, item)
+
+
+def dialog_button(text: str, tip: str) -> QPushButton:
+    """A dialog's push button, named for screen readers by its text (without an ellipsis)."""
+    button = QPushButton(text)
+    button.setAccessibleName(text.rstrip("…"))
+    button.setToolTip(tip)
+    return button

@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QMessageBox,
-    QPushButton,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -37,8 +36,9 @@ from app.operations.changes import Changes, app_changes
 from app.operations.models import Addition, add_folder, add_gguf, convert_dhara, download_repo
 from ui.dialogs.download_dialog import DownloadDialog
 from ui.dialogs.found_models import FoundModelsDialog
+from ui.dialogs.found_rows import dialog_button
 from ui.dialogs.library_rows import fill_table, model_table
-from ui.dialogs.task_progress import TaskProgressDialog
+from ui.dialogs.task_progress import TaskProgressDialog, retire_finished, start_task
 from ui.text.plain_text import message_box, show_message
 from ui.widgets.theme import em
 
@@ -69,17 +69,17 @@ class ModelLibraryDialog(QDialog):
 
         self.table = model_table()
 
-        self.use_button = self._button("Use Model", "Load the selected model for this chat")
+        self.use_button = dialog_button("Use Model", "Load the selected model for this chat")
         self.use_button.setObjectName("PrimaryButton")
-        self.rename_button = self._button("Rename", "Give the selected model another name")
-        self.delete_button = self._button("Delete…", "Remove the selected model from the disk")
-        self.default_button = self._button("Make Default", "New chats start with this model")
-        gguf = self._button(
+        self.rename_button = dialog_button("Rename", "Give the selected model another name")
+        self.delete_button = dialog_button("Delete…", "Remove the selected model from the disk")
+        self.default_button = dialog_button("Make Default", "New chats start with this model")
+        gguf = dialog_button(
             "Import GGUF…", "Convert a .gguf file (Llama, Mistral, Qwen, Gemma 3, Phi-3, Phi-4)"
         )
-        folder = self._button("Import Folder…", "Add an MLX model folder, copied or linked")
-        download = self._button("Download…", "Download an MLX model by Hugging Face repo id")
-        find = self._button(
+        folder = dialog_button("Import Folder…", "Add an MLX model folder, copied or linked")
+        download = dialog_button("Download…", "Download an MLX model by Hugging Face repo id")
+        find = dialog_button(
             "Find Models on This Computer…",
             "List the models LM Studio, Ollama and the Hugging Face cache already hold",
         )
@@ -117,13 +117,6 @@ class ModelLibraryDialog(QDialog):
         self.table.itemDoubleClicked.connect(self._on_double_click)
         app_changes().subscribe(self, self._on_changes)
         self.refresh()
-
-    @staticmethod
-    def _button(text: str, tip: str) -> QPushButton:
-        button = QPushButton(text)
-        button.setAccessibleName(text.rstrip("…"))
-        button.setToolTip(tip)
-        return button
 
     # -- the list ---------------------------------------------------------------------------
 
@@ -303,21 +296,12 @@ class ModelLibraryDialog(QDialog):
         )
 
     def _run(self, make: Callable[[QObject], Addition]) -> TaskProgressDialog:
-        dialog = TaskProgressDialog(make, self)
-        dialog.finished.connect(self._on_task_finished)
-        self.tasks.append(dialog)
-        dialog.open()
-        dialog.start()
-        return dialog
+        return start_task(make, self, self.tasks, self._on_task_finished)
 
     @Slot()
     def _on_task_finished(self) -> None:
         """A progress dialog closed: it goes; the entry it added is selected (the list itself
         was refreshed when the addition announced it)."""
-        done = [d for d in self.tasks if not d.isVisible()]
-        self.tasks = [d for d in self.tasks if d.isVisible()]
-        added = [d.result_path for d in done if d.result_path is not None]
-        for dialog in done:
-            dialog.deleteLater()
+        added = retire_finished(self.tasks)
         if added:
             self.refresh(select_folder=added[-1])

@@ -24,6 +24,7 @@ from inference import ModelLoadError, import_gguf
 from inference.importing.gguf_check import TensorEntry, check_gguf
 from inference.importing.gguf_support import imported_bytes, refusal
 from inference.importing.gguf_tensors import convert
+from tests.tiny_gguf import write_bare_gguf
 from tests.tiny_gguf_families import DATA, REFERENCE, write_family_gguf
 
 REFERENCES: dict[str, Any] = json.loads(REFERENCE.read_text())
@@ -172,13 +173,7 @@ def _assert_exact(kind: Type, raw: np.ndarray, rows: int) -> None:
 def test_a_family_that_cannot_run_exactly_is_refused_by_name(
     tmp_path: Path, architecture: str, words: str
 ) -> None:
-    path = tmp_path / f"{architecture}.gguf"
-    writer = gguf.GGUFWriter(path, architecture)
-    writer.add_tensor("token_embd.weight", np.zeros((8, 32), np.float32))
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    path = write_bare_gguf(tmp_path / f"{architecture}.gguf", architecture)
     reason = refusal(check_gguf(path))
     assert reason is not None and words in reason
     with pytest.raises(ModelLoadError, match=words.replace("(", r"\(")):
