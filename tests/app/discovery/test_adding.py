@@ -38,12 +38,13 @@ def test_the_command_line_scans_adds_once_and_lists(
 ) -> None:
     monkeypatch.setenv("OLLAMA_MODELS", str(fake.ollama))
     data = ["--data-dir", str(tmp_path / "data")]
-    code, out, _ = _run(
-        capsys, "scan", "--json", "--in", str(fake.lmstudio), "--source", "lmstudio", *data
-    )
+    # GGUF files only: no MLX folder, so no child process asks mlx-lm (the window's scan does).
+    repo = str(fake.lmstudio / "lmstudio-community")
+    code, out, _ = _run(capsys, "scan", "--json", "--in", repo, "--source", "lmstudio", *data)
     listed = {record["name"]: record for record in json.loads(out)}
-    assert code == 0 and listed["mlx-community/tiny-llama-4bit"]["runnable"] is True  # type checked
-    assert listed["encoder"]["reason"] and listed["tiny-gemma3-F32"]["source"] == "lmstudio"
+    assert code == 0 and listed["tiny-gemma3-F32"]["runnable"] is True
+    assert listed["tiny-gemma3-F32"]["source"] == "lmstudio"
+    assert "vision projector" in listed["mmproj-tiny-gemma3"]["reason"]
 
     code, out, _ = _run(capsys, "add", "tinygemma", *data)  # an Ollama name: its GGUF imported
     assert (code, out.strip()) == (0, "tinygemma:latest")
