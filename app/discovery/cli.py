@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from app.discovery.describe import describe_folder, describe_gguf
-from app.discovery.found import FoundModel, Source
+from app.discovery.found import Format, FoundModel, Source
 from app.discovery.locations import Location, ollama_folders, standard_locations
 from app.discovery.ollama import read_manifest
 from app.discovery.scan import scan
@@ -81,6 +81,9 @@ def _add(models_dir: Path, given: str) -> int:
     if found is None:
         print(f"branchwise models add: {given} is no folder, file or Ollama model", file=sys.stderr)
         return 1
+    if found.format == Format.GGUF and found.runnable:  # the disk it takes, said first
+        size = format_bytes(found.disk_needed)
+        print(f"Importing {found.name}: about {size} in {models_dir}…", file=sys.stderr)
     try:
         folder = add_found(found, models_dir)
     except (LibraryError, InferenceError, OSError) as error:

@@ -46,8 +46,9 @@ def test_the_command_line_scans_adds_once_and_lists(
     assert listed["tiny-gemma3-F32"]["source"] == "lmstudio"
     assert "vision projector" in listed["mmproj-tiny-gemma3"]["reason"]
 
-    code, out, _ = _run(capsys, "add", "tinygemma", *data)  # an Ollama name: its GGUF imported
+    code, out, err = _run(capsys, "add", "tinygemma", *data)  # an Ollama name: its GGUF imported
     assert (code, out.strip()) == (0, "tinygemma:latest")
+    assert err.startswith("Importing tinygemma:latest: about ")  # the disk it takes, first
     gguf = fake.lmstudio / "lmstudio-community" / "tiny-gemma-GGUF" / "tiny-gemma3-F32.gguf"
     code, out, err = _run(capsys, "add", str(gguf), *data)  # LM Studio's copy of the same file
     assert code == 1 and "in the library already" in err and not out
