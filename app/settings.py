@@ -381,5 +381,15 @@ class Preferences:
     def set_window_state(self, key: str, value: QByteArray) -> None:
         self._qs.setValue(f"window/{key}", value)
 
+    @property
+    def found_models_offered(self) -> bool:
+        """Whether the first start looked for the models other apps hold (and offered them
+        if it found any): it looks once; the library's Find Models looks again any time."""
+        return self._qs.value("library/found_models_offered", "false") in ("true", True)
+
+    @found_models_offered.setter
+    def found_models_offered(self, value: bool) -> None:
+        self._qs.setValue("library/found_models_offered", "true" if value else "false")
+
     def sync(self) -> None:
         self._qs.sync()

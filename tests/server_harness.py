@@ -29,6 +29,7 @@ class Generated:
     finish_reason: str
     generated_tokens: int
     tokens_after_cancel: int
+    token_ids: tuple[int, ...] = ()
 
 
 @dataclass
@@ -42,6 +43,12 @@ class WatchedEngine:
         return getattr(self.engine, name)
 
     def generate(self, messages: Any, params: Any, **kwargs: Any) -> Any:
+        return self._watched(self.engine.generate, messages, params, **kwargs)
+
+    def complete(self, prompt: Any, params: Any, **kwargs: Any) -> Any:
+        return self._watched(self.engine.complete, prompt, params, **kwargs)
+
+    def _watched(self, call: Callable[..., Any], given: Any, params: Any, **kwargs: Any) -> Any:
         cancel: threading.Event | None = kwargs.get("cancel")
         on_token: Callable[[str], None] = kwargs.pop("on_token")
         late = 0
@@ -52,8 +59,12 @@ class WatchedEngine:
                 late += 1
             on_token(text)
 
-        result = self.engine.generate(messages, params, on_token=watched, **kwargs)
-        self.log.append(Generated(result.finish_reason, result.stats.generated_tokens, late))
+        result = call(given, params, on_token=watched, **kwargs)
+        self.log.append(
+            Generated(
+                result.finish_reason, result.stats.generated_tokens, late, tuple(result.token_ids)
+            )
+        )
         return result
 
 

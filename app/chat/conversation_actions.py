@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.new_chat import new_chat
+from app.chat.new_chat import ChatModels, new_chat
 from app.chat.store_guard import guarded
 from app.remote.connections import is_remote
 from app.store.conversations import NotFoundError, StoreError
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyGeneration
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.library.entries import ModelDefaults
     from app.settings import Preferences
     from app.store.conversations import Conversation, Store
 
@@ -63,9 +64,14 @@ class ConversationActions(QObject):
     def new_conversation(self, project_id: int | None = None) -> int:
         """A new chat (in `project_id`, or loose) with what `app.chat.new_chat` gives it: the
         project's model, preset and tools, else the default preset, else the defaults from
-        Preferences (their model when the library still has it, else the loaded one)."""
+        Preferences (their model when the library still has it, else the loaded one), with the
+        model's own defaults (those its source app gave it: Ollama's system prompt, stop words
+        and parameters) where nothing chosen says otherwise."""
         setup = new_chat(
-            self._store, self._preferences, project_id, self._default_model_id, self._usable
+            self._store,
+            self._preferences,
+            project_id,
+            ChatModels(self._default_model_id, self._usable, self._model_defaults),
         )
         conversation = self._store.create_conversation(
             model_id=setup.model_id,
@@ -89,6 +95,14 @@ class ConversationActions(QObject):
         return any(
             m.path.name == model_id and m.problem is None for m in list_models(self._models_dir)
         )
+
+    def _model_defaults(self, model_id: str | None) -> ModelDefaults:
+        from app.library.entries import ModelDefaults, list_models  # file work, when needed
+
+        if model_id is None or self._models_dir is None:
+            return ModelDefaults()
+        found = (m for m in list_models(self._models_dir) if m.path.name == model_id)
+        return next((m.defaults for m in found), ModelDefaults())
 
     def _default_model_id(self) -> str | None:
         """Preferences name the default by its library entry; a chat by its model's id."""

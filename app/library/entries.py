@@ -10,7 +10,7 @@ entries is `app.library.install`'s job; checking a folder is `app.library.model_
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -18,9 +18,14 @@ from typing import Any
 import psutil
 
 from app.library.cpu_weights import running_weights_bytes
-from app.library.entry_metadata import read_metadata, write_metadata
+from app.library.entry_metadata import DEFAULTS_KEY, read_metadata, write_metadata
 from app.library.model_check import LibraryError, validate_folder
-from app.library.model_facts import parameter_count, quantization_label, size_on_disk
+from app.library.model_facts import (
+    CHAT_TEMPLATE_KEY,
+    parameter_count,
+    quantization_label,
+    size_on_disk,
+)
 from app.library.model_support import recorded_problem
 from inference.embedding.folder import is_embedding_folder, read_embedding_folder
 from inference.errors import ModelLoadError
@@ -61,10 +66,36 @@ class ModelInfo:
     # An embedding model is never loaded to chat, so its `problem` says that when nothing else
     # is wrong with it.
     kind: ModelKind = ModelKind.CHAT
+    # A linked folder that is gone (moved, deleted, its disk unplugged): listed, never loaded.
+    missing: bool = False
+    # False: a base model without a chat template (plain completions only); None: not recorded.
+    chat_template: bool | None = None
+    # What the model's source app gave it (Ollama): a system prompt and sampling defaults.
+    defaults: ModelDefaults = field(default_factory=lambda: ModelDefaults())
 
     @property
     def embedding(self) -> bool:
         return self.kind == ModelKind.EMBEDDING
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    """A model's own defaults for new chats, kept from where it was found (Ollama's system
+    prompt and parameters, in Branchwise's names: temperature, top_p, stop...)."""
+
+    system_prompt: str = ""
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @classmethod
+    def from_metadata(cls, value: object) -> ModelDefaults:
+        if not isinstance(value, dict):
+            return cls()
+        system = value.get("system_prompt")  # pyright: ignore[reportUnknownMemberType]
+        params = value.get("params")  # pyright: ignore[reportUnknownMemberType]
+        return cls(
+            system if isinstance(system, str) else "",
+            dict(params) if isinstance(params, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
+        )
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -73,15 +104,24 @@ def describe(folder: Path) -> ModelInfo:
     path = Path(meta["linked_path"]) if meta.get("linked_path") else folder
     config: dict[str, Any] = {}
     problem = None
-    embedding = is_embedding_folder(path)
-    try:
-        config = validate_folder(path)
-        problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
-    except LibraryError as error:
-        problem = str(error)
-    speech_file = speech_weights(path)
+    missing = path != folder and not _exists(path)
+    embedding = not missing and is_embedding_folder(path)
+    if missing:
+        problem = (
+            f"Missing: {path} is gone (moved, deleted or on a disk that is not connected). "
+            "Chats that used it keep their text; put the folder back or delete this entry."
+        )
+    else:
+        try:
+            config = validate_folder(path)
+            problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
+        except LibraryError as error:
+            problem = str(error)
+    speech_file = None if missing else speech_weights(path)
     speech = is_speech_config(config) or (not config and speech_file is not None)
-    if speech:
+    if missing:
+        weights = []
+    elif speech:
         weights = [speech_file] if speech_file is not None else []
     else:
         weights = sorted(path.glob(WEIGHTS_PATTERN))
@@ -93,7 +133,7 @@ def describe(folder: Path) -> ModelInfo:
         architecture=str(config.get("model_type") or ("whisper" if speech else "unknown")),
         parameters=parameter_count(weights, config) if config else None,
         quantization=quantization_label(weights, config) if config else "unknown",
-        size_bytes=size_on_disk(path),
+        size_bytes=size_on_disk(path) if not missing else 0,
         weights_bytes=sum(w.stat().st_size for w in weights),
         context_length=context_length(config),
         source=meta.get("source", "Unknown"),
@@ -102,7 +142,19 @@ def describe(folder: Path) -> ModelInfo:
         problem=problem,
         sight=_sight(path, config),
         kind=_kind(speech=speech, embedding=embedding),
+        missing=missing,
+        chat_template=template
+        if isinstance(template := meta.get(CHAT_TEMPLATE_KEY), bool)
+        else None,
+        defaults=ModelDefaults.from_metadata(meta.get(DEFAULTS_KEY)),
     )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # an unreadable parent, a dropped network share
+        return False
 
 
 def embedding_problem(path: Path) -> str:

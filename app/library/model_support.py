@@ -104,3 +104,16 @@ def _is_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
 @functools.cache  # read once per run: the list asks for every entry
 def _mlx_lm_version() -> str:
     return metadata.version("mlx-lm")
+
+
+def folder_problems(folders: list[str]) -> dict[str, str | None]:
+    """Why each folder's model type cannot load (None where it can): the same answer adding it
+    records. Imports mlx-lm: run it in a child process (`app.library.isolated`) or on the
+    worker."""
+    answers: dict[str, str | None] = {}
+    for folder in folders:
+        try:
+            answers[folder] = _support_record(check_config(Path(folder)))["problem"]
+        except LibraryError as error:
+            answers[folder] = str(error)
+    return answers
