@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from app.chat.new_chat import new_chat, new_chat_params
+from app.chat.new_chat import ChatModels, new_chat, new_chat_params
 from app.chat.presets.actions import PresetActions, PresetState
 from app.chat.presets.bundle import PRESET_KEYS
 from app.chat.presets.lmstudio import PresetFileError, read_lmstudio_preset
 from app.chat.tools.choice import CHAT_KEY
 from app.generation.reply_generation import DEFAULT_PARAMS
 from app.generation.think_settings import THINK
+from app.library.entries import ModelDefaults
 from app.settings import Preferences
 from app.store.conversations import Store
 from app.store.project_records import ProjectFields
@@ -108,10 +109,13 @@ def test_new_chats_start_from_the_default_preset_or_their_projects(
         ProjectFields("Novel", "Chapters.", preset_id=writing.id, tool_servers=("notes",))
     )
 
-    def made(project_id: int | None):
-        return new_chat(store, preferences, project_id, lambda: "llama", lambda m: m == "gemma")
+    def made(project_id: int | None, own: ModelDefaults | None = None):
+        found = own or ModelDefaults()
+        models = ChatModels(lambda: "llama", lambda m: m == "gemma", lambda _model: found)
+        return new_chat(store, preferences, project_id, models)
 
-    loose = made(None)
+    ollama = ModelDefaults("Be terse.", {"temperature": 0.3})
+    loose = made(None, ollama)  # a preset chosen: the model's own defaults give way to it
     assert (loose.system_prompt, loose.params["top_k"], loose.preset_id) == ("Code.", 5, coding.id)
     assert loose.model_id == "llama" and loose.params == {**DEFAULT_PARAMS, "top_k": 5}
     inside = made(project.id)
@@ -124,6 +128,9 @@ def test_new_chats_start_from_the_default_preset_or_their_projects(
     # A preset deleted since counts as none chosen: Preferences' defaults apply.
     store.delete_preset(coding.id)
     assert made(None).params == new_chat_params(preferences.default_params)
+    # With no preset, what the model's source app gave it fills what Preferences leave alone.
+    plain = made(None, ollama)
+    assert plain.system_prompt == "Be terse." and plain.params["temperature"] == 0.3
 
 
 def test_an_lmstudio_preset_is_imported_naming_what_it_cannot_carry(

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from app.chat.conversation_actions import new_chat_params, with_model_defaults
+from app.chat.new_chat import new_chat_params, with_model_defaults
 from app.discovery.adding import AlreadyInLibrary, add_found
 from app.discovery.cli import main
 from app.discovery.describe import describe_folder
