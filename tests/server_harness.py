@@ -19,6 +19,7 @@ from app.generation.worker import InferenceWorker, default_engine_factory
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig
 from app.server.openai_server import LocalServer
+from app.server.served_presets import PresetLookup
 from app.server.served_requests import ServedGenerations
 
 LOAD_TIMEOUT_S = 60
@@ -29,6 +30,7 @@ class Generated:
     finish_reason: str
     generated_tokens: int
     tokens_after_cancel: int
+    token_ids: tuple[int, ...] = ()
 
 
 @dataclass
@@ -42,6 +44,12 @@ class WatchedEngine:
         return getattr(self.engine, name)
 
     def generate(self, messages: Any, params: Any, **kwargs: Any) -> Any:
+        return self._watched(self.engine.generate, messages, params, **kwargs)
+
+    def complete(self, prompt: Any, params: Any, **kwargs: Any) -> Any:
+        return self._watched(self.engine.complete, prompt, params, **kwargs)
+
+    def _watched(self, call: Callable[..., Any], given: Any, params: Any, **kwargs: Any) -> Any:
         cancel: threading.Event | None = kwargs.get("cancel")
         on_token: Callable[[str], None] = kwargs.pop("on_token")
         late = 0
@@ -52,8 +60,12 @@ class WatchedEngine:
                 late += 1
             on_token(text)
 
-        result = self.engine.generate(messages, params, on_token=watched, **kwargs)
-        self.log.append(Generated(result.finish_reason, result.stats.generated_tokens, late))
+        result = call(given, params, on_token=watched, **kwargs)
+        self.log.append(
+            Generated(
+                result.finish_reason, result.stats.generated_tokens, late, tuple(result.token_ids)
+            )
+        )
         return result
 
 
@@ -95,13 +107,19 @@ async def serving(
     served: Served,
     config: ServerConfig | None = None,
     max_pending: int = 8,
+    presets: PresetLookup | None = None,
     knowledge: KnowledgeBase | None = None,
 ) -> AsyncIterator[tuple[LocalServer, openai.AsyncOpenAI]]:
-    """A running server on a free loopback port and a client for it (no retries); requests
-    may name the collections of `knowledge`."""
+    """A running server on a free loopback port and a client for it (no retries); `presets`
+    finds the presets a request may name, and requests may name the collections of
+    `knowledge`."""
     config = config or ServerConfig(port=0)
     generations = ServedGenerations(
-        served.worker, served.model_info, max_pending=max_pending, knowledge=knowledge
+        served.worker,
+        served.model_info,
+        max_pending=max_pending,
+        presets=presets,
+        knowledge=knowledge,
     )
     server = LocalServer(generations, config)
     await server.start()

@@ -52,6 +52,11 @@ MLX_FREE_INFERENCE = {
     "inference.embedding",
     "inference.embedding.folder",
     "inference.loading.identity",
+    "inference.speech",
+    "inference.speech.support",
+    # The library's scan reads GGUF headers and asks which families import (issue 45).
+    "inference.importing.gguf_check",
+    "inference.importing.gguf_support",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -137,6 +142,8 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
         "inference.importing.model_folder",
         "inference.embedding.folder",
         "inference.embedding.static_model",
+        "inference.importing.gguf_check",
+        "inference.importing.gguf_support",
     ],
 )
 def test_what_app_reads_of_inference_loads_no_mlx(module: str) -> None:
@@ -196,6 +203,7 @@ INFERENCE_ORDER = (
     "cpu",
     "vision",
     "loading",
+    "speech",
     "embedding",
     "importing",
     "cache",

@@ -52,6 +52,8 @@ def _assert_ok(proc: subprocess.CompletedProcess[str]) -> re.Match[str]:
     if sys.platform.startswith("linux") and platform.machine() == "x86_64":
         # The self-test fails when MLX's sgemm is not OpenBLAS's; this names it in the summary.
         assert ", blas=OpenBLAS 0.3" in match.string, match.string
+    # Voice: the built-in voice spoke, Qt's FFmpeg decoded it, Whisper transcribed it.
+    assert re.search(r", voice=[\d.]+ s said, decoded and transcribed \(en\)", match.string)
     return match
 
 

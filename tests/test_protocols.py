@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
     from tests.app.knowledge.documents import HashEmbedder
+    from ui.sidebar.project_menus import MenuHost
+    from ui.sidebar.sidebar import Sidebar
     from ui.window.compaction_features import CompactionHost
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
@@ -57,10 +59,15 @@ if TYPE_CHECKING:
     from ui.window.model_compare import ModelCompareHost
     from ui.window.model_picker import PickerHost
     from ui.window.model_status_presenter import StatusHost
+    from ui.window.preset_features import PresetHost
+    from ui.window.project_commands import ProjectHost
     from ui.window.settings_commands import SettingsHost
     from ui.window.sidebar_commands import SidebarHost
     from ui.window.stream_presenter import StreamHost
     from ui.window.tool_features import ToolHost
+    from ui.window.voice_conversation import ConversationVoice, ConversationWindow
+    from ui.window.voice_features import VoiceFeatures, VoiceHost
+    from ui.window.voice_reading import ReadingHost
     from ui.window.window_host import (
         ChatPane,
         ChatWindow,
@@ -89,6 +96,22 @@ def _chat_pane(window: MainWindow) -> ChatPane:
 
 def _menu_window(window: MainWindow) -> MenuWindow:
     return window
+
+
+def _voice_host(window: MainWindow) -> VoiceHost:
+    return window
+
+
+def _reading_host(window: MainWindow) -> ReadingHost:
+    return window
+
+
+def _conversation_window(window: MainWindow) -> ConversationWindow:
+    return window
+
+
+def _conversation_voice(features: VoiceFeatures) -> ConversationVoice:
+    return features
 
 
 def _conversation_list(window: MainWindow) -> ConversationList:
@@ -145,6 +168,18 @@ def _model_compare_host(window: MainWindow) -> ModelCompareHost:
 
 def _knowledge_host(window: MainWindow) -> KnowledgeHost:
     return window
+
+
+def _project_host(window: MainWindow) -> ProjectHost:
+    return window
+
+
+def _preset_host(window: MainWindow) -> PresetHost:
+    return window
+
+
+def _project_menus_host(sidebar: Sidebar) -> MenuHost:
+    return sidebar
 
 
 # -- generation: the backends, the worker's signals, the engine -------------------------------

@@ -42,7 +42,7 @@ def tiny_model(model_type: str, **overrides: Any) -> tuple[nn.Module, dict[str, 
     return model, config
 
 
-def _permute(weight: np.ndarray, heads: int) -> np.ndarray:
+def permute(weight: np.ndarray, heads: int) -> np.ndarray:
     """convert_hf_to_gguf.py's LlamaModel.permute: half-split RoPE rows -> interleaved rows."""
     return (
         weight.reshape(heads, 2, weight.shape[0] // heads // 2, *weight.shape[1:])
@@ -101,6 +101,45 @@ def write_gguf(
     """Write `model` as a GGUF file; matrices in `qtype`, norms and biases in F32."""
     architecture = architecture or config["model_type"]
     writer = gguf.GGUFWriter(path, architecture)
+    add_hyperparameters(writer, config)
+    _tokenizer_metadata(writer, pre, chat_template)
+    if config.get("rope_scaling"):
+        writer.add_tensor("rope_freqs.weight", _llama3_rope_factors(config))
+    names = gguf.get_tensor_name_map(_ARCH.get(architecture, gguf.MODEL_ARCH.LLAMA), 99)
+    for name, value in tree_flatten(model.parameters()):
+        data = np.array(value.astype(mx.float32))
+        if config["model_type"] == "llama" and name.endswith("q_proj.weight"):
+            data = permute(data, config["num_attention_heads"])
+        if config["model_type"] == "llama" and name.endswith("k_proj.weight"):
+            data = permute(data, config["num_key_value_heads"])
+        add_weight(writer, names.get_name(name, try_suffixes=(".weight", ".bias")), data, qtype)
+    return finish(writer, path)
+
+
+def add_weight(writer: gguf.GGUFWriter, name: str | None, data: np.ndarray, qtype: Type) -> None:
+    """A tensor as llama.cpp's converter writes it: matrices in `qtype`, the rest float32."""
+    assert name is not None, "gguf's name table has no name for this tensor"
+    if data.ndim == 2 and qtype != Type.F32:
+        try:
+            packed = gguf.quants.quantize(data, qtype)
+        except NotImplementedError:  # gguf cannot write this type: zeros, but well-formed
+            shape = gguf.quants.quant_shape_to_byte_shape(data.shape, qtype)
+            packed = np.zeros(shape, np.uint8)
+        writer.add_tensor(name, packed, raw_shape=packed.shape, raw_dtype=qtype)
+    else:
+        writer.add_tensor(name, data)
+
+
+def finish(writer: gguf.GGUFWriter, path: Path) -> Path:
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+def add_hyperparameters(writer: gguf.GGUFWriter, config: dict[str, Any]) -> None:
+    """The `<arch>.*` keys llama.cpp's converter writes for a model of mlx-lm's `config`."""
     writer.add_block_count(config["num_hidden_layers"])
     writer.add_context_length(config["max_position_embeddings"])
     writer.add_embedding_length(config["hidden_size"])
@@ -112,28 +151,11 @@ def write_gguf(
     writer.add_rope_dimension_count(config["head_dim"])
     writer.add_rope_freq_base(config["rope_theta"])
     writer.add_layer_norm_rms_eps(config["rms_norm_eps"])
-    _tokenizer_metadata(writer, pre, chat_template)
-    if config.get("rope_scaling"):
-        writer.add_tensor("rope_freqs.weight", _llama3_rope_factors(config))
-    names = gguf.get_tensor_name_map(_ARCH.get(architecture, gguf.MODEL_ARCH.LLAMA), 99)
-    for name, value in tree_flatten(model.parameters()):
-        data = np.array(value.astype(mx.float32))
-        if config["model_type"] == "llama" and name.endswith("q_proj.weight"):
-            data = _permute(data, config["num_attention_heads"])
-        if config["model_type"] == "llama" and name.endswith("k_proj.weight"):
-            data = _permute(data, config["num_key_value_heads"])
-        gguf_name = names.get_name(name, try_suffixes=(".weight", ".bias"))
-        if data.ndim == 2 and qtype != Type.F32:
-            try:
-                packed = gguf.quants.quantize(data, qtype)
-            except NotImplementedError:  # gguf cannot write this type: zeros, but well-formed
-                shape = gguf.quants.quant_shape_to_byte_shape(data.shape, qtype)
-                packed = np.zeros(shape, np.uint8)
-            writer.add_tensor(gguf_name, packed, raw_shape=packed.shape, raw_dtype=qtype)
-        else:
-            writer.add_tensor(gguf_name, data)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
-    return path
+
+
+def write_bare_gguf(path: Path, architecture: str) -> Path:
+    """A well-formed GGUF of `architecture` with one tensor and no other metadata."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    writer = gguf.GGUFWriter(path, architecture)
+    writer.add_tensor("token_embd.weight", np.zeros((8, 32), np.float32))
+    return finish(writer, path)

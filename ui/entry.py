@@ -2,8 +2,10 @@
 QtWidgets, no display needed), `branchwise tools ...` lists or calls MCP tools,
 `branchwise import ...` / `branchwise export ...` bring chat history in and back up every
 conversation, `branchwise replay ...` generates a stored reply again and compares it,
-`branchwise knowledge ...` indexes and searches knowledge folders; anything else starts the
-app."""
+`branchwise knowledge ...` indexes and searches knowledge folders, `branchwise models ...` scans
+for models other apps hold, adds one and lists the library, `branchwise transcribe ...` prints
+what an audio file says and `branchwise say ...` writes text spoken by the built-in voice;
+anything else starts the app."""
 
 from __future__ import annotations
 
@@ -28,10 +30,22 @@ def main(argv: list[str] | None = None) -> int:
         from app.knowledge.cli import main as knowledge
 
         return knowledge(argv[1:])
+    if argv[:1] == ["models"]:
+        from app.discovery.cli import main as models
+
+        return models(argv[1:])
     if argv[:1] == ["replay"]:
         from app.replay.cli import main as replay
 
         return replay(argv[1:])
+    if argv[:1] == ["transcribe"]:
+        from ui.voice.cli import transcribe_main
+
+        return transcribe_main(argv[1:])
+    if argv[:1] == ["say"]:
+        from ui.voice.cli import say_main
+
+        return say_main(argv[1:])
     from ui.main import main as run_app
 
     return run_app(argv)

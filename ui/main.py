@@ -49,6 +49,7 @@ from ui.single_instance import LockError, SingleInstance, bring_to_front, server
 from ui.text.plain_text import show_message
 from ui.widgets.theme import apply_theme
 from ui.window.actions import add_log_folder_action
+from ui.window.found_models_offer import offer_found_models
 from ui.window.main_window import MainWindow
 
 if TYPE_CHECKING:
@@ -210,6 +211,13 @@ def launch(
     window.restore_state()
     window.show()
     window.composer.edit.setFocus()
+    offer_found_models(
+        window,
+        paths.models_dir,
+        preferences,
+        window.banner,
+        lambda: window.open_library().find_models(),
+    )
     if store.recovered_from is not None:
         window.banner.show_notice(
             "The conversation database was damaged, so Branchwise started a new one. The "

@@ -5,7 +5,9 @@ greedy reply, the reply is rendered as the chat pane renders it and painted offs
 macOS the mlx.metallib must sit beside the libmlx the process actually loaded (MLX looks for it
 there, and a bundle with a stray second libmlx fails with "Failed to load the default
 metallib"). On Linux MLX must use the fast BLAS (inference/cpu/fast_blas.py), which the bundle
-carries, unless BRANCHWISE_BLAS=bundled asks for MLX's own. It prints one summary line and
+carries, unless BRANCHWISE_BLAS=bundled asks for MLX's own. Voice must work too: Qt's audio and
+speech modules load, the built-in voice speaks, Qt's FFmpeg decodes it and Whisper transcribes it
+on the worker (ui/voice/self_check.py). It prints one summary line and
 returns 0, or prints the reason and returns 1.
 """
 
@@ -68,6 +70,7 @@ class _Relay(QObject):
     """Turns a worker call's callbacks into the signals `_wait` waits on."""
 
     done = Signal(Path)  # the model folder
+    answered = Signal(bool)  # a worker call for the voice check came back
     failed = Signal(str)  # why not
 
 
@@ -112,6 +115,7 @@ def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
     stats = result.stats
     image = _render_offscreen(result.text)
     libmlx = _loaded_libmlx()
+    voice = _check_voice(worker)
     return {
         "model": info.model_id,
         "tokens": stats["generated_tokens"],
@@ -121,7 +125,33 @@ def _check(worker: InferenceWorker, path: Path) -> dict[str, Any]:
         "metallib": _check_metallib(libmlx),
         "blas": _check_blas(info),
         "weights": info.weights_form or "unknown",
+        "voice": voice,
     }
+
+
+def _check_voice(worker: InferenceWorker) -> str:
+    """Voice's modules, voices, decoder and transcription (ui.voice.self_check)."""
+    from ui.voice.self_check import VoiceCheckError, check_voice
+
+    relay = _Relay()
+
+    def on_worker(fn: Callable[[], Any]) -> Any:
+        answers: list[Any] = []
+
+        def answered(value: Any) -> None:
+            answers.append(value)
+            relay.answered.emit(True)
+
+        def call() -> None:
+            worker.call(lambda _engine: fn(), answered, relay.failed.emit)
+
+        _wait(relay.answered, relay.failed, GENERATE_TIMEOUT_S, "transcribing with Whisper", call)
+        return answers[0]
+
+    try:
+        return check_voice(on_worker)
+    except VoiceCheckError as error:
+        raise SelfTestError(f"voice: {error}") from error
 
 
 def _check_blas(info: ModelLoaded) -> str:

@@ -1,21 +1,15 @@
 """The chat controller: turns a person's intents into store changes and worker requests.
 
 It lives on the GUI thread and is the one object the window talks to: every change to a conversation
-goes through it, so its change signals and the worker's caches stay in step with the store. It is
-composed of the model session (`app.generation.model_session`), the reply being generated
-(`app.generation.reply_generation`), the composer's token counts (`app.chat.prompt_counts`, as
-`counts`), a conversation's life (`app.chat.conversation_actions`), the person's actions on
-messages (`app.chat.message_actions`, with compaction's, `compaction`), Compare's
-(`app.chat.compare_actions`) and knowledge (`app.chat.knowledge`, as `knowledge`). These know no
-controller: each is given what it works with and says what changed by its own signals, connected
-to the controller's of the same names.
-
-A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
-its replies from that server through `app.remote.backend`, whatever model the worker holds.
-
-Signals carry plain values and frozen dataclasses (declared with their payload's class, beside the
-code that emits them). Connect them to methods of GUI-thread QObjects (never lambdas):
-`tokenCount` may be emitted from the worker thread, and a lambda receiver would run there.
+goes through it, so its change signals and the worker's caches stay in step with the store. Its
+parts: the model session and the reply being generated (`app.generation`), and in `app.chat` the
+composer's token counts (`counts`), a conversation's life, the actions on messages (with
+compaction's, `compaction`), Compare's, presets' (`presets`), projects' (`projects`) and
+knowledge's (`knowledge`). They know no controller: each is given what it works with and says
+what changed by its own signals, connected to the controller's of the same names. A
+`remote:<connection>/<model>` chat's replies come from that server. Signals carry plain values
+and frozen dataclasses declared beside the code that emits them; connect them to GUI-thread
+QObjects' methods (never lambdas): `tokenCount` may come from the worker thread.
 """
 
 from __future__ import annotations
@@ -28,10 +22,13 @@ from PySide6.QtCore import QObject, Signal, Slot
 
 from app.chat.branch_model import BranchModels, FollowSetup, ModelFollowed
 from app.chat.compare_actions import CompareActions
-from app.chat.conversation_actions import ConversationActions, new_chat_params
+from app.chat.conversation_actions import ConversationActions
 from app.chat.image_attach import ImageAttached, ScannedPdf
 from app.chat.knowledge.chat_knowledge import ChatKnowledge
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
+from app.chat.new_chat import new_chat_params
+from app.chat.presets.actions import PresetActions
+from app.chat.project_actions import ProjectActions
 from app.chat.prompt_counts import FileAttached, PromptCounts, TokenCount
 from app.chat.tools.chat_tools import ChatTools
 from app.generation.compare_generation import CompareGeneration
@@ -136,7 +133,7 @@ class ChatController(QObject):
         self.knowledge = ChatKnowledge(store, worker, preferences, self.remote_model, parent=self)
         self._relay(self.knowledge.turns, "busyChanged", "notice", "conversationChanged")
         # The local server for other apps (Preferences › Server), on the same worker.
-        self.server = ServerHost(worker, lambda: self.model_info, parent=self)
+        self.server = ServerHost(worker, lambda: self.model_info, self, store.preset_named)
         self.server.set_knowledge(lambda: self.knowledge.base, self.knowledge.budget)
         self.counts = PromptCounts(
             store,
@@ -197,10 +194,13 @@ class ChatController(QObject):
             answer_turn=self.knowledge.turns.answer,
             parent=self,
         )
-        for part in (self._conversations, self._messages, self._compare, self.compaction):
+        self.presets = PresetActions(store, preferences, parent=self)
+        self.projects = ProjectActions(store, self._conversations, parent=self)
+        parts = (self._conversations, self._messages, self._compare, self.compaction)
+        for part in (*parts, self.presets, self.projects):
             self._relay(part, "notice", "conversationsChanged", "conversationChanged")
         self._conversations.conversationOpened.connect(self.conversationOpened)
-        self._reply_writers = (self._generation, self.variants, self.compare, self.compaction)
+        self._writers = (self._generation, self.variants, self.compare, self.compaction)
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
         self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
         self.tool_flow.conversationChanged.connect(self.conversationChanged)
@@ -257,8 +257,8 @@ class ChatController(QObject):
         return model_id if is_remote(model_id) else None
 
     # ---- conversations (app.chat.conversation_actions) ------------------------------------
-    def new_conversation(self) -> int:
-        return self._conversations.new_conversation()
+    def new_conversation(self, project_id: int | None = None) -> int:
+        return self._conversations.new_conversation(project_id)
 
     def open_conversation(self, conversation_id: int) -> None:
         self._conversations.open_conversation(conversation_id)
@@ -310,7 +310,7 @@ class ChatController(QObject):
 
     # ---- messages (app.chat.message_actions) ------------------------------------------------
     def is_busy(self) -> bool:
-        return any(part.is_busy() for part in (*self._reply_writers, self.knowledge.turns))
+        return any(part.is_busy() for part in (*self._writers, self.knowledge.turns))
 
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id() or self.compaction.streaming_message_id()
@@ -368,21 +368,20 @@ class ChatController(QObject):
         self._messages.delete_message(message_id)
 
     def stop(self) -> None:
-        """Stop the replies being written now; their text so far is kept, marked as stopped."""
-        for part in (*self._reply_writers, self.knowledge.turns):
+        """Stop what is being written now; the text so far is kept, marked as stopped."""
+        for part in (*self._writers, self.knowledge.turns):  # a search: its message stays
             part.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
-        """Stop generation, save the partial replies and the draft, join the worker, close."""
+        """Stop generation, save partial replies and the draft, join the worker, close the store."""
         self.closing.emit()
         self.stop()
         joined = self.worker.shutdown(timeout_s)
-        for part in self._reply_writers:
+        for part in self._writers:
             part.save_after_shutdown()
         self.store.close()
         return joined
 
-    # ---- internals ----------------------------------------------------------------------------
     def _relay(self, part: QObject, *names: str) -> None:  # signals to the same-named ones here
         for name in names:
             getattr(part, name).connect(getattr(self, name))

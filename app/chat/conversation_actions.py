@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.knowledge.choice import with_collections
+from app.chat.new_chat import ChatModels, new_chat
 from app.chat.store_guard import guarded
-from app.generation.reply_generation import DEFAULT_PARAMS
+from app.remote.connections import is_remote
 from app.store.conversations import NotFoundError, StoreError
 
 if TYPE_CHECKING:
     from app.generation.model_session import ModelSession
     from app.generation.reply_generation import ReplyGeneration
     from app.generation.worker import EngineLike, InferenceWorker
+    from app.library.entries import ModelDefaults
     from app.settings import Preferences
     from app.store.conversations import Conversation, Store
 
@@ -60,18 +61,48 @@ class ConversationActions(QObject):
         self._models_dir = models_dir
         self._draft_failed = False
 
-    def new_conversation(self) -> int:
-        """A new chat with the defaults from Preferences: their model when the library still
-        has it (else the loaded one), their system prompt, sampling and knowledge."""
-        preferences = self._preferences
-        params = new_chat_params(preferences.default_params)
+    def new_conversation(self, project_id: int | None = None) -> int:
+        """A new chat (in `project_id`, or loose) with what `app.chat.new_chat` gives it: the
+        project's model, preset and tools, else the default preset, else the defaults from
+        Preferences (their model when the library still has it, else the loaded one), with the
+        model's own defaults (those its source app gave it: Ollama's system prompt, stop words
+        and parameters) where nothing chosen says otherwise."""
+        setup = new_chat(
+            self._store,
+            self._preferences,
+            project_id,
+            ChatModels(self._default_model_id, self._usable, self._model_defaults),
+        )
         conversation = self._store.create_conversation(
-            model_id=self._default_model_id(),
-            system_prompt=preferences.default_system_prompt,
-            params=with_collections(params, preferences.default_knowledge),
+            model_id=setup.model_id,
+            system_prompt=setup.system_prompt,
+            params=setup.params,
+            project_id=setup.project_id,
+            preset_id=setup.preset_id,
         )
         self.conversationsChanged.emit()
         return conversation.id
+
+    def _usable(self, model_id: str) -> bool:
+        """Whether a project or preset's model can still be used: on a server, or in the
+        library (a chat names a library model by its folder's name)."""
+        if is_remote(model_id):
+            return True
+        if self._models_dir is None:
+            return False
+        from app.library.entries import list_models  # file work; imported when first needed
+
+        return any(
+            m.path.name == model_id and m.problem is None for m in list_models(self._models_dir)
+        )
+
+    def _model_defaults(self, model_id: str | None) -> ModelDefaults:
+        from app.library.entries import ModelDefaults, list_models  # file work, when needed
+
+        if model_id is None or self._models_dir is None:
+            return ModelDefaults()
+        found = (m for m in list_models(self._models_dir) if m.path.name == model_id)
+        return next((m.defaults for m in found), ModelDefaults())
 
     def _default_model_id(self) -> str | None:
         """Preferences name the default by its library entry; a chat by its model's id."""
@@ -125,12 +156,16 @@ class ConversationActions(QObject):
 
     def delete_conversation(self, conversation_id: int) -> None:
         """Deleted softly: `restore_conversation` undoes it until the app closes."""
+        self.stop_and_forget(conversation_id)
+        self._guard(lambda: self._store.delete_conversation(conversation_id))
+        self.conversationsChanged.emit()
+
+    def stop_and_forget(self, conversation_id: int) -> None:
+        """For a chat being deleted: stop its reply, free its caches in memory (an undo must
+        find the saved ones still there; purging deletes them)."""
         if self._generation.is_streaming_in(conversation_id):
             self._generation.stop()
-        self._guard(lambda: self._store.delete_conversation(conversation_id))
-        # Memory only: an undo must find the saved caches still there (purging deletes them).
         self._worker.call_each(partial(_forget, conversation_id, keep_saved=True))
-        self.conversationsChanged.emit()
 
     def fork_conversation(self, message_id: int) -> int | None:
         """A new conversation holding the path from the root to `message_id`, with the same
@@ -154,6 +189,8 @@ class ConversationActions(QObject):
                 system_prompt=source.system_prompt,
                 model_id=source.model_id,
                 params=source.params,
+                project_id=source.project_id,
+                preset_id=source.preset_id,
             )
         )
         if new is None:
@@ -214,29 +251,6 @@ class ConversationActions(QObject):
 
     def _guard[T](self, action: Callable[[], T]) -> T | None:
         return guarded(self.notice, action)
-
-
-def new_chat_params(defaults: dict[str, Any]) -> dict[str, Any]:
-    """A new chat's params: Branchwise's defaults with the chosen ones over them. Keys
-    Branchwise does not know, and values of the wrong kind (a hand-edited settings file), are
-    left out, as Preferences treats any unreadable value: as no choice."""
-    return {
-        **DEFAULT_PARAMS,
-        **{k: v for k, v in defaults.items() if k in DEFAULT_PARAMS and _same_kind(k, v)},
-    }
-
-
-def _same_kind(key: str, value: Any) -> bool:
-    default = DEFAULT_PARAMS[key]
-    if isinstance(value, bool):
-        return False
-    if default is None:  # the seed: none, or a whole number
-        return value is None or isinstance(value, int)
-    if isinstance(default, str):
-        return isinstance(value, str)
-    if isinstance(default, int):
-        return isinstance(value, int)
-    return isinstance(value, int | float)
 
 
 def _forget(conversation_id: int, engine: EngineLike, *, keep_saved: bool) -> None:

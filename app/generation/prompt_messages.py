@@ -90,15 +90,20 @@ def message_content(
 
 
 def prompt_messages(
-    store: Store, conversation_id: int, path: list[Message], detail: int | None = None
+    store: Store,
+    conversation_id: int,
+    path: list[Message],
+    detail: int | None = None,
+    instructions_version: int | None = None,
 ) -> list[dict]:
-    """The chat messages for the model: the conversation's system prompt, if any, then `path`
-    (a message's images and attached files ahead of its text; a reply's answer without its
-    reasoning, as reasoning templates drop earlier thoughts themselves). A compacted branch's
-    summary goes in the system message, after the system prompt: it stands where the earlier
-    turns stood, and any template that takes a system prompt takes it, user and assistant
-    still alternating after it."""
-    system = store.get_conversation(conversation_id).system_prompt
+    """The chat messages for the model: the system prompt, if any (its project's instructions
+    first, the current ones or `instructions_version` of them, then the chat's own), then
+    `path` (a message's images and attached files ahead of its text; a reply's answer without
+    its reasoning, as reasoning templates drop earlier thoughts themselves). A compacted
+    branch's summary goes in the system message, after the system prompt: it stands where the
+    earlier turns stood, and any template that takes a system prompt takes it, user and
+    assistant still alternating after it."""
+    system = store.system_prompt_for(conversation_id, instructions_version)
     if (summary := path_summary(path)) is not None:
         system, path = summary_system(system, summary.content), path[1:]
     messages = [{"role": "system", "content": system}] if system.strip() else []

@@ -1,8 +1,11 @@
 """`branchwise export`: every conversation of the store in one file,
-`{"format": "branchwise-archive", "version": 1, "conversations": [<per-chat export>...]}`,
-written one conversation at a time, to a temporary file renamed into place when whole. A
-conversation imported from another app carries its source (`"source"`, each message's
-`"source_id"`), so a restore followed by a re-import of the original export adds nothing."""
+`{"format": "branchwise-archive", "version": 1, "presets": [...], "projects": [...],
+"conversations": [<per-chat export>...]}`, written one conversation at a time, to a temporary
+file renamed into place when whole. The presets and projects (`app.store.export_settings`) come
+first, so an import restores them before the chats that name them (`"project_uid"`,
+`"preset_uid"`). A conversation imported from another app carries its source (`"source"`, each
+message's `"source_id"`), so a restore followed by a re-import of the original export adds
+nothing."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from typing import Any
 
 from app.importers.branchwise import ARCHIVE, ARCHIVE_VERSION
 from app.store.conversations import Store
+from app.store.export_settings import preset_json, project_json
 
 
 def write_archive(store: Store, out: Path) -> int:
@@ -23,7 +27,13 @@ def write_archive(store: Store, out: Path) -> int:
     temporary = out.with_name(f".{out.name}.partial")
     try:
         with temporary.open("w", encoding="utf-8") as stream:
-            head = {"format": ARCHIVE, "version": ARCHIVE_VERSION, "exported_at": time.time()}
+            head = {
+                "format": ARCHIVE,
+                "version": ARCHIVE_VERSION,
+                "exported_at": time.time(),
+                "presets": [preset_json(p) for p in store.list_presets()],
+                "projects": [project_json(store, p) for p in store.list_projects()],
+            }
             stream.write(json.dumps(head, ensure_ascii=False)[:-1] + ', "conversations": [\n')
             for index, conversation in enumerate(conversations):
                 record = _record(store, conversation.id)
@@ -39,6 +49,11 @@ def write_archive(store: Store, out: Path) -> int:
 
 def _record(store: Store, conversation_id: int) -> dict[str, Any]:
     record = store.export_json(conversation_id)
+    # The head holds the presets and projects whole: a chat names its own by uid.
+    for key in ("project", "project_preset", "preset"):
+        found = record.pop(key, None)
+        if key != "project_preset" and found is not None:
+            record[f"{key}_uid"] = found["uid"]
     with store.transaction() as db:
         source = db.execute(
             "SELECT source_format, source_id FROM conversations WHERE id = ?", (conversation_id,)

@@ -7,6 +7,9 @@ A conversation that came from another app keeps that source in the archive (`"so
 each message's `"source_id"`), so restoring a backup and then importing the original export
 again adds nothing. Others are known by when they were created and how they start.
 
+Presets and projects come back too (`app.importers.presets_projects`), as one entry ahead of
+the conversations, and each conversation names its project and preset by uid.
+
 Tool use comes back whole: a reply's `tool_calls`, a result's `tool_call_id` and `tool_name`.
 They are checked here first (`app.importers.tool_use`), so one malformed call is left out with a
 warning instead of refusing the conversation as `from_json` would.
@@ -23,6 +26,7 @@ from app.importers import forest, streams, tool_use
 from app.importers import values as v
 from app.importers.entries import Entry, RefusedEntry, one
 from app.importers.errors import ImportRefusedError
+from app.importers.presets_projects import settings_entry
 from app.importers.sources import Member
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 from app.knowledge.excerpts import is_excerpt_record
@@ -32,6 +36,8 @@ from app.store.records import StoreError
 
 FORMAT = "branchwise"
 ARCHIVE = "branchwise-archive"
+# Version 1 throughout: presets and projects (ahead of "conversations", and each conversation's
+# "project_uid" and "preset_uid") are optional, and a reader that does not know them skips them.
 ARCHIVE_VERSION = 1
 STORE_FORMAT = store_export.FORMAT
 _KINDS = frozenset({STORE_FORMAT, ARCHIVE})
@@ -43,12 +49,17 @@ def matches(element: dict[str, Any]) -> bool:
 
 
 def read_member(member: Member, kind: str) -> Iterator[Entry]:
-    """An archive streamed conversation by conversation, or one conversation file."""
+    """An archive streamed conversation by conversation, or one conversation file; the presets
+    and projects either holds come first."""
     if kind == store_export.FORMAT:
         with member.open() as raw:
             data = streams.load(raw, member.size + 1, member.where)
+        yield from _settings(data, member.where)
         yield one(data, member.where, convert)
         return
+    with member.open() as raw:
+        head = streams.head(raw, member.size + 1, member.where, "conversations")
+    yield from _settings(head, member.where)
     with member.open() as raw:
         items = streams.items(raw, member.size + 1, member.where, "conversations.item")
         count = 0
@@ -117,9 +128,33 @@ def convert(raw: Any, where: str) -> ImportedConversation:
         pinned=record.pinned,
         archived=record.archived,
         warnings=warnings,
+        project_uid=_uid_of(data, "project"),
+        preset_uid=_uid_of(data, "preset"),
     )
     leaf = None if record.active_leaf_id is None else ids[record.active_leaf_id]
     return forest.finish(conversation, leaf)
+
+
+def _settings(data: object, where: str) -> Iterator[Entry]:
+    """The presets and projects `data` holds, as one entry ahead of its conversations."""
+    if not isinstance(data, dict):
+        return
+    try:
+        entry = settings_entry(cast("dict[str, Any]", data), where)
+    except StoreError as exc:
+        yield RefusedEntry(where, f"Its presets and projects were left out: {exc}")
+        return
+    if entry is not None:
+        yield entry
+
+
+def _uid_of(data: dict[str, Any], key: str) -> str | None:
+    """The uid an archive's conversation names (`"project_uid"`), or a one-chat export's
+    record holds (`"project": {"uid"}`)."""
+    named = data.get(f"{key}_uid")
+    if named is None and isinstance(data.get(key), dict):
+        named = data[key].get("uid")
+    return named if isinstance(named, str) and named else None
 
 
 def _checked_tool_use(data: dict[str, Any], warnings: list[str]) -> dict[str, Any]:

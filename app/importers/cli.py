@@ -108,6 +108,8 @@ def _print_outcome(outcome: Any) -> None:
 
 def _print_summary(report: run.ImportReport) -> None:
     for item in report.inputs:
+        for line in item.settings:
+            print(line)
         if item.error:
             print(f"branchwise import: {item.path}: {item.error}", file=sys.stderr)
     counts = report.counts
@@ -131,6 +133,7 @@ def _as_json(report: run.ImportReport) -> dict[str, Any]:
                 "path": item.path,
                 "formats": list(item.formats),
                 "error": item.error,
+                "presets_and_projects": list(item.settings),
                 "conversations": [dataclasses.asdict(o) for o in item.outcomes],
             }
             for item in report.inputs

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.importers.errors import ImportRefusedError
+from app.importers.presets_projects import SettingsEntry
 from app.importers.tree import ImportedConversation
 
 
@@ -23,7 +24,8 @@ class RefusedEntry:
     title: str | None = None
 
 
-Entry = ImportedConversation | RefusedEntry
+# A conversation, one that cannot be read, or the presets and projects an export holds.
+Entry = ImportedConversation | RefusedEntry | SettingsEntry
 IMPORTER_FAULT = "Branchwise could not read this entry; please report it"
 _log = logging.getLogger(__name__)
 Convert = Callable[[Any, str], ImportedConversation]

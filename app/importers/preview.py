@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from app.importers.entries import RefusedEntry
+from app.importers.presets_projects import SettingsEntry
 from app.importers.run import InputReading, read_entries
 from app.importers.tree import ImportedConversation
 
@@ -119,6 +120,8 @@ def _preview_input(path: Path, cancel: threading.Event | None) -> InputPreview:
     for entry in read_entries(item):
         if cancel is not None and cancel.is_set():
             break
+        if isinstance(entry, SettingsEntry):
+            continue  # presets and projects: no conversations to preview
         if isinstance(entry, RefusedEntry):
             said = entry.reason.startswith(entry.where)
             problems.append(entry.reason if said else f"{entry.where}: {entry.reason}")

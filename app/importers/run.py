@@ -14,9 +14,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from app.importers import detect, writer
+from app.importers import detect, presets_projects, writer
 from app.importers.entries import Entry, RefusedEntry
 from app.importers.errors import ImportRefusedError
+from app.importers.presets_projects import SettingsEntry
 from app.importers.sources import open_source
 from app.importers.writer import ImportStatus
 from app.store.conversations import Store
@@ -30,6 +31,8 @@ class InputReport:
     formats: tuple[str, ...] = ()
     error: str | None = None  # the input could not be read at all
     outcomes: tuple[writer.Outcome, ...] = ()
+    # What became of the presets and projects it holds (Branchwise's own exports), a line each.
+    settings: tuple[str, ...] = ()
 
     @property
     def failed(self) -> bool:
@@ -93,9 +96,16 @@ class InputReading:
     formats: list[str] = field(default_factory=list)
     error: str | None = None
     outcomes: list[writer.Outcome] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
 
     def report(self) -> InputReport:
-        return InputReport(str(self.path), tuple(self.formats), self.error, tuple(self.outcomes))
+        return InputReport(
+            str(self.path),
+            tuple(self.formats),
+            self.error,
+            tuple(self.outcomes),
+            tuple(self.settings),
+        )
 
 
 def import_paths(
@@ -142,6 +152,9 @@ def _import_input(
     for entry in read_entries(item):
         if cancel is not None and cancel.is_set():
             return True
+        if isinstance(entry, SettingsEntry):
+            item.settings += presets_projects.restore(store, entry, dry_run)
+            continue
         if isinstance(entry, RefusedEntry):
             outcome = writer.Outcome(
                 ImportStatus.REFUSED,
@@ -157,6 +170,8 @@ def _import_input(
             outcome = writer.plan(store, entry, entry.where)
         else:
             outcome = writer.write(store, batch or 0, entry, entry.where)
+            if outcome.status is ImportStatus.IMPORTED and outcome.conversation_id is not None:
+                presets_projects.join(store, outcome.conversation_id, entry)
         item.outcomes.append(outcome)
         if progress is not None:
             progress(outcome)

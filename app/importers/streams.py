@@ -15,7 +15,7 @@ import io
 import re
 from collections.abc import Iterator
 from itertools import accumulate
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import ijson
 
@@ -175,6 +175,22 @@ def items(
         yield from ijson.items(stream, prefix, use_float=True)
     except ijson.JSONError as exc:
         raise ImportRefusedError(f"{where} is not valid JSON ({_first_line(exc)}).") from None
+
+
+def head(raw: SupportsRead[bytes], max_bytes: int, where: str, stop: str) -> dict[str, Any]:
+    """The members of a top-level JSON object that come before its member `stop` (an
+    archive's head, ahead of its conversations), read without reading on past it."""
+    stream = GuardedBytes(raw, max_bytes, where)
+    builder = ijson.ObjectBuilder()
+    try:
+        for prefix, event, value in ijson.parse(stream, use_float=True):
+            if prefix == "" and event == "map_key" and value == stop:
+                break
+            builder.event(event, value)
+    except ijson.JSONError as exc:
+        raise ImportRefusedError(f"{where} is not valid JSON ({_first_line(exc)}).") from None
+    found = getattr(builder, "value", None)
+    return cast("dict[str, Any]", found) if isinstance(found, dict) else {}
 
 
 def load(raw: SupportsRead[bytes], max_bytes: int, where: str) -> Any:

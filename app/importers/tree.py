@@ -103,3 +103,7 @@ class ImportedConversation:
     params: dict[str, Any] = field(default_factory=dict)
     pinned: bool = False
     archived: bool = False
+    # Branchwise's own exports: the project and preset it was in, by uid (restored ahead of it
+    # by `app.importers.presets_projects`).
+    project_uid: str | None = None
+    preset_uid: str | None = None

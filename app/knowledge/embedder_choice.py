@@ -24,7 +24,7 @@ from app.knowledge.embedder import Embedder
 from app.knowledge.records import KnowledgeError
 from app.knowledge.worker_embedder import WorkerEmbedder, WorkerQueue
 from app.library.embedded_model import embedded_embedder_files
-from app.library.entries import EMBEDDING_ONLY, find_model, list_models
+from app.library.entries import EMBEDDING_ONLY, ModelKind, find_model, list_models
 from app.library.model_check import LibraryError
 
 _LIBRARY_PREFIX = "model:"
@@ -82,7 +82,7 @@ def embedder_options(models_dir: Path) -> list[EmbedderOption]:
             EmbedderChoice(EmbedderKind.BUILTIN), "Built-in: WordLlama, 256 dimensions", builtin
         ),
     ]
-    for info in list_models(models_dir):
+    for info in list_models(models_dir, kind=ModelKind.EMBEDDING):
         if info.embedding:
             problem = None if info.problem == EMBEDDING_ONLY else info.problem
             choice = EmbedderChoice(EmbedderKind.LIBRARY, info.id)

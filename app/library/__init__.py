@@ -1,6 +1,7 @@
 """The model library: the model folders in the models folder, what they are and whether they can
 load (checks in a child process), adding them (copy, link, GGUF import, the embedded default),
-downloads from the Hugging Face hub with a look first, and draft-model choices.
+downloads from the Hugging Face hub with a look first, draft-model choices, and where each entry
+came from (`origins`), so the same model is not added twice.
 
 May import: `app.paths`, `app.settings`, `PySide6.QtCore`, `huggingface_hub`, `psutil` and
 `inference`: only its MLX-free parts (`inference.loading.model_files`, `inference.vision.support`,

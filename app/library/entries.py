@@ -10,21 +10,37 @@ entries is `app.library.install`'s job; checking a folder is `app.library.model_
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 import psutil
 
 from app.library.cpu_weights import running_weights_bytes
-from app.library.entry_metadata import read_metadata, write_metadata
+from app.library.entry_metadata import DEFAULTS_KEY, read_metadata, write_metadata
 from app.library.model_check import LibraryError, validate_folder
-from app.library.model_facts import parameter_count, quantization_label, size_on_disk
+from app.library.model_facts import (
+    CHAT_TEMPLATE_KEY,
+    parameter_count,
+    quantization_label,
+    size_on_disk,
+)
 from app.library.model_support import recorded_problem
 from inference.embedding.folder import is_embedding_folder, read_embedding_folder
 from inference.errors import ModelLoadError
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
+from inference.speech.support import is_speech_config, speech_weights
 from inference.vision.support import is_vision_config, text_only_reason
+
+
+class ModelKind(StrEnum):
+    """What a library entry is for: chats, turning speech into text (a Whisper folder), or
+    reading documents for knowledge folders (an embedding model)."""
+
+    CHAT = "chat"
+    SPEECH = "speech"
+    EMBEDDING = "embedding"
 
 
 @dataclass(frozen=True)
@@ -47,9 +63,39 @@ class ModelInfo:
     problem: str | None = None  # why the entry cannot be loaded; None when it can
     # Images: "" for a text model; for a vision model whether it reads them here, or why not.
     sight: str = ""
-    # An embedding model (for knowledge folders): never loaded to chat, so its `problem` says
-    # that when nothing else is wrong with it.
-    embedding: bool = False
+    # An embedding model is never loaded to chat, so its `problem` says that when nothing else
+    # is wrong with it.
+    kind: ModelKind = ModelKind.CHAT
+    # A linked folder that is gone (moved, deleted, its disk unplugged): listed, never loaded.
+    missing: bool = False
+    # False: a base model without a chat template (plain completions only); None: not recorded.
+    chat_template: bool | None = None
+    # What the model's source app gave it (Ollama): a system prompt and sampling defaults.
+    defaults: ModelDefaults = field(default_factory=lambda: ModelDefaults())
+
+    @property
+    def embedding(self) -> bool:
+        return self.kind == ModelKind.EMBEDDING
+
+
+@dataclass(frozen=True)
+class ModelDefaults:
+    """A model's own defaults for new chats, kept from where it was found (Ollama's system
+    prompt and parameters, in Branchwise's names: temperature, top_p, stop...)."""
+
+    system_prompt: str = ""
+    params: dict[str, Any] = field(default_factory=dict[str, Any])
+
+    @classmethod
+    def from_metadata(cls, value: object) -> ModelDefaults:
+        if not isinstance(value, dict):
+            return cls()
+        system = value.get("system_prompt")  # pyright: ignore[reportUnknownMemberType]
+        params = value.get("params")  # pyright: ignore[reportUnknownMemberType]
+        return cls(
+            system if isinstance(system, str) else "",
+            dict(params) if isinstance(params, dict) else {},  # pyright: ignore[reportUnknownArgumentType]
+        )
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -58,22 +104,36 @@ def describe(folder: Path) -> ModelInfo:
     path = Path(meta["linked_path"]) if meta.get("linked_path") else folder
     config: dict[str, Any] = {}
     problem = None
-    embedding = is_embedding_folder(path)
-    try:
-        config = validate_folder(path)
-        problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
-    except LibraryError as error:
-        problem = str(error)
-    weights = sorted(path.glob(WEIGHTS_PATTERN))
+    missing = path != folder and not _exists(path)
+    embedding = not missing and is_embedding_folder(path)
+    if missing:
+        problem = (
+            f"Missing: {path} is gone (moved, deleted or on a disk that is not connected). "
+            "Chats that used it keep their text; put the folder back or delete this entry."
+        )
+    else:
+        try:
+            config = validate_folder(path)
+            problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
+        except LibraryError as error:
+            problem = str(error)
+    speech_file = None if missing else speech_weights(path)
+    speech = is_speech_config(config) or (not config and speech_file is not None)
+    if missing:
+        weights = []
+    elif speech:
+        weights = [speech_file] if speech_file is not None else []
+    else:
+        weights = sorted(path.glob(WEIGHTS_PATTERN))
     return ModelInfo(
         id=folder.name,
         folder=folder,
         path=path,
         name=meta.get("name") or folder.name,
-        architecture=str(config.get("model_type", "unknown")),
+        architecture=str(config.get("model_type") or ("whisper" if speech else "unknown")),
         parameters=parameter_count(weights, config) if config else None,
         quantization=quantization_label(weights, config) if config else "unknown",
-        size_bytes=size_on_disk(path),
+        size_bytes=size_on_disk(path) if not missing else 0,
         weights_bytes=sum(w.stat().st_size for w in weights),
         context_length=context_length(config),
         source=meta.get("source", "Unknown"),
@@ -81,8 +141,20 @@ def describe(folder: Path) -> ModelInfo:
         linked=path != folder,
         problem=problem,
         sight=_sight(path, config),
-        embedding=embedding,
+        kind=_kind(speech=speech, embedding=embedding),
+        missing=missing,
+        chat_template=template
+        if isinstance(template := meta.get(CHAT_TEMPLATE_KEY), bool)
+        else None,
+        defaults=ModelDefaults.from_metadata(meta.get(DEFAULTS_KEY)),
     )
+
+
+def _exists(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:  # an unreadable parent, a dropped network share
+        return False
 
 
 def embedding_problem(path: Path) -> str:
@@ -99,6 +171,12 @@ def embedding_problem(path: Path) -> str:
 EMBEDDING_ONLY = "An embedding model: it reads documents for knowledge folders, and does not chat."
 
 
+def _kind(*, speech: bool, embedding: bool) -> ModelKind:
+    if speech:
+        return ModelKind.SPEECH
+    return ModelKind.EMBEDDING if embedding else ModelKind.CHAT
+
+
 def _sight(path: Path, config: dict[str, Any]) -> str:
     if not is_vision_config(config):
         return ""
@@ -106,13 +184,16 @@ def _sight(path: Path, config: dict[str, Any]) -> str:
     return "Reads images" if reason is None else f"Text only: {reason}"
 
 
-def list_models(models_dir: str | Path) -> list[ModelInfo]:
-    """Every entry in the models folder, by display name. Hidden folders are work in progress."""
+def list_models(models_dir: str | Path, kind: ModelKind | None = ModelKind.CHAT) -> list[ModelInfo]:
+    """The entries of `kind` in the models folder (chat models unless asked; None: every
+    entry), by display name. Hidden folders are work in progress."""
     models = Path(models_dir)
     if not models.is_dir():
         return []
     entries = [p for p in models.iterdir() if p.is_dir() and not p.name.startswith(".")]
-    return sorted((describe(p) for p in entries), key=lambda info: info.name.casefold())
+    found = (describe(p) for p in entries)
+    listed = [info for info in found if kind is None or info.kind == kind]
+    return sorted(listed, key=lambda info: info.name.casefold())
 
 
 def find_model(models_dir: str | Path, model_id: str) -> ModelInfo:

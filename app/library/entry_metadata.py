@@ -11,6 +11,8 @@ from typing import Any
 from app.library.model_check import LibraryError, read_json
 
 METADATA_FILE = "branchwise.json"
+# A model's own defaults for new chats (`app.library.entries.ModelDefaults`).
+DEFAULTS_KEY = "defaults"
 
 
 def read_metadata(folder: Path) -> dict[str, Any]:

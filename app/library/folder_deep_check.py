@@ -11,20 +11,29 @@ import threading
 from pathlib import Path
 
 from app.library.isolated import run_isolated
-from app.library.model_check import Cancelled, LibraryError
+from app.library.model_check import Cancelled, LibraryError, read_json
 from inference.embedding.folder import is_embedding_folder
+from inference.speech.support import is_speech_config
 
 # Reading a big tokenizer and building a large model lazily take seconds; minutes mean a hang.
 CHECK_LIMIT_S = 300.0
 _MODEL_CHECK = "inference.loading.folder_check:check_model_folder"
 _EMBEDDING_CHECK = "inference.embedding.encoder:check_embedding_folder"
+_SPEECH_CHECK = "inference.speech.whisper:check_speech_folder"
+
+
+def _check_for(folder: Path) -> str:
+    if is_speech_config(read_json(folder / "config.json") or {}):
+        return _SPEECH_CHECK
+    return _EMBEDDING_CHECK if is_embedding_folder(folder) else _MODEL_CHECK
 
 
 def check_model_folder(folder: Path, cancel: threading.Event | None = None) -> None:
     """Raise LibraryError naming what is wrong with the folder, or Cancelled on `cancel`. An
-    embedding model's folder is checked as one (it has no chat template, and may be a BERT)."""
+    embedding model's folder is checked as one (it has no chat template, and may be a BERT); a
+    Whisper folder gets the speech model's checks (config and weights; no tokenizer)."""
     run_isolated(
-        _EMBEDDING_CHECK if is_embedding_folder(folder) else _MODEL_CHECK,
+        _check_for(folder),
         folder,
         label=folder.name,
         failure=LibraryError,

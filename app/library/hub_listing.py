@@ -24,6 +24,7 @@ from huggingface_hub.errors import (
 
 from app.library.model_check import LibraryError
 from inference.loading.model_files import WEIGHTS_PATTERN, is_model_file
+from inference.speech.support import SPEECH_WEIGHTS
 
 
 class DownloadError(LibraryError):
@@ -51,7 +52,8 @@ class RepoListing:
 
 
 def is_weights(name: str) -> bool:
-    return fnmatch.fnmatch(name, WEIGHTS_PATTERN)
+    """A chat model's weights, or a Whisper folder's (inference.speech.support)."""
+    return fnmatch.fnmatch(name, WEIGHTS_PATTERN) or name == SPEECH_WEIGHTS
 
 
 def list_repository(repo_id: str, endpoint: str | None = None) -> RepoListing:

@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from app.library.embedded_model import embedded_gguf_path
 from app.library.entries import list_models
@@ -31,6 +32,7 @@ from app.library.model_check import (
     read_json,
     validate_folder,
 )
+from app.library.model_facts import CHAT_TEMPLATE_KEY, has_chat_template
 from app.library.model_support import SUPPORT_KEY, check_supported
 from inference.embedding.folder import is_embedding_folder
 from inference.loading.model_files import is_model_file, needs_remote_code
@@ -70,6 +72,10 @@ def staging(models_dir: str | Path) -> Iterator[Path]:
         shutil.rmtree(area, ignore_errors=True)
 
 
+def _slug(name: str | None) -> str:
+    return (name or "model").rpartition("/")[2].replace(":", "-")
+
+
 def install(built: Path, models_dir: str | Path, name: str) -> Path:
     """Move a finished folder into the library under a free folder name based on `name`."""
     base = "".join(c if c.isalnum() or c in "._-" else "-" for c in name).strip(".-") or "model"
@@ -86,13 +92,15 @@ def import_folder(
     link: bool = False,
     progress: Progress | None = None,
     cancel: threading.Event | None = None,
+    details: dict[str, Any] | None = None,
 ) -> Path:
     """Add an MLX model folder to the library, after checking it; return the new entry.
 
     With `link`, the entry points at the folder where it is (nothing is copied, and deleting the
     entry leaves the folder alone); otherwise the model's files are copied (progress in bytes,
-    cancellable). Raises LibraryError; a failed or cancelled copy adds nothing. Imports mlx-lm
-    to check the model type: not on the GUI thread.
+    cancellable). `details` go into the entry's branchwise.json (a display name, where it was
+    found). Raises LibraryError; a failed or cancelled copy adds nothing. Imports mlx-lm to
+    check the model type: not on the GUI thread.
     """
     folder = Path(source).expanduser().resolve()
     support = check_supported(validate_folder(folder), is_embedding_folder(folder))
@@ -106,8 +114,15 @@ def import_folder(
             else:
                 _copy_model_files(folder, entry, progress, cancel)
                 source_label, linked = f"Copied from {folder}", {}
-            write_metadata(entry, source=source_label, **linked, **{SUPPORT_KEY: support})
-            return install(entry, models_dir, folder.name)
+            recorded = {
+                "source": source_label,
+                **linked,
+                SUPPORT_KEY: support,
+                CHAT_TEMPLATE_KEY: has_chat_template(folder),
+                **(details or {}),
+            }
+            write_metadata(entry, **recorded)
+            return install(entry, models_dir, _slug(str(recorded.get("name") or folder.name)))
     except OSError as error:
         raise _disk_error(error, models_dir) from error
 
@@ -184,10 +199,12 @@ def import_gguf_file(
     cancel: threading.Event | None = None,
     name: str | None = None,
     builtin: bool = False,
+    details: dict[str, Any] | None = None,
 ) -> Path:
     """Import a GGUF file as a new library entry, in a child process (app/isolated.py) so that a
     file that crashes MLX's reader cannot take the app down. Call it on the inference worker:
-    it imports `inference` for its errors.
+    it imports `inference` for its errors. `details` go into the entry's branchwise.json (where
+    it was found, its defaults).
 
     Raises inference's ModelLoadError for a file that cannot be imported; nothing is added then.
     """
@@ -209,14 +226,15 @@ def import_gguf_file(
         )
         label = f"Built in ({source.name})" if builtin else f"Imported from {source}"
         support = check_supported(check_config(folder))
-        write_metadata(
-            folder,
-            name=name or source.stem,
-            source=label,
-            builtin=builtin,
-            **{SUPPORT_KEY: support},
-        )
-        return install(folder, models_dir, folder.name)
+        recorded = {
+            "name": name or source.stem,
+            "source": label,
+            "builtin": builtin,
+            SUPPORT_KEY: support,
+            CHAT_TEMPLATE_KEY: has_chat_template(folder),
+        }
+        write_metadata(folder, **(recorded | (details or {})))
+        return install(folder, models_dir, folder.name if details is None else _slug(name))
 
 
 def ensure_default_model(models_dir: str | Path, progress: Progress | None = None) -> Path:

@@ -17,6 +17,11 @@ from inference.loading.model_files import (
     needs_remote_code,
     read_json_object,
 )
+from inference.speech.support import (
+    is_speech_config,
+    speech_config_problem,
+    speech_weights_problem,
+)
 
 _PICKLE_WEIGHTS = ("*.bin", "*.pt", "*.pth", "*.ckpt", "*.pkl")
 
@@ -34,12 +39,18 @@ def validate_folder(path: str | Path) -> dict[str, Any]:
 
     Raises LibraryError naming the problem: not a folder, no or broken config.json, code that
     would have to run from the folder, pickle-only or missing weights, a missing shard, no
-    tokenizer.
+    tokenizer. A Whisper speech model (inference.speech.support) needs its weights only: its
+    tokenizer comes with mlx-whisper.
     """
     folder = Path(path).expanduser()
     if not folder.is_dir():
         raise LibraryError(f"{folder} is not a folder.")
     config = check_config(folder)
+    if is_speech_config(config):
+        problem = speech_weights_problem(folder)
+        if problem is not None:
+            raise LibraryError(f"{folder.name} cannot be used for speech: {problem}")
+        return config
     _check_weights(folder)
     if not has_tokenizer(folder):
         raise LibraryError(f"{folder} has no tokenizer (tokenizer.json or tokenizer.model).")
@@ -51,6 +62,11 @@ def check_config(folder: Path) -> dict[str, Any]:
     config = read_json(folder / "config.json")
     if config is None:
         raise LibraryError(f"{folder} has no config.json, so it is not an MLX model folder.")
+    if is_speech_config(config):
+        problem = speech_config_problem(config)
+        if problem is not None:
+            raise LibraryError(f"{folder.name} cannot be used for speech: {problem}")
+        return config
     model_type = config.get("model_type")
     if not isinstance(model_type, str) or not model_type:
         raise LibraryError(f"config.json in {folder} does not name a model type.")

@@ -10,6 +10,10 @@ from pathlib import Path
 from typing import Any
 
 _PART_NAMES = {"embed_tokens": "embeddings", "lm_head": "output"}
+# The entry's branchwise.json says whether the model has a chat template (recorded when it is
+# added: reading a large tokenizer_config.json at every listing would slow the GUI thread).
+CHAT_TEMPLATE_KEY = "chat_template"
+_TEMPLATE_FILES = ("chat_template.jinja", "chat_template.json")
 
 
 def safetensors_header(path: Path) -> dict[str, Any]:
@@ -81,3 +85,15 @@ def _quantization(config: dict[str, Any]) -> dict[str, Any]:
 def _module_bits(quant: dict[str, Any], module: str) -> int:
     own = quant.get(module)
     return own["bits"] if isinstance(own, dict) and "bits" in own else quant.get("bits", 4)
+
+
+def has_chat_template(folder: Path) -> bool:
+    """Whether the model folder has a chat template (its own file, or in tokenizer_config.json);
+    a base model has none and serves plain completions only."""
+    if any((folder / name).is_file() for name in _TEMPLATE_FILES):
+        return True
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(config, dict) and bool(config.get("chat_template"))

@@ -22,6 +22,7 @@ from typing import Any
 from app.library.entry_metadata import read_metadata, write_metadata
 from app.library.model_check import LibraryError, check_config
 from inference.embedding.folder import ENCODER_TYPES, is_embedding_folder
+from inference.speech.support import is_speech_config
 
 SUPPORT_KEY = "mlx_lm_support"
 
@@ -73,6 +74,8 @@ def refresh_support(models_dir: str | Path) -> None:
 
 
 def _support_record(config: dict[str, Any], embedding: bool = False) -> dict[str, Any]:
+    if is_speech_config(config):  # mlx-whisper runs it, whatever mlx-lm knows
+        return {"mlx_lm": _mlx_lm_version(), "model_type": "whisper", "problem": None}
     from inference.loading.load import unsupported_message
     from inference.models.registry import get_model_classes
     from inference.vision.families import family_for
@@ -93,10 +96,24 @@ def _support_record(config: dict[str, Any], embedding: bool = False) -> dict[str
 
 
 def _is_current(record: dict[str, Any], config: dict[str, Any]) -> bool:
-    current = (_mlx_lm_version(), config.get("model_type"))
+    model_type = "whisper" if is_speech_config(config) else config.get("model_type")
+    current = (_mlx_lm_version(), model_type)
     return (record.get("mlx_lm"), record.get("model_type")) == current
 
 
 @functools.cache  # read once per run: the list asks for every entry
 def _mlx_lm_version() -> str:
     return metadata.version("mlx-lm")
+
+
+def folder_problems(folders: list[str]) -> dict[str, str | None]:
+    """Why each folder's model type cannot load (None where it can): the same answer adding it
+    records. Imports mlx-lm: run it in a child process (`app.library.isolated`) or on the
+    worker."""
+    answers: dict[str, str | None] = {}
+    for folder in folders:
+        try:
+            answers[folder] = _support_record(check_config(Path(folder)))["problem"]
+        except LibraryError as error:
+            answers[folder] = str(error)
+    return answers

@@ -7,13 +7,14 @@ itself (`operation`, `changes`).
 
 The app's operations live beside the idiom, one module per subject: chat history from other
 apps (the preview, the import, its undo, sorting dropped files: `chat_history`), the model
-library (imports, conversions, downloads and the look before one: `models`) and knowledge
-folders (adding, indexing, removing: `knowledge`; the pause while a reply generates:
-`knowledge_pause`; keeping them current while the app runs: `knowledge_folders`).
+library (imports, conversions, downloads and the look before one: `models`), the models other
+apps hold (the scan, adding one: `found_models`) and knowledge folders (adding, indexing,
+removing: `knowledge`; the pause while a reply generates: `knowledge_pause`; keeping them
+current while the app runs: `knowledge_folders`).
 
 May import: `PySide6.QtCore`, `app.gui_relay`, `app.importers`, `app.store`, `app.library`,
-`app.knowledge`, `app.qt_signal` (the type of a signal in a protocol), and `inference.errors`
-lazily, inside a job that runs on the inference worker (which has loaded
+`app.discovery`, `app.knowledge`, `app.qt_signal` (the type of a signal in a protocol), and
+`inference.errors` lazily, inside a job that runs on the inference worker (which has loaded
 `inference` by then).
 
 Never `ui`, never widgets, and never `inference` at import time: the window shows before MLX

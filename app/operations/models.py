@@ -59,7 +59,7 @@ Addition = Operation[Path, Transferred]  # its result: the new library entry's f
 _Job = Callable[[Callable[[int, int], None], JobContext[Transferred]], Path]
 
 
-def _addition(
+def addition(
     owner: QObject, description: str, job: _Job, runs_on: Launcher = in_thread
 ) -> Addition:
     def run(context: JobContext[Transferred]) -> Path:
@@ -75,10 +75,10 @@ def _addition(
     )
 
 
-def _with_mlx_refusals(run: Callable[[], Path]) -> Path:
-    """Run an MLX job on the worker, inference's refusals (a damaged file, a cancel) turned
-    into the library's, their words kept."""
-    from inference.errors import InferenceError  # the worker has loaded inference already
+def with_mlx_refusals(run: Callable[[], Path]) -> Path:
+    """Run a job that may run MLX, inference's refusals (a damaged file, a cancel) turned into
+    the library's, their words kept."""
+    from inference.errors import InferenceError  # MLX-free
 
     try:
         return run()
@@ -88,24 +88,24 @@ def _with_mlx_refusals(run: Callable[[], Path]) -> Path:
 
 def add_gguf(owner: QObject, gguf: Path, models_dir: Path, worker: EngineQueue) -> Addition:
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
-        return _with_mlx_refusals(
+        return with_mlx_refusals(
             lambda: import_gguf_file(
                 gguf, models_dir, progress=progress, cancel=context.cancel_event
             )
         )
 
-    return _addition(owner, f"Importing {gguf.name}", job, on_worker(worker))
+    return addition(owner, f"Importing {gguf.name}", job, on_worker(worker))
 
 
 def convert_dhara(owner: QObject, folder: Path, models_dir: Path, worker: EngineQueue) -> Addition:
     def job(progress: Callable[[int, int], None], context: JobContext[Transferred]) -> Path:
-        return _with_mlx_refusals(
+        return with_mlx_refusals(
             lambda: import_dhara_folder(
                 folder, models_dir, progress=progress, cancel=context.cancel_event
             )
         )
 
-    return _addition(owner, f"Converting {folder.name}", job, on_worker(worker))
+    return addition(owner, f"Converting {folder.name}", job, on_worker(worker))
 
 
 def add_folder(owner: QObject, folder: Path, models_dir: Path, link: bool) -> Addition:
@@ -116,7 +116,7 @@ def add_folder(owner: QObject, folder: Path, models_dir: Path, link: bool) -> Ad
             folder, models_dir, link=link, progress=progress, cancel=context.cancel_event
         )
 
-    return _addition(owner, f"{'Linking' if link else 'Copying'} {folder.name}", job)
+    return addition(owner, f"{'Linking' if link else 'Copying'} {folder.name}", job)
 
 
 def download_repo(
@@ -132,7 +132,7 @@ def download_repo(
             repo_id, models_dir, progress=progress, cancel=context.cancel_event, endpoint=endpoint
         )
 
-    return _addition(owner, f"Downloading {repo_id}", job)
+    return addition(owner, f"Downloading {repo_id}", job)
 
 
 def check_download(

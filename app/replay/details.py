@@ -46,7 +46,8 @@ def reply_details(message: Message) -> ReplyDetails:
             False,
             "This reply was written before Branchwise recorded provenance, or by a remote server.",
         )
-    return ReplyDetails(message.id, _recorded_rows(origin), is_replayable(origin), None)
+    rows = _recorded_rows(origin) + _instructions_rows(origin)
+    return ReplyDetails(message.id, rows, is_replayable(origin), None)
 
 
 _RECORDED_LABELS = (
@@ -110,6 +111,19 @@ def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple(
         (label, UNKNOWN if value is None else str(value))
         for label, value in zip(_RECORDED_LABELS, values, strict=True)
+    )
+
+
+def _instructions_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The project instructions the reply was asked with, where it was asked in a project."""
+    used = origin.get("instructions")
+    if not isinstance(used, dict):
+        return ()
+    return (
+        (
+            "Project instructions",
+            f"“{used.get('project')}”, version {used.get('version')} ({used.get('digest')})",
+        ),
     )
 
 

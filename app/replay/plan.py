@@ -1,7 +1,8 @@
 """What a replay sends: the reply's prompt rebuilt from the tree as it is now (the system
-prompt, the path above the reply with its images and files; for a compacted branch's summary,
-the path it covers and the request it answered), and the settings, tools and model its
-provenance recorded. Nothing here writes to the store."""
+prompt, with the version of its project's instructions the reply recorded, and the path above
+the reply with its images and files; for a compacted branch's summary, the path it covers and
+the request it answered), and the settings, tools and model its provenance recorded. Nothing
+here writes to the store."""
 
 from __future__ import annotations
 
@@ -66,8 +67,14 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
     if refused is not None:
         raise ReplayError(refused)
     detail = recorded.get("image_detail")
+    # The project instructions the reply was asked with, though they were edited since.
+    version = item(recorded, "instructions.version")
     messages = prompt_messages(
-        store, reply.conversation_id, path, detail if isinstance(detail, int) else None
+        store,
+        reply.conversation_id,
+        path,
+        detail if isinstance(detail, int) else None,
+        version if isinstance(version, int) else None,
     )
     if summary:  # written as the next reply of the path it covers, asked for in these words
         messages.append({"role": "user", "content": reply.compaction.get("instruction", "")})

@@ -19,6 +19,7 @@ from app.generation.knowledge_retrieval import KnowledgeBase
 from app.generation.worker import InferenceWorker
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig, ServerConfigError
+from app.server.served_presets import PresetLookup
 
 if TYPE_CHECKING:
     import asyncio
@@ -45,10 +46,13 @@ class ServerHost(QObject):
         worker: InferenceWorker,
         model_info: Callable[[], ModelLoaded | None],
         parent: QObject | None = None,
+        presets: PresetLookup | None = None,
     ) -> None:
+        """`presets` finds the presets a served request may name."""
         super().__init__(parent)
         self._worker = worker
         self._model_info = model_info
+        self._presets = presets
         self._server: LocalServer | None = None
         self._last: asyncio.Future[None] | None = None
         self._knowledge: Callable[[], KnowledgeBase | None] = lambda: None
@@ -99,6 +103,7 @@ class ServerHost(QObject):
         generations = ServedGenerations(
             self._worker,
             self._model_info(),
+            presets=self._presets,
             knowledge=self._knowledge(),
             knowledge_budget=self._knowledge_budget,
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from app.server.guard import ApiError
@@ -24,6 +24,12 @@ from app.server.openai_tools import (
     parse_tools,
     tool_message,
     with_instruction,
+)
+from app.server.served_presets import (
+    PresetLookup,
+    RequestPreset,
+    request_preset,
+    with_system_prompt,
 )
 from app.store.message_checks import MessageFieldError, check_choice, text_content
 
@@ -50,15 +56,20 @@ class ParsedRequest:
     messages: list[dict[str, Any]] | None = None
     prompt: str | list[int] | None = None
     tools: list[dict[str, Any]] | None = None  # offered to the model (see openai_tools)
+    # The named preset's thinking switch and effort (app.server.served_presets), as chat params.
+    reasoning: dict[str, Any] = field(default_factory=dict[str, Any])
     knowledge: tuple[str, ...] = ()  # collections to retrieve from (see openai_knowledge)
 
 
-def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
+def parse_chat(
+    body: object, default_max_tokens: int, presets: PresetLookup | None = None
+) -> ParsedRequest:
     body = _object(body)
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise _bad("'messages' must be a non-empty list of messages.", "messages")
-    parsed = _common(body, default_max_tokens)
+    preset = request_preset(body, presets)
+    parsed = _common(body, default_max_tokens, preset)
     names: dict[str, str] = {}
     parsed.messages = []
     for index, message in enumerate(messages):
@@ -66,12 +77,17 @@ def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
         names.update(call_names(clean.get("tool_calls")))
         parsed.messages.append(clean)
     parsed.tools = parse_tools(body)
+    if preset is not None:
+        parsed.messages = with_system_prompt(parsed.messages, preset)
     parsed.messages = with_instruction(parsed.messages, choice_instruction(body))
     parsed.knowledge = parse_knowledge(body)
     return parsed
 
 
-def parse_completion(body: object, default_max_tokens: int) -> ParsedRequest:
+def parse_completion(
+    body: object, default_max_tokens: int, presets: PresetLookup | None = None
+) -> ParsedRequest:
+    """A raw prompt: a named preset's settings apply, its system prompt cannot (no template)."""
     body = _object(body)
     for name in ("echo", "suffix"):
         if body.get(name):
@@ -80,12 +96,12 @@ def parse_completion(body: object, default_max_tokens: int) -> ParsedRequest:
         raise _bad("Only best_of = 1 is supported.", "best_of")
     if body.get(KNOWLEDGE):
         raise _bad(f"'{KNOWLEDGE}' is read by chat completions only.", KNOWLEDGE)
-    parsed = _common(body, default_max_tokens)
+    parsed = _common(body, default_max_tokens, request_preset(body, presets))
     parsed.prompt = _prompt(body.get("prompt"))
     return parsed
 
 
-def _common(body: dict, default_max_tokens: int) -> ParsedRequest:
+def _common(body: dict, default_max_tokens: int, preset: RequestPreset | None) -> ParsedRequest:
     model = body.get("model")
     if not isinstance(model, str) or not model:
         raise _bad("'model' must name the served model (see GET /v1/models).", "model")
@@ -103,17 +119,21 @@ def _common(body: dict, default_max_tokens: int) -> ParsedRequest:
     max_tokens = body.get("max_completion_tokens")
     if max_tokens is None:
         max_tokens = body.get("max_tokens")
+    # A named preset's settings stand in for what the body does not set.
+    chosen = {} if preset is None else preset.params
     params: dict[str, Any] = {
-        "temperature": _or(body.get("temperature"), DEFAULT_TEMPERATURE),
-        "top_p": _or(body.get("top_p"), DEFAULT_TOP_P),
-        "max_tokens": _or(max_tokens, default_max_tokens),
+        **chosen,
+        "temperature": _or(body.get("temperature"), chosen.get("temperature", DEFAULT_TEMPERATURE)),
+        "top_p": _or(body.get("top_p"), chosen.get("top_p", DEFAULT_TOP_P)),
+        "max_tokens": _or(max_tokens, chosen.get("max_tokens", default_max_tokens)),
         "stop": _stops(body.get("stop")),
     }
     params.update({k: body[k] for k in _SAMPLING_FIELDS if body.get(k) is not None})
     options = body.get("stream_options") or {}
     stream = bool(body.get("stream"))
     include_usage = stream and isinstance(options, dict) and bool(options.get("include_usage"))
-    return ParsedRequest(model, params, stream, include_usage)
+    reasoning = {} if preset is None else preset.reasoning
+    return ParsedRequest(model, params, stream, include_usage, reasoning=reasoning)
 
 
 def _object(body: object) -> dict:

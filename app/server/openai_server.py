@@ -5,7 +5,8 @@ Endpoints: GET /health, GET /v1/models, POST /v1/chat/completions and POST /v1/c
 (streamed as server-sent events ending in `data: [DONE]`, or whole). A chat completion may name
 knowledge collections to retrieve from (`app.server.openai_knowledge`). The runner never installs
 signal handlers (the app owns them) and cancels a handler whose client went away, which cancels
-its generation. The `model` field only selects the loaded model: it never loads anything.
+its generation. The `model` field only selects the loaded model: it never loads anything. A
+request may name a preset (`"preset": "NAME"`, `app.server.served_presets`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from aiohttp import web
 
+from app.generation.think_settings import template_kwargs
 from app.generation.worker_errors import WorkerFailure
 from app.generation.worker_events import GenerationFinished, TokensReady
 from app.server.config import ServerConfig
@@ -124,7 +126,7 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
     except ValueError as exc:
         raise ApiError(400, f"The request body is not valid JSON: {exc}", "invalid_json") from exc
     default_max = (model.context_length if model else 0) or FALLBACK_MAX_TOKENS
-    parsed = (parse_chat if chat else parse_completion)(body, default_max)
+    parsed = (parse_chat if chat else parse_completion)(body, default_max, generations.presets)
     if model is None:
         raise ApiError(503, "No model is loaded yet; try again shortly.", "model_not_ready")
     if parsed.model != model.model_id:
@@ -136,8 +138,12 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
             "model",
         )
     used = await _with_knowledge(generations, parsed) if parsed.knowledge else None
+    # A named preset's thinking switch, for a model whose template reads one.
+    switches = template_kwargs(model, parsed.reasoning) if parsed.reasoning else None
     try:
-        served = generations.submit(parsed.messages, parsed.params, parsed.prompt, parsed.tools)
+        served = generations.submit(
+            parsed.messages, parsed.params, parsed.prompt, parsed.tools, switches
+        )
     except QueueFullError as exc:
         raise ApiError(503, str(exc), "server_busy", headers={"x-should-retry": "false"}) from exc
     shaper = Shaper(model.model_id, chat)

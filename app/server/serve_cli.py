@@ -3,7 +3,8 @@
 For machines without a display and for scripts. It loads one model folder on the inference
 worker, serves it on a plain asyncio loop (no Qt event loop, no QtWidgets: the worker's signals
 reach the server directly), prints the URL once it answers, and stops cleanly on SIGINT or
-SIGTERM: open replies are cancelled, the port is closed, the worker thread ends.
+SIGTERM: open replies are cancelled, the port is closed, the worker thread ends. A request may
+name a preset of the data folder's store (`--data-dir`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ import logging
 import os
 import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from PySide6.QtCore import Qt
@@ -22,8 +25,10 @@ from app.generation.worker import InferenceWorker
 from app.logs import configure_logging
 from app.paths import AppPaths
 from app.server.config import ServerConfig, ServerConfigError
+from app.server.served_presets import PresetLookup
 from app.server.served_requests import DEFAULT_MAX_PENDING
 from app.settings import Preferences
+from app.store.conversations import Store, StoreError
 
 API_KEY_ENV = "BRANCHWISE_API_KEY"
 _log = logging.getLogger(__name__)
@@ -57,7 +62,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     parser.add_argument(
         "--data-dir",
-        help="the app's data folder: where the log is kept, and the knowledge requests may name",
+        help='the app\'s data folder: its log, the presets a request may name ("preset") and '
+        'the knowledge ("knowledge")',
     )
     parser.add_argument("--verbose", action="store_true", help="log everything")
     return parser.parse_args(argv)
@@ -79,10 +85,35 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     paths = AppPaths.resolve(args.data_dir)
     configure_logging(paths.logs_dir, verbose=args.verbose)
-    return asyncio.run(_serve(args.model, config, args.max_pending, paths))
+    with _presets_store(paths.database) as store:
+        presets = None if store is None else store.preset_named
+        return asyncio.run(_serve(args.model, config, args.max_pending, paths, presets))
 
 
-async def _serve(model: Path, config: ServerConfig, max_pending: int, paths: AppPaths) -> int:
+@contextmanager
+def _presets_store(database: Path) -> Iterator[Store | None]:
+    """The data folder's store, beside a window that may have it open, for the presets a
+    request names; None where there is none yet (none is made) or it cannot be read (said)."""
+    if not database.exists():
+        yield None
+        return
+    try:
+        store = Store.open_another(database)
+    except StoreError as exc:
+        print(f"branchwise serve: presets are unavailable: {exc}", file=sys.stderr)
+        yield None
+        return
+    with store:
+        yield store
+
+
+async def _serve(
+    model: Path,
+    config: ServerConfig,
+    max_pending: int,
+    paths: AppPaths,
+    presets: PresetLookup | None = None,
+) -> int:
     from app.generation.knowledge_index import IndexKnowledge
     from app.knowledge.embedder_choice import PreferredEmbedder
     from app.server.openai_server import LocalServer
@@ -104,6 +135,7 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int, paths: App
     generations = ServedGenerations(
         worker,
         max_pending=max_pending,
+        presets=presets,
         knowledge=IndexKnowledge(paths.knowledge_database, embedder),
         knowledge_budget=lambda: settings.knowledge_budget_tokens,
     )

@@ -24,6 +24,7 @@ from app.generation.knowledge_retrieval import KnowledgeBase, TurnQuery, retriev
 from app.generation.worker import GenerationRequest, InferenceWorker
 from app.generation.worker_errors import WorkerFailure
 from app.generation.worker_events import GenerationFinished, ModelLoaded, TokensReady
+from app.server.served_presets import PresetLookup
 
 if TYPE_CHECKING:
     from app.generation.worker_engine import EngineLike
@@ -80,11 +81,14 @@ class ServedGenerations:
         worker: InferenceWorker,
         model_info: ModelLoaded | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
+        presets: PresetLookup | None = None,
         knowledge: KnowledgeBase | None = None,
         knowledge_budget: Callable[[], int] = lambda: 0,
     ) -> None:
+        """`presets` finds the presets a request may name (`"preset": "NAME"`)."""
         self.worker = worker
         self.max_pending = max_pending
+        self.presets = presets
         self.knowledge = knowledge
         self._knowledge_budget = knowledge_budget
         self._model = model_info
@@ -116,10 +120,11 @@ class ServedGenerations:
         params: dict[str, Any],
         prompt: str | list[int] | None = None,
         tools: list[dict] | None = None,
+        template_kwargs: dict[str, Any] | None = None,
     ) -> ServedRequest:
-        """Queue a chat (`messages`, offering `tools`) or a raw completion (`prompt`) on the
-        worker. Call on the loop that will read its events. Raises QueueFullError when
-        `max_pending` are in flight."""
+        """Queue a chat (`messages`, offering `tools`, with the chat template's switches
+        `template_kwargs`) or a raw completion (`prompt`) on the worker. Call on the loop that
+        will read its events. Raises QueueFullError when `max_pending` are in flight."""
         loop = asyncio.get_running_loop()
         request = GenerationRequest(
             self.worker.next_request_id(),
@@ -128,6 +133,7 @@ class ServedGenerations:
             conversation_id=SERVER_CONVERSATION,
             prompt=prompt,
             tools=tools,
+            template_kwargs=dict(template_kwargs or {}),
         )
         served = ServedRequest(request, loop)
         with self._lock:

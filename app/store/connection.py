@@ -18,7 +18,7 @@ from app.store.records import Conversation, Message, MessageFields, NotFoundErro
 
 CONVERSATION_COLUMNS = (
     "id, title, created_at, updated_at, system_prompt, model_id, params, active_leaf_id, "
-    "pinned, archived"
+    "pinned, archived, project_id, preset_id"
 )
 # The messages table names its columns as `Message` names its fields, in the same order
 # (`message_from_row` reads a row by position).
@@ -120,7 +120,8 @@ class StoreRows:
 # type checker matches them to the fields; passed by position, since every message read is built
 # here.
 def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
-    conversation_id, title, created, updated, system, model_id, params, leaf, pinned, archived = row
+    conversation_id, title, created, updated, system, model_id, params, *rest = row
+    leaf, pinned, archived, project_id, preset_id = rest
     return Conversation(
         conversation_id,
         title,
@@ -132,6 +133,8 @@ def conversation_from_row(row: tuple[Any, ...]) -> Conversation:
         leaf,
         bool(pinned),
         bool(archived),
+        project_id,
+        preset_id,
     )
 
 

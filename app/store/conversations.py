@@ -41,9 +41,10 @@ transaction; any failure raises `StoreError` with a message written for the pers
 
     get_message(id) / children(id) / siblings(id) -> (list, index) / active_path(conv_id)
     all_messages(conv_id)             # the whole tree, parents first
-    search(query, limit=50) -> list[SearchHit]  # plain typed text; hit.spans holds
+    search(query, limit=50, project_id=None) -> list[SearchHit]  # plain typed text; hit.spans
                                       # (text, is_match) pieces; message_id None = title hit
     export_json(conv_id) -> dict / export_markdown(conv_id) -> str / import_json(data)
+    presets and projects: app.store.presets, app.store.projects (create_preset, create_project…)
 
 Errors: StoreError, and its kinds NotFoundError (an unknown id), InvalidInputError (empty
 text, unknown role or status, malformed import) and NewerDatabaseError (file left untouched).
@@ -54,25 +55,22 @@ the order does not depend on the wall clock. Rows left "streaming" by a crash be
 "interrupted" at open and keep their text.
 
 The store is built in layers, each a module: `app.store.connection` (the connection, transactions,
-lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the
-streaming-reply lifecycle), `app.store.compaction` (compacted branches) and this one (opening
-and closing, conversations, search, export and import).
+lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the streaming
+replies), `app.store.compaction` (compacted branches), `app.store.presets` and `app.store.projects`
+(named settings; chats under instructions) and this one (conversations, search, export, import).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
 from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from app.store import export as store_export
 from app.store import search as store_search
-from app.store.compaction import CompactedBranches, write_compaction
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
-from app.store.export_images import image_records, images_json, keep_images
+from app.store.exchange import ExchangedConversations
 from app.store.records import (
     Conversation,
     InvalidInputError,
@@ -112,7 +110,7 @@ class _Unset(Enum):
 UNSET = _Unset.UNSET
 
 
-class Store(CompactedBranches):
+class Store(ExchangedConversations):
     """Use `Store.open(path)`."""
 
     @classmethod
@@ -167,7 +165,10 @@ class Store(CompactedBranches):
         system_prompt: str = "",
         model_id: str | None = None,
         params: dict[str, Any] | None = None,
+        project_id: int | None = None,
+        preset_id: int | None = None,
     ) -> Conversation:
+        """`project_id`: the project it is made in; `preset_id`: the preset its settings are."""
         title = (
             DEFAULT_TITLE if title is None else check_text(title, "The title", allow_empty=False)
         )
@@ -178,8 +179,9 @@ class Store(CompactedBranches):
         with self._write() as db:
             (conversation_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (title, now, now, system_prompt, model_id, params_json),
+                " model_id, params, project_id, preset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
+                (title, now, now, system_prompt, model_id, params_json, project_id, preset_id),
             ).fetchone()
         return self.get_conversation(conversation_id)
 
@@ -279,6 +281,7 @@ class Store(CompactedBranches):
             purged = db.execute(
                 "DELETE FROM conversations WHERE deleted_at <= ?", (time.time() - older_than_s,)
             ).rowcount
+        self.purge_deleted_projects(older_than_s)
         self.collect_images()  # also images attached and never sent, once their grace is over
         return purged
 
@@ -291,7 +294,8 @@ class Store(CompactedBranches):
         with self._write() as db:
             (new_id,) = db.execute(
                 "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                " model_id, params, project_id, preset_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+                " RETURNING id",
                 (
                     f"{source.title} (fork)",
                     now,
@@ -299,6 +303,8 @@ class Store(CompactedBranches):
                     source.system_prompt,
                     source.model_id,
                     dump_mapping(source.params, "The sampling parameters"),
+                    source.project_id,
+                    source.preset_id,
                 ),
             ).fetchone()
             parent_id = None
@@ -309,74 +315,11 @@ class Store(CompactedBranches):
             self.activate_leaf(db, new_id, parent_id)
         return self.get_conversation(new_id)
 
-    # --- search, export, import --------------------------------------------------------------
+    # --- search (export and import: app.store.exchange) --------------------------------------
 
-    def search(self, query: str, limit: int = 50) -> list[SearchHit]:
+    def search(self, query: str, limit: int = 50, project_id: int | None = None) -> list[SearchHit]:
         with self._errors():
-            return store_search.search(self._db(), query, limit)
-
-    def export_json(self, conversation_id: int) -> dict[str, Any]:
-        conversation = self.get_conversation(conversation_id)
-        visits = dict(
-            self._all(
-                "SELECT id, visit FROM messages WHERE conversation_id = ?", (conversation_id,)
-            )
-        )
-        messages = self.all_messages(conversation_id)
-        record = store_export.to_json(conversation, messages, visits)
-        named = image_records(m.attachments for m in messages)
-        record["images"] = images_json(named, self.images)  # bytes in the file, never in SQLite
-        return record
-
-    def export_markdown(
-        self, conversation_id: int, model_names: Mapping[str, str] | None = None
-    ) -> str:
-        """The branch on screen as Markdown; `model_names` maps model ids to readable names."""
-        return store_export.to_markdown(
-            self.get_conversation(conversation_id), self.active_path(conversation_id), model_names
-        )
-
-    def import_json(self, data: object) -> Conversation:
-        """A new conversation from `export_json` output (new ids), its images kept in the image
-        store; nothing is written to the database unless all of it is valid."""
-        record = store_export.from_json(data)
-        named = image_records(m.attachments for m in record.messages)
-        keep_images(self.images, record.images, named)
-        with self._write() as db:
-            (new_id,) = db.execute(
-                "INSERT INTO conversations (title, created_at, updated_at, system_prompt,"
-                " model_id, params, pinned, archived, visit_clock)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (
-                    record.title,
-                    record.created_at,
-                    record.updated_at,
-                    record.system_prompt,
-                    record.model_id,
-                    dump_mapping(record.params, "conversation.params"),
-                    record.pinned,
-                    record.archived,
-                    max((m.visit for m in record.messages), default=0),
-                ),
-            ).fetchone()
-            new_ids: dict[int, int] = {}
-            for m in record.messages:
-                parent = None if m.parent_id is None else new_ids[m.parent_id]
-                new_ids[m.id] = self._insert_copy(db, new_id, parent, m, m.status, m.visit)
-            # A summary names messages that are not its parents: mapped once all are in.
-            compacted = [(new_ids[m.id], m.compaction) for m in record.messages if m.compaction]
-            write_compaction(db, compacted, new_ids)
-            # The file's active leaf, or the leaf last visited below it (a hand-edited file may
-            # name an inner message); the visit counts come from the file as they are.
-            leaf_id = (
-                self.latest_leaf_in(db, new_id)
-                if record.active_leaf_id is None
-                else self._latest_leaf_under(db, new_ids[record.active_leaf_id])
-            )
-            db.execute(
-                "UPDATE conversations SET active_leaf_id = ? WHERE id = ?", (leaf_id, new_id)
-            )
-        return self.get_conversation(new_id)
+            return store_search.search(self._db(), query, limit, project_id)
 
     # --- internals ---------------------------------------------------------------------------
     def _set_column(self, conversation_id: int, column: str, value: object) -> Conversation:

@@ -25,7 +25,11 @@ Version 6 added compacted branches: the `summary` role and each message's `compa
 kept turn with the id it copies), ids of the file that an import maps to its new ones; and
 the knowledge excerpts retrieved for a user message, among its attachments
 ({"kind": "knowledge", ...}: `app.knowledge.excerpts.Excerpt.as_record`), so the turn renders
-after an import exactly as it did. In Markdown a reply's calls and each tool result
+after an import exactly as it did.
+The chat's project and preset come as optional records (`"project"`, `"project_preset"`,
+`"preset"`: `app.store.export_settings`), restored with it and found again by uid; they change
+no version, since a reader that does not know them imports the chat as it always did.
+In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
 for reading: a compacted branch's summary as a section of its own, saying what it stands for,
 a reply's reasoning as a folded, quoted block ahead of its answer, each

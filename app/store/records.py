@@ -53,6 +53,8 @@ class Conversation:
     active_leaf_id: int | None  # None only while the conversation has no messages
     pinned: bool
     archived: bool
+    project_id: int | None = None  # the project it belongs to (app.store.projects)
+    preset_id: int | None = None  # the preset it started from (app.store.presets)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -58,9 +58,21 @@ class StreamingReplies(ToolMessages):
         parent (a conversation's first) has nothing to answer: refused."""
         if parent_id is None:
             raise InvalidInputError("A reply needs the message it answers.")
-        return self._add_message(
+        reply = self._add_message(
             conversation_id, parent_id, "assistant", "", "streaming", model_id, params
         )
+        self._reply_began(reply)
+        return reply
+
+    def _reply_began(self, reply: Message) -> None:
+        """What a layer above notes of a reply that begins (`app.store.projects`: the
+        instructions it is asked with)."""
+
+    def _reply_provenance(
+        self, message_id: int, provenance: dict[str, Any] | None
+    ) -> dict[str, Any] | None:
+        """A finishing reply's provenance as it is stored; a layer above may add to it."""
+        return provenance
 
     def reply_writer(self, message_id: int, interval_s: float = 1.0) -> ReplyWriter:
         """A buffer for a streaming reply's tokens; `close()` finishes it if nobody else did."""
@@ -102,9 +114,11 @@ class StreamingReplies(ToolMessages):
         check_status(status, FINAL_STATUSES)
         stats_json = dump_mapping(stats, "The reply statistics")
         calls_json = dump_tool_calls(tool_calls)
-        origin_json = dump_mapping(provenance, "The reply's provenance")
         check_optional_text(error, "The error message")
         message = self._streaming(message_id)
+        origin_json = dump_mapping(
+            self._reply_provenance(message_id, provenance), "The reply's provenance"
+        )
         with self._write() as db:
             db.execute(
                 "UPDATE messages SET content = ?, status = ?, stats = ?, error = ?, reasoning = ?,"

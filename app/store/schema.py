@@ -178,6 +178,64 @@ def _v7_summaries(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE messages ADD COLUMN compaction TEXT NOT NULL DEFAULT '{}'")
 
 
+# Presets and projects (app.chat.presets, app.chat.project_actions). A preset is a named bundle
+# of a chat's settings (JSON, read by app.chat.presets; names unique whatever their case). A
+# project groups chats under instructions placed first in each chat's system prompt; every edit
+# of them is kept as a numbered version, so a reply's provenance can name the text it was asked
+# with. `uid`s find a preset or project again when an archive is restored (import stays
+# idempotent). A chat remembers the preset it started from (drift is measured against it) and
+# its project; deleting a project is soft (undoable), as deleting a chat is. Written to run
+# again over its own tables (IF NOT EXISTS, columns added once): a test may take a database
+# back to an earlier version by hand.
+def _v8_projects_presets(conn: sqlite3.Connection) -> None:
+    conn.executescript(
+        """
+        CREATE TABLE IF NOT EXISTS presets (
+            id         INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid        TEXT    NOT NULL UNIQUE,
+            name       TEXT    NOT NULL,
+            settings   TEXT    NOT NULL DEFAULT '{}',
+            created_at REAL    NOT NULL,
+            updated_at REAL    NOT NULL
+        );
+        CREATE UNIQUE INDEX IF NOT EXISTS presets_by_name ON presets(name COLLATE NOCASE);
+        CREATE TABLE IF NOT EXISTS projects (
+            id           INTEGER PRIMARY KEY AUTOINCREMENT,
+            uid          TEXT    NOT NULL UNIQUE,
+            name         TEXT    NOT NULL,
+            instructions TEXT    NOT NULL DEFAULT '',
+            model_id     TEXT,
+            preset_id    INTEGER REFERENCES presets(id) ON DELETE SET NULL,
+            -- JSON list of the tool servers its chats may use; NULL: Preferences' default.
+            tool_servers TEXT,
+            knowledge    TEXT    NOT NULL DEFAULT '[]',
+            collapsed    INTEGER NOT NULL DEFAULT 0 CHECK (collapsed IN (0, 1)),
+            created_at   REAL    NOT NULL,
+            updated_at   REAL    NOT NULL,
+            deleted_at   REAL
+        );
+        CREATE TABLE IF NOT EXISTS project_instructions (
+            project_id INTEGER NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+            version    INTEGER NOT NULL,
+            text       TEXT    NOT NULL,
+            created_at REAL    NOT NULL,
+            PRIMARY KEY (project_id, version)
+        );
+        """
+    )
+    columns = {row[1] for row in conn.execute("PRAGMA table_info(conversations)")}
+    for column, table in (("project_id", "projects"), ("preset_id", "presets")):
+        if column not in columns:
+            conn.execute(
+                f"ALTER TABLE conversations ADD COLUMN {column} INTEGER"
+                f" REFERENCES {table}(id) ON DELETE SET NULL"
+            )
+    conn.execute(
+        "CREATE INDEX IF NOT EXISTS conversations_by_project ON conversations(project_id)"
+        " WHERE project_id IS NOT NULL"
+    )
+
+
 # A step is SQL text, or a function for what SQL alone cannot say (a table rebuilt from its
 # stored definition). Either runs inside the migration's transaction, foreign keys off.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -190,6 +248,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _v5_tool_messages,
     _V6_PROVENANCE,
     _v7_summaries,
+    _v8_projects_presets,
 )
 
 

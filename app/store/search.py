@@ -66,10 +66,12 @@ def _phrase(word: str) -> str:
     return '"' + word.replace('"', '""') + '"'
 
 
-def search(conn: sqlite3.Connection, text: object, limit: object) -> list[SearchHit]:
+def search(
+    conn: sqlite3.Connection, text: object, limit: object, project_id: int | None = None
+) -> list[SearchHit]:
     """Best matches first, conversation titles and messages together; deleted conversations are
-    left out, archived ones are kept. `text` and `limit` are checked here: a tool call's JSON
-    reaches the store's search as it came."""
+    left out, archived ones are kept; with `project_id`, only that project's chats. `text` and
+    `limit` are checked here: a tool call's JSON reaches the store's search as it came."""
     if not isinstance(text, str):
         raise InvalidInputError(f"A search must be text, not {type(text).__name__}.")
     if not isinstance(limit, int) or limit < 1:
@@ -78,27 +80,35 @@ def search(conn: sqlite3.Connection, text: object, limit: object) -> list[Search
     if query is None:
         return []
     best = sorted(
-        _title_hits(conn, query, limit) + _message_hits(conn, query, limit),
+        _title_hits(conn, query, limit, project_id) + _message_hits(conn, query, limit, project_id),
         key=lambda hit: hit.rank,
     )[:limit]
     snippets = _message_snippets(conn, query, [h.message_id for h in best if h.message_id])
     return [replace(h, spans=_spans(snippets[h.message_id])) if h.message_id else h for h in best]
 
 
-def _title_hits(conn: sqlite3.Connection, query: str, limit: int) -> list[SearchHit]:
+def _title_hits(
+    conn: sqlite3.Connection, query: str, limit: int, project_id: int | None
+) -> list[SearchHit]:
     rows = conn.execute(
         "SELECT c.id, c.title, snippet(title_search, 0, ?, ?, ?, ?), f.rank"
         " FROM title_search AS f JOIN conversations AS c ON c.id = f.rowid"
-        " WHERE title_search MATCH ? AND c.deleted_at IS NULL ORDER BY f.rank LIMIT ?",
-        (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, limit),
+        " WHERE title_search MATCH ? AND c.deleted_at IS NULL"
+        " AND (? IS NULL OR c.project_id = ?) ORDER BY f.rank LIMIT ?",
+        (_OPEN, _CLOSE, _ELLIPSIS, _SNIPPET_TOKENS, query, project_id, project_id, limit),
     )
     return [
         SearchHit(cid, None, title, _spans(snippet), rank) for cid, title, snippet, rank in rows
     ]
 
 
-def _message_hits(conn: sqlite3.Connection, query: str, limit: int) -> list[SearchHit]:
-    """Ranked hits without snippets: those are made only for the hits kept."""
+def _message_hits(
+    conn: sqlite3.Connection, query: str, limit: int, project_id: int | None
+) -> list[SearchHit]:
+    """Ranked hits without snippets: those are made only for the hits kept. Narrowed to a
+    project, the messages of its chats are ranked (among all of them, the window aside)."""
+    if project_id is not None:
+        return _project_message_hits(conn, query, limit, project_id)
     window = conn.execute(
         "SELECT rowid FROM message_search WHERE message_search MATCH ?"
         " ORDER BY rowid DESC LIMIT 1 OFFSET ?",
@@ -121,6 +131,19 @@ def _message_hits(conn: sqlite3.Connection, query: str, limit: int) -> list[Sear
         (json.dumps(list(rank_of)),),
     )
     return [SearchHit(cid, mid, title, (), rank_of[mid]) for mid, cid, title in rows]
+
+
+def _project_message_hits(
+    conn: sqlite3.Connection, query: str, limit: int, project_id: int
+) -> list[SearchHit]:
+    rows = conn.execute(
+        "SELECT m.id, m.conversation_id, c.title, f.rank FROM message_search AS f"
+        " JOIN messages AS m ON m.id = f.rowid JOIN conversations AS c"
+        " ON c.id = m.conversation_id WHERE message_search MATCH ? AND c.project_id = ?"
+        " AND c.deleted_at IS NULL ORDER BY f.rank LIMIT ?",
+        (query, project_id, limit),
+    )
+    return [SearchHit(cid, mid, title, (), rank) for mid, cid, title, rank in rows]
 
 
 def _message_snippets(conn: sqlite3.Connection, query: str, ids: list[int]) -> dict[int, str]:

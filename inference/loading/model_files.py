@@ -38,6 +38,8 @@ MODEL_FILE_PATTERNS = (
     "modules.json",
     "config_sentence_transformers.json",
     "sentence_bert_config.json",
+    # A Whisper speech model's weights (inference.speech.support.SPEECH_WEIGHTS).
+    "weights.safetensors",
 )
 # The files of those steps, each in a subfolder of its own ("1_Pooling/config.json").
 STEP_FILE_PATTERNS = ("*_Pooling/config.json", "*_Dense/config.json", "*_Dense/model.safetensors")

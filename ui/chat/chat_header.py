@@ -1,5 +1,5 @@
-"""The bar above the chat: the sidebar toggle, the conversation's title (with a small marker
-under it when the chat has its own system prompt), its settings button."""
+"""The bar above the chat: the sidebar toggle, the conversation's title (with small markers
+under it: its project, and whether the chat has its own system prompt), its settings button."""
 
 from __future__ import annotations
 
@@ -33,6 +33,11 @@ class ChatHeader(QWidget):
         self.prompt_marker.setObjectName("SystemPromptMarker")
         scale_font(self.prompt_marker, 0.8)
         self.prompt_marker.hide()
+        self.project_marker = plain_label()  # a project's name is whatever the person typed
+        self.project_marker.setObjectName("ProjectMarker")
+        self.project_marker.setAccessibleName("Project")
+        scale_font(self.project_marker, 0.8)
+        self.project_marker.hide()
         self.settings_button = icon_button(
             "sliders",
             "Conversation settings",
@@ -45,7 +50,12 @@ class ChatHeader(QWidget):
         column = QVBoxLayout()
         column.setSpacing(0)
         column.addWidget(self.title_label)
-        column.addWidget(self.prompt_marker)
+        markers = QHBoxLayout()
+        markers.setSpacing(em(self, 0.8))
+        markers.addWidget(self.project_marker)
+        markers.addWidget(self.prompt_marker)
+        markers.addStretch(1)
+        column.addLayout(markers)
         row.addLayout(column, 1)
         row.addWidget(self.settings_button)
 
@@ -53,3 +63,16 @@ class ChatHeader(QWidget):
         """Mark a chat that has its own system prompt; the prompt shows in the tooltip."""
         self.prompt_marker.setVisible(bool(system_prompt.strip()))
         self.prompt_marker.setToolTip(literal(system_prompt.strip()[:500]))
+
+    def set_project(self, name: str, note: str) -> None:
+        """Name the chat's project ("" for none), with `note` after it ("" for none)."""
+        text = f"Project “{name}”" + (f" · {note}" if note else "")
+        self.project_marker.setText(text)
+        self.project_marker.setToolTip(
+            literal(
+                f"{text}.\nIts instructions come first in this chat's system prompt."
+                if name
+                else ""
+            )
+        )
+        self.project_marker.setVisible(bool(name))

@@ -29,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.image_attach import IMAGE_SUFFIXES
+from app.voice.audio_names import AUDIO_PATTERNS
 from ui.chat.draft_attachments import DraftAttachments
 from ui.chat.image_files import png_data
 from ui.chat.knowledge_button import KnowledgeButton
@@ -49,9 +50,10 @@ _MAX_VISIBLE_LINES = 8
 _IMAGE_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(IMAGE_SUFFIXES))
 IMAGE_FILES = f"Images ({_IMAGE_PATTERNS})"
 ATTACHABLE_FILES = (
-    "Text, code, PDF and images (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js *.ts *.c"
-    " *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml *.toml *.xml *.log"
-    f" *.pdf {_IMAGE_PATTERNS});;{IMAGE_FILES};;All files (*)"
+    "Text, code, PDF, images and audio (*.txt *.md *.markdown *.csv *.tsv *.json *.py *.js *.ts"
+    " *.c *.h *.cpp *.hpp *.rs *.go *.java *.sh *.html *.css *.sql *.yaml *.yml *.toml *.xml"
+    f" *.log *.pdf {_IMAGE_PATTERNS} {AUDIO_PATTERNS});;{IMAGE_FILES};;"
+    f"Audio to transcribe ({AUDIO_PATTERNS});;All files (*)"
 )
 
 

@@ -25,6 +25,7 @@ DETAILS_BUTTON = "replyDetails"
 COMPARE_BUTTON = "compareModels"
 # *Summarise up to Here*, on every message but a summary, for ui.window.compaction_features.
 SUMMARISE_BUTTON = "summariseHere"
+SPEAK_BUTTON = "readAloud"  # a reply's speaker, for ui.window.voice_features
 
 
 class MessageToolbar(QWidget):
@@ -44,6 +45,7 @@ class MessageToolbar(QWidget):
         self.details_button: QToolButton | None = None
         self.compare_button: QToolButton | None = None
         self.summarise_button: QToolButton | None = None
+        self.speak_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         self.copy_button = message_action("copy", "Copy message")
         if role != "system":
@@ -85,6 +87,8 @@ class MessageToolbar(QWidget):
                 "and Replay",
             )
             self.details_button.setProperty(DETAILS_BUTTON, True)
+            self.speak_button = message_action("volume", "Read aloud")
+            self.speak_button.setProperty(SPEAK_BUTTON, True)
             self.stats_label = QLabel()
             self.stats_label.setObjectName("StatsLabel")
             self.stats_label.setWordWrap(True)
@@ -94,6 +98,7 @@ class MessageToolbar(QWidget):
             self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             for button in (
                 self.continue_button,
+                self.speak_button,
                 self.regenerate_button,
                 self.summarise_button,
                 self.details_button,
@@ -122,6 +127,7 @@ class MessageToolbar(QWidget):
             self.edit_button,
             self.regenerate_button,
             self.summarise_button,
+            self.speak_button,
             self.details_button,
             self.delete_button,
         )
@@ -133,9 +139,8 @@ class MessageToolbar(QWidget):
         streaming = view.status == "streaming"
         set_shown(self, not editing and (not streaming or self.nav is not None))
         for button in self.action_buttons():
-            set_shown(
-                button, not streaming and (button is not self.copy_button or bool(view.content))
-            )
+            needs_text = button in (self.copy_button, self.speak_button)
+            set_shown(button, not streaming and (not needs_text or bool(view.content)))
         if self.continue_button is not None:
             set_shown(self.continue_button, can_continue(view))
         if self.stats_label is not None:

@@ -1,6 +1,7 @@
-"""Per-conversation settings: the model (from the library), the system prompt, the sampling
-parameters, the context length and speculation (with the draft model). The dialog only collects
-values; the window applies them through the controller."""
+"""Per-conversation settings: the preset they come from (filling the form from one, or saving it
+as one), the model (from the library), the system prompt, the sampling parameters, the context
+length and speculation (with the draft model). The dialog only collects values; the window
+applies them through the controller."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.controller import DEFAULT_PARAMS
+from app.chat.presets.bundle import PresetSettings
 from app.library.draft_choice import DRAFT_MODEL_KEY
 from app.remote.connections import is_remote
 from app.settings import DEFAULT_OVERFLOW
@@ -31,6 +33,7 @@ from ui.forms.context_length_field import ContextLengthField
 from ui.forms.draft_model_choice import DraftModelBox
 from ui.forms.model_choices import add_remote_models, fill_models
 from ui.forms.overflow_choice import overflow_box
+from ui.forms.preset_choice import PresetChoice
 from ui.forms.sampling_fields import SamplingFields, add_hinted_row
 from ui.text.plain_text import plain_label
 from ui.widgets.theme import em
@@ -38,6 +41,7 @@ from ui.widgets.theme import em
 if TYPE_CHECKING:
     from app.library.entries import ModelInfo
     from app.store.conversations import Conversation
+    from app.store.presets import Preset
 
 _SEED_LIMIT = 2**31 - 1
 _REMOTE_DECODING = "A model on a remote server decodes as that server does: no drafting here"
@@ -49,10 +53,12 @@ class ConversationSettings:
     model_folder_name: str | None
     system_prompt: str
     params: dict[str, Any]
+    preset_id: int | None = None  # the preset the settings came from (None: their own)
 
 
 class ConversationSettingsDialog(QDialog):
     libraryRequested = Signal()
+    presetSaveRequested = Signal()  # name a new preset of what the dialog shows
 
     def __init__(
         self,
@@ -64,12 +70,14 @@ class ConversationSettingsDialog(QDialog):
         default_draft_for: Callable[[str], str | None] | None = None,
         defaults: Mapping[str, Any] | None = None,
         contexts: Mapping[str, int | None] | None = None,
+        presets: Sequence[Preset] = (),
     ) -> None:
         """`default_overflow` is the policy from Preferences, shown when the chat has none;
         `default_draft_for(model)` the draft model Preferences keeps for a model, shown when
         the chat has chosen none of its own; `defaults` the params new chats start with
         (Preferences), which Restore Defaults puts back; `contexts` the context lengths of
-        models the library does not describe (the loaded one), for the context length's hint."""
+        models the library does not describe (the loaded one), for the context length's hint;
+        `presets` those the form can be filled from."""
         super().__init__(parent)
         self.setObjectName("ConversationSettingsDialog")
         self.setWindowTitle(f"Settings for “{conversation.title}”")
@@ -123,7 +131,15 @@ class ConversationSettingsDialog(QDialog):
         self.draft_model.setEnabled(self.speculation.isChecked())
         self.speculation.toggled.connect(self.draft_model.setEnabled)
 
+        self.preset = PresetChoice(presets, conversation.preset_id)
+        self.preset.chosen.connect(self._fill_from_preset)
+        self.preset.saveRequested.connect(self.presetSaveRequested)
+        self._presets = {p.id: p for p in presets}
         form = QFormLayout()
+        preset_row = add_hinted_row(form, "Preset", self.preset, self.preset.box)
+        drift = self._drift(conversation)
+        if drift:
+            preset_row.hint.setText("Changed since the chat took it: " + "; ".join(drift))
         add_hinted_row(form, "Model", model_row, self.model_box)
         add_hinted_row(form, "System prompt", self.system_prompt)
         self.sampling.add_to(form)
@@ -231,7 +247,40 @@ class ConversationSettingsDialog(QDialog):
             model_folder_name=self.model_box.currentData(),
             system_prompt=self.system_prompt.toPlainText(),
             params=params,
+            preset_id=self.preset.current(),
         )
+
+    def _drift(self, conversation: Conversation) -> tuple[str, ...]:
+        """How the chat has drifted from the preset it started from (none: ())."""
+        preset = self._presets.get(conversation.preset_id or -1)
+        if preset is None:
+            return ()
+        meaning = {**self._defaults, "overflow": self._default_overflow}
+        return PresetSettings.from_json(preset.settings).drift(conversation, meaning)
+
+    def add_preset(self, preset: Preset) -> None:
+        """A preset just saved from this dialog: listed, and chosen."""
+        self._presets[preset.id] = preset
+        self.preset.add(preset)
+
+    def _fill_from_preset(self, preset_id: int) -> None:
+        """Show what the chat would be on the preset: its settings, the new-chat defaults for
+        those it leaves unset, the chat's other params as they are."""
+        settings = PresetSettings.from_json(self._presets[preset_id].settings)
+        params = settings.applied_to(self.settings().params, self._defaults)
+        self._other_params = dict(params)
+        self.system_prompt.setPlainText(settings.system_prompt)
+        self.sampling.set_values(params)
+        self.seed.setValue(-1 if params.get("seed") is None else int(params["seed"]))
+        self.context_length.set_limit(params.get("context_length"))
+        policy = params.get("overflow", self._default_overflow)
+        self.overflow.setCurrentIndex(max(0, self.overflow.findData(policy)))
+        self.speculation.setChecked(params.get("speculation") != "off")
+        self._own_draft = DRAFT_MODEL_KEY in params
+        if settings.model_id is not None and self.model_box.findData(settings.model_id) >= 0:
+            self.model_box.setCurrentIndex(self.model_box.findData(settings.model_id))
+        self.draft_model.clear()  # the draft list is made again for the chosen one
+        self._show_drafts()
 
     def _speculation(self) -> dict[str, Any]:
         """ "off" when unticked (the chat's draft model is kept for when it is ticked again);

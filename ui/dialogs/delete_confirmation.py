@@ -1,6 +1,9 @@
-"""The question asked before something is deleted."""
+"""The questions asked before something is deleted: a chat or a message, and a project (with
+its chats, or keeping them)."""
 
 from __future__ import annotations
+
+from enum import Enum
 
 from PySide6.QtWidgets import QMessageBox, QWidget
 
@@ -22,3 +25,36 @@ def delete_confirmed(
     box.setDefaultButton(QMessageBox.StandardButton.Cancel)
     box.exec()
     return box.clickedButton() is delete
+
+
+class ProjectDeletion(Enum):
+    """What the person chose when asked before a project is deleted."""
+
+    CANCEL = "cancel"
+    KEEP_CHATS = "keep"  # the chats move out of the project
+    DELETE_CHATS = "delete"
+
+
+def project_deletion(parent: QWidget, name: str, chats: int) -> ProjectDeletion:
+    """Ask whether a project's chats stay (moved out) or go with it; Cancel is the default.
+    Either way it can be undone right after."""
+    box = message_box(
+        parent,
+        QMessageBox.Icon.Warning,
+        "Delete project",
+        f"Delete the project “{name}”?",
+        f"It holds {chats} chat{'' if chats == 1 else 's'}. Keep them (they move out of the "
+        "project, under your other chats) or delete them with it. You can undo right after.",
+    )
+    box.setObjectName("ConfirmDeleteProject")
+    keep = box.addButton("Keep chats", QMessageBox.ButtonRole.AcceptRole)
+    keep.setAccessibleName("Delete project, keep its chats")
+    delete = box.addButton("Delete chats too", QMessageBox.ButtonRole.DestructiveRole)
+    delete.setAccessibleName("Delete project and its chats")
+    box.addButton(QMessageBox.StandardButton.Cancel)
+    box.setDefaultButton(QMessageBox.StandardButton.Cancel)
+    box.exec()
+    clicked = box.clickedButton()
+    if clicked is keep:
+        return ProjectDeletion.KEEP_CHATS
+    return ProjectDeletion.DELETE_CHATS if clicked is delete else ProjectDeletion.CANCEL

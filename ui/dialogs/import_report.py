@@ -1,7 +1,8 @@
 """What an import did, conversation by conversation: imported (with its messages), updated with
 N new messages, unchanged, skipped or refused, each with the reason, under a sentence that
-counts them. It shows `app.importers.run.ImportReport`; titles and reasons come from the export
-and are shown as plain text only.
+counts them; and what became of a Branchwise export's presets and projects. It shows
+`app.importers.run.ImportReport`; titles and reasons come from the export and are shown as plain
+text only.
 """
 
 from __future__ import annotations
@@ -97,6 +98,9 @@ class ImportReport(QWidget):
         for item in report.inputs:
             if item.error:
                 self._add("Refused", Path(item.path).name, item.error)
+            for line in item.settings:  # a Branchwise export's presets and projects
+                kind, _, said = line.partition(": ")
+                self._add("Settings", kind, said)
             for outcome in item.outcomes:
                 self._add(
                     _STATUS_NAMES[outcome.status],

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QTableWidgetItem,
 )
 
-from app.library.entries import ModelInfo
+from app.library.entries import ModelInfo, ModelKind
 from app.sizes import format_bytes
 from ui.text.plain_text import literal
 from ui.widgets.icons import themed_icon
@@ -97,21 +97,46 @@ def format_parameters(count: int | None) -> str:
 
 def row_cells(info: ModelInfo) -> tuple[str, ...]:
     """The text of each of COLUMNS for `info`."""
+    if info.missing:
+        return (info.name, "missing", "—", "—", "—", "—")
+    marks = [
+        # A vision model that reads images here says so beside its architecture, and a speech
+        # or embedding model (which no chat loads) what it is for.
+        *(["images"] if info.sight == "Reads images" else []),
+        *(["speech to text"] if info.kind == ModelKind.SPEECH else []),
+        *(["embedding"] if info.kind == ModelKind.EMBEDDING else []),
+        # A base model has no chat template: it serves plain completions.
+        *(["base model"] if info.chat_template is False else []),
+    ]
     return (
         info.name,
-        # A vision model that reads images here says so beside its architecture.
-        f"{info.architecture} · images" if info.sight == "Reads images" else info.architecture,
+        " · ".join([info.architecture, *marks]),
         format_parameters(info.parameters),
         info.quantization,
         format_bytes(info.size_bytes),
-        f"{info.context_length:,}" if info.context_length else "unknown",
+        "—"
+        if info.kind == ModelKind.SPEECH
+        else f"{info.context_length:,}"
+        if info.context_length
+        else "unknown",
     )
 
 
 def row_tooltip(info: ModelInfo, loaded: bool, default: bool) -> str:
     marks = [*(["Loaded now"] if loaded else []), *(["Default for new chats"] if default else [])]
     sight = [info.sight] if info.sight else []
-    return "\n".join([info.name, *marks, *sight, info.problem or f"{info.source}\n{info.path}"])
+    base = (
+        ["No chat template: a base model for plain completions (/v1/completions)"]
+        if info.chat_template is False
+        else []
+    )
+    defaults = (
+        ["Keeps its source app's system prompt and parameters"]
+        if info.defaults.params or info.defaults.system_prompt
+        else []
+    )
+    where = info.problem or f"{info.source}\n{info.path}"
+    return "\n".join([info.name, *marks, *sight, *base, *defaults, where])
 
 
 def mark_name(item: QTableWidgetItem, loaded: bool, default: bool) -> None:

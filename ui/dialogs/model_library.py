@@ -1,7 +1,7 @@
 """The model library window: every model with its facts, rename, delete, make default, and
-adding models by importing a GGUF file, importing an MLX folder (copied or linked) or
-downloading by repo id (after the download dialog's check), each with a progress bar and
-Cancel.
+adding models by importing a GGUF file, importing an MLX folder (copied or linked),
+downloading by repo id (after the download dialog's check) or finding the models other apps
+hold (`found_models`), each with a progress bar and Cancel.
 
 The additions run as operations (`app.operations.models`); the list refreshes itself (and says
 `libraryChanged`) whenever an operation announces that the library changed."""
@@ -19,7 +19,6 @@ from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
     QMessageBox,
-    QPushButton,
     QTableWidgetItem,
     QVBoxLayout,
     QWidget,
@@ -28,6 +27,7 @@ from PySide6.QtWidgets import (
 from app.library.entries import (
     LibraryError,
     ModelInfo,
+    ModelKind,
     delete_model,
     list_models,
     rename_model,
@@ -36,8 +36,10 @@ from app.library.install import is_published_dhara
 from app.operations.changes import Changes, app_changes
 from app.operations.models import Addition, add_folder, add_gguf, convert_dhara, download_repo
 from ui.dialogs.download_dialog import DownloadDialog
+from ui.dialogs.found_models import FoundModelsDialog
+from ui.dialogs.found_rows import dialog_button
 from ui.dialogs.library_rows import fill_table, model_table
-from ui.dialogs.task_progress import TaskProgressDialog
+from ui.dialogs.task_progress import TaskProgressDialog, retire_finished, start_task
 from ui.text.plain_text import message_box, show_message
 from ui.widgets.theme import em
 
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
 
 class ModelLibraryDialog(QDialog):
     modelChosen = Signal(ModelInfo)  # the person wants this model for the chat
+    speechModelChosen = Signal(ModelInfo)  # a Whisper model, to dictate with
     defaultChosen = Signal(str)  # a model id: new chats should start with it
     libraryChanged = Signal()
 
@@ -64,20 +67,28 @@ class ModelLibraryDialog(QDialog):
         self.loaded_id: str | None = None  # marked in the list (set by the window)
         self.default_id: str | None = None  # marked too (set by the window)
         self.hub_endpoint: str | None = None  # None: huggingface.co, or HF_ENDPOINT when set
+        self.found_dialog: FoundModelsDialog | None = None  # made when first opened
 
         self.table = model_table()
 
-        self.use_button = self._button("Use Model", "Load the selected model for this chat")
+        self.use_button = dialog_button("Use Model", "Load the selected model for this chat")
         self.use_button.setObjectName("PrimaryButton")
-        self.rename_button = self._button("Rename", "Give the selected model another name")
-        self.delete_button = self._button("Delete…", "Remove the selected model from the disk")
-        self.default_button = self._button("Make Default", "New chats start with this model")
-        gguf = self._button("Import GGUF…", "Convert a .gguf file (llama, qwen2, qwen3)")
-        folder = self._button("Import Folder…", "Add an MLX model folder, copied or linked")
-        download = self._button("Download…", "Download an MLX model by Hugging Face repo id")
+        self.rename_button = dialog_button("Rename", "Give the selected model another name")
+        self.delete_button = dialog_button("Delete…", "Remove the selected model from the disk")
+        self.default_button = dialog_button("Make Default", "New chats start with this model")
+        gguf = dialog_button(
+            "Import GGUF…", "Convert a .gguf file (Llama, Mistral, Qwen, Gemma 3, Phi-3, Phi-4)"
+        )
+        folder = dialog_button("Import Folder…", "Add an MLX model folder, copied or linked")
+        download = dialog_button("Download…", "Download an MLX model by Hugging Face repo id")
+        find = dialog_button(
+            "Find Models on This Computer…",
+            "List the models LM Studio, Ollama and the Hugging Face cache already hold",
+        )
+        find.setObjectName("FindModelsButton")
 
         adders = QHBoxLayout()
-        for button in (gguf, folder, download):
+        for button in (gguf, folder, download, find):
             adders.addWidget(button)
         adders.addStretch(1)
         actions = QHBoxLayout()
@@ -97,6 +108,7 @@ class ModelLibraryDialog(QDialog):
         gguf.clicked.connect(self.ask_import_gguf)
         folder.clicked.connect(self.ask_import_folder)
         download.clicked.connect(self.ask_download)
+        find.clicked.connect(self.find_models)
         self.rename_button.clicked.connect(self._start_rename)
         self.delete_button.clicked.connect(self._ask_delete)
         self.default_button.clicked.connect(self._make_default)
@@ -108,19 +120,12 @@ class ModelLibraryDialog(QDialog):
         app_changes().subscribe(self, self._on_changes)
         self.refresh()
 
-    @staticmethod
-    def _button(text: str, tip: str) -> QPushButton:
-        button = QPushButton(text)
-        button.setAccessibleName(text.rstrip("…"))
-        button.setToolTip(tip)
-        return button
-
     # -- the list ---------------------------------------------------------------------------
 
     def refresh(self, select_folder: Path | None = None) -> None:
         selected = self.selected()
         keep = select_folder or (selected.folder if selected else None)
-        self._models = list_models(self.models_dir)
+        self._models = list_models(self.models_dir, kind=None)
         marks = (self.loaded_id, self.default_id)
         fill_table(self.table, self._models, marks, self.palette().placeholderText(), keep)
         self._update_buttons()
@@ -145,10 +150,19 @@ class ModelLibraryDialog(QDialog):
     @Slot()
     def _update_buttons(self) -> None:
         info = self.selected()
+        speech = info is not None and info.kind == ModelKind.SPEECH
         self.use_button.setEnabled(info is not None and info.problem is None)
+        self.use_button.setText("Use for Dictation" if speech else "Use Model")
+        self.use_button.setToolTip(
+            "Turn what you dictate into text with the selected speech model"
+            if speech
+            else "Load the selected model for this chat"
+        )
         self.rename_button.setEnabled(info is not None)
         self.delete_button.setEnabled(info is not None)
-        self.default_button.setEnabled(info is not None and info.id != self.default_id)
+        self.default_button.setEnabled(
+            info is not None and info.id != self.default_id and not speech
+        )
 
     # -- rename, delete, use ----------------------------------------------------------------
 
@@ -222,7 +236,10 @@ class ModelLibraryDialog(QDialog):
     def _use_selected(self) -> None:
         info = self.selected()
         if info is not None and info.problem is None:
-            self.modelChosen.emit(info)
+            if info.kind == ModelKind.SPEECH:
+                self.speechModelChosen.emit(info)
+            else:
+                self.modelChosen.emit(info)
             self.accept()
 
     # -- adding models ----------------------------------------------------------------------
@@ -265,6 +282,16 @@ class ModelLibraryDialog(QDialog):
         dialog.open()
         return dialog
 
+    @Slot()
+    def find_models(self) -> FoundModelsDialog:
+        """The models other apps hold, scanned as the window opens (kept while this is)."""
+        if self.found_dialog is None:
+            self.found_dialog = FoundModelsDialog(self.models_dir, self._worker, self)
+            self.found_dialog.start_scan()
+        self.found_dialog.show()
+        self.found_dialog.raise_()
+        return self.found_dialog
+
     def import_gguf(self, gguf: Path) -> TaskProgressDialog:
         return self._run(lambda owner: add_gguf(owner, gguf, self.models_dir, self._worker))
 
@@ -283,21 +310,12 @@ class ModelLibraryDialog(QDialog):
         )
 
     def _run(self, make: Callable[[QObject], Addition]) -> TaskProgressDialog:
-        dialog = TaskProgressDialog(make, self)
-        dialog.finished.connect(self._on_task_finished)
-        self.tasks.append(dialog)
-        dialog.open()
-        dialog.start()
-        return dialog
+        return start_task(make, self, self.tasks, self._on_task_finished)
 
     @Slot()
     def _on_task_finished(self) -> None:
         """A progress dialog closed: it goes; the entry it added is selected (the list itself
         was refreshed when the addition announced it)."""
-        done = [d for d in self.tasks if not d.isVisible()]
-        self.tasks = [d for d in self.tasks if d.isVisible()]
-        added = [d.result_path for d in done if d.result_path is not None]
-        for dialog in done:
-            dialog.deleteLater()
+        added = retire_finished(self.tasks)
         if added:
             self.refresh(select_folder=added[-1])

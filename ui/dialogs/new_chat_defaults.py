@@ -1,5 +1,6 @@
-"""Preferences › New chats: the model, system prompt, sampling and knowledge every new chat starts
-with, and how much of a message's prompt its knowledge excerpts may take.
+"""Preferences › New chats: the preset, model, system prompt, sampling and knowledge every new chat
+starts with (a preset chosen here comes first; a project's own model and preset come before it),
+and how much of a message its knowledge excerpts may take (`knowledge_defaults`).
 
 A chat's own settings dialog changes one chat; these are what the next ones begin from (and what
 its Restore Defaults puts back). The controller applies them (`ChatController.new_conversation`).
@@ -11,19 +12,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (
-    QComboBox,
-    QFormLayout,
-    QListWidget,
-    QListWidgetItem,
-    QPlainTextEdit,
-    QSpinBox,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtWidgets import QComboBox, QFormLayout, QPlainTextEdit, QVBoxLayout, QWidget
 
 from app.chat.controller import DEFAULT_PARAMS
+from ui.dialogs.knowledge_defaults import KnowledgeFields
 from ui.forms.model_choices import fill_models
 from ui.forms.sampling_fields import SamplingFields, add_hinted_row
 from ui.text.plain_text import plain_label
@@ -34,8 +26,7 @@ if TYPE_CHECKING:
     from app.settings import Preferences
 
 LOADED_MODEL = "The model loaded at the time"
-QUARTER = "A quarter of the chat's context"
-_MAX_BUDGET = 262_144
+NO_PRESET = "None: the settings below"
 
 
 @dataclass(frozen=True)
@@ -43,6 +34,7 @@ class ChatDefaults:
     model_id: str | None  # a library entry's id (`ModelInfo.id`); None: the model loaded then
     system_prompt: str
     params: dict[str, Any]  # over Branchwise's DEFAULT_PARAMS
+    preset_id: int | None = None  # the preset new chats start from (over the rest)
     knowledge: tuple[str, ...] = ()  # the collections a new chat reads
     knowledge_budget: int = 0  # tokens of excerpts per message; 0: a quarter of the context
 
@@ -52,6 +44,7 @@ class ChatDefaults:
             preferences.default_model_id,
             preferences.default_system_prompt,
             preferences.default_params,
+            preferences.default_preset_id,
             tuple(preferences.default_knowledge),
             preferences.knowledge_budget_tokens,
         )
@@ -60,18 +53,33 @@ class ChatDefaults:
         preferences.default_model_id = self.model_id
         preferences.default_system_prompt = self.system_prompt
         preferences.default_params = self.params
+        preferences.default_preset_id = self.preset_id
         preferences.default_knowledge = list(self.knowledge)
         preferences.knowledge_budget_tokens = self.knowledge_budget
 
 
 class NewChatDefaultsPage(QWidget):
     def __init__(
-        self, defaults: ChatDefaults, models: Sequence[ModelInfo], collections: Sequence[str] = ()
+        self,
+        defaults: ChatDefaults,
+        models: Sequence[ModelInfo],
+        presets: Sequence[tuple[int, str]] = (),
+        collections: Sequence[str] = (),
     ) -> None:
-        """`collections`: the knowledge the index holds, for new chats to read."""
+        """`presets`: (id, name) of each preset new chats may start from; `collections`: the
+        knowledge the index holds, for new chats to read."""
         super().__init__()
         self.setObjectName("NewChatDefaults")
         self._before = defaults
+        self.preset_box = QComboBox()
+        self.preset_box.setToolTip(
+            "New chats take this preset's settings over the ones below (a project's own "
+            "preset comes first for its chats)"
+        )
+        self.preset_box.addItem(NO_PRESET, None)
+        for preset_id, name in presets:
+            self.preset_box.addItem(name, preset_id)
+        self.preset_box.setCurrentIndex(max(0, self.preset_box.findData(defaults.preset_id)))
         self.model_box = QComboBox()
         self.model_box.setToolTip(
             "The model a new chat uses; the one loaded at the time unless you choose one here"
@@ -90,17 +98,7 @@ class NewChatDefaultsPage(QWidget):
 
         self.sampling = SamplingFields()
         self.sampling.set_values(defaults.params)
-        self.knowledge = _knowledge_list(collections, defaults.knowledge)
-        self.knowledge_budget = QSpinBox()
-        self.knowledge_budget.setRange(0, _MAX_BUDGET)
-        self.knowledge_budget.setSingleStep(256)
-        self.knowledge_budget.setSuffix(" tokens")
-        self.knowledge_budget.setSpecialValueText(QUARTER)
-        self.knowledge_budget.setValue(defaults.knowledge_budget)
-        self.knowledge_budget.setToolTip(
-            "The most a message's knowledge excerpts take of the prompt, in the chat model's "
-            "tokens (every chat)"
-        )
+        self.knowledge = KnowledgeFields(collections, defaults.knowledge, defaults.knowledge_budget)
 
         intro = plain_label(
             "Every new chat starts with these; a chat's own settings (the sliders button) "
@@ -109,11 +107,12 @@ class NewChatDefaultsPage(QWidget):
         intro.setObjectName("SettingsIntro")
         intro.setWordWrap(True)
         form = QFormLayout()
+        if presets:  # none yet: the row would offer nothing
+            add_hinted_row(form, "Start from preset", self.preset_box)
         add_hinted_row(form, "Default model", self.model_box)
         add_hinted_row(form, "Default system prompt", self.system_prompt)
         self.sampling.add_to(form)
-        add_hinted_row(form, "Knowledge", self.knowledge)
-        add_hinted_row(form, "Knowledge per message", self.knowledge_budget)
+        self.knowledge.add_to(form)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addLayout(form)
@@ -126,39 +125,12 @@ class NewChatDefaultsPage(QWidget):
         shown = self.sampling.values()
         params = {k: v for k, v in self._before.params.items() if k not in shown}
         params.update({k: v for k, v in shown.items() if v != DEFAULT_PARAMS[k]})
-        items = [self.knowledge.item(i) for i in range(self.knowledge.count())]
-        chosen = tuple(
-            str(item.data(Qt.ItemDataRole.UserRole))
-            for item in items
-            if item.checkState() == Qt.CheckState.Checked
-        )
+        preset = self.preset_box.currentData()
         return ChatDefaults(
             self.model_box.currentData(),
             self.system_prompt.toPlainText(),
             params,
-            chosen,
-            self.knowledge_budget.value(),
+            preset if self.preset_box.count() > 1 else self._before.preset_id,
+            self.knowledge.chosen(),
+            self.knowledge.budget.value(),
         )
-
-
-def _knowledge_list(collections: Sequence[str], chosen: Sequence[str]) -> QListWidget:
-    """The collections a new chat may read, those it reads checked (a chosen one removed since
-    stays listed, marked, so the choice is not dropped unseen)."""
-    box = QListWidget()
-    box.setObjectName("DefaultKnowledge")
-    box.setAccessibleName("Knowledge new chats read")
-    box.setToolTip("The knowledge collections a new chat searches with each message")
-    for name in dict.fromkeys([*collections, *chosen]):
-        shown = name if name in collections else f"{name} (removed)"
-        item = QListWidgetItem(shown)  # item text is never read as HTML
-        item.setData(Qt.ItemDataRole.UserRole, name)
-        item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-        checked = Qt.CheckState.Checked if name in chosen else Qt.CheckState.Unchecked
-        item.setCheckState(checked)
-        box.addItem(item)
-    if box.count() == 0:
-        empty = QListWidgetItem("No knowledge folders yet.")
-        empty.setFlags(Qt.ItemFlag.NoItemFlags)
-        box.addItem(empty)
-    box.setMaximumHeight(em(box, 6))
-    return box

@@ -2,8 +2,8 @@
 chat does by default once it outgrows the model's context, the theme, each model's default draft
 model and image detail (`ui.forms.model_defaults`), the local server (tab "General"), what new
 chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`), how long chats are
-summarised (tab "Summaries", `ui.dialogs.summaries_page`) and tool use (tab "Tools",
-`ui.dialogs.tools_page`)."""
+summarised (tab "Summaries", `ui.dialogs.summaries_page`), tool use (tab "Tools",
+`ui.dialogs.tools_page`) and voice (tab "Voice", `ui.voice.voice_page`, given by the window)."""
 
 from __future__ import annotations
 
@@ -73,13 +73,16 @@ class PreferencesDialog(QDialog):
         draft_for: Callable[[str], str | None] = lambda _model: None,
         detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
+        presets: Sequence[tuple[int, str]] = (),
         summaries: SummarySettings | None = None,
+        voice_page: QWidget | None = None,
         collections: Sequence[str] = (),
     ) -> None:
-        """`new_chats` are the defaults new chats start with now; `models` the library, to
-        choose their model from; with `draft_for(model)` and `detail_for(model)` it also fills
-        "Models" (each model's draft model and image detail), showing `current_model` first;
-        `collections` are the knowledge new chats may read."""
+        """`new_chats` are the defaults new chats start with now; `presets` (id, name) those
+        they may start from; `models` the library, to choose their model from; with
+        `draft_for(model)` and `detail_for(model)` it also fills "Models" (each model's draft
+        model and image detail), showing `current_model` first; `collections` are the knowledge
+        new chats may read."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -167,7 +170,7 @@ class PreferencesDialog(QDialog):
         general.addWidget(self.server_group)
         general.addStretch(1)
         self.new_chats_page = NewChatDefaultsPage(
-            new_chats or ChatDefaults(None, "", {}), models, collections
+            new_chats or ChatDefaults(None, "", {}), models, presets, collections
         )
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Preferences pages")
@@ -181,6 +184,10 @@ class PreferencesDialog(QDialog):
         if tools_page is not None:
             self.tabs.addTab(tools_page, "Tools")
             self.tabs.setTabToolTip(3, "MCP servers, remembered approvals, the call limit")
+        self.voice_page = voice_page  # ui.voice.voice_page, filled and applied by the window
+        if voice_page is not None:
+            index = self.tabs.addTab(voice_page, "Voice")
+            self.tabs.setTabToolTip(index, "Dictation, reading replies aloud, voice conversations")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.server_error)

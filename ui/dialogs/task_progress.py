@@ -87,3 +87,29 @@ class TaskProgressDialog(QDialog):
         if self.error is None and self.result_path is None:
             self.task.cancel()
         super().reject()
+
+
+def start_task(
+    make: Callable[[QObject], Addition],
+    parent: QWidget,
+    tasks: list[TaskProgressDialog],
+    on_finished: Callable[[], object],
+) -> TaskProgressDialog:
+    """Open a progress dialog for the addition `make` returns, start it, and keep it in `tasks`
+    until `retire_finished` lets it go."""
+    dialog = TaskProgressDialog(make, parent)
+    dialog.finished.connect(on_finished)
+    tasks.append(dialog)
+    dialog.open()
+    dialog.start()
+    return dialog
+
+
+def retire_finished(tasks: list[TaskProgressDialog]) -> list[Path]:
+    """Take the closed dialogs out of `tasks` (deleted later) and return the entries they
+    added, in order."""
+    done = [d for d in tasks if not d.isVisible()]
+    tasks[:] = [d for d in tasks if d.isVisible()]
+    for dialog in done:
+        dialog.deleteLater()
+    return [d.result_path for d in done if d.result_path is not None]

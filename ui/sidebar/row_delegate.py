@@ -5,8 +5,8 @@ snippet), and the list view that opens a row's menu from a click on its "…" bu
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QRect, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QFont, QFontMetrics, QMouseEvent, QPainter
+from PySide6.QtCore import QModelIndex, QPoint, QRect, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QKeyEvent, QMouseEvent, QPainter
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QListView,
@@ -23,6 +23,7 @@ from ui.sidebar.list_models import (
     SecondLineRole,
     SpansRole,
 )
+from ui.sidebar.project_groups import CollapsedRole, InProjectRole, ProjectIdRole, paint_heading
 from ui.text.search_snippet import matches_text, paint_snippet
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import colors_for, is_dark
@@ -76,6 +77,12 @@ class RowDelegate(QStyledItemDelegate):
             painter.setPen(QColor(colors.muted))
             painter.drawText(button, Qt.AlignmentFlag.AlignCenter, "…")
             inner.setRight(button.left() - pad)
+        if index.data(ProjectIdRole):
+            paint_heading(painter, option, index, inner, colors)
+            painter.restore()
+            return
+        if index.data(InProjectRole):  # under its project's heading, indented past its icon
+            inner.setLeft(inner.left() + metrics.height() + pad)
         if index.data(PinnedRole):
             side = metrics.height()
             pin = QRect(inner.right() - side, inner.top(), side, side)
@@ -134,9 +141,13 @@ def _heading_height(metrics: QFontMetrics) -> int:
 
 
 class ConversationListView(QListView):
-    """The conversation list: a click on a row's "…" opens its menu, as a right-click does."""
+    """The conversation list: a click on a row's "…" opens its menu, as a right-click does; a
+    click on a project's heading (or Space, Enter, Left, Right on it) folds or unfolds its
+    group; chats are dragged onto a project to move them in, or below the rest to move them
+    out."""
 
     menuButtonClicked = Signal(QPoint)
+    projectToggled = Signal(str, bool)  # project id, collapsed
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         position = event.position().toPoint()
@@ -147,7 +158,34 @@ class ConversationListView(QListView):
             if button.contains(position):
                 self.menuButtonClicked.emit(position)
                 return
+            if index.data(ProjectIdRole):
+                self.setCurrentIndex(index)
+                self._toggle(index, not index.data(CollapsedRole))
+                return
         super().mousePressEvent(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        index = self.currentIndex()
+        key = event.key()
+        if index.isValid() and index.data(ProjectIdRole) and key in _FOLD_KEYS:
+            collapsed = bool(index.data(CollapsedRole))
+            wanted = {Qt.Key.Key_Left: True, Qt.Key.Key_Right: False}.get(key, not collapsed)
+            if wanted != collapsed:
+                self._toggle(index, wanted)
+            return
+        super().keyPressEvent(event)
+
+    def _toggle(self, index: QModelIndex, collapsed: bool) -> None:
+        self.projectToggled.emit(str(index.data(ProjectIdRole)), collapsed)
+
+
+_FOLD_KEYS = (
+    Qt.Key.Key_Space,
+    Qt.Key.Key_Return,
+    Qt.Key.Key_Enter,
+    Qt.Key.Key_Left,
+    Qt.Key.Key_Right,
+)
 
 
 def list_view[V: QListView](name: str, kind: type[V]) -> V:

@@ -1,8 +1,11 @@
-"""The conversation sidebar: New chat, search across chats, and the list of conversations.
+"""The conversation sidebar: New chat and New project, search across chats (or one project's),
+and the list: the projects' groups above the loose conversations.
 
-It shows what the window gives it and reports intents (open, rename, pin, delete, search); the
+It shows what the window gives it and reports intents (open, rename, pin, delete, search, move a
+chat in or out of a project, fold a project, its settings, a chat in it, its deletion); the
 window does the work, and shows the undo after a delete. Its list models are in `list_models`,
-how a row is painted in `row_delegate`.
+the projects' rows and menus in `project_groups` and `project_menus`, how a row is painted in
+`row_delegate`.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ from PySide6.QtCore import QModelIndex, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import (
     QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
     QLineEdit,
     QListView,
     QMenu,
@@ -29,10 +34,13 @@ from ui.sidebar.list_models import (
     MessageIdRole,
     SearchResultsModel,
 )
+from ui.sidebar.project_groups import ProjectIdRole
+from ui.sidebar.project_menus import fill_scopes, move_menu, project_menu
 from ui.sidebar.row_delegate import ConversationListView, list_view
+from ui.widgets.icon_button import icon_button
 from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em
-from ui.widgets.view_models import ConversationRow, SearchHit
+from ui.widgets.view_models import ConversationRow, ProjectRow, SearchHit
 
 SEARCH_DEBOUNCE_MS = 250
 
@@ -46,6 +54,14 @@ class Sidebar(QWidget):
     exportRequested = Signal(str)
     searchRequested = Signal(str)
     searchHitActivated = Signal(str, str)
+    # Projects: a new one (for the chat named, "" for none), fold one, a chat in one, its
+    # settings, its deletion; a chat moved into a project ("" : out of any).
+    newProjectRequested = Signal(str)
+    projectToggled = Signal(str, bool)
+    projectChatRequested = Signal(str)
+    projectSettingsRequested = Signal(str)
+    projectDeleteRequested = Signal(str)
+    moveRequested = Signal(str, str)
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,7 +71,7 @@ class Sidebar(QWidget):
         self._announce_current = True
         # Rows that arrived while a title was being edited: a model reset would close the
         # editor and lose what was typed, so they wait until it closes.
-        self._pending_rows: list[ConversationRow] | None = None
+        self._pending_rows: tuple[list[ConversationRow], list[ProjectRow]] | None = None
 
         self.new_button = QPushButton("New chat")
         self.new_button.setObjectName("NewChatButton")
@@ -63,6 +79,12 @@ class Sidebar(QWidget):
         self.new_button.setAccessibleName("New chat")
         self.new_button.setToolTip("Start a new conversation")
         self.new_button.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.new_project_button = icon_button(
+            "folder-plus",
+            "New project",
+            "Group chats under shared instructions, a default model, preset and tools",
+            "NewProjectButton",
+        )
 
         self.search_box = QLineEdit()
         self.search_box.setObjectName("SearchBox")
@@ -74,6 +96,11 @@ class Sidebar(QWidget):
         self._search_timer = QTimer(self)
         self._search_timer.setSingleShot(True)
         self._search_timer.setInterval(SEARCH_DEBOUNCE_MS)
+        self.scope_box = QComboBox()
+        self.scope_box.setObjectName("SearchScope")
+        self.scope_box.setAccessibleName("Search in")
+        self.scope_box.setToolTip("Search every chat, or only one project's")
+        self.scope_box.hide()  # shown while searching, once there are projects
 
         self.model = ConversationListModel(self)
         self.list = list_view("ConversationList", ConversationListView)
@@ -84,6 +111,11 @@ class Sidebar(QWidget):
             | QAbstractItemView.EditTrigger.DoubleClicked
         )
         self.list.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.list.setDragEnabled(True)
+        self.list.setAcceptDrops(True)
+        self.list.setDropIndicatorShown(True)
+        self.list.setDragDropMode(QAbstractItemView.DragDropMode.DragDrop)
+        self.list.setDefaultDropAction(Qt.DropAction.MoveAction)
 
         self.results_model = SearchResultsModel(self)
         self.results = list_view("SearchResults", QListView)
@@ -99,13 +131,22 @@ class Sidebar(QWidget):
         margin = em(self, 0.6)
         layout.setContentsMargins(margin, margin, margin, margin)
         layout.setSpacing(em(self, 0.5))
-        layout.addWidget(self.new_button)
+        top = QHBoxLayout()
+        top.setSpacing(em(self, 0.3))
+        top.addWidget(self.new_button, 1)
+        top.addWidget(self.new_project_button)
+        layout.addLayout(top)
         layout.addWidget(self.search_box)
+        layout.addWidget(self.scope_box)
         layout.addWidget(self._pages, 1)
         self.setMinimumWidth(em(self, 12))
 
         self.new_button.clicked.connect(self.newRequested)
+        self.new_project_button.clicked.connect(lambda: self.newProjectRequested.emit(""))
         self.search_box.textChanged.connect(self._on_search_text)
+        self.scope_box.activated.connect(self._emit_search)
+        self.list.projectToggled.connect(self._on_project_toggled)
+        self.model.moveRequested.connect(self.moveRequested)
         self._search_timer.timeout.connect(self._emit_search)
         self.model.renamed.connect(self.renameRequested)
         self.list.selectionModel().currentChanged.connect(self._on_current_changed)
@@ -123,18 +164,25 @@ class Sidebar(QWidget):
 
     # -- public API -------------------------------------------------------------------------
 
-    def set_conversations(self, rows: Sequence[ConversationRow]) -> None:
+    def set_conversations(
+        self, rows: Sequence[ConversationRow], projects: Sequence[ProjectRow] = ()
+    ) -> None:
         if self.list.state() == QAbstractItemView.State.EditingState:
-            self._pending_rows = list(rows)
+            self._pending_rows = (list(rows), list(projects))
             return
         self._pending_rows = None
         current = self.current_id()
-        self.model.set_rows(rows)
+        self.model.set_rows(rows, projects)
+        fill_scopes(self.scope_box, projects)
         if current is not None:
             self.set_current(current)
 
     def set_current(self, conversation_id: str | None) -> None:
-        """Select a conversation without announcing it (the window already knows)."""
+        """Select a conversation without announcing it (the window already knows); a folded
+        project holding it unfolds."""
+        project = self.model.project_of(conversation_id) if conversation_id else ""
+        if project and conversation_id and self.model.row_of(conversation_id) < 0:
+            self._on_project_toggled(project, False)
         row = self.model.row_of(conversation_id) if conversation_id else -1
         self._announce_current = False
         try:
@@ -149,6 +197,17 @@ class Sidebar(QWidget):
     def current_id(self) -> str | None:
         index = self.list.currentIndex()
         return index.data(IdRole) if index.isValid() else None
+
+    def search_project(self) -> str:
+        """The project search is narrowed to ("" for every chat)."""
+        return str(self.scope_box.currentData() or "") if self.model.projects() else ""
+
+    def search_in(self, project_id: str) -> None:
+        """Narrow search to a project and put the cursor in the search box."""
+        self.scope_box.setCurrentIndex(max(0, self.scope_box.findData(project_id)))
+        self.scope_box.show()
+        self.search_box.setFocus()
+        self._emit_search()
 
     def set_search_results(self, hits: Sequence[SearchHit]) -> None:
         self.results_model.set_hits(hits, self.search_box.text().strip())
@@ -182,6 +241,7 @@ class Sidebar(QWidget):
 
     @Slot(str)
     def _on_search_text(self, text: str) -> None:
+        self.scope_box.setVisible(bool(text.strip()) and bool(self.model.projects()))
         if text.strip():
             self._search_timer.start()
         else:
@@ -196,14 +256,28 @@ class Sidebar(QWidget):
 
     @Slot(QModelIndex, QModelIndex)
     def _on_current_changed(self, current: QModelIndex, _previous: QModelIndex) -> None:
-        if self._announce_current and current.isValid():
+        if self._announce_current and current.isValid() and current.data(IdRole):
             self.conversationActivated.emit(current.data(IdRole))
+
+    @Slot(str, bool)
+    def _on_project_toggled(self, project_id: str, collapsed: bool) -> None:
+        """Fold or unfold at once, keeping the selection; the window remembers it."""
+        current = self.current_id()
+        self._announce_current = False
+        try:
+            self.model.set_collapsed(project_id, collapsed)
+            row = self.model.row_of(current) if current else -1
+            heading = self.model.project_row(project_id)
+            self.list.setCurrentIndex(self.model.index(row if row >= 0 else heading))
+        finally:
+            self._announce_current = True
+        self.projectToggled.emit(project_id, collapsed)
 
     @Slot()
     def _apply_pending_rows(self) -> None:
         # Connected after the view's own closeEditor, so the view is no longer editing here.
         if self._pending_rows is not None:
-            self.set_conversations(self._pending_rows)
+            self.set_conversations(*self._pending_rows)
 
     @Slot(QModelIndex)
     def _on_hit(self, index: QModelIndex) -> None:
@@ -221,7 +295,8 @@ class Sidebar(QWidget):
     def _show_context_menu(self, position: QPoint) -> None:
         index = self.list.indexAt(position)
         if index.isValid():
-            menu = self.context_menu(index.data(IdRole))
+            project = index.data(ProjectIdRole)
+            menu = project_menu(self, project) if project else self.context_menu(index.data(IdRole))
             menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
             menu.popup(self.list.viewport().mapToGlobal(position))
 
@@ -238,6 +313,8 @@ class Sidebar(QWidget):
             lambda: self.pinRequested.emit(conversation_id, not pinned),
         )
         menu.addAction("Export…", lambda: self.exportRequested.emit(conversation_id))
+        if self.model.projects():  # none yet: the New project button starts the first
+            menu.addMenu(move_menu(self, conversation_id))
         menu.addSeparator()
         delete = menu.addAction(themed_icon("trash"), "Delete…")
         delete.triggered.connect(lambda: self.confirm_delete(conversation_id))

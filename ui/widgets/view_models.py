@@ -149,6 +149,17 @@ class ConversationRow:
     title: str
     pinned: bool = False
     updated_at: datetime = field(default_factory=datetime.now)
+    project_id: str = ""  # the project it belongs to ("": none)
+
+
+@dataclass(frozen=True)
+class ProjectRow:
+    """A project's group in the sidebar: its name, whether it is folded, how many chats."""
+
+    id: str
+    name: str
+    collapsed: bool = False
+    chats: int = 0
 
 
 @dataclass(frozen=True)

@@ -1,22 +1,23 @@
 """What the composer holds besides text: the files and images attached to the draft and the
 chat's Think switch, kept in step with the controller.
 
-Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read
-and counted on the worker; each comes back through `attachmentReady` as a chip, or as a notice
-saying why it was refused. Images (those files with an image's name, or a picture pasted) are
-kept in the image store and counted the same way and come back through `imageReady`, to the
-composer or to the inline editor that asked. A PDF with no text layer comes back as an offer of
-its pages as images (`ui.dialogs.pdf_pages_offer`); the pages chosen arrive one by one as image
-chips, rendered on the worker. Whether the loaded model sees images is told to
-the composer, whose image chips and Send say so. The Think controls show only for a model whose
-template reads such a switch and write the person's choice into the open chat's params.
+Files asked for (paperclip, paste, or a drop on the window that is no chat export) are read and
+counted on the worker (audio files excepted: they are offered for transcription,
+`audioFilesChosen`, ui.window.voice_features); each comes back through `attachmentReady` as a
+chip, or as a notice saying why it was refused. Images (those files with an image's name, or a
+picture pasted) are kept in the image store and counted the same way and come back through
+`imageReady`, to the composer or to the inline editor that asked. A PDF with no text layer comes
+back as an offer of its pages as images (`ui.dialogs.pdf_pages_offer`); the pages chosen arrive
+one by one as image chips, rendered on the worker. Whether the loaded model sees images is told
+to the composer, whose image chips and Send say so. The Think controls show only for a model
+whose template reads such a switch and write the person's choice into the open chat's params.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-from PySide6.QtCore import QObject, Qt, Slot
+from PySide6.QtCore import QObject, Qt, Signal, Slot
 from PySide6.QtGui import QDragEnterEvent
 
 from app.chat.image_attach import ImageAttached, ScannedPdf, is_image_path, model_sight
@@ -24,6 +25,7 @@ from app.chat.prompt_counts import FileAttached
 from app.generation.model_session import ModelState
 from app.generation.think_settings import EFFORT, THINK
 from app.store.conversations import StoreError
+from app.voice.audio_names import is_audio_path
 from ui.chat.composer import local_files
 from ui.chat.draft_attachments import stored_image
 from ui.chat.image_files import converted_for_store
@@ -45,6 +47,8 @@ class ExtrasHost(ChatPane, Protocol):
 
 
 class ComposerExtras(QObject):
+    audioFilesChosen = Signal(list)  # audio file paths: offered for transcription (voice)
+
     def __init__(self, window: ExtrasHost) -> None:
         super().__init__(window.window())
         self._window = window
@@ -71,7 +75,12 @@ class ComposerExtras(QObject):
         cid = window.current_conversation_id
         if cid is None:
             return  # no chat could be made (a notice said why): the files have none to join
+        audio = [path for path in paths if is_audio_path(path)]
+        if audio:
+            self.audioFilesChosen.emit(audio)
         for path in paths:
+            if is_audio_path(path):
+                continue
             if is_image_path(path):
                 self._attach_image(cid, path)
             else:

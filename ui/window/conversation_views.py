@@ -26,6 +26,7 @@ from ui.widgets.view_models import (
     ConversationRow,
     ImageView,
     MessageView,
+    ProjectRow,
     SearchHit,
     SourceView,
     SummaryView,
@@ -35,6 +36,7 @@ from ui.widgets.view_models import (
 if TYPE_CHECKING:
     from app.store.conversations import Conversation, Message
     from app.store.conversations import SearchHit as StoreSearchHit
+    from app.store.project_records import Project
 
 
 # (message id, model id) -> the name a reply's model is shown by.
@@ -213,9 +215,18 @@ def conversation_rows(conversations: Iterable[Conversation]) -> list[Conversatio
             title=c.title,
             pinned=c.pinned,
             updated_at=datetime.fromtimestamp(c.updated_at),
+            project_id="" if c.project_id is None else str(c.project_id),
         )
         for c in conversations
     ]
+
+
+def project_rows(
+    projects: Iterable[Project], conversations: Iterable[Conversation]
+) -> list[ProjectRow]:
+    """The sidebar's project groups, in the store's order, each with its count of chats."""
+    counts = Counter(c.project_id for c in conversations)
+    return [ProjectRow(str(p.id), p.name, p.collapsed, counts[p.id]) for p in projects]
 
 
 # A result shows two lines or so of its snippet: the text before the first match is cut to this

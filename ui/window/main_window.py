@@ -43,6 +43,8 @@ from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
 from ui.window.models import WindowModels
+from ui.window.preset_features import PresetFeatures
+from ui.window.project_commands import ProjectCommands
 from ui.window.replay_features import ReplayFeatures
 from ui.window.settings_commands import SettingsCommands
 from ui.window.sidebar_commands import SidebarCommands
@@ -50,6 +52,7 @@ from ui.window.status_panel import StatusPanel
 from ui.window.stream_presenter import StreamPresenter
 from ui.window.token_counter import TokenCounter
 from ui.window.tool_features import ToolFeatures
+from ui.window.voice_features import VoiceFeatures
 from ui.window.window_layout import (
     chat_splitter,
     restore_geometry,
@@ -114,6 +117,7 @@ class MainWindow(QMainWindow):
         self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
         self.settings_commands = SettingsCommands(self)
+        self.projects = ProjectCommands(self)
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -125,6 +129,7 @@ class MainWindow(QMainWindow):
         self.stream = StreamPresenter(self)
         self.model_status = ModelStatusPresenter(self)
         self.composer_extras = ComposerExtras(self)
+        self.presets = PresetFeatures(self)  # ahead of the model picker: it goes first
         self.model_picker = ModelPicker(self)
         self._connect()
         self.compare = CompareFeatures(self)
@@ -133,6 +138,7 @@ class MainWindow(QMainWindow):
         self.knowledge = KnowledgeFeatures(self)  # after `tools`: a choice refreshes its button
         self.replay = ReplayFeatures(self)  # each reply's Details and Replay
         self.compaction = CompactionFeatures(self)  # summaries: compacted branches
+        self.voice = VoiceFeatures(self, paths.models_dir)  # dictation, read-aloud, conversation
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         set_first_size(self)
@@ -222,6 +228,7 @@ class MainWindow(QMainWindow):
         if not self._closed:
             self._closed = True
             self.stream.stop()
+            self.voice.shutdown()
             self.token_counter.stop()
             save_geometry(self, self.splitter, self.preferences)
             try:
@@ -267,11 +274,18 @@ class MainWindow(QMainWindow):
             self.models.use_conversation_model(conversation_id, conversation.model_id)
 
     def new_chat(self) -> None:
-        """A new conversation, unless the open one is still empty (then it is reused)."""
-        if self._cid is not None and self.is_empty(self._cid):
+        """A new conversation, unless the open one is still empty and in no project (then it
+        is reused)."""
+        if self._cid is not None and self.is_empty(self._cid) and not self._in_project(self._cid):
             self.composer.edit.setFocus()
             return
         self.open_conversation(self.controller.new_conversation())
+
+    def _in_project(self, conversation_id: int) -> bool:
+        try:
+            return self.store.get_conversation(conversation_id).project_id is not None
+        except StoreError:
+            return False
 
     def close_conversation(self) -> None:
         """Show no conversation as open (it was just deleted); one is opened next."""

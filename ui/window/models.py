@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 class WindowModels(QObject):
     settingsSaved = Signal(int)  # conversation id
     status = Signal(str)  # a passing message for the status bar
+    speechModelChosen = Signal(str)  # the id of a Whisper model, chosen in the library to dictate
 
     def __init__(
         self,
@@ -116,6 +117,9 @@ class WindowModels(QObject):
                 self._models_dir, self._controller.worker, self._window
             )
             self._library_dialog.modelChosen.connect(self._on_model_chosen)
+            self._library_dialog.speechModelChosen.connect(
+                lambda info: self.speechModelChosen.emit(info.id)
+            )
             self._library_dialog.libraryChanged.connect(self._on_library_changed)
             self._library_dialog.defaultChosen.connect(self._on_default_chosen)
         dialog = self._library_dialog
@@ -156,8 +160,10 @@ class WindowModels(QObject):
             default_draft_for=preferences.draft_model_for,
             defaults=new_chat_params(preferences.default_params),
             contexts={loaded.model_id: loaded.context_length} if loaded else None,
+            presets=self._controller.presets.presets(),
         )
         dialog.libraryRequested.connect(self.open_library)
+        dialog.presetSaveRequested.connect(lambda: self._save_preset(dialog))
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.accepted.connect(lambda: self._apply_settings(conversation_id, dialog, current))
         dialog.finished.connect(self._forget_settings_dialog)
@@ -175,6 +181,21 @@ class WindowModels(QObject):
         model_ids = await remote_model_ids(self._controller.connections)
         if self._settings_dialog is dialog:
             dialog.add_remote_models(model_ids)
+
+    def _save_preset(self, dialog: ConversationSettingsDialog) -> None:
+        """Name a preset of what the settings dialog shows; it is then the dialog's choice."""
+        from app.chat.presets.bundle import PresetSettings
+        from ui.dialogs.preset_manager import SavePresetDialog
+
+        ask = SavePresetDialog("", dialog)
+        if not ask.exec():
+            return
+        shown = dialog.settings()
+        model = shown.model_folder_name if ask.with_model.isChecked() else None
+        settings = PresetSettings(shown.system_prompt, model, shown.params)
+        preset = self._controller.presets.create(ask.name.text(), settings.trimmed())
+        if preset is not None:
+            dialog.add_preset(preset)
 
     @Slot(object)
     def _on_model_chosen(self, info: ModelInfo) -> None:
@@ -203,6 +224,7 @@ class WindowModels(QObject):
         self._controller.update_settings(
             conversation_id, system_prompt=chosen.system_prompt, params=chosen.params
         )
+        self._controller.presets.mark(conversation_id, chosen.preset_id)
         if chosen.model_folder_name and chosen.model_folder_name != before:
             self.use(conversation_id, chosen.model_folder_name)
         self.settingsSaved.emit(conversation_id)

@@ -1,7 +1,8 @@
 """The settings, as the window handles them: the open conversation's settings dialog (the
 header and the token count follow what it saves), and the app's Preferences dialog, opened with
 today's values and applied when accepted (memory and disk budgets, the overflow policy, new-chat
-defaults, each model's draft model and image detail, the theme, the local server, tool use),
+defaults, each model's draft model and image detail, the theme, the local server, tool use,
+voice),
 which can also clear the saved caches.
 """
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from ui.window.status_panel import StatusPanel
     from ui.window.token_counter import TokenCounter
     from ui.window.tool_features import ToolFeatures
+    from ui.window.voice_features import VoiceFeatures
 
 
 class SettingsHost(ChatWindow, Protocol):
@@ -38,6 +40,7 @@ class SettingsHost(ChatWindow, Protocol):
     models: WindowModels
     token_counter: TokenCounter
     tools: ToolFeatures
+    voice: VoiceFeatures
     composer_extras: ComposerExtras
 
     def set_theme(self, mode: ThemeMode) -> None: ...
@@ -101,7 +104,9 @@ class SettingsCommands(QObject):
             draft_for=preferences.draft_model_for,
             detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
+            presets=[(p.id, p.name) for p in self._controller.presets.presets()],
             summaries=preferences.summaries,
+            voice_page=self._window.voice.preferences_page(),
             collections=self._controller.knowledge.names(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -119,7 +124,9 @@ class SettingsCommands(QObject):
         self._preferences.overflow_policy = dialog.overflow_policy()
         self._preferences.summaries = dialog.summaries()
         self._preferences.cpu_float32 = dialog.cpu_float32_policy()
-        dialog.new_chats().save_to(self._preferences)
+        new_chats = dialog.new_chats()
+        new_chats.save_to(self._preferences)
+        self._controller.presets.set_default(new_chats.preset_id)  # the picker marks it
         for model_id, draft_id in dialog.draft_defaults().items():
             self._preferences.set_draft_model_for(model_id, draft_id)
         loaded_detail = self._controller.image_detail()
@@ -133,6 +140,10 @@ class SettingsCommands(QObject):
         self._apply_server(dialog.server_enabled(), dialog.server_config())
         if dialog.tools_page is not None:
             self._window.tools.apply_page(dialog.tools_page)
+        from ui.voice.voice_page import VoicePage  # imported by the page's maker already
+
+        if isinstance(dialog.voice_page, VoicePage):
+            self._window.voice.apply_page(dialog.voice_page)
 
     def _apply_server(self, enabled: bool, config: ServerConfig) -> None:
         """Start, restart or stop the local server when its settings changed."""

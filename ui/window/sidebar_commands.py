@@ -8,6 +8,8 @@ and the list and the open chat when an operation (an import, its undo) announces
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Protocol
 
 from PySide6.QtCore import QObject, Slot
@@ -15,7 +17,7 @@ from PySide6.QtCore import QObject, Slot
 from app.operations.changes import Changes, app_changes
 from app.store.conversations import StoreError
 from ui.text.plain_text import menu_text
-from ui.window.conversation_views import conversation_rows, search_hits
+from ui.window.conversation_views import conversation_rows, project_rows, search_hits
 from ui.window.window_host import ConversationList
 
 if TYPE_CHECKING:
@@ -39,7 +41,7 @@ class SidebarCommands(QObject):
         self._controller = window.controller
         self._store = window.store
         self._sidebar = window.sidebar
-        self._undo_delete: int | None = None
+        self._undo: Callable[[], None] | None = None  # what Undo does now
         self._narrow = False  # the window is narrow: the sidebar folds away by itself
         self._folded_by_width = False
         s = self._sidebar
@@ -65,7 +67,13 @@ class SidebarCommands(QObject):
             window.show_notice(str(exc))
             return
         cid = window.current_conversation_id
-        self._sidebar.set_conversations(conversation_rows(conversations))
+        try:
+            projects = self._store.list_projects()
+        except StoreError as exc:
+            window.show_notice(str(exc))
+            projects = []
+        rows = conversation_rows(conversations)
+        self._sidebar.set_conversations(rows, project_rows(projects, conversations))
         self._sidebar.set_current(None if cid is None else str(cid))
         # Search results on show must not list a chat just deleted, or miss one restored.
         query = self._sidebar.search_box.text().strip()
@@ -129,27 +137,43 @@ class SidebarCommands(QObject):
             window.show_notice(str(exc))
             return
         self._controller.delete_conversation(conversation_id)
-        self._undo_delete = conversation_id
-        window.menu_actions.undo.setEnabled(True)
-        window.menu_actions.undo.setText(f"&Undo Delete “{menu_text(title)}”")
+        self.offer_undo(
+            f"Delete “{menu_text(title)}”",
+            f"Deleted “{title}”.",
+            partial(self._restore_conversation, conversation_id),
+        )
         if conversation_id == window.current_conversation_id:
             window.close_conversation()
             self._open_newest()
-        window.banner.show_notice(f"Deleted “{title}”.", "Undo", self.undo_delete)
+
+    def offer_undo(self, what: str, said: str, undo: Callable[[], None]) -> None:
+        """Edit › Undo `what` (menu text) and the banner's Undo after `said` both call `undo`,
+        once, until something else is deleted (a chat, a project)."""
+        self._undo = undo
+        self._window.menu_actions.undo.setEnabled(True)
+        self._window.menu_actions.undo.setText(f"&Undo {what}")
+        self._window.banner.show_notice(said, "Undo", self.undo_delete)
 
     @Slot()
     def undo_delete(self) -> None:
-        conversation_id = self._undo_delete
-        if conversation_id is None:
+        undo, self._undo = self._undo, None
+        if undo is None:
             return
         window = self._window
-        self._undo_delete = None
         window.menu_actions.undo.setEnabled(False)
         window.menu_actions.undo.setText("&Undo")
         window.banner.dismiss()
+        undo()
+
+    def _restore_conversation(self, conversation_id: int) -> None:
         self._controller.restore_conversation(conversation_id)
+        self.reopen(conversation_id)
+
+    def reopen(self, conversation_id: int) -> None:
+        """Show a chat brought back by an undo, in place of the empty one made meanwhile."""
+        window = self._window
         empty = window.current_conversation_id
-        if empty is not None and window.is_empty(empty):
+        if empty is not None and empty != conversation_id and window.is_empty(empty):
             # The empty chat made to replace the deleted one is not worth keeping.
             window.close_conversation()
             self._controller.delete_conversation(empty)
@@ -157,8 +181,9 @@ class SidebarCommands(QObject):
 
     @Slot(str)
     def search(self, query: str) -> None:
+        project = self._sidebar.search_project()
         try:
-            hits = self._store.search(query)
+            hits = self._store.search(query, project_id=int(project) if project else None)
         except StoreError as exc:
             self._window.show_notice(str(exc))
             return

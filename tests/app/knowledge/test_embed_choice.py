@@ -97,8 +97,9 @@ def test_options_list_the_librarys_embedding_models_and_what_keeps_one_out(
     assert options["builtin"].problem is None
     assert options["model:tiny-qwen3-embedding"].problem is None
     assert "pools by pooling_mode_max_tokens" in (options["model:broken-bge"].problem or "")
-    # The chat side: an embedding model is never loadable as a chat model.
-    infos = {info.id: info for info in library.list_models(models)}
+    # The chat side: an embedding model is never listed among chat models, nor loadable as one.
+    assert [info.id for info in library.list_models(models)] == ["tiny-chat"]
+    infos = {info.id: info for info in library.list_models(models, kind=None)}
     assert not infos["tiny-chat"].embedding and infos["tiny-chat"].problem is None
     assert infos["tiny-qwen3-embedding"].embedding
     assert infos["tiny-qwen3-embedding"].problem == library.EMBEDDING_ONLY
@@ -169,7 +170,7 @@ def test_an_embedding_folder_joins_the_library_with_its_steps(
     entry = import_folder(tiny_embedders_dir / "gemma", models)  # checked in a child process
     assert (entry / "2_Dense" / "model.safetensors").is_file()
     assert (entry / "1_Pooling" / "config.json").is_file()
-    (info,) = library.list_models(models)
+    (info,) = library.list_models(models, kind=library.ModelKind.EMBEDDING)
     assert info.embedding and info.problem == library.EMBEDDING_ONLY
 
 

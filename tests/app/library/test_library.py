@@ -195,7 +195,10 @@ def test_an_entry_whose_linked_folder_vanished_is_listed_with_the_problem(
     model_install.import_folder(original, models, link=True)
     shutil.rmtree(original)
     (info,) = library.list_models(models)
-    assert info.problem == f"{original} is not a folder."
+    # Shown as missing (issue 45), never loaded, and it names where the folder was.
+    assert info.missing and info.problem is not None
+    assert info.problem.startswith(f"Missing: {original} is gone")
+    assert (info.size_bytes, info.parameters) == (0, None)
 
 
 def _info(weights_bytes: int) -> ModelInfo:

@@ -18,6 +18,8 @@ from PySide6.QtCore import Qt
 from app.generation.worker import GenerationRequest
 from app.generation.worker_events import GenerationFinished, TokensReady
 from app.server.config import ServerConfig, ServerConfigError
+from app.server.openai_schema import parse_chat
+from app.store.conversations import Store
 from tests.server_harness import Generated, Served, serving, start_worker
 from tests.tiny_models import NO_EOS
 from tests.tiny_vision import png_bytes
@@ -411,3 +413,41 @@ def test_window_and_server_requests_never_cross_tokens(served: Served) -> None:
         worker.generationFinished.disconnect(on_finished)
     assert streamed == alone
     assert window_final and "".join(window_texts) == window_final[0]
+
+
+def test_a_request_may_name_a_preset_and_its_own_fields_win(served: Served, tmp_path: Path) -> None:
+    store = Store.open(tmp_path / "chats.sqlite3")
+    short = {"temperature": 0.0, "max_tokens": 3, "seed": 1}
+    store.create_preset("Short", {"system_prompt": "Be brief.", "params": short})
+
+    async def scenario() -> None:
+        async with serving(served, presets=store.preset_named) as (_server, client):
+            bias = {"logit_bias": NO_EOS}
+            named = await client.chat.completions.create(
+                model=MODEL, messages=HELLO, extra_body={"preset": "short", **bias}
+            )
+            assert named.usage is not None and named.usage.completion_tokens == 3
+            own = await client.chat.completions.create(
+                model=MODEL, messages=HELLO, max_tokens=2, extra_body={"preset": "Short", **bias}
+            )
+            assert own.usage is not None and own.usage.completion_tokens == 2
+            plain = await client.chat.completions.create(
+                model=MODEL, messages=HELLO, max_tokens=3, temperature=0.0, extra_body=bias
+            )
+            assert plain.usage is not None  # the preset's system prompt was read as well
+            assert named.usage.prompt_tokens > plain.usage.prompt_tokens
+            with pytest.raises(openai.NotFoundError, match="no preset named 'Long'"):
+                await client.chat.completions.create(
+                    model=MODEL, messages=HELLO, extra_body={"preset": "Long"}
+                )
+
+    try:
+        run(scenario())
+        # A request's own system message wins over the preset's.
+        own_system = [{"role": "system", "content": "Be long."}, *HELLO]
+        parsed = parse_chat(
+            {"model": MODEL, "messages": own_system, "preset": "Short"}, 9, store.preset_named
+        )
+        assert parsed.messages == own_system and parsed.params["max_tokens"] == 3
+    finally:
+        store.close()

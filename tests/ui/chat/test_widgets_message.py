@@ -90,6 +90,7 @@ def test_actions_match_the_role(make: Make) -> None:
     details = "Details: where this reply came from, and Replay"
     assert set(_buttons(reply)) == {
         "Copy message",
+        "Read aloud",
         "Regenerate reply",
         summarise,
         details,

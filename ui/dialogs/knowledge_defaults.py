@@ -1,0 +1,62 @@
+"""Preferences › New chats, its knowledge rows: the collections a new chat reads (one removed from
+the index since stays listed and chosen, marked, so the choice is not dropped unseen) and the
+most a message's knowledge excerpts may take of its prompt (every chat)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFormLayout, QListWidget, QListWidgetItem, QSpinBox
+
+from ui.forms.sampling_fields import add_hinted_row
+from ui.widgets.theme import em
+
+QUARTER = "A quarter of the chat's context"
+_MAX_BUDGET = 262_144
+
+
+class KnowledgeFields:
+    def __init__(self, collections: Sequence[str], chosen: Sequence[str], budget: int) -> None:
+        """`collections`: the knowledge the index holds; `chosen`, what new chats read now."""
+        self.collections = QListWidget()
+        self.collections.setObjectName("DefaultKnowledge")
+        self.collections.setAccessibleName("Knowledge new chats read")
+        self.collections.setToolTip(
+            "The knowledge collections a new chat searches with each message"
+        )
+        for name in dict.fromkeys([*collections, *chosen]):
+            shown = name if name in collections else f"{name} (removed)"
+            item = QListWidgetItem(shown)  # item text is never read as HTML
+            item.setData(Qt.ItemDataRole.UserRole, name)
+            item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
+            checked = Qt.CheckState.Checked if name in chosen else Qt.CheckState.Unchecked
+            item.setCheckState(checked)
+            self.collections.addItem(item)
+        if self.collections.count() == 0:
+            empty = QListWidgetItem("No knowledge folders yet.")
+            empty.setFlags(Qt.ItemFlag.NoItemFlags)
+            self.collections.addItem(empty)
+        self.collections.setMaximumHeight(em(self.collections, 6))
+        self.budget = QSpinBox()
+        self.budget.setRange(0, _MAX_BUDGET)
+        self.budget.setSingleStep(256)
+        self.budget.setSuffix(" tokens")
+        self.budget.setSpecialValueText(QUARTER)
+        self.budget.setValue(budget)
+        self.budget.setToolTip(
+            "The most a message's knowledge excerpts take of the prompt, in the chat model's "
+            "tokens (every chat)"
+        )
+
+    def add_to(self, form: QFormLayout) -> None:
+        add_hinted_row(form, "Knowledge", self.collections)
+        add_hinted_row(form, "Knowledge per message", self.budget)
+
+    def chosen(self) -> tuple[str, ...]:
+        items = [self.collections.item(i) for i in range(self.collections.count())]
+        return tuple(
+            str(item.data(Qt.ItemDataRole.UserRole))
+            for item in items
+            if item.checkState() == Qt.CheckState.Checked
+        )
