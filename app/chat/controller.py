@@ -134,7 +134,7 @@ class ChatController(QObject):
         self._relay(self.knowledge.turns, "busyChanged", "notice", "conversationChanged")
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, self, store.preset_named)
-        self.server.set_knowledge(lambda: self.knowledge.base, self.knowledge.budget)
+        self.server.set_knowledge(lambda: self.knowledge.base)
         self.counts = PromptCounts(
             store,
             worker,

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from app.chat.knowledge.choice import with_collections
+from app.chat.knowledge.choice import with_knowledge_of
 from app.chat.presets.bundle import PresetSettings
 from app.chat.tools.choice import CHAT_KEY
 from app.generation.reply_generation import DEFAULT_PARAMS
@@ -97,7 +97,7 @@ def new_chat(
     params = settings.applied_to(defaults, defaults) if settings else defaults
     if project is not None and project.tool_servers is not None:
         params = {**params, CHAT_KEY: list(project.tool_servers)}
-    params = with_collections(params, preferences.default_knowledge)
+    params = with_knowledge_of(params, preferences.default_params)
     named = [project.model_id if project else None, settings.model_id if settings else None]
     model_id = next((m for m in named if m and models.usable(m)), None) or models.default()
     if settings is None:

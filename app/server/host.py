@@ -56,15 +56,10 @@ class ServerHost(QObject):
         self._server: LocalServer | None = None
         self._last: asyncio.Future[None] | None = None
         self._knowledge: Callable[[], KnowledgeBase | None] = lambda: None
-        self._knowledge_budget: Callable[[], int] = lambda: 0
 
-    def set_knowledge(
-        self, knowledge: Callable[[], KnowledgeBase | None], budget: Callable[[], int]
-    ) -> None:
-        """The knowledge index requests may name (`knowledge()`, None while there is none) and
-        the tokens a turn's excerpts may take (`budget()`, 0: a quarter of the context)."""
+    def set_knowledge(self, knowledge: Callable[[], KnowledgeBase | None]) -> None:
+        """The knowledge index requests may name (`knowledge()`, None while there is none)."""
         self._knowledge = knowledge
-        self._knowledge_budget = budget
 
     @property
     def url(self) -> str | None:
@@ -105,7 +100,6 @@ class ServerHost(QObject):
             self._model_info(),
             presets=self._presets,
             knowledge=self._knowledge(),
-            knowledge_budget=self._knowledge_budget,
         )
         try:
             server = LocalServer(generations, config)

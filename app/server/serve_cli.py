@@ -137,7 +137,6 @@ async def _serve(
         max_pending=max_pending,
         presets=presets,
         knowledge=IndexKnowledge(paths.knowledge_database, embedder),
-        knowledge_budget=lambda: settings.knowledge_budget_tokens,
     )
     # Direct: this process runs no Qt event loop to deliver queued signals.
     direct = Qt.ConnectionType.DirectConnection

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import threading
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
@@ -73,8 +73,8 @@ class ServedRequest:
 
 class ServedGenerations:
     """The server's side of the shared worker; create it on any thread, use it on one loop.
-    `knowledge` is the knowledge index requests may name (None: none), `knowledge_budget()`
-    the tokens a turn's excerpts may take (0: a quarter of the model's context)."""
+    `knowledge` is the knowledge index requests may name (None: none); a request's excerpts
+    take at most a quarter of the model's context."""
 
     def __init__(
         self,
@@ -83,14 +83,12 @@ class ServedGenerations:
         max_pending: int = DEFAULT_MAX_PENDING,
         presets: PresetLookup | None = None,
         knowledge: KnowledgeBase | None = None,
-        knowledge_budget: Callable[[], int] = lambda: 0,
     ) -> None:
         """`presets` finds the presets a request may name (`"preset": "NAME"`)."""
         self.worker = worker
         self.max_pending = max_pending
         self.presets = presets
         self.knowledge = knowledge
-        self._knowledge_budget = knowledge_budget
         self._model = model_info
         self._lock = threading.Lock()
         self._requests: dict[int, ServedRequest] = {}
@@ -155,7 +153,7 @@ class ServedGenerations:
             raise LookupError("This server has no knowledge index.")
         loop = asyncio.get_running_loop()
         found: asyncio.Future[Retrieval] = loop.create_future()
-        ask = TurnQuery(tuple(collections), text, previous, self._knowledge_budget())
+        ask = TurnQuery(tuple(collections), text, previous)
 
         def settle(result: Retrieval | BaseException) -> None:
             if found.done():

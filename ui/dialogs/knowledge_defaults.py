@@ -1,14 +1,23 @@
 """Preferences › New chats, its knowledge rows: the collections a new chat reads (one removed from
 the index since stays listed and chosen, marked, so the choice is not dropped unseen) and the
-most a message's knowledge excerpts may take of its prompt (every chat)."""
+most a message's knowledge excerpts may take of its prompt, kept with the other defaults of new
+chats (`app.chat.knowledge.choice`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFormLayout, QListWidget, QListWidgetItem, QSpinBox
 
+from app.chat.knowledge.choice import (
+    BUDGET_KEY,
+    CHAT_KEY,
+    chat_budget,
+    chat_collections,
+    knowledge_params,
+)
 from ui.forms.sampling_fields import add_hinted_row
 from ui.widgets.theme import em
 
@@ -17,8 +26,9 @@ _MAX_BUDGET = 262_144
 
 
 class KnowledgeFields:
-    def __init__(self, collections: Sequence[str], chosen: Sequence[str], budget: int) -> None:
-        """`collections`: the knowledge the index holds; `chosen`, what new chats read now."""
+    def __init__(self, collections: Sequence[str], defaults: dict[str, Any]) -> None:
+        """`collections`: the knowledge the index holds; `defaults`: new chats' params now."""
+        chosen, budget = chat_collections(defaults), chat_budget(defaults)
         self.collections = QListWidget()
         self.collections.setObjectName("DefaultKnowledge")
         self.collections.setAccessibleName("Knowledge new chats read")
@@ -45,8 +55,7 @@ class KnowledgeFields:
         self.budget.setSpecialValueText(QUARTER)
         self.budget.setValue(budget)
         self.budget.setToolTip(
-            "The most a message's knowledge excerpts take of the prompt, in the chat model's "
-            "tokens (every chat)"
+            "The most a message's knowledge excerpts take of the prompt, in the chat model's tokens"
         )
 
     def add_to(self, form: QFormLayout) -> None:
@@ -60,3 +69,8 @@ class KnowledgeFields:
             for item in items
             if item.checkState() == Qt.CheckState.Checked
         )
+
+    def applied_to(self, params: dict[str, Any]) -> dict[str, Any]:
+        """New chats' `params` with the knowledge chosen here in place of what they said."""
+        kept = {k: v for k, v in params.items() if k not in (CHAT_KEY, BUDGET_KEY)}
+        return {**kept, **knowledge_params(self.chosen(), self.budget.value())}

@@ -1,6 +1,6 @@
 """Preferences › New chats: the preset, model, system prompt, sampling and knowledge every new chat
-starts with (a preset chosen here comes first; a project's own model and preset come before it),
-and how much of a message its knowledge excerpts may take (`knowledge_defaults`).
+starts with (a preset chosen here comes first; a project's own model and preset come before it);
+the knowledge rows are `knowledge_defaults`'.
 
 A chat's own settings dialog changes one chat; these are what the next ones begin from (and what
 its Restore Defaults puts back). The controller applies them (`ChatController.new_conversation`).
@@ -35,8 +35,6 @@ class ChatDefaults:
     system_prompt: str
     params: dict[str, Any]  # over Branchwise's DEFAULT_PARAMS
     preset_id: int | None = None  # the preset new chats start from (over the rest)
-    knowledge: tuple[str, ...] = ()  # the collections a new chat reads
-    knowledge_budget: int = 0  # tokens of excerpts per message; 0: a quarter of the context
 
     @classmethod
     def of(cls, preferences: Preferences) -> ChatDefaults:
@@ -45,8 +43,6 @@ class ChatDefaults:
             preferences.default_system_prompt,
             preferences.default_params,
             preferences.default_preset_id,
-            tuple(preferences.default_knowledge),
-            preferences.knowledge_budget_tokens,
         )
 
     def save_to(self, preferences: Preferences) -> None:
@@ -54,8 +50,6 @@ class ChatDefaults:
         preferences.default_system_prompt = self.system_prompt
         preferences.default_params = self.params
         preferences.default_preset_id = self.preset_id
-        preferences.default_knowledge = list(self.knowledge)
-        preferences.knowledge_budget_tokens = self.knowledge_budget
 
 
 class NewChatDefaultsPage(QWidget):
@@ -98,7 +92,7 @@ class NewChatDefaultsPage(QWidget):
 
         self.sampling = SamplingFields()
         self.sampling.set_values(defaults.params)
-        self.knowledge = KnowledgeFields(collections, defaults.knowledge, defaults.knowledge_budget)
+        self.knowledge = KnowledgeFields(collections, defaults.params)
 
         intro = plain_label(
             "Every new chat starts with these; a chat's own settings (the sliders button) "
@@ -125,12 +119,11 @@ class NewChatDefaultsPage(QWidget):
         shown = self.sampling.values()
         params = {k: v for k, v in self._before.params.items() if k not in shown}
         params.update({k: v for k, v in shown.items() if v != DEFAULT_PARAMS[k]})
+        params = self.knowledge.applied_to(params)
         preset = self.preset_box.currentData()
         return ChatDefaults(
             self.model_box.currentData(),
             self.system_prompt.toPlainText(),
             params,
             preset if self.preset_box.count() > 1 else self._before.preset_id,
-            self.knowledge.chosen(),
-            self.knowledge.budget.value(),
         )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 
-from app.chat.knowledge.choice import chat_collections
+from app.chat.knowledge.choice import chat_budget, chat_collections
 from app.chat.knowledge.sources import ReplySources, reply_sources
 from app.chat.knowledge.tools import KnowledgeTools
 from app.chat.knowledge.turns import KnowledgeTurns
@@ -39,10 +39,7 @@ class ChatKnowledge(QObject):
         super().__init__(parent)
         self._store = store
         self._base: KnowledgeBase | None = None
-        self._preferences = preferences
-        self.turns = KnowledgeTurns(
-            store, worker, lambda: self._base, self.budget, remote_model, parent=self
-        )
+        self.turns = KnowledgeTurns(store, worker, lambda: self._base, remote_model, parent=self)
         self.tools = KnowledgeTools(worker, lambda: self._base, store, remote_model)
 
     @property
@@ -70,14 +67,14 @@ class ChatKnowledge(QObject):
         except StoreError:
             return ()
 
-    def budget(self) -> int:
-        """The tokens a turn's excerpts may take (Preferences; 0: a quarter of the context)."""
-        return self._preferences.knowledge_budget_tokens
-
     def budget_setting(self, conversation_id: int) -> int | None:
         """The budget setting of a chat that reads knowledge (0: a quarter of its context),
-        None for one that reads none."""
-        return self.budget() if self.collections(conversation_id) else None
+        None for one that reads none (or a chat gone)."""
+        try:
+            params = self._store.get_conversation(conversation_id).params
+        except StoreError:
+            return None
+        return chat_budget(params) if self._base is not None and chat_collections(params) else None
 
     def sources(self, path: list[Message]) -> dict[int, ReplySources]:
         """Each reply on `path` that used knowledge, by id: its turn's sources as the window

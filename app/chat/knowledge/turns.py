@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.knowledge.choice import chat_collections
+from app.chat.knowledge.choice import chat_budget, chat_collections
 from app.generation.knowledge_retrieval import (
     KnowledgeBase,
     TurnQuery,
@@ -54,7 +54,6 @@ class _Search:
 
 class KnowledgeTurns(QObject):
     """`knowledge()` is the index (None: there is none, and chats read nothing);
-    `budget_setting()` the tokens a turn's excerpts may take (0: a quarter of the context);
     `remote_model(conversation_id)` the chat's remote model id, None for the local model."""
 
     notice = Signal(str)
@@ -67,7 +66,6 @@ class KnowledgeTurns(QObject):
         store: Store,
         worker: InferenceWorker,
         knowledge: Callable[[], KnowledgeBase | None],
-        budget_setting: Callable[[], int],
         remote_model: Callable[[int], str | None],
         parent: QObject | None = None,
     ) -> None:
@@ -75,7 +73,6 @@ class KnowledgeTurns(QObject):
         self._store = store
         self._worker = worker
         self._knowledge = knowledge
-        self._budget_setting = budget_setting
         self._remote_model = remote_model
         self._search: _Search | None = None  # compared by identity: a stopped one is stale
 
@@ -102,7 +99,7 @@ class KnowledgeTurns(QObject):
             collections,
             path[-1].content,
             previous,
-            self._budget_setting(),
+            chat_budget(params),
             context if isinstance(context, int) and not isinstance(context, bool) else None,
             local=self._remote_model(conversation_id) is None,
         )

@@ -43,7 +43,7 @@ def setup(
     store = Store.open(tmp_path / "chat.sqlite3")
     worker = InferenceWorker()
     preferences = Preferences(tmp_path / "settings.ini")
-    preferences.default_knowledge = ["Notes"]  # what new chats read
+    preferences.default_params = {"knowledge": ["Notes"]}  # what new chats read
     ctl = ChatController(store, worker, preferences, lambda _p: llama_path)
     knowledge = FakeKnowledge({"Notes": {GUIDE: PARIS, "/docs/rome.md": ROME}})
     ctl.knowledge.set_base(knowledge)
