@@ -9,7 +9,9 @@ The app's operations live beside the idiom, one module per subject: chat history
 apps (the preview, the import, its undo, sorting dropped files: `chat_history`), the model
 library (imports, conversions, downloads and the look before one: `models`) and knowledge
 folders (adding, indexing, removing: `knowledge`; the pause while a reply generates:
-`knowledge_pause`; keeping them current while the app runs: `knowledge_folders`).
+`knowledge_pause`; keeping them current while the app runs: `knowledge_folders`; what they
+are doing, remembered for the views: `knowledge_activity`; their figures read off the GUI
+thread: `knowledge_overview`).
 
 May import: `PySide6.QtCore`, `app.gui_relay`, `app.importers`, `app.store`, `app.library`,
 `app.knowledge`, `app.qt_signal` (the type of a signal in a protocol), and `inference.errors`

@@ -86,9 +86,17 @@ def index_folder(
     *,
     embedder: Embedder | None = None,
     gate: PauseGate | None = None,
+    retry_failed: bool = False,
 ) -> IndexRun:
-    """Index what is new or changed in the knowledge folder `name`."""
-    return _index(owner, database, name, f"Indexing {name}", lambda _index: None, embedder, gate)
+    """Index what is new or changed in the knowledge folder `name`; with `retry_failed`, read
+    again the files that could not be read last time although they have not changed (a file
+    whose permissions were fixed, a share that was slow)."""
+
+    def prepare(index: KnowledgeIndex) -> None:
+        if retry_failed:
+            index.retry_failures(name)
+
+    return _index(owner, database, name, f"Indexing {name}", prepare, embedder, gate)
 
 
 def remove_folder(owner: QObject, database: Path, name: str) -> Operation[None, None]:

@@ -37,6 +37,7 @@ from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
 from ui.window.conversation_views import message_views, title_from
 from ui.window.history_import import HistoryImport
+from ui.window.knowledge_commands import KnowledgeCommands
 from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
@@ -58,6 +59,7 @@ from ui.window.window_layout import (
 # The dialogs are imported when first used: the window must be on screen fast.
 if TYPE_CHECKING:
     from app.chat.controller import ChatController
+    from app.operations.knowledge_activity import KnowledgeActivity
     from app.paths import AppPaths
     from app.settings import Preferences
     from ui.dialogs.conversation_settings import ConversationSettingsDialog
@@ -76,6 +78,7 @@ class MainWindow(QMainWindow):
         controller: ChatController,
         paths: AppPaths,
         preferences: Preferences,
+        knowledge: KnowledgeActivity,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -112,6 +115,7 @@ class MainWindow(QMainWindow):
         self.sidebar_commands = SidebarCommands(self)
         self.token_counter = TokenCounter(self)
         self.settings_commands = SettingsCommands(self)
+        self.knowledge_folders = KnowledgeCommands(self, knowledge)  # the Knowledge page
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -139,6 +143,7 @@ class MainWindow(QMainWindow):
         slots: dict[str, Any] = {
             "new_chat": self.new_chat,
             "library": self.open_library,
+            "knowledge": self.knowledge_folders.open_page,
             "import_gguf": lambda: self.open_library().ask_import_gguf(),
             "import_folder": lambda: self.open_library().ask_import_folder(),
             "download": lambda: self.open_library().ask_download(),
@@ -219,6 +224,7 @@ class MainWindow(QMainWindow):
             self._closed = True
             self.stream.stop()
             self.token_counter.stop()
+            self.knowledge_folders.stop()
             save_geometry(self, self.splitter, self.preferences)
             try:
                 self.controller.purge_deleted()
