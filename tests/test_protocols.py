@@ -17,6 +17,7 @@ from tests.paths import ROOT
 
 if TYPE_CHECKING:
     import threading
+    from multiprocessing.synchronize import Event as ProcessEvent
 
     from PySide6.QtCore import Signal
 
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from app.generation.worker_engine import EngineLike
     from app.generation.worker_generation import GenerationSignals
     from app.knowledge.embedder import Embedder
+    from app.knowledge.pause import CancelFlag as IndexCancelFlag
+    from app.knowledge.pause import Gate, PauseGate
+    from app.knowledge.reader_process import _ChildGate
     from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
@@ -185,6 +189,22 @@ def _test_embedder(embedder: HashEmbedder) -> Embedder:
 
 def _worker_generation_activity(worker: InferenceWorker) -> GenerationActivity:
     return worker
+
+
+def _pause_gate(gate: PauseGate) -> Gate:
+    return gate
+
+
+def _child_gate(gate: _ChildGate) -> Gate:
+    return gate
+
+
+def _thread_cancel_flag(event: threading.Event) -> IndexCancelFlag:
+    return event
+
+
+def _process_cancel_flag(event: ProcessEvent) -> IndexCancelFlag:
+    return event
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------

@@ -10,10 +10,11 @@ through the same index the app uses.
 
 Each takes `--data-dir DIR` (the app's data folder; the usual one by default), and those that
 index or search take `--embedder NAME` (one of `app.knowledge.embedder.EMBEDDERS`; `none` for
-BM25 alone; the default is `DEFAULT_EMBEDDER`). `add` and `sync` print their progress on stderr
-and return when the folder is indexed; Ctrl-C stops them, keeping every file finished (the next
-`sync` goes on from there). A refusal prints one line saying why and exits 1; bad arguments exit
-2. They may run while the app is open on the same data folder.
+BM25 alone; the default is `DEFAULT_EMBEDDER`). `add` and `sync` read the files in a child
+process, as the app does (a file that crashes or hangs a reader is listed as failed), print
+their progress on stderr and return when the folder is indexed; Ctrl-C stops them, keeping
+every file finished (the next `sync` goes on from there). A refusal prints one line saying why
+and exits 1; bad arguments exit 2. They may run while the app is open on the same data folder.
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from typing import Any
 
 from app.knowledge.embedder import DEFAULT_EMBEDDER, EMBEDDERS, Embedder
 from app.knowledge.index import KnowledgeIndex
+from app.knowledge.pause import PauseGate
+from app.knowledge.reader_process import index_folder_run
 from app.knowledge.records import IndexPhase, IndexProgress, KnowledgeError, SyncReport
 from app.paths import AppPaths
 
@@ -94,9 +97,15 @@ def _sync(index: KnowledgeIndex, args: argparse.Namespace) -> int:
 
 
 def _index(index: KnowledgeIndex, name: str, embedder: Embedder | None) -> int:
-    cancel = threading.Event()
     try:
-        report = index.sync(name, embedder=embedder, cancel=cancel, progress=_Progress())
+        report = index_folder_run(
+            index.path,
+            name,
+            embedder=embedder,
+            cancel=threading.Event(),
+            gate=PauseGate(),
+            progress=_Progress(),
+        )
     except KeyboardInterrupt:
         print(
             f"{PROG}: stopped; the files read so far stay indexed "

@@ -14,7 +14,6 @@ import hashlib
 import logging
 import os
 import sqlite3
-import threading
 import time
 from collections import defaultdict
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from app.knowledge.chunking import Chunk, Chunker
 from app.knowledge.database import transaction
 from app.knowledge.parsing.blocks import UnreadableDocument
 from app.knowledge.parsing.formats import document_blocks, no_text_reason
+from app.knowledge.pause import CancelFlag
 from app.knowledge.records import DocumentState, SyncCancelled
 from app.knowledge.scanning import FoundFile
 
@@ -45,7 +45,7 @@ class ChangedWhileRead(Exception):
     pass
 
 
-def file_sha256(path: str, cancel: threading.Event) -> str:
+def file_sha256(path: str, cancel: CancelFlag) -> str:
     """The digest of the file's bytes (read-only, a piece at a time). OSError as it comes."""
     digest = hashlib.sha256()
     with open(path, "rb") as raw:

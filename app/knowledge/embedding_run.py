@@ -7,13 +7,12 @@ what is there meanwhile: the new vectors as they come, BM25 for every chunk.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable
 
 from app.knowledge import catalog
 from app.knowledge.database import sqlite_errors, transaction
 from app.knowledge.embedder import BATCH_SIZE, Embedder, checked_vectors, to_blob
-from app.knowledge.pause import PauseGate
+from app.knowledge.pause import CancelFlag, Gate
 from app.knowledge.records import KnowledgeError, SyncCancelled
 
 _MISSING = (
@@ -33,8 +32,8 @@ def embed_missing(
     conn: sqlite3.Connection,
     collection_id: int,
     embedder: Embedder,
-    cancel: threading.Event,
-    gate: PauseGate,
+    cancel: CancelFlag,
+    gate: Gate,
     done: Callable[[int, float], None],
 ) -> int:
     """Embed the folder's chunks that lack a vector of `embedder`; `done(count, waited_s)`

@@ -14,17 +14,17 @@ a refusal: an unknown name, a missing folder, an index that cannot be written.
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from app.knowledge import catalog, retrieval, search, sync
+from app.knowledge import catalog, retrieval, scanning, search, sync
 from app.knowledge.database import open_knowledge_database
+from app.knowledge.document_writer import record_failure
 from app.knowledge.embedder import Embedder
 from app.knowledge.excerpts import Retrieval
-from app.knowledge.pause import PauseGate
+from app.knowledge.pause import CancelFlag, Gate
 from app.knowledge.records import (
     ChunkHit,
     Collection,
@@ -108,16 +108,48 @@ class KnowledgeIndex:
         name: str,
         *,
         embedder: Embedder | None = None,
-        cancel: threading.Event | None = None,
-        gate: PauseGate | None = None,
+        cancel: CancelFlag | None = None,
+        gate: Gate | None = None,
         progress: Callable[[IndexProgress], None] | None = None,
+        reading: Callable[[str, int], None] | None = None,
     ) -> SyncReport:
         """Index what is new or changed in folder `name` (all of it the first time), then
         embed chunks without vectors when an `embedder` is given. Waits at `gate` while it is
-        paused; raises SyncCancelled once `cancel` is set (what was indexed stays)."""
+        paused; raises SyncCancelled once `cancel` is set (what was indexed stays).
+        `reading(path, size)` is told of each file before it is read."""
         return sync.sync_collection(
-            self._db(), name, embedder=embedder, cancel=cancel, gate=gate, progress=progress
+            self._db(),
+            name,
+            embedder=embedder,
+            cancel=cancel,
+            gate=gate,
+            progress=progress,
+            reading=reading,
         )
+
+    def embed(
+        self,
+        name: str,
+        embedder: Embedder,
+        *,
+        cancel: CancelFlag | None = None,
+        gate: Gate | None = None,
+        progress: Callable[[IndexProgress], None] | None = None,
+    ) -> int:
+        """Only the vectors: embed folder `name`'s chunks that have none of the embedder's
+        model (its files were read by a `sync` without an embedder, in another process);
+        returns how many."""
+        return sync.embed_collection(
+            self._db(), name, embedder, cancel=cancel, gate=gate, progress=progress
+        )
+
+    def mark_failed(self, name: str, path: str, reason: str) -> None:
+        """Record the file at `path` in folder `name` as failed, `reason` saying why: it is
+        passed over until it changes (a file that crashed the reader, say)."""
+        found = scanning.found_file(Path(path))
+        if found is not None:
+            collection = catalog.collection(self._db(), name)
+            record_failure(self._db(), collection.id, found, "", reason)
 
     # -- search --------------------------------------------------------------------------------
 

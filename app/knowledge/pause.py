@@ -13,9 +13,26 @@ import functools
 import threading
 import time
 from collections.abc import Hashable
+from typing import Protocol
 
 # How often a paused run looks at its cancel flag.
 _CANCEL_POLL_S = 0.1
+
+
+class CancelFlag(Protocol):
+    """What an index run looks at to know it must stop: a `threading.Event`, or a
+    `multiprocessing` one in an index run's child process."""
+
+    def is_set(self) -> bool: ...
+
+
+class Gate(Protocol):
+    """What an index run waits at: `PauseGate`, or its mirror in a child process."""
+
+    @property
+    def paused(self) -> bool: ...
+
+    def wait(self, cancel: CancelFlag) -> float: ...
 
 
 class PauseGate:
@@ -38,7 +55,7 @@ class PauseGate:
         with self._changed:
             return bool(self._holders)
 
-    def wait(self, cancel: threading.Event) -> float:
+    def wait(self, cancel: CancelFlag) -> float:
         """Return once the gate is open or `cancel` is set; the seconds it waited."""
         started = time.monotonic()
         with self._changed:

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import os
 import stat
-import threading
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
 
 from app.knowledge.parsing.formats import Format, format_of
+from app.knowledge.pause import CancelFlag
 from app.knowledge.records import KnowledgeError
 
 _LEFT_OUT_FOLDERS = frozenset({"node_modules", "__pycache__"})
@@ -46,7 +46,7 @@ class Scan:
     folders: tuple[str, ...]  # every folder listed, shallowest first (for a watcher)
 
 
-def scan_folder(root: Path, follow_links: bool, cancel: threading.Event) -> Scan:
+def scan_folder(root: Path, follow_links: bool, cancel: CancelFlag) -> Scan:
     """Everything under `root` (a folder, or one file) that a knowledge folder reads.
     FolderOffline when `root` is not there."""
     try:
@@ -62,6 +62,18 @@ def scan_folder(root: Path, follow_links: bool, cancel: threading.Event) -> Scan
     return Scan(walk.files, tuple(walk.skipped[:MAX_SKIPPED_LISTED]), tuple(walk.folders))
 
 
+def found_file(path: Path) -> FoundFile | None:
+    """The file at `path` as a scan finds it now, or None (gone, or not a kind read)."""
+    kind = format_of(path)
+    try:
+        found = path.stat()
+    except OSError:
+        return None
+    if kind is None or not stat.S_ISREG(found.st_mode):
+        return None
+    return FoundFile(str(path), found.st_size, found.st_mtime_ns, kind)
+
+
 def _single_file(path: Path, found: os.stat_result) -> Scan:
     kind = format_of(path)
     if kind is None:
@@ -71,7 +83,7 @@ def _single_file(path: Path, found: os.stat_result) -> Scan:
 
 
 class _Walk:
-    def __init__(self, follow_links: bool, cancel: threading.Event) -> None:
+    def __init__(self, follow_links: bool, cancel: CancelFlag) -> None:
         self._follow = follow_links
         self._cancel = cancel
         self._seen: set[tuple[int, int]] = set()

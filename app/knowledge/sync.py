@@ -33,7 +33,7 @@ from app.knowledge.document_writer import (
 )
 from app.knowledge.embedder import Embedder
 from app.knowledge.embedding_run import count_missing, embed_missing
-from app.knowledge.pause import PauseGate
+from app.knowledge.pause import CancelFlag, Gate, PauseGate
 from app.knowledge.progress_meter import ProgressMeter
 from app.knowledge.records import (
     MAX_WATCHED,
@@ -79,14 +79,32 @@ def sync_collection(
     name: str,
     *,
     embedder: Embedder | None = None,
-    cancel: threading.Event | None = None,
-    gate: PauseGate | None = None,
+    cancel: CancelFlag | None = None,
+    gate: Gate | None = None,
     progress: Callable[[IndexProgress], None] | None = None,
+    reading: Callable[[str, int], None] | None = None,
 ) -> SyncReport:
-    """Bring the index of folder `name` up to date with its files. Raises SyncCancelled when
-    `cancel` is set, KnowledgeError on an unknown name or an index that refuses writes."""
+    """Bring the index of folder `name` up to date with its files. `reading(path, size)` is
+    told of each file before it is read, and `reading("", 0)` once all are. Raises
+    SyncCancelled when `cancel` is set, KnowledgeError on an unknown name or an index that
+    refuses writes."""
     run = _Run(conn, catalog.collection(conn, name), embedder, cancel, gate, progress)
-    return run.sync()
+    return run.sync(reading)
+
+
+def embed_collection(
+    conn: sqlite3.Connection,
+    name: str,
+    embedder: Embedder,
+    *,
+    cancel: CancelFlag | None = None,
+    gate: Gate | None = None,
+    progress: Callable[[IndexProgress], None] | None = None,
+) -> int:
+    """Only the vectors: embed the chunks of folder `name` that have none of `embedder`'s
+    model (after its files were read elsewhere); returns how many were embedded."""
+    run = _Run(conn, catalog.collection(conn, name), embedder, cancel, gate, progress)
+    return run.embed_only(embedder)
 
 
 class _Run:
@@ -95,21 +113,21 @@ class _Run:
         conn: sqlite3.Connection,
         collection: Collection,
         embedder: Embedder | None,
-        cancel: threading.Event | None,
-        gate: PauseGate | None,
+        cancel: CancelFlag | None,
+        gate: Gate | None,
         progress: Callable[[IndexProgress], None] | None,
     ) -> None:
         self._conn = conn
         self._collection = collection
         self._embedder = embedder
-        self._cancel = cancel or threading.Event()
-        self._gate = gate or PauseGate()
+        self._cancel: CancelFlag = cancel or threading.Event()
+        self._gate: Gate = gate or PauseGate()
         self._meter = ProgressMeter(collection.name, progress)
         self._tally = _Tally()
         self._skipped: tuple[tuple[str, str], ...] = ()
         self._folders: tuple[str, ...] = ()
 
-    def sync(self) -> SyncReport:
+    def sync(self, reading: Callable[[str, int], None] | None) -> SyncReport:
         cid = self._collection.id
         self._meter.start_phase(IndexPhase.SCANNING, 0)
         try:
@@ -123,12 +141,8 @@ class _Run:
         self._folders = scan.folders[:MAX_WATCHED]
         catalog.set_state(self._conn, cid, CollectionState.INDEXING)
         if self._embedder is not None:
-            with transaction(self._conn):
-                self._conn.execute(
-                    "UPDATE collections SET embedding_model = ? WHERE id = ?",
-                    (self._embedder.model_id, cid),
-                )
-        missing = self._read_changes(scan)
+            self._set_model(self._embedder)
+        missing = self._read_changes(scan, reading)
         if missing:
             if not Path(self._collection.root).exists():
                 return self._offline()
@@ -138,6 +152,20 @@ class _Run:
         catalog.set_state(self._conn, cid, CollectionState.READY, synced=True)
         self._meter.start_phase(IndexPhase.DONE, 0)
         return self._report(CollectionState.READY)
+
+    def embed_only(self, embedder: Embedder) -> int:
+        self._set_model(embedder)
+        self._embed(embedder)
+        catalog.set_state(self._conn, self._collection.id, CollectionState.READY, synced=True)
+        self._meter.start_phase(IndexPhase.DONE, 0)
+        return self._tally.embedded
+
+    def _set_model(self, embedder: Embedder) -> None:
+        with transaction(self._conn):
+            self._conn.execute(
+                "UPDATE collections SET embedding_model = ? WHERE id = ?",
+                (embedder.model_id, self._collection.id),
+            )
 
     def _check_cancel(self) -> None:
         if self._cancel.is_set():
@@ -151,7 +179,9 @@ class _Run:
             self._meter.paused = False
         self._check_cancel()
 
-    def _read_changes(self, scan: Scan) -> dict[str, _Known]:
+    def _read_changes(
+        self, scan: Scan, reading: Callable[[str, int], None] | None
+    ) -> dict[str, _Known]:
         """Read the new and changed files; return the known documents whose files are gone."""
         known = self._known()
         todo = sorted(
@@ -168,6 +198,8 @@ class _Run:
         for path in todo:
             self._pass_gate()
             found = scan.files[path]
+            if reading is not None:
+                reading(path, found.size)
             self._meter.current = path
             self._meter.tick()
             self._read(found, known.get(path), moved_from, missing)
@@ -176,6 +208,8 @@ class _Run:
             self._meter.failures = len(self._tally.failed)
             self._meter.chunks = self._tally.chunks
             self._meter.tick()
+        if reading is not None:
+            reading("", 0)
         return missing
 
     def _read(

@@ -2,12 +2,13 @@
 removing a folder's index (never its files); and the gate that holds every index run while a
 reply is generating (`app.knowledge.pause`, held by `knowledge_pause`).
 
-An index run opens its own connection to the index on its thread. It reports `IndexProgress`
-(files, chunks, failures, time left; whether it waits for a reply), stops between files when
-cancelled (every file finished stays indexed, and the next run goes on from there), and waits at
-the pause gate before each file and each batch of vectors. Vectors are computed on the index
-run's thread by the `Embedder` given; one whose model must run on the inference worker hands
-its batches over there itself (`app.knowledge.embedder`).
+An index run reads the files in a child process (`app.knowledge.reader_process`: the window
+never waits for the GIL, and a file that crashes a reader costs that file only), then computes
+the vectors on the operation's thread with the `Embedder` given (one whose model must run on the
+inference worker hands its batches over there itself: `app.knowledge.embedder`). It reports
+`IndexProgress` (files, chunks, failures, time left; whether it waits for a reply), waits at the
+pause gate before each file and each batch of vectors, and stops at once when cancelled (every
+file finished stays indexed, and the next run goes on from there).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from PySide6.QtCore import QObject
 from app.knowledge.embedder import Embedder
 from app.knowledge.index import KnowledgeIndex
 from app.knowledge.pause import PauseGate, app_pause_gate
+from app.knowledge.reader_process import index_folder_run
 from app.knowledge.records import IndexProgress, KnowledgeError, SyncReport
 from app.operations.changes import Changes
 from app.operations.operation import JobContext, Operation
@@ -38,15 +40,17 @@ def _index(
     gate: PauseGate | None,
 ) -> IndexRun:
     def job(context: JobContext[IndexProgress]) -> SyncReport:
+        waits_at = gate or app_pause_gate()
         with KnowledgeIndex.open(database) as index:
             prepare(index)
-            return index.sync(
-                name,
-                embedder=embedder,
-                cancel=context.cancel_event,
-                gate=gate or app_pause_gate(),
-                progress=context.report,
-            )
+        return index_folder_run(
+            database,
+            name,
+            embedder=embedder,
+            cancel=context.cancel_event,
+            gate=waits_at,
+            progress=context.report,
+        )
 
     return Operation(
         owner,

@@ -32,6 +32,7 @@ _HEADING_NAME = re.compile(r"heading \d|title")
 _HEADING_ID = re.compile(r"(?i)heading\d|title")
 MAX_SMALL_XML_BYTES = 8 * 1024 * 1024  # styles, the EPUB container and package
 _HTML_TYPES = frozenset({"application/xhtml+xml", "text/html"})
+_FEED_BYTES = 64 * 1024
 
 
 def docx_blocks(raw: BinaryIO) -> Iterator[Block]:
@@ -56,11 +57,13 @@ def _elements(pieces: Iterable[bytes], tag: str) -> Iterator[ET.Element]:
     parser = ET.XMLPullParser(events=("end",))
     try:
         for piece in pieces:
-            parser.feed(piece)
-            for event in parser.read_events():
-                element = event[-1]  # ("end", element): the only events asked for
-                if isinstance(element, ET.Element) and element.tag == tag:
-                    yield element
+            # Fed in slices: expat keeps the GIL while it parses what it is given.
+            for start in range(0, len(piece), _FEED_BYTES):
+                parser.feed(piece[start : start + _FEED_BYTES])
+                for event in parser.read_events():
+                    element = event[-1]  # ("end", element): the only events asked for
+                    if isinstance(element, ET.Element) and element.tag == tag:
+                        yield element
         parser.close()
     except ET.ParseError as error:
         raise UnreadableDocument(f"Its XML is damaged: {error}.") from error

@@ -3,8 +3,8 @@
 A CSV file keeps its own text (rows as they are written), in blocks of whole lines, each block
 headed by the file's first line, the column names: a chunk of rows out of the middle of a table
 still says what its columns are. A JSON file small enough to parse is indented one value per
-line, so chunks cut between values; a larger one, or one that is not valid JSON, is read as
-plain text (JSON Lines is plain text already: one record a line).
+line, so chunks cut between values; a larger one (over 512 kB), or one that is not valid
+JSON, is read as plain text (JSON Lines is plain text already: one record a line).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from app.knowledge.parsing.text_files import plain_blocks, read_text
 
 # About a chunk's worth of rows per block: cuts fall between rows.
 ROWS_BLOCK_CHARS = 1200
-# Parsed as a whole (the parse holds the values in memory): larger files stream as text.
-MAX_PARSED_JSON_BYTES = 16 * 1024 * 1024
+# Parsed as a whole: the parse holds the values in memory, and the interpreter (C code that
+# keeps the GIL, so the window waits) for about 15 ms a megabyte. Larger files stream as text.
+MAX_PARSED_JSON_BYTES = 512 * 1024
 
 
 def csv_blocks(pieces: Iterable[str]) -> Iterator[Block]:

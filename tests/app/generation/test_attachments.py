@@ -15,33 +15,12 @@ from app.generation.attachments import (
     wrap_file,
 )
 from app.sizes import format_size
+from tests.pdf_files import pdf_bytes
 
 
 def make_pdf(path: Path, lines: list[str]) -> Path:
-    """A one-page PDF whose text layer holds `lines` (written by hand: offsets and all)."""
-    text_ops = " ".join(f"({line}) Tj T*" for line in lines)
-    stream = f"BT /F1 12 Tf 14 TL 72 720 Td {text_ops} ET".encode()
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
-        b" /Resources << /Font << /F1 5 0 R >> >> >>",
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    path.write_bytes(bytes(out))
+    """A one-page PDF whose text layer holds `lines`."""
+    path.write_bytes(pdf_bytes(["\n".join(lines)]))
     return path
 
 

@@ -1,5 +1,6 @@
-"""Tiny documents built in code for the knowledge tests (a PDF by hand, DOCX and EPUB as the zip
-files they are), and a deterministic test embedder: words hashed into a vector."""
+"""Tiny documents built in code for the knowledge tests (PDFs by hand: `tests.pdf_files`; DOCX
+and EPUB as the zip files they are), and a deterministic test embedder: words hashed into a
+vector."""
 
 from __future__ import annotations
 
@@ -14,39 +15,7 @@ from xml.sax.saxutils import escape
 import numpy as np
 from numpy.typing import NDArray
 
-
-def pdf_bytes(pages: Sequence[str]) -> bytes:
-    """A PDF with one page per text (Helvetica, a line per line); "" makes a page without text,
-    as a scan's pages are."""
-    objects: dict[int, bytes] = {}
-    kids = " ".join(f"{4 + 2 * i} 0 R" for i in range(len(pages)))
-    objects[1] = b"<< /Type /Catalog /Pages 2 0 R >>"
-    objects[2] = f"<< /Type /Pages /Kids [{kids}] /Count {len(pages)} >>".encode()
-    objects[3] = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"
-    for i, text in enumerate(pages):
-        shown = " ".join(
-            "(" + line.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)") + ") Tj T*"
-            for line in text.split("\n")
-        )
-        stream = f"BT /F1 12 Tf 14 TL 72 720 Td {shown} ET".encode() if text else b""
-        objects[4 + 2 * i] = (
-            f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 "
-            f"3 0 R >> >> /Contents {5 + 2 * i} 0 R >>"
-        ).encode()
-        objects[5 + 2 * i] = b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream)
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number in sorted(objects):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, objects[number])
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
-        len(objects) + 1,
-        xref,
-    )
-    return bytes(out)
+from tests.pdf_files import pdf_bytes
 
 
 def encrypted_pdf_bytes(pages: Sequence[str], user_password: str) -> bytes:
