@@ -64,11 +64,16 @@ def shown_state(folder: FolderOverview, activity: FolderActivity) -> ShownState:
         return ShownState.CANCELLED
     if last is not None and last.end is RunEnd.FAILED:
         return ShownState.FAILED
+    state = folder.status.collection.state
+    if last is not None and last.report is not None and state is not CollectionState.READY:
+        # The run just ended; the index's figures have not been read again since.
+        state = last.report.state
     return {
         CollectionState.READY: ShownState.UP_TO_DATE,
         CollectionState.INDEXING: ShownState.STOPPED,
         CollectionState.NEW: ShownState.NEW,
-    }.get(folder.status.collection.state, ShownState.STOPPED)
+        CollectionState.OFFLINE: ShownState.OFFLINE,
+    }[state]
 
 
 def time_left(seconds: float | None) -> str:

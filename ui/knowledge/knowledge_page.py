@@ -4,7 +4,7 @@ re-indexing, cancelling, showing and removing them.
 The page owns no indexing: the app's `KnowledgeActivity` (made at start-up, with the watcher and
 the rescans) runs every index run, so closing the page stops nothing. The page reads the index's
 figures off the GUI thread (`OverviewReader`) when it opens, whenever an operation says the
-knowledge changed, and every couple of seconds while a run goes on; between reads, a run's
+knowledge changed, and every second while a run goes on; between reads, a run's
 progress comes straight from the activity, which costs no read.
 """
 
@@ -39,8 +39,8 @@ from ui.text.plain_text import message_box, plain_label
 from ui.widgets.file_places import show_in_file_manager
 from ui.widgets.theme import em
 
-# While a run goes on, the index's figures are read again at most this often.
-READ_EVERY_S = 2.0
+# While a run goes on, the index's figures are read again about this often.
+READ_EVERY_S = 1.0
 # A quiet moment after the last change before the figures are read once more.
 SETTLE_MS = 300
 EMPTY = (
