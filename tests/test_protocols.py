@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from app.knowledge.pause import CancelFlag as IndexCancelFlag
     from app.knowledge.pause import Gate, PauseGate
     from app.knowledge.reader_process import _ChildGate
+    from app.knowledge.worker_embedder import WorkerEmbedder, WorkerQueue, _Model
     from app.operations.knowledge_pause import GenerationActivity
     from app.operations.operation import EngineQueue
     from app.qt_signal import QtSignal
@@ -38,6 +39,8 @@ if TYPE_CHECKING:
     from app.store.reply_writer import ReplySink
     from inference.decoding.draft_model import DraftModelDrafter
     from inference.decoding.speculative import Drafter, PromptLookupDrafter
+    from inference.embedding.encoder import MlxEmbedder
+    from inference.embedding.static_model import StaticEmbedder
     from inference.engine.engine import Engine
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
@@ -205,6 +208,29 @@ def _thread_cancel_flag(event: threading.Event) -> IndexCancelFlag:
 
 def _process_cancel_flag(event: ProcessEvent) -> IndexCancelFlag:
     return event
+
+
+# -- knowledge: the embedders, what they need of the worker -----------------------------------
+
+
+def _static_embedder(embedder: StaticEmbedder) -> Embedder:
+    return embedder
+
+
+def _mlx_embedder(embedder: MlxEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_embedder(embedder: WorkerEmbedder) -> Embedder:
+    return embedder
+
+
+def _worker_model(embedder: MlxEmbedder) -> _Model:
+    return embedder
+
+
+def _worker_queue(worker: InferenceWorker) -> WorkerQueue:
+    return worker
 
 
 # -- a signal as host protocols declare one ---------------------------------------------------

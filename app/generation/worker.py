@@ -201,6 +201,11 @@ class InferenceWorker(QObject):
         """False once the thread has ended (after `shutdown`)."""
         return self._thread.is_alive()
 
+    def on_worker_thread(self) -> bool:
+        """Whether the caller is the worker thread itself (a job of its own), which must never
+        wait for another job."""
+        return threading.current_thread() is self._thread
+
     def shutdown(self, timeout_s: float = 2.0) -> bool:
         """Stop generation, end the thread and wait for it; True if it ended in time."""
         self.cancel()

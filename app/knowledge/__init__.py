@@ -11,11 +11,17 @@ its progress (`progress_meter`) and waits at a pause gate while a reply generate
 Search fuses BM25 with exact vector search in memory (`search`, `vectors`); `retrieval` budgets
 what a turn is given in the chat model's tokens. `index.KnowledgeIndex` is what the app and the
 command line (`cli`, `branchwise knowledge`) use; an embedding model is anything that fills the
-`embedder.Embedder` protocol.
+`embedder.Embedder` protocol: the built-in one (`builtin_embedder`, numpy), a library model on
+the inference worker (`worker_embedder`), or none (BM25 alone), as the preference chooses
+(`embedder_choice`).
 
 May import: `app.sizes`, `app.paths`, `app.kept_files`, `app.store` (the database file's opening
-and migrations, and the FTS5 query builder), `numpy` (vectors) and `pypdf` (PDF text).
+and migrations, and the FTS5 query builder), `app.library` (the built-in embedding model's files,
+the library's embedding models), `numpy` (vectors), `pypdf` (PDF text), and `inference` lazily:
+`inference.errors`, the MLX-free `inference.embedding.static_model` and
+`inference.embedding.folder` where an embedder is made, and `inference.embedding.encoder` inside
+jobs on the inference worker only.
 
-Never Qt, `ui`, or `inference`: the index runs from the command line, off the GUI thread and
-before MLX loads.
+Never Qt or `ui`, and no `inference` at import time: the index runs from the command line, off
+the GUI thread and before MLX loads.
 """

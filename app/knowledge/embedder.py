@@ -11,8 +11,8 @@ searches. An embedder whose model must run on another thread (an MLX model, whic
 inference worker may run) hands each call over there and waits for the answer inside the call.
 
 `EMBEDDERS` names the embedders the command line can choose (`--embedder NAME`): a factory per
-name, registered by the module that provides it; `DEFAULT_EMBEDDER` is the one used when none
-is chosen (None: BM25 alone, until an embedder ships with the app).
+name; `DEFAULT_EMBEDDER` is the one used when none is chosen: the built-in model
+(`app.knowledge.builtin_embedder`), as in the app (`app.knowledge.embedder_choice`).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from typing import Protocol
 
 import numpy as np
 from numpy.typing import NDArray
+
+from app.knowledge.builtin_embedder import BUILTIN_NAME, load_builtin_embedder
 
 BATCH_SIZE = 64
 _STORED = np.dtype("<f2")
@@ -47,9 +49,11 @@ class Embedder(Protocol):
         ...
 
 
-# Filled by the modules that provide embedders: name -> a factory (loads the model when called).
-EMBEDDERS: dict[str, Callable[[], Embedder]] = {}
-DEFAULT_EMBEDDER: str | None = None
+# The embedders the command line can name: name -> a factory (loads the model when called). A
+# library model runs on the app's inference worker only (`app.knowledge.embedder_choice`).
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {BUILTIN_NAME: load_builtin_embedder}
+# The same default as the app's (`app.knowledge.embedder_choice.DEFAULT_CHOICE`).
+DEFAULT_EMBEDDER: str | None = BUILTIN_NAME
 
 
 def to_blob(vector: NDArray[np.float32]) -> bytes:

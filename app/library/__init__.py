@@ -4,7 +4,8 @@ downloads from the Hugging Face hub with a look first, and draft-model choices.
 
 May import: `app.paths`, `app.settings`, `PySide6.QtCore`, `huggingface_hub`, `psutil` and
 `inference`: only its MLX-free parts (`inference.loading.model_files`, `inference.vision.support`,
-`inference.errors`) at import time; the heavy imports run lazily in child processes.
+`inference.errors`, `inference.embedding.folder`) at import time; the heavy imports run lazily in
+child processes.
 
 Never `ui`.
 """

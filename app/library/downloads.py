@@ -33,6 +33,7 @@ from app.library.hub_listing import DownloadError, is_weights, list_repository, 
 from app.library.install import install
 from app.library.model_check import LibraryError, check_config, validate_folder
 from app.library.model_support import SUPPORT_KEY, check_supported
+from inference.embedding.folder import is_embedding_folder
 
 Progress = Callable[[int, int], None]
 # snapshot_download's bar of bytes written to disk, summed over its files (the others count
@@ -91,7 +92,11 @@ def download_model(
     weights = {name for name in sizes if is_weights(name)}
     fetch(sorted(set(sizes) - weights))
     # Before the weights, which are most of the bytes.
-    support = _check(repo_id, lambda: check_supported(check_config(folder)), folder)
+    support = _check(
+        repo_id,
+        lambda: check_supported(check_config(folder), is_embedding_folder(folder)),
+        folder,
+    )
     fetch(sorted(sizes))  # the small files, complete now, are skipped
     _check(repo_id, lambda: validate_folder(folder), folder)
     _check(repo_id, lambda: check_model_folder(folder), folder)

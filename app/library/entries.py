@@ -21,6 +21,8 @@ from app.library.entry_metadata import read_metadata, write_metadata
 from app.library.model_check import LibraryError, validate_folder
 from app.library.model_facts import parameter_count, quantization_label, size_on_disk
 from app.library.model_support import recorded_problem
+from inference.embedding.folder import is_embedding_folder, read_embedding_folder
+from inference.errors import ModelLoadError
 from inference.loading.model_files import WEIGHTS_PATTERN, context_length
 from inference.vision.support import is_vision_config, text_only_reason
 
@@ -45,6 +47,9 @@ class ModelInfo:
     problem: str | None = None  # why the entry cannot be loaded; None when it can
     # Images: "" for a text model; for a vision model whether it reads them here, or why not.
     sight: str = ""
+    # An embedding model (for knowledge folders): never loaded to chat, so its `problem` says
+    # that when nothing else is wrong with it.
+    embedding: bool = False
 
 
 def describe(folder: Path) -> ModelInfo:
@@ -53,9 +58,10 @@ def describe(folder: Path) -> ModelInfo:
     path = Path(meta["linked_path"]) if meta.get("linked_path") else folder
     config: dict[str, Any] = {}
     problem = None
+    embedding = is_embedding_folder(path)
     try:
         config = validate_folder(path)
-        problem = recorded_problem(meta, config)
+        problem = embedding_problem(path) if embedding else recorded_problem(meta, config)
     except LibraryError as error:
         problem = str(error)
     weights = sorted(path.glob(WEIGHTS_PATTERN))
@@ -75,7 +81,22 @@ def describe(folder: Path) -> ModelInfo:
         linked=path != folder,
         problem=problem,
         sight=_sight(path, config),
+        embedding=embedding,
     )
+
+
+def embedding_problem(path: Path) -> str:
+    """What keeps the embedding model at `path` from chat: always that it is one, and first
+    whatever would keep it from embedding (the person reads both in the library)."""
+    try:
+        read_embedding_folder(path)
+    except ModelLoadError as error:
+        return str(error)
+    return EMBEDDING_ONLY
+
+
+# An embedding model's `problem` for chat, when it can embed.
+EMBEDDING_ONLY = "An embedding model: it reads documents for knowledge folders, and does not chat."
 
 
 def _sight(path: Path, config: dict[str, Any]) -> str:

@@ -12,15 +12,19 @@ from pathlib import Path
 
 from app.library.isolated import run_isolated
 from app.library.model_check import Cancelled, LibraryError
+from inference.embedding.folder import is_embedding_folder
 
 # Reading a big tokenizer and building a large model lazily take seconds; minutes mean a hang.
 CHECK_LIMIT_S = 300.0
+_MODEL_CHECK = "inference.loading.folder_check:check_model_folder"
+_EMBEDDING_CHECK = "inference.embedding.encoder:check_embedding_folder"
 
 
 def check_model_folder(folder: Path, cancel: threading.Event | None = None) -> None:
-    """Raise LibraryError naming what is wrong with the folder, or Cancelled on `cancel`."""
+    """Raise LibraryError naming what is wrong with the folder, or Cancelled on `cancel`. An
+    embedding model's folder is checked as one (it has no chat template, and may be a BERT)."""
     run_isolated(
-        "inference.loading.folder_check:check_model_folder",
+        _EMBEDDING_CHECK if is_embedding_folder(folder) else _MODEL_CHECK,
         folder,
         label=folder.name,
         failure=LibraryError,

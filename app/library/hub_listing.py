@@ -64,12 +64,9 @@ def list_repository(repo_id: str, endpoint: str | None = None) -> RepoListing:
     repo_id = repo_id.strip()
     with readable_hub_errors(repo_id, lambda error: _unreachable(repo_id, error)):
         info = HfApi(endpoint=endpoint).model_info(repo_id, files_metadata=True)
-    # Top-level files only: snapshot_download's patterns would also match inside subfolders.
-    files = {
-        s.rfilename: s.size or 0
-        for s in info.siblings or []
-        if "/" not in s.rfilename and is_model_file(s.rfilename)
-    }
+    # Files by their path (snapshot_download is given each name escaped, so a top-level pattern
+    # never takes a subfolder's file): the top level, and an embedding model's step folders.
+    files = {s.rfilename: s.size or 0 for s in info.siblings or [] if is_model_file(s.rfilename)}
     _check_repository(repo_id, files)
     config = info.config if isinstance(info.config, dict) else {}
     architectures = config.get("architectures") or [None]

@@ -32,6 +32,7 @@ from app.library.model_check import (
     validate_folder,
 )
 from app.library.model_support import SUPPORT_KEY, check_supported
+from inference.embedding.folder import is_embedding_folder
 from inference.loading.model_files import is_model_file, needs_remote_code
 
 DEFAULT_MODEL_NAME = "SmolLM2 135M Instruct"
@@ -94,7 +95,7 @@ def import_folder(
     to check the model type: not on the GUI thread.
     """
     folder = Path(source).expanduser().resolve()
-    support = check_supported(validate_folder(folder))
+    support = check_supported(validate_folder(folder), is_embedding_folder(folder))
     check_model_folder(folder, cancel)
     try:
         with staging(models_dir) as area:
@@ -115,9 +116,14 @@ def _copy_model_files(
     source: Path, target: Path, progress: Progress | None, cancel: threading.Event | None
 ) -> None:
     files = [p for p in sorted(source.iterdir()) if p.is_file() and is_model_file(p.name)]
+    # An embedding model's step folders ("1_Pooling/config.json"), one level down.
+    steps = [p for p in sorted(source.glob("*/*")) if p.is_file()]
+    files += [p for p in steps if is_model_file(p.relative_to(source).as_posix())]
     total, done = sum(p.stat().st_size for p in files), 0
     for file in files:
-        with file.open("rb") as reader, (target / file.name).open("wb") as writer:
+        copy = target / file.relative_to(source)
+        copy.parent.mkdir(exist_ok=True)
+        with file.open("rb") as reader, copy.open("wb") as writer:
             while chunk := reader.read(_COPY_CHUNK):
                 if cancel is not None and cancel.is_set():
                     raise Cancelled("The import was cancelled.")

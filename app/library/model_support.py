@@ -21,16 +21,17 @@ from typing import Any
 
 from app.library.entry_metadata import read_metadata, write_metadata
 from app.library.model_check import LibraryError, check_config
+from inference.embedding.folder import ENCODER_TYPES, is_embedding_folder
 
 SUPPORT_KEY = "mlx_lm_support"
 
 
-def check_supported(config: dict[str, Any]) -> dict[str, Any]:
+def check_supported(config: dict[str, Any], embedding: bool = False) -> dict[str, Any]:
     """Refuse a model type no code knows, with the message loading it would give; return the
     answer to keep in the entry's branchwise.json under SUPPORT_KEY.
 
     Imports mlx-lm (so MLX): call it off the GUI thread."""
-    record = _support_record(config)
+    record = _support_record(config, embedding)
     if record["problem"] is not None:
         raise LibraryError(record["problem"])
     return record
@@ -65,12 +66,13 @@ def refresh_support(models_dir: str | Path) -> None:
         if isinstance(record, dict) and _is_current(record, config):
             continue
         try:
-            write_metadata(folder, **{SUPPORT_KEY: _support_record(config)})
+            record = _support_record(config, is_embedding_folder(path))
+            write_metadata(folder, **{SUPPORT_KEY: record})
         except OSError:
             continue  # a read-only entry is asked again next time
 
 
-def _support_record(config: dict[str, Any]) -> dict[str, Any]:
+def _support_record(config: dict[str, Any], embedding: bool = False) -> dict[str, Any]:
     from inference.loading.load import unsupported_message
     from inference.models.registry import get_model_classes
     from inference.vision.families import family_for
@@ -83,6 +85,9 @@ def _support_record(config: dict[str, Any]) -> dict[str, Any]:
         problem = unsupported_message(config["model_type"])
     # A vision family Branchwise runs through mlx-vlm loads whether or not mlx-lm knows it.
     if problem is not None and is_vision_config(config) and family_for(config["model_type"]):
+        problem = None
+    # So does the encoder of an embedding model, on Branchwise's own code (inference.embedding).
+    if problem is not None and embedding and config["model_type"] in ENCODER_TYPES:
         problem = None
     return {"mlx_lm": _mlx_lm_version(), "model_type": config["model_type"], "problem": problem}
 

@@ -33,7 +33,14 @@ MODEL_FILE_PATTERNS = (
     # A vision model's image processor: without it the model reads no images.
     "preprocessor_config.json",
     "processor_config.json",
+    # An embedding model's steps after the transformer, and its prompts and length limit
+    # (the sentence-transformers layout: inference.embedding.folder).
+    "modules.json",
+    "config_sentence_transformers.json",
+    "sentence_bert_config.json",
 )
+# The files of those steps, each in a subfolder of its own ("1_Pooling/config.json").
+STEP_FILE_PATTERNS = ("*_Pooling/config.json", "*_Dense/config.json", "*_Dense/model.safetensors")
 # A folder has a tokenizer when it holds one of these (besides tokenizer_config.json, which
 # only configures one).
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json", "tiktoken.model")
@@ -43,8 +50,12 @@ CONTEXT_KEYS = ("max_position_embeddings", "max_sequence_length", "seq_length", 
 
 
 def is_model_file(name: str) -> bool:
-    """Whether a file of this name is one a model needs (the rest of a folder is left behind)."""
-    return any(fnmatch.fnmatch(name, pattern) for pattern in MODEL_FILE_PATTERNS)
+    """Whether a file of this name (its path in the folder, "/" between parts) is one a model
+    needs; the rest of a folder is left behind. Below the top, only an embedding model's step
+    files are."""
+    depth = name.count("/")
+    patterns = MODEL_FILE_PATTERNS if depth == 0 else STEP_FILE_PATTERNS if depth == 1 else ()
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
 
 
 def context_length(config: dict[str, Any]) -> int | None:

@@ -17,7 +17,13 @@ class _HFTokenizer:
     chat_template: str | dict[str, str] | None
     # A BatchEncoding: "input_ids" (ints) and, when asked for, "offset_mapping" (int pairs).
     def __call__(
-        self, text: str, *, add_special_tokens: bool = True, return_offsets_mapping: bool = False
+        self,
+        text: str,
+        *,
+        add_special_tokens: bool = True,
+        return_offsets_mapping: bool = False,
+        truncation: bool = False,
+        max_length: int | None = None,
     ) -> Mapping[str, Any]: ...
 
 class TokenizerWrapper:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from app.knowledge.builtin_embedder import load_builtin_embedder
 from tests.app.knowledge.documents import pdf_bytes, write
 from ui.entry import main
 
@@ -38,12 +39,16 @@ def test_add_status_search_list_sync_remove(
         "files": 2,
         "chunks": 3,
         "failed": [{"path": str(folder / "scan.pdf"), "reason": status["failed"][0]["reason"]}],
-        "embedding_model": None,
+        # The built-in embedding model is the default (app.knowledge.embedder.DEFAULT_EMBEDDER).
+        "embedding_model": load_builtin_embedder().model_id,
     }
     assert "no text layer" in status["failed"][0]["reason"]
 
     code, out, _ = _run(capsys, "search", "Field notes", "kingfisher", "-k", "5", "--json", *data)
-    [hit] = json.loads(out)
+    # Best first; the vectors (fused with BM25 by default) rank the other chunks below it.
+    hit, *others = hits = json.loads(out)
+    assert [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
+    assert all("kingfisher" not in h["text"] for h in others)
     assert hit["path"] == str(folder / "trip.pdf") and hit["page"] == 2
     assert hit["text"].strip() == "Day two: a kingfisher." and hit["end"] > hit["start"] >= 0
     assert set(hit) == {"path", "page", "start", "end", "text", "score"}
