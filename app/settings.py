@@ -1,5 +1,6 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server, each model's draft model and image detail, the embedding
+theme, window state, the local server, each model's draft model and image detail, the
+knowledge a new chat reads and how much of a turn its excerpts may take, and the embedding
 model of knowledge folders.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
@@ -212,11 +213,9 @@ class Preferences:
             return {}
         return value if isinstance(value, dict) else {}
 
-    @property
-    def default_tool_servers(self) -> list[str] | None:
-        """The MCP servers a new chat may use (the built-in tools are "branchwise"); None:
-        every server."""
-        value = self._qs.value("tools/default_servers", "")
+    def _names(self, key: str) -> list[str] | None:
+        """A JSON list of names kept under `key`; None when none was kept (or it is damaged)."""
+        value = self._qs.value(key, "")
         try:
             names = json.loads(str(value)) if value not in (None, "") else None
         except ValueError:
@@ -225,9 +224,36 @@ class Preferences:
             return names
         return None
 
+    @property
+    def default_tool_servers(self) -> list[str] | None:
+        """The MCP servers a new chat may use (the built-in tools are "branchwise"); None:
+        every server."""
+        return self._names("tools/default_servers")
+
     @default_tool_servers.setter
     def default_tool_servers(self, value: list[str] | None) -> None:
         self._qs.setValue("tools/default_servers", "" if value is None else json.dumps(value))
+
+    @property
+    def default_knowledge(self) -> list[str]:
+        """The knowledge collections a new chat reads (none unless chosen)."""
+        return self._names("knowledge/default_collections") or []
+
+    @default_knowledge.setter
+    def default_knowledge(self, value: list[str]) -> None:
+        self._qs.setValue("knowledge/default_collections", json.dumps(list(value)))
+
+    @property
+    def knowledge_budget_tokens(self) -> int:
+        """The most tokens a turn's knowledge excerpts take; 0: a quarter of the context."""
+        try:
+            return max(0, _int(self._qs.value("knowledge/budget_tokens", 0)))
+        except (TypeError, ValueError):
+            return 0
+
+    @knowledge_budget_tokens.setter
+    def knowledge_budget_tokens(self, value: int) -> None:
+        self._qs.setValue("knowledge/budget_tokens", max(0, int(value)))
 
     @property
     def max_tool_calls(self) -> int:

@@ -14,6 +14,7 @@ from typing import Any
 import openai
 from PySide6.QtCore import Qt
 
+from app.generation.knowledge_retrieval import KnowledgeBase
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig
@@ -91,11 +92,17 @@ def start_worker(model: Path) -> Served:
 
 @asynccontextmanager
 async def serving(
-    served: Served, config: ServerConfig | None = None, max_pending: int = 8
+    served: Served,
+    config: ServerConfig | None = None,
+    max_pending: int = 8,
+    knowledge: KnowledgeBase | None = None,
 ) -> AsyncIterator[tuple[LocalServer, openai.AsyncOpenAI]]:
-    """A running server on a free loopback port and a client for it (no retries)."""
+    """A running server on a free loopback port and a client for it (no retries); requests
+    may name the collections of `knowledge`."""
     config = config or ServerConfig(port=0)
-    generations = ServedGenerations(served.worker, served.model_info, max_pending=max_pending)
+    generations = ServedGenerations(
+        served.worker, served.model_info, max_pending=max_pending, knowledge=knowledge
+    )
     server = LocalServer(generations, config)
     await server.start()
     client = openai.AsyncOpenAI(

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
     from PySide6.QtCore import Signal
 
+    from app.generation.knowledge_index import IndexKnowledge
+    from app.generation.knowledge_retrieval import KnowledgeBase
     from app.generation.reply_generation import ReplyBackend
     from app.generation.worker import InferenceWorker
     from app.generation.worker_engine import EngineLike
@@ -50,6 +52,7 @@ if TYPE_CHECKING:
     from ui.window.conversation_files import FilesHost
     from ui.window.history_import import ImportHost
     from ui.window.knowledge_commands import KnowledgePageHost
+    from ui.window.knowledge_features import KnowledgeHost
     from ui.window.main_window import MainWindow
     from ui.window.model_compare import ModelCompareHost
     from ui.window.model_picker import PickerHost
@@ -140,6 +143,10 @@ def _model_compare_host(window: MainWindow) -> ModelCompareHost:
     return window
 
 
+def _knowledge_host(window: MainWindow) -> KnowledgeHost:
+    return window
+
+
 # -- generation: the backends, the worker's signals, the engine -------------------------------
 
 
@@ -184,6 +191,10 @@ def _variants_cancel_flag(flag: _AllSet) -> CancelFlag:
 
 
 # -- knowledge folders -----------------------------------------------------------------------
+
+
+def _knowledge_base(base: IndexKnowledge) -> KnowledgeBase:
+    return base
 
 
 def _test_embedder(embedder: HashEmbedder) -> Embedder:

@@ -32,6 +32,7 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.chat.controller import ChatController, ModelResolver
+from app.generation.knowledge_index import IndexKnowledge, default_embedder
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
@@ -196,6 +197,8 @@ def launch(
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     connections = Connections(paths.data_dir)
     controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)
+    # What chats read of the knowledge folders (nothing is opened while there are none).
+    controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, default_embedder()))
     window = MainWindow(
         controller, paths, preferences, knowledge_folders(paths, worker, controller)
     )

@@ -5,18 +5,18 @@ goes through it, so its change signals and the worker's caches stay in step with
 composed of the model session (`app.generation.model_session`: which model is loaded, and its
 status), the reply being generated (`app.generation.reply_generation`), the composer's token counts
 (`app.chat.prompt_counts`, as `counts`), a conversation's life (`app.chat.conversation_actions`),
-the person's actions on messages (`app.chat.message_actions`) and Compare's
-(`app.chat.compare_actions`). These four know no controller: each is given what it works with
-(the store, the worker, callables) and says what changed by its own signals, connected here to
-the controller's of the same names. This module keeps the window's one API over the parts.
+the person's actions on messages (`app.chat.message_actions`), Compare's
+(`app.chat.compare_actions`) and knowledge (`app.chat.knowledge`, as `knowledge`). These parts
+know no controller: each is given what it works with (the store, the worker, callables) and
+says what changed by its own signals, connected here to the controller's of the same names.
+This module keeps the window's one API over the parts.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
 its replies from that server through `app.remote.backend`, whatever model the worker holds.
 
-Signals carry plain values and frozen dataclasses, each declared with its payload's class (Qt
-passes them as Python objects); those dataclasses live beside the code that emits them. Connect
-them to methods of GUI-thread QObjects (never lambdas): `tokenCount` may be emitted from the
-worker thread, and a lambda receiver would run there.
+Signals carry plain values and frozen dataclasses (declared with their payload's class, beside the
+code that emits them). Connect them to methods of GUI-thread QObjects (never lambdas):
+`tokenCount` may be emitted from the worker thread, and a lambda receiver would run there.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from app.chat.branch_model import BranchModels, FollowSetup, ModelFollowed
 from app.chat.compare_actions import CompareActions
 from app.chat.conversation_actions import ConversationActions, new_chat_params
 from app.chat.image_attach import ImageAttached, ScannedPdf
+from app.chat.knowledge.chat_knowledge import ChatKnowledge
 from app.chat.message_actions import BUSY_MESSAGE, MessageActions
 from app.chat.prompt_counts import FileAttached, PromptCounts, TokenCount
 from app.chat.tools.chat_tools import ChatTools
@@ -102,17 +103,13 @@ class ChatController(QObject):
             parent=self,
             detail_for=self.image_detail,
         )
-        self._generation.streamUpdated.connect(self.streamUpdated)
-        self._generation.prefillProgress.connect(self.prefillProgress)
-        self._generation.busyChanged.connect(self.busyChanged)
-        self._generation.notice.connect(self.notice)
-        self._generation.contextFull.connect(self.contextFull)
+        relayed = ("streamUpdated", "prefillProgress", "busyChanged", "notice", "contextFull")
+        self._relay(self._generation, *relayed)
         self._generation.ended.connect(self._on_reply_ended)
         self.variants = VariantGeneration(
             store, worker, lambda: self.model_info, parent=self, detail_for=self.image_detail
         )
-        self.variants.busyChanged.connect(self.busyChanged)
-        self.variants.notice.connect(self.notice)
+        self._relay(self.variants, "busyChanged", "notice")
         self.variants.ended.connect(self._on_reply_ended)
         self.compare = CompareGeneration(
             store,
@@ -123,8 +120,7 @@ class ChatController(QObject):
             parent=self,
             detail_for=self.image_detail,
         )
-        self.compare.busyChanged.connect(self.busyChanged)
-        self.compare.notice.connect(self.notice)
+        self._relay(self.compare, "busyChanged", "notice")
         follow = FollowSetup(
             models_dir,
             connections is not None,
@@ -139,8 +135,11 @@ class ChatController(QObject):
         worker.memoryChanged.connect(self.memoryChanged)
         worker.diskError.connect(self._on_disk_error)
         worker.draftModelFailed.connect(self.notice)
+        self.knowledge = ChatKnowledge(store, worker, preferences, self.remote_model, parent=self)
+        self._relay(self.knowledge.turns, "busyChanged", "notice", "conversationChanged")
         # The local server for other apps (Preferences › Server), on the same worker.
         self.server = ServerHost(worker, lambda: self.model_info, parent=self)
+        self.server.set_knowledge(lambda: self.knowledge.base, self.knowledge.budget)
         self.counts = PromptCounts(
             store,
             worker,
@@ -149,12 +148,11 @@ class ChatController(QObject):
             self.image_detail,
             lambda: preferences.overflow_policy,
             parent=self,
+            knowledge_setting=self.knowledge.budget_setting,
         )
-        self.counts.notice.connect(self.notice)
-        self.counts.tokenCount.connect(self.tokenCount)
-        self.counts.attachmentReady.connect(self.attachmentReady)
-        self.counts.scannedPdf.connect(self.scannedPdf)
-        self.counts.imageReady.connect(self.imageReady)
+        self._relay(
+            self.counts, "notice", "tokenCount", "attachmentReady", "scannedPdf", "imageReady"
+        )
         # Tool use (app.chat.tools.chat_tools): MCP servers, approvals, the loop answering calls.
         self.tools = ChatTools(
             store,
@@ -162,6 +160,7 @@ class ChatController(QObject):
             lambda: self.model_info,
             lambda cid, parent_id: self._messages.continue_after_tools(cid, parent_id),
             store.path.parent,
+            knowledge=self.knowledge.tools,
             parent=self,
         )
         self._conversations = ConversationActions(
@@ -182,6 +181,7 @@ class ChatController(QObject):
             save_draft=self._conversations.save_draft,
             tool_schemas=self.tools.schemas,
             end_tool_loop=self.tools.end_loop,
+            answer_turn=self.knowledge.turns.answer,
             parent=self,
         )
         self._compare = CompareActions(
@@ -195,10 +195,9 @@ class ChatController(QObject):
             parent=self,
         )
         for part in (self._conversations, self._messages, self._compare):
-            part.notice.connect(self.notice)
-            part.conversationsChanged.connect(self.conversationsChanged)
-            part.conversationChanged.connect(self.conversationChanged)
+            self._relay(part, "notice", "conversationsChanged", "conversationChanged")
         self._conversations.conversationOpened.connect(self.conversationOpened)
+        self._reply_writers = (self._generation, self.variants, self.compare, self.knowledge.turns)
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
         self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
         self.tool_flow.conversationChanged.connect(self.conversationChanged)
@@ -310,7 +309,7 @@ class ChatController(QObject):
 
     # ---- messages (app.chat.message_actions) ------------------------------------------------
     def is_busy(self) -> bool:
-        return self._generation.is_busy() or self.variants.is_busy() or self.compare.is_busy()
+        return any(part.is_busy() for part in self._reply_writers)
 
     def streaming_message_id(self) -> int | None:
         return self._generation.streaming_message_id()
@@ -368,25 +367,26 @@ class ChatController(QObject):
         self._messages.delete_message(message_id)
 
     def stop(self) -> None:
-        """Stop the replies being written now; their text so far is kept, marked as
-        stopped."""
-        self._generation.stop()
-        self.variants.stop()
-        self.compare.stop()
+        """Stop the replies being written now; their text so far is kept, marked as stopped."""
+        for part in self._reply_writers:
+            part.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
-        """Stop generation, save the partial reply and the draft, join the worker, close the
-        store."""
+        """Stop generation, save the partial replies and the draft, join the worker, close."""
         self.closing.emit()
         self.stop()
         joined = self.worker.shutdown(timeout_s)
-        self._generation.save_after_shutdown()
-        self.variants.save_after_shutdown()
-        self.compare.save_after_shutdown()
+        for part in (self._generation, self.variants, self.compare):
+            part.save_after_shutdown()
         self.store.close()
         return joined
 
     # ---- internals ----------------------------------------------------------------------------
+    def _relay(self, part: QObject, *names: str) -> None:
+        """Connect each of `part`'s signals `names` to the controller's of the same name."""
+        for name in names:
+            getattr(part, name).connect(getattr(self, name))
+
     @Slot(str)
     def _on_disk_error(self, message: str) -> None:
         self.notice.emit(

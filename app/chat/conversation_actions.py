@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.chat.knowledge.choice import with_collections
 from app.chat.store_guard import guarded
 from app.generation.reply_generation import DEFAULT_PARAMS
 from app.store.conversations import NotFoundError, StoreError
@@ -61,12 +62,13 @@ class ConversationActions(QObject):
 
     def new_conversation(self) -> int:
         """A new chat with the defaults from Preferences: their model when the library still
-        has it (else the loaded one), their system prompt and sampling."""
+        has it (else the loaded one), their system prompt, sampling and knowledge."""
         preferences = self._preferences
+        params = new_chat_params(preferences.default_params)
         conversation = self._store.create_conversation(
             model_id=self._default_model_id(),
             system_prompt=preferences.default_system_prompt,
-            params=new_chat_params(preferences.default_params),
+            params=with_collections(params, preferences.default_knowledge),
         )
         self.conversationsChanged.emit()
         return conversation.id

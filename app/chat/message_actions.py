@@ -42,6 +42,9 @@ if TYPE_CHECKING:
     from app.store.conversations import Store
 
 BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to finish."
+# (conversation_id, user message id, start its reply): the knowledge retrieved for a new user
+# message is kept on it before its reply starts (app.chat.knowledge.turns).
+AnswerTurn = Callable[[int, int, Callable[[], bool]], bool]
 
 
 class MessageActions(QObject):
@@ -73,9 +76,11 @@ class MessageActions(QObject):
         save_draft: Callable[[int, str], bool],
         tool_schemas: Callable[[int, bool], list[dict[str, Any]]],
         end_tool_loop: Callable[[int], None],
+        answer_turn: AnswerTurn = lambda _cid, _message_id, then: then(),
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
+        self._answer_turn = answer_turn
         self._store = store
         self._worker = worker
         self._remote = remote
@@ -97,7 +102,8 @@ class MessageActions(QObject):
         self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
     ) -> bool:
         """Add the person's message (with the files attached to it, as `attachmentReady` gave
-        them) under the active leaf and generate a reply to it."""
+        them) under the active leaf, retrieve the knowledge the chat reads for it, and generate
+        a reply to it."""
         if not text.strip() and not holds_image(attachments):
             self.notice.emit("Type a message first.")
             return False
@@ -119,7 +125,9 @@ class MessageActions(QObject):
             return False
         self._save_draft(conversation_id, "")  # sent: a restart must not offer it again
         self.conversationsChanged.emit()
-        return self._start_reply(conversation_id, user.id)
+        return self._answer_turn(
+            conversation_id, user.id, lambda: self._start_reply(conversation_id, user.id)
+        )
 
     def regenerate(self, message_id: int) -> bool:
         """A new sibling reply to the same message; the old reply stays one click away."""
@@ -169,7 +177,8 @@ class MessageActions(QObject):
         self, message_id: int, new_text: str, attachments: list[dict[str, Any]] | None = None
     ) -> bool:
         """A new sibling of a user message with the new text (and its files and images, or
-        `attachments` in their place), and a reply to it."""
+        `attachments` in their place; never its knowledge excerpts), its own retrieval, and a
+        reply to it."""
         original = self._guard(lambda: self._store.get_message(message_id))
         if original is None:
             return False
@@ -187,7 +196,8 @@ class MessageActions(QObject):
         edited = self._guard(lambda: self._store.edit_message(message_id, new_text, attachments))
         if edited is None:
             return False
-        return self._start_reply(edited.conversation_id, edited.id)
+        cid = edited.conversation_id
+        return self._answer_turn(cid, edited.id, lambda: self._start_reply(cid, edited.id))
 
     def switch_sibling(self, message_id: int, delta: int) -> None:
         """Show the previous (-1) or next (+1) sibling branch, at its last visited leaf."""

@@ -29,6 +29,7 @@ from app.generation.attachments import (
     read_attachment,
     wrap_file,
 )
+from app.generation.knowledge_retrieval import turn_budget
 from app.generation.model_session import ModelState
 from app.generation.prompt_messages import message_content, prompt_messages
 from app.generation.think_settings import template_kwargs
@@ -53,6 +54,9 @@ class TokenCount:
     count: int
     context_length: int | None
     overflow: str
+    # The most the knowledge retrieved when the draft is sent may add (its budget; 0 for a chat
+    # that reads none): excerpts are only known once retrieved, and counted exactly from then.
+    knowledge_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,10 +92,14 @@ class PromptCounts(QObject):
         image_detail: Callable[[], int | None],
         default_overflow: Callable[[], str],
         parent: QObject | None = None,
+        knowledge_setting: Callable[[int], int | None] = lambda _cid: None,
     ) -> None:
         """`remote_model(conversation_id)` names a chat's remote model (None: the local one);
-        `image_detail()` is the loaded model's; `default_overflow()` is Preferences'."""
+        `image_detail()` is the loaded model's; `default_overflow()` is Preferences';
+        `knowledge_setting(conversation_id)` the budget setting of a chat that reads knowledge
+        (0: a quarter of the context), None for one that reads none."""
         super().__init__(parent)
+        self._knowledge_setting = knowledge_setting
         self._store = store
         self._worker = worker
         self._session = session
@@ -127,15 +135,18 @@ class PromptCounts(QObject):
             messages.append({"role": "user", "content": content})
         kwargs = template_kwargs(self._session.model_info, conversation.params)
         params = conversation.params
+        knowledge = self._knowledge_setting(conversation_id) if draft.strip() else None
 
         def count(engine: EngineLike | None) -> TokenCount | None:
             if engine is None or not messages:
                 return None
+            context = chat_context_length(engine.context_length, params)
             return TokenCount(
                 conversation_id,
                 engine.count_prompt_tokens(messages, kwargs),
-                chat_context_length(engine.context_length, params),
+                context,
                 overflow,
+                0 if knowledge is None else turn_budget(knowledge, context),
             )
 
         self._worker.call(count, on_done=self._emit_token_count)

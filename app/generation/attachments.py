@@ -142,11 +142,16 @@ def _pdf_text(path: Path) -> str:
     return text
 
 
-def wrap_file(name: str, text: str) -> str:
-    """One file as the prompt shows it: its name, then its text in a fence longer than any run
-    of backticks inside it (so the file cannot close the block early)."""
+def fence_for(text: str) -> str:
+    """A Markdown fence longer than any run of backticks inside `text` (so the text cannot
+    close the block early)."""
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
+    return "`" * max(3, longest + 1)
+
+
+def wrap_file(name: str, text: str) -> str:
+    """One file as the prompt shows it: its name, then its text in a fence."""
+    fence = fence_for(text)
     language = _LANGUAGES.get(Path(name).suffix.lower(), "")
     return f"Attached file: {name}\n{fence}{language}\n{text}\n{fence}"
 
@@ -154,11 +159,12 @@ def wrap_file(name: str, text: str) -> str:
 def with_attachments(content: str, attachments: Sequence[dict[str, Any]]) -> str:
     """A message's text for the model: its attached files first, then what the person wrote.
     An imported file with no text (not in the export, or an image) has nothing to read, and an
-    image goes to the model as an image (app.generation.prompt_messages): both left out."""
+    image goes to the model as an image (app.generation.prompt_messages): both left out, as
+    are knowledge excerpts (app.generation.knowledge_block puts them ahead of all this)."""
     files = [
         wrap_file(item["name"], item["text"])
         for item in attachments
-        if item.get("kind") != "image"
+        if item.get("kind") is None
         and (item["text"] or not (item.get("missing") or item.get("file")))
     ]
     return "\n\n".join([*files, content]) if files else content

@@ -1,7 +1,7 @@
 """A path of the tree as the model's chat messages: the system prompt, each message with its
-attached files wrapped ahead of its text, a reply's tool calls in OpenAI's shape and each tool
-result as a `tool` message, exactly as stored, so every later turn renders the earlier ones
-token for token the same and the cache reuses them.
+knowledge excerpts and attached files wrapped ahead of its text, a reply's tool calls in
+OpenAI's shape and each tool result as a `tool` message, exactly as stored, so every later turn
+renders the earlier ones token for token the same and the cache reuses them.
 
 A message with images becomes content parts: each image (its file in the image store, in the
 order attached), then one text part with the wrapped files and the person's text. A message
@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from app.generation.attachments import with_attachments
+from app.generation.knowledge_block import with_knowledge
 from app.images.store import ImageStore, is_image_record
 from app.store.conversations import Store
 from app.store.records import Message
@@ -65,10 +66,11 @@ def message_content(
     images: ImageStore,
     detail: int | None = None,
 ) -> str | list[dict[str, Any]]:
-    """What the model is given for a message (or a draft): its text with the wrapped files,
-    preceded by image parts when it has images. `detail` is the longest edge, in pixels, the
-    model is shown each image at (None: what its processor takes)."""
-    wrapped = with_attachments(text, attachments)
+    """What the model is given for a message (or a draft): its knowledge excerpts, then its
+    text with the wrapped files, preceded by image parts when it has images. `detail` is the
+    longest edge, in pixels, the model is shown each image at (None: what its processor
+    takes)."""
+    wrapped = with_knowledge(with_attachments(text, attachments), attachments)
     pictures = [item for item in attachments if is_image_record(item)]
     if not pictures:
         return wrapped

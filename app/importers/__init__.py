@@ -11,7 +11,8 @@ and `archive.py` are `branchwise import/export`. The window runs them as operati
 (`app.operations.chat_history`).
 
 May import: `ijson`, `app.store` (conversations, records, export formats, the database file),
-`app.images` (the images an export carries), `app.paths`, and `_typeshed` for the type checker
+`app.images` (the images an export carries), `app.knowledge.excerpts` (the knowledge
+excerpts a message of an export keeps), `app.paths`, and `_typeshed` for the type checker
 only (`SupportsRead`: a stub module, never loaded).
 
 Never Qt, `ui` or `inference`.

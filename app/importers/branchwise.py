@@ -25,6 +25,7 @@ from app.importers.entries import Entry, RefusedEntry, one
 from app.importers.errors import ImportRefusedError
 from app.importers.sources import Member
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.knowledge.excerpts import is_excerpt_record
 from app.store import export as store_export
 from app.store.records import StoreError
 
@@ -83,7 +84,10 @@ def convert(raw: Any, where: str) -> ImportedConversation:
                 created_at=m.created_at,
                 model=m.model_id,
                 reasoning=m.reasoning,
-                attachments=tuple(_attachment(a, record.images) for a in m.attachments),
+                attachments=tuple(
+                    _attachment(a, record.images) for a in m.attachments if not is_excerpt_record(a)
+                ),
+                excerpts=tuple(a for a in m.attachments if is_excerpt_record(a)),
                 trace=m.trace,
                 # `from_json` made a streaming reply "interrupted" already: said again for the type.
                 status="interrupted" if m.status == "streaming" else m.status,

@@ -72,6 +72,10 @@ class ImportedMessage:
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
+    # Branchwise's own exports: the knowledge excerpts retrieved for a user message, as the
+    # store keeps them (app.knowledge.excerpts), kept after its files so the turn renders as it
+    # did.
+    excerpts: tuple[dict[str, Any], ...] = ()
 
 
 @dataclass(slots=True)

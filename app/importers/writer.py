@@ -29,6 +29,7 @@ from app.store.conversations import Store
 from app.store.provenance import imported_provenance
 from app.store.records import (
     StoreError,
+    check_excerpt,
     check_optional_text,
     check_text,
     dump_mapping,
@@ -349,7 +350,10 @@ def _row(
         check_optional_text(message.error, f"{what}: the error"),
         check_text(message.reasoning, f"{what}: the reasoning", allow_empty=True),
         json.dumps(
-            [_attachment(a, files, images, what) for a in message.attachments],
+            [
+                *(_attachment(a, files, images, what) for a in message.attachments),
+                *(check_excerpt(e, f"{what}: an excerpt") for e in message.excerpts),
+            ],
             ensure_ascii=False,
             sort_keys=True,
         ),

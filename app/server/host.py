@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, Signal
 
+from app.generation.knowledge_retrieval import KnowledgeBase
 from app.generation.worker import InferenceWorker
 from app.generation.worker_events import ModelLoaded
 from app.server.config import ServerConfig, ServerConfigError
@@ -50,6 +51,16 @@ class ServerHost(QObject):
         self._model_info = model_info
         self._server: LocalServer | None = None
         self._last: asyncio.Future[None] | None = None
+        self._knowledge: Callable[[], KnowledgeBase | None] = lambda: None
+        self._knowledge_budget: Callable[[], int] = lambda: 0
+
+    def set_knowledge(
+        self, knowledge: Callable[[], KnowledgeBase | None], budget: Callable[[], int]
+    ) -> None:
+        """The knowledge index requests may name (`knowledge()`, None while there is none) and
+        the tokens a turn's excerpts may take (`budget()`, 0: a quarter of the context)."""
+        self._knowledge = knowledge
+        self._knowledge_budget = budget
 
     @property
     def url(self) -> str | None:
@@ -85,7 +96,12 @@ class ServerHost(QObject):
         from app.server.openai_server import LocalServer
         from app.server.served_requests import ServedGenerations
 
-        generations = ServedGenerations(self._worker, self._model_info())
+        generations = ServedGenerations(
+            self._worker,
+            self._model_info(),
+            knowledge=self._knowledge(),
+            knowledge_budget=self._knowledge_budget,
+        )
         try:
             server = LocalServer(generations, config)
             url = await server.start()

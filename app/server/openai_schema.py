@@ -14,6 +14,8 @@ from typing import Any
 
 from app.server.guard import ApiError
 from app.server.openai_images import has_images, image_content
+from app.server.openai_knowledge import FIELD as KNOWLEDGE
+from app.server.openai_knowledge import parse_knowledge
 from app.server.openai_tools import (
     assistant_calls,
     call_names,
@@ -48,6 +50,7 @@ class ParsedRequest:
     messages: list[dict[str, Any]] | None = None
     prompt: str | list[int] | None = None
     tools: list[dict[str, Any]] | None = None  # offered to the model (see openai_tools)
+    knowledge: tuple[str, ...] = ()  # collections to retrieve from (see openai_knowledge)
 
 
 def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
@@ -64,6 +67,7 @@ def parse_chat(body: object, default_max_tokens: int) -> ParsedRequest:
         parsed.messages.append(clean)
     parsed.tools = parse_tools(body)
     parsed.messages = with_instruction(parsed.messages, choice_instruction(body))
+    parsed.knowledge = parse_knowledge(body)
     return parsed
 
 
@@ -74,6 +78,8 @@ def parse_completion(body: object, default_max_tokens: int) -> ParsedRequest:
             raise _bad(f"'{name}' is not supported by this server.", name)
     if body.get("best_of") not in (None, 1):
         raise _bad("Only best_of = 1 is supported.", "best_of")
+    if body.get(KNOWLEDGE):
+        raise _bad(f"'{KNOWLEDGE}' is read by chat completions only.", KNOWLEDGE)
     parsed = _common(body, default_max_tokens)
     parsed.prompt = _prompt(body.get("prompt"))
     return parsed

@@ -2,7 +2,8 @@
 loop, or `branchwise serve`'s own), answering from the shared inference worker.
 
 Endpoints: GET /health, GET /v1/models, POST /v1/chat/completions and POST /v1/completions
-(streamed as server-sent events ending in `data: [DONE]`, or whole). The runner never installs
+(streamed as server-sent events ending in `data: [DONE]`, or whole). A chat completion may name
+knowledge collections to retrieve from (`app.server.openai_knowledge`). The runner never installs
 signal handlers (the app owns them) and cancels a handler whose client went away, which cancels
 its generation. The `model` field only selects the loaded model: it never loads anything.
 """
@@ -10,6 +11,7 @@ its generation. The `model` field only selects the loaded model: it never loads 
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 from aiohttp import web
@@ -19,6 +21,7 @@ from app.generation.worker_events import GenerationFinished, TokensReady
 from app.server.config import ServerConfig
 from app.server.guard import CORS_ORIGINS, ApiError, add_cors_headers, middlewares
 from app.server.openai_images import MAX_REQUEST_BYTES
+from app.server.openai_knowledge import sources, turn_texts, unknown_collections, with_excerpts
 from app.server.openai_schema import ParsedRequest, Shaper, parse_chat, parse_completion
 from app.server.openai_tools import ContentStream
 from app.server.served_requests import Event, QueueFullError, ServedGenerations, ServedRequest
@@ -28,6 +31,7 @@ _GENERATIONS = web.AppKey("generations", ServedGenerations)
 FALLBACK_MAX_TOKENS = 4096
 # How long stopping waits for open replies (each cancelled at once) before closing them.
 SHUTDOWN_TIMEOUT_S = 2.0
+_log = logging.getLogger(__name__)
 
 
 class LocalServer:
@@ -131,6 +135,7 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
             "model_not_found",
             "model",
         )
+    used = await _with_knowledge(generations, parsed) if parsed.knowledge else None
     try:
         served = generations.submit(parsed.messages, parsed.params, parsed.prompt, parsed.tools)
     except QueueFullError as exc:
@@ -140,14 +145,39 @@ async def _generate(request: web.Request, chat: bool) -> web.StreamResponse:
         if parsed.stream:
             # The model's tool-call format, to hold call markup back while streaming.
             tool_format = model.tool_format if parsed.tools else None
-            return await _stream(request, served, parsed, shaper, tool_format)
-        return await _whole(served, shaper)
+            return await _stream(request, served, parsed, shaper, tool_format, used)
+        return await _whole(served, shaper, used)
     finally:
         # A client that went away cancels this handler (and so reaches here) mid-reply.
         generations.cancel(served)
 
 
-async def _whole(served: ServedRequest, shaper: Shaper) -> web.Response:
+async def _with_knowledge(
+    generations: ServedGenerations, parsed: ParsedRequest
+) -> list[dict[str, Any]]:
+    """Retrieve for the request's last user message and put the excerpts ahead of its text;
+    returns the sources to answer with."""
+    base = generations.knowledge
+    if base is None:
+        raise ApiError(400, "This server has no knowledge index.", "knowledge_unavailable")
+    missing = unknown_collections(parsed.knowledge, base.collection_names())
+    if missing is not None:
+        raise missing
+    messages = parsed.messages or []
+    index, text, previous = turn_texts(messages)
+    try:
+        found = await generations.retrieve(parsed.knowledge, text, previous)
+    except Exception as exc:  # the index's own failure: said, with its reason, as a 500
+        _log.exception("A served retrieval failed")
+        message = f"The knowledge could not be searched: {exc}"
+        raise ApiError(500, message, "knowledge_error") from exc
+    parsed.messages = with_excerpts(messages, index, found.excerpts)
+    return sources(found.excerpts)
+
+
+async def _whole(
+    served: ServedRequest, shaper: Shaper, used: list[dict[str, Any]] | None
+) -> web.Response:
     async for event in served.events():
         error = _error_of(event)
         if error is not None:
@@ -156,6 +186,8 @@ async def _whole(served: ServedRequest, shaper: Shaper) -> web.Response:
             body = shaper.complete(
                 event.text, event.finish_reason, event.stats, list(event.tool_calls)
             )
+            if used is not None:
+                body["sources"] = used
             return web.json_response(body)
     raise AssertionError("the events end with finished or failed")
 
@@ -166,11 +198,13 @@ async def _stream(
     parsed: ParsedRequest,
     shaper: Shaper,
     tool_format: str | None,
+    used: list[dict[str, Any]] | None = None,
 ) -> web.StreamResponse:
     """Headers go out with the first event, so a request refused by the engine (a prompt too
     long, bad sampling settings) still gets a proper status and JSON body; a failure after
     that is sent as a last `data: {"error": ...}` event. With tools offered, call markup is held
-    back (see app.server.openai_tools) and the calls go out whole at the end."""
+    back (see app.server.openai_tools) and the calls go out whole at the end. The knowledge
+    `used` goes out as `"sources"` in the first chunk."""
     content = ContentStream(tool_format)
     response: web.StreamResponse | None = None
     async for event in served.events():
@@ -180,7 +214,8 @@ async def _stream(
                 raise error
             response = await _open_stream(request)
             if shaper.chat:
-                await _send(response, shaper.chunk("", first=True), parsed)
+                first = shaper.chunk("", first=True)
+                await _send(response, first if used is None else {**first, "sources": used}, parsed)
         if error is not None:
             await _send(response, error.body(), parsed)
         elif isinstance(event, TokensReady):

@@ -23,6 +23,7 @@ from app.logs import configure_logging
 from app.paths import AppPaths
 from app.server.config import ServerConfig, ServerConfigError
 from app.server.served_requests import DEFAULT_MAX_PENDING
+from app.settings import Preferences
 
 API_KEY_ENV = "BRANCHWISE_API_KEY"
 _log = logging.getLogger(__name__)
@@ -54,7 +55,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         default=DEFAULT_MAX_PENDING,
         help=f"requests waiting or running at once before 503 ({DEFAULT_MAX_PENDING})",
     )
-    parser.add_argument("--data-dir", help="where to keep the log (the app's data folder)")
+    parser.add_argument(
+        "--data-dir",
+        help="the app's data folder: where the log is kept, and the knowledge requests may name",
+    )
     parser.add_argument("--verbose", action="store_true", help="log everything")
     return parser.parse_args(argv)
 
@@ -73,11 +77,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    configure_logging(AppPaths.resolve(args.data_dir).logs_dir, verbose=args.verbose)
-    return asyncio.run(_serve(args.model, config, args.max_pending))
+    paths = AppPaths.resolve(args.data_dir)
+    configure_logging(paths.logs_dir, verbose=args.verbose)
+    return asyncio.run(_serve(args.model, config, args.max_pending, paths))
 
 
-async def _serve(model: Path, config: ServerConfig, max_pending: int) -> int:
+async def _serve(model: Path, config: ServerConfig, max_pending: int, paths: AppPaths) -> int:
+    from app.generation.knowledge_index import IndexKnowledge, default_embedder
     from app.server.openai_server import LocalServer
     from app.server.served_requests import ServedGenerations
 
@@ -92,7 +98,12 @@ async def _serve(model: Path, config: ServerConfig, max_pending: int) -> int:
         if not loaded.done():
             loaded.set_result(failure)
 
-    generations = ServedGenerations(worker, max_pending=max_pending)
+    generations = ServedGenerations(
+        worker,
+        max_pending=max_pending,
+        knowledge=IndexKnowledge(paths.knowledge_database, default_embedder()),
+        knowledge_budget=lambda: Preferences(paths.settings_file).knowledge_budget_tokens,
+    )
     # Direct: this process runs no Qt event loop to deliver queued signals.
     direct = Qt.ConnectionType.DirectConnection
     worker.modelLoaded.connect(lambda _info: loop.call_soon_threadsafe(settle, None), direct)

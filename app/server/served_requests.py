@@ -13,15 +13,21 @@ checks at every token.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
-from collections.abc import AsyncIterator
-from typing import Any
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import Qt
 
+from app.generation.knowledge_retrieval import KnowledgeBase, TurnQuery, retrieve_turn
 from app.generation.worker import GenerationRequest, InferenceWorker
 from app.generation.worker_errors import WorkerFailure
 from app.generation.worker_events import GenerationFinished, ModelLoaded, TokensReady
+
+if TYPE_CHECKING:
+    from app.generation.worker_engine import EngineLike
+    from app.knowledge.excerpts import Retrieval
 
 # Prefixes of served requests are cached under this id, apart from the window's conversations.
 SERVER_CONVERSATION = "local-server"
@@ -65,16 +71,22 @@ class ServedRequest:
 
 
 class ServedGenerations:
-    """The server's side of the shared worker; create it on any thread, use it on one loop."""
+    """The server's side of the shared worker; create it on any thread, use it on one loop.
+    `knowledge` is the knowledge index requests may name (None: none), `knowledge_budget()`
+    the tokens a turn's excerpts may take (0: a quarter of the model's context)."""
 
     def __init__(
         self,
         worker: InferenceWorker,
         model_info: ModelLoaded | None = None,
         max_pending: int = DEFAULT_MAX_PENDING,
+        knowledge: KnowledgeBase | None = None,
+        knowledge_budget: Callable[[], int] = lambda: 0,
     ) -> None:
         self.worker = worker
         self.max_pending = max_pending
+        self.knowledge = knowledge
+        self._knowledge_budget = knowledge_budget
         self._model = model_info
         self._lock = threading.Lock()
         self._requests: dict[int, ServedRequest] = {}
@@ -127,6 +139,36 @@ class ServedGenerations:
             self._requests[request.request_id] = served
         self.worker.submit(request)
         return served
+
+    async def retrieve(self, collections: Sequence[str], text: str, previous: str) -> Retrieval:
+        """The excerpts for a request's last user message, retrieved on the worker as the
+        window's are (its answer comes back through the loop, never a Qt event loop: `branchwise
+        serve` runs none). Raises what the index raised."""
+        base = self.knowledge
+        if base is None:
+            raise LookupError("This server has no knowledge index.")
+        loop = asyncio.get_running_loop()
+        found: asyncio.Future[Retrieval] = loop.create_future()
+        ask = TurnQuery(tuple(collections), text, previous, self._knowledge_budget())
+
+        def settle(result: Retrieval | BaseException) -> None:
+            if found.done():
+                return  # the client went away meanwhile
+            if isinstance(result, BaseException):
+                found.set_exception(result)
+            else:
+                found.set_result(result)
+
+        def run(engine: EngineLike | None) -> None:
+            try:
+                result: Retrieval | BaseException = retrieve_turn(engine, base, ask)
+            except Exception as exc:  # handed to the request, whose answer says it
+                result = exc
+            with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+                loop.call_soon_threadsafe(settle, result)
+
+        self.worker.call(run)
+        return await found
 
     def cancel(self, served: ServedRequest) -> None:
         """Stop `served` (the engine checks at every token); harmless once it has ended."""

@@ -23,6 +23,8 @@ transaction; any failure raises `StoreError` with a message written for the pers
                    model_id=None, params=None) -> Message       # becomes the active leaf
     edit_message(message_id, new_content, attachments=None) -> Message  # new sibling,
                                       # original kept; same attachments unless given
+                                      # (knowledge excerpts never carried over)
+    add_excerpts(message_id, records) -> Message  # a user message nothing answers yet
     begin_reply(conversation_id, parent_id, model_id=None, params=None) -> Message
                                       # "streaming", empty; regenerate = same parent again
     reply_writer(message_id) -> ReplyWriter    # .append(text), .flush(),

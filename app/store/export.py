@@ -2,7 +2,7 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 5, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 6, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
@@ -19,10 +19,13 @@ attachments ({"kind": "image", "name", "size", "sha256", "width", "height", "for
 "tokens"}) and their bytes in `"images"` (`app.store.export_images`); an image whose bytes the
 file lacks keeps its record. Version 5 added a reply's `provenance` (app.store.provenance):
 restored as it was, so a replay after an import compares with the original reply's tokens.
-In Markdown a reply's calls and each tool result
+Version 6 added the knowledge excerpts retrieved for a user message, among its attachments
+({"kind": "knowledge", ...}: `app.knowledge.excerpts.Excerpt.as_record`), so the turn renders
+after an import exactly as it did. In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
 for reading: a reply's reasoning as a folded, quoted block ahead of its answer, each
-attached file as a folded block of its text, and each image as a line naming it.
+attached file and each knowledge excerpt as a folded block of its text, and each image as a
+line naming it.
 
 Messages come parents first. Ids are those of the exporting database and only link the
 records; an import gets new ones. `visit` orders the leaves by when they were last visited, so
@@ -41,6 +44,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, TypeGuard, cast
 
 from app.images.store import is_image_record
+from app.knowledge.excerpts import Excerpt, is_excerpt_record
 from app.sizes import format_size
 from app.store.export_images import images_from_json
 from app.store.records import (
@@ -58,7 +62,7 @@ from app.store.records import (
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 5
+EXPORT_VERSION = 6
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -200,7 +204,12 @@ def to_markdown(
         if message.role == "assistant" and message.model_id:
             heading += f" ({names.get(message.model_id, message.model_id)})"
         lines += [f"## {heading}", ""]
+        excerpts = [a for a in message.attachments if is_excerpt_record(a)]
+        for number, record in enumerate(excerpts, start=1):
+            lines += _folded(_excerpt_summary(number, record), _fenced(record["text"]))
         for attachment in message.attachments:
+            if is_excerpt_record(attachment):
+                continue
             if is_image_record(attachment):
                 size = f"{attachment['width']}×{attachment['height']}"
                 lines += [
@@ -226,6 +235,12 @@ def to_markdown(
         if message.error:
             lines += [f"*Error: {message.error}*", ""]
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _excerpt_summary(number: int, record: dict[str, Any]) -> str:
+    excerpt = Excerpt.from_record(record)
+    page = "" if excerpt.page is None else f", page {excerpt.page}"
+    return f"Source [{number}]: {excerpt.path}{page} ({excerpt.collection})"
 
 
 def _folded(summary: str, body: list[str]) -> list[str]:

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, cast, get_args
 
+from app.knowledge.excerpts import Excerpt, is_excerpt_record
 from app.store.message_checks import MessageFieldError, as_dict, check_choice
 
 Role = Literal["user", "assistant", "tool"]
@@ -69,7 +70,9 @@ class MessageFields:
     # Files attached to a user message: {"name", "size", "tokens", "text"} each; an
     # imported one may also say "missing" (not in the export), its "mime_type" and "file" (its
     # bytes, kept under the data folder's imported-files/). An image is {"kind": "image",
-    # "name", "size", "sha256", "width", "height", "format", "tokens"} (app.images.store).
+    # "name", "size", "sha256", "width", "height", "format", "tokens"} (app.images.store). A
+    # knowledge excerpt retrieved for the message is {"kind": "knowledge", ...}
+    # (app.knowledge.excerpts.Excerpt.as_record), in the order retrieved.
     attachments: tuple[dict[str, Any], ...] = ()
     trace: str = ""  # an imported turn's tool code and output: shown folded, never sent
     # An assistant reply's tool calls, {"id", "name", "arguments"} each (arguments: a dict).
@@ -165,8 +168,9 @@ _DIGEST = re.compile(r"[0-9a-f]{64}")
 
 def dump_attachments(value: object, what: str = "The attached files") -> str:
     """JSON text for a message's attachments; refuses anything but a list of text files
-    {"name", "size", "tokens", "text"} (and the optional fields of imported files) and images
-    {"kind": "image", "name", "size", "sha256", "width", "height", "format", "tokens"}."""
+    {"name", "size", "tokens", "text"} (and the optional fields of imported files), images
+    {"kind": "image", "name", "size", "sha256", "width", "height", "format", "tokens"} and
+    knowledge excerpts (`Excerpt.as_record`)."""
     if value is None:
         return "[]"
     if not isinstance(value, list | tuple):
@@ -174,6 +178,9 @@ def dump_attachments(value: object, what: str = "The attached files") -> str:
     clean: list[dict[str, Any]] = []
     for index, entry in enumerate(cast("Sequence[object]", value), start=1):
         item = as_dict(entry)
+        if item is not None and is_excerpt_record(item):
+            clean.append(check_excerpt(item, f"{what}: entry {index}"))
+            continue
         image = item is not None and item.get("kind") == "image"
         required = _IMAGE_FIELDS if image else _ATTACHMENT_FIELDS
         optional = {} if image else _OPTIONAL_ATTACHMENT_FIELDS
@@ -195,6 +202,20 @@ def dump_attachments(value: object, what: str = "The attached files") -> str:
             check_text(item["text"], f"{what}: {item['name']}", allow_empty=True)
         clean.append(dict(item))
     return json.dumps(clean, ensure_ascii=False, sort_keys=True)
+
+
+def check_excerpt(item: dict[str, Any], what: str) -> dict[str, Any]:
+    """A knowledge excerpt record as the store keeps it (its fields typed, nothing more), or
+    InvalidInputError saying what is wrong."""
+    try:
+        excerpt = Excerpt.from_record(item)
+    except ValueError as exc:
+        raise InvalidInputError(f"{what}: {exc}.") from None
+    if not set(item) <= set(excerpt.as_record()):
+        raise InvalidInputError(f"{what} has fields a knowledge excerpt does not.")
+    for name, text in (("text", excerpt.text), ("path", excerpt.path)):
+        check_text(text, f"{what}'s {name}", allow_empty=name == "text")
+    return excerpt.as_record()
 
 
 def dump_tool_calls(value: object, what: str = "The tool calls") -> str:

@@ -11,6 +11,7 @@ import time
 from typing import Any
 
 from app.images.store import is_image_record
+from app.knowledge.excerpts import is_excerpt_record
 from app.store.connection import (
     MESSAGE_COLUMNS,
     MESSAGE_FIELDS,
@@ -79,9 +80,11 @@ class MessageTree(StoreRows):
     ) -> Message:
         """A new sibling of `message_id` with the new text and the same attached files and
         images (or `attachments` in their place), the same reply's tool calls or tool result's
-        call, made active; the original stays. An edited tool result is marked so in its stats."""
+        call, made active; the original stays. An edited tool result is marked so in its stats.
+        Knowledge excerpts stay with the original: a new version retrieves its own."""
         original = self.get_message(message_id)
-        kept = list(original.attachments) if attachments is None else attachments
+        given = original.attachments if attachments is None else attachments
+        kept = [item for item in given if not is_excerpt_record(item)]
         check_text(
             new_content, "The message", allow_empty=original.role == "tool" or holds_image(kept)
         )
@@ -100,6 +103,26 @@ class MessageTree(StoreRows):
             stats=_edited_stats(original, new_content) if original.role == "tool" else None,
             reasoning=original.reasoning if original.role == "assistant" else "",
         )
+
+    def add_excerpts(self, message_id: int, excerpts: list[dict[str, Any]]) -> Message:
+        """Keep the knowledge excerpts retrieved for a user message (`Excerpt.as_record` each)
+        after its files and images. Only a message nothing answers yet and that has none: a
+        turn a reply has read is never rewritten (InvalidInputError says so)."""
+        message = self.get_message(message_id)
+        if message.role != "user":
+            raise InvalidInputError("Knowledge excerpts belong to a message of the person's.")
+        if any(is_excerpt_record(item) for item in message.attachments):
+            raise InvalidInputError("This message has its knowledge excerpts already.")
+        kept = dump_attachments([*message.attachments, *excerpts])
+        with self._write() as db:
+            changed = db.execute(
+                "UPDATE messages SET attachments = ? WHERE id = ?"
+                " AND NOT EXISTS (SELECT 1 FROM messages WHERE parent_id = ?)",
+                (kept, message_id, message_id),
+            ).rowcount
+        if not changed:
+            raise InvalidInputError("This message has been answered: its turn stays as it was.")
+        return self.get_message(message_id)
 
     def switch_to_sibling(self, message_id: int) -> Message:
         """Show the branch through `message_id`: its most recently visited leaf becomes active

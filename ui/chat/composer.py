@@ -31,8 +31,10 @@ from PySide6.QtWidgets import (
 from app.chat.image_attach import IMAGE_SUFFIXES
 from ui.chat.draft_attachments import DraftAttachments
 from ui.chat.image_files import png_data
+from ui.chat.knowledge_button import KnowledgeButton
 from ui.chat.reply_progress import STOPPING
 from ui.chat.think_controls import ThinkControls
+from ui.chat.token_notice import KNOWLEDGE_TIP, TOKENS_TIP, blocks_sending, context_notice
 from ui.chat.tools_button import ToolsButton
 from ui.text.plain_text import literal, plain_label
 from ui.widgets.auto_height import fit_to_text
@@ -41,40 +43,7 @@ from ui.widgets.icons import ColorRole, themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import ImageView
 
-# Warn once the prompt takes this share of the context window.
-NEAR_CONTEXT_SHARE = 0.9
 _MAX_VISIBLE_LINES = 8
-# What the chat's overflow policy does once the context is full.
-_LEFT_OUT = {
-    "truncate_middle": "turns from the middle of the chat are left out of the model's view",
-    "rolling": "the oldest turns are left out of the model's view",
-}
-
-
-def _context_notice(count: int, context_length: int, overflow: str | None) -> tuple[str, str]:
-    """(kind, text) for a prompt of `count` tokens; kind is "", "warning" or "danger".
-    `overflow` is the chat's policy; with one that leaves turns out, a full context only warns."""
-    left_out = _LEFT_OUT.get(overflow or "")
-    if count >= context_length and left_out:
-        return "danger", (
-            f"The {context_length:,}-token context is full ({count:,} tokens): {left_out} "
-            "(dimmed), and the reply still gets room."
-        )
-    if count > context_length:
-        return "danger", (
-            f"Over the {context_length:,}-token context by {count - context_length:,} tokens:"
-            " the reply cannot start; shorten the message or start a new chat."
-        )
-    if count >= NEAR_CONTEXT_SHARE * context_length:
-        head = f"Near the {context_length:,}-token context: the prompt takes {count:,} tokens"
-        if left_out:
-            return "warning", f"{head}. Once it is full, {left_out}."
-        return "warning", (
-            f"{head}, so the reply will stop after at most {context_length - count:,} tokens."
-        )
-    return "", ""
-
-
 # The paperclip's file dialog: what `app.generation.attachments` reads as text, and the images
 # `app.images.store` keeps.
 _IMAGE_PATTERNS = " ".join(f"*{suffix}" for suffix in sorted(IMAGE_SUFFIXES))
@@ -180,9 +149,7 @@ class Composer(QFrame):
         self.token_label.setObjectName("TokenLabel")
         self.token_label.setAccessibleName("Prompt size")
         scale_font(self.token_label, 0.85)
-        self.token_label.setToolTip(
-            "Tokens the model will read for this message, against its context window"
-        )
+        self.token_label.setToolTip(TOKENS_TIP)
         self.token_label.hide()
 
         self.attach_button = icon_button(
@@ -194,6 +161,7 @@ class Composer(QFrame):
         self.attached = DraftAttachments()
         self.think = ThinkControls()
         self.tools = ToolsButton()  # which tools this chat may use (ui.window.tool_features)
+        self.knowledge = KnowledgeButton()  # what it reads (ui.window.knowledge_features)
 
         box = QFrame()
         box.setObjectName("ComposerBox")
@@ -207,6 +175,7 @@ class Composer(QFrame):
         self._footer.setContentsMargins(0, 0, 0, 0)
         self._footer.addWidget(self.think)
         self._footer.addWidget(self.tools)
+        self._footer.addWidget(self.knowledge)
         self._footer.addStretch(1)
         self._footer.addWidget(self.token_label)
         layout = QVBoxLayout(self)
@@ -246,20 +215,24 @@ class Composer(QFrame):
         self._refresh()
 
     def set_token_info(
-        self, count: int | None, context_length: int | None, overflow: str | None = None
+        self,
+        count: int | None,
+        context_length: int | None,
+        overflow: str | None = None,
+        knowledge: int = 0,
     ) -> None:
-        """Show the prompt's size; near or over the context window, say what will happen under
-        the chat's `overflow` policy (sending is blocked over the context only when the policy
-        leaves nothing out)."""
-        self._over_context = bool(
-            count and context_length and count > context_length and overflow not in _LEFT_OUT
-        )
+        """Show the prompt's size (and the most its `knowledge` excerpts may add); near or over
+        the context window, say what will happen under the chat's `overflow` policy (sending is
+        blocked over the context only when the policy leaves nothing out)."""
+        self._over_context = blocks_sending(count, context_length, overflow)
         if count is None or not context_length:
             self._token_notice = ("", "")
             self.token_label.hide()
         else:
-            self._token_notice = _context_notice(count, context_length, overflow)
-            self.token_label.setText(f"{count:,} / {context_length:,} tokens")
+            self._token_notice = context_notice(count, context_length, overflow)
+            shown = f"{count:,} + up to {knowledge:,}" if knowledge else f"{count:,}"
+            self.token_label.setText(f"{shown} / {context_length:,} tokens")
+            self.token_label.setToolTip(KNOWLEDGE_TIP if knowledge else TOKENS_TIP)
             self.token_label.setProperty("kind", self._token_notice[0])
             self._repolish(self.token_label)
             self.token_label.show()

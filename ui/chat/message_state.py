@@ -27,7 +27,10 @@ _LEFT_OUT_OPACITY = 0.45
 
 def status_text(view: MessageView, note: str) -> str:
     """The status line for `view` ("" for none); `note` is the window's line on a reply being
-    written, e.g. "Reading the prompt… 512 / 1,847 tokens"."""
+    written, e.g. "Reading the prompt… 512 / 1,847 tokens", or on a message of the person's
+    before its reply starts ("Searching the knowledge…")."""
+    if note and view.role == "user":
+        return note
     if view.status == "error":
         return f"Error: {view.error or 'the reply could not be generated'}"
     if view.status == "streaming" and (note or (not view.content and not view.reasoning)):

@@ -24,11 +24,13 @@ from PySide6.QtWidgets import (
 )
 
 from ui.chat.attachment_chips import AttachmentChips
+from ui.chat.collapsed_text import show_collapsed, show_more_button
 from ui.chat.image_chips import ImageChips
 from ui.chat.inline_editor import InlineEditor
 from ui.chat.message_state import show_left_out, show_status, status_badge, status_text
 from ui.chat.message_toolbar import MessageToolbar, can_continue
 from ui.chat.sibling_nav import SiblingNav
+from ui.chat.sources_panel import SourcesPanel, sync_sources
 from ui.chat.thinking_section import ThinkingSection
 from ui.chat.tool_result import ToolResultView, calls_label, calls_summary
 from ui.chat.trace_section import TraceSection
@@ -45,8 +47,6 @@ _ROLES = {
     "system": ("SystemMessage", "SystemBubble", "System prompt"),
     "tool": ("ToolMessage", "ToolBubble", "Tool result"),
 }
-# A longer message of the person's shows this many lines until "Show more".
-_COLLAPSED_LINES = 12
 # A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
 
@@ -78,6 +78,7 @@ class MessageWidget(QFrame):
         self.chips: AttachmentChips | None = None
         self.image_chips: ImageChips | None = None  # a user message's images, as thumbnails
         self._calls: QLabel | None = None  # the calls a reply made, under its text
+        self.sources: SourcesPanel | None = None  # what a reply's turn read of the knowledge
         self._note = ""  # set by the window while the reply is being written
         self._sight = ("", "")  # what its editor says of a model that cannot see images
         role = view.role
@@ -148,9 +149,7 @@ class MessageWidget(QFrame):
         if role == "user":
             # A long message of the person's shows its first lines until asked for the rest.
             self._collapsed = True
-            self.more_button = QToolButton(self)
-            self.more_button.setObjectName("ShowMoreButton")
-            self.more_button.setAutoRaise(True)
+            self.more_button = show_more_button(self)
             self.more_button.clicked.connect(self._toggle_collapsed)
             layout.addWidget(self.more_button, 0, Qt.AlignmentFlag.AlignRight)
         layout.addWidget(self._toolbar)
@@ -184,9 +183,9 @@ class MessageWidget(QFrame):
     def set_view(self, view: MessageView) -> None:
         """Show `view`; re-renders the text only when it (or streaming-ness) changed."""
         old = self._view
-        render = view.content != old.content or (view.status == "streaming") != (
-            old.status == "streaming"
-        )
+        streaming = view.status == "streaming"
+        render = view.content != old.content or streaming != (old.status == "streaming")
+        render = render or len(view.sources) != len(old.sources)  # citations become links
         self._view = view
         self._apply(view, render)
 
@@ -255,6 +254,7 @@ class MessageWidget(QFrame):
             self.trace_section.set_trace(view.trace)
             set_shown(self.trace_section, bool(view.trace))
         self._update_calls()
+        self._update_sources()
         if render:
             self._render_body(view.status == "streaming")
         if view.sibling_count > 1 or self._toolbar.nav is not None:
@@ -300,6 +300,13 @@ class MessageWidget(QFrame):
         self._calls.setText(calls_summary(calls))
         set_shown(self._calls, bool(calls))
 
+    def _update_sources(self) -> None:
+        had = self.sources
+        self.sources = sync_sources(had, self._view.sources, self)
+        if had is None and self.sources is not None:
+            self._layout.insertWidget(self._layout.indexOf(self._toolbar), self.sources)
+            self.body.sourceClicked.connect(self.sources.show_source)
+
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content
         if self.tool_result is not None:
@@ -307,7 +314,7 @@ class MessageWidget(QFrame):
             self.tool_result.set_result(str(tool), text, self._view.stats)
             return
         if self._view.role == "assistant":
-            self._markdown.render(text, self._dark, streaming)
+            self._markdown.render(text, self._dark, streaming, len(self._view.sources))
             set_shown(self.body, bool(text))
         else:
             self.body.set_plain_text(text)
@@ -344,17 +351,8 @@ class MessageWidget(QFrame):
         self._update_collapsed()
 
     def _update_collapsed(self) -> None:
-        if self.more_button is None:
-            return
-        limit = self.body.fontMetrics().lineSpacing() * _COLLAPSED_LINES
-        long = self.body.document().size().height() > limit
-        self.body.set_height_limit(limit if self._collapsed and long else None)
-        set_shown(self.more_button, long)
-        self.more_button.setText("Show more" if self._collapsed else "Show less")
-        self.more_button.setAccessibleName(self.more_button.text())
-        self.more_button.setToolTip(
-            "Show the whole message" if self._collapsed else "Show only its first lines"
-        )
+        if self.more_button is not None:
+            show_collapsed(self.body, self.more_button, self._collapsed)
 
     def _toggle_collapsed(self) -> None:
         self._collapsed = not self._collapsed

@@ -70,10 +70,12 @@ class PreferencesDialog(QDialog):
         draft_for: Callable[[str], str | None] = lambda _model: None,
         detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
+        collections: Sequence[str] = (),
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
         choose their model from; with `draft_for(model)` and `detail_for(model)` it also fills
-        "Models" (each model's draft model and image detail), showing `current_model` first."""
+        "Models" (each model's draft model and image detail), showing `current_model` first;
+        `collections` are the knowledge new chats may read."""
         super().__init__(parent)
         self.setObjectName("PreferencesDialog")
         self.setWindowTitle("Preferences")
@@ -160,12 +162,14 @@ class PreferencesDialog(QDialog):
         general.addWidget(self.model_defaults)
         general.addWidget(self.server_group)
         general.addStretch(1)
-        self.new_chats_page = NewChatDefaultsPage(new_chats or ChatDefaults(None, "", {}), models)
+        self.new_chats_page = NewChatDefaultsPage(
+            new_chats or ChatDefaults(None, "", {}), models, collections
+        )
         self.tabs = QTabWidget()
         self.tabs.setAccessibleName("Preferences pages")
         self.tabs.addTab(self.general, "General")
         self.tabs.addTab(self.new_chats_page, "New chats")
-        self.tabs.setTabToolTip(1, "The model, system prompt and sampling new chats start with")
+        self.tabs.setTabToolTip(1, "The model, system prompt, sampling and knowledge of new chats")
         self.tools_page = tools_page  # ui.dialogs.tools_page, filled and followed by the window
         if tools_page is not None:
             self.tabs.addTab(tools_page, "Tools")

@@ -3,7 +3,9 @@
 Safety is decided here, not by the viewer: raw HTML is escaped (`html=False`), only http and https
 links become anchors, and images become text, so nothing a model writes can make Qt load a file
 or a remote resource. Code blocks are highlighted with Pygments (inline colours, which
-QTextDocument supports) and carry a `copy:N` anchor that `SafeBrowser` handles.
+QTextDocument supports) and carry a `copy:N` anchor that `SafeBrowser` handles. In a reply that
+used knowledge, a citation `[N]` of one of its `citations` sources (in text, not in code) becomes
+a `source:N` anchor, which `SafeBrowser` reports; it never names a file.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from pygments.util import ClassNotFound
 from ui.widgets.theme import ThemeColors, colors_for
 
 COPY_SCHEME = "copy"
+SOURCE_SCHEME = "source"
+_CITATION = re.compile(r"\[(\d{1,3})\]")
 SAFE_LINK_SCHEMES = ("http", "https")
 _CODE_TOKENS = ("fence", "code_block")
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})")
@@ -32,15 +36,16 @@ _LIST_ITEM = re.compile(r"([-+*]|\d{1,9}[.)])(\s|$)")
 _MONO = "'SF Mono', Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 
 
-def render(text: str, dark: bool, streaming: bool = False) -> str:
+def render(text: str, dark: bool, streaming: bool = False, citations: int = 0) -> str:
     """HTML for `text`. Completed messages are cached; a streaming one changes on every call.
+    `citations`: how many sources the reply has, whose `[N]` become anchors.
 
     An unclosed ``` fence runs to the end of the text (CommonMark), so a code block that is still
     streaming already shows as code.
     """
     if streaming:
-        return _render(text, dark)
-    return _render_cached(text, dark)
+        return _render(text, dark, citations)
+    return _render_cached(text, dark, citations)
 
 
 def code_blocks(text: str) -> list[str]:
@@ -89,13 +94,18 @@ def is_safe_link(url: str) -> bool:
 
 
 @lru_cache(maxsize=1024)
-def _render_cached(text: str, dark: bool) -> str:
-    return _render(text, dark)
+def _render_cached(text: str, dark: bool, citations: int) -> str:
+    return _render(text, dark, citations)
 
 
-def _render(text: str, dark: bool) -> str:
+def _render(text: str, dark: bool, citations: int = 0) -> str:
     colors = colors_for(dark)
-    env: dict[str, Any] = {"colors": colors, "code_index": 0, "open_links": []}
+    env: dict[str, Any] = {
+        "colors": colors,
+        "code_index": 0,
+        "open_links": [],
+        "citations": citations,
+    }
     # A trailing newline would show as a trailing space in the document.
     return _document_style(colors) + _parser().render(text, env).rstrip()
 
@@ -141,6 +151,7 @@ def _parser() -> MarkdownIt:
         ("link_close", _link_close),
         ("image", _image),
         ("table_open", _table_open),
+        ("text", _text),
     ):
         md.add_render_rule(name, rule)
     return md
@@ -206,6 +217,23 @@ def _image(
 ) -> str:
     alt = renderer.renderInlineAsText(tokens[idx].children or [], options, env)
     return f'<span class="placeholder">[image: {escape(alt)}]</span>'
+
+
+def _text(
+    renderer: Any, tokens: Sequence[Token], idx: int, options: Any, env: dict[str, Any]
+) -> str:
+    shown = escape(tokens[idx].content)
+    count = env["citations"]
+    if not count or any(env["open_links"]):
+        return shown  # no sources, or inside a link already (an anchor cannot nest)
+
+    def cite(match: re.Match[str]) -> str:
+        number = int(match.group(1))
+        if not 1 <= number <= count:
+            return match.group(0)
+        return f'<a href="{SOURCE_SCHEME}:{number}">[{number}]</a>'
+
+    return _CITATION.sub(cite, shown)
 
 
 def _table_open(

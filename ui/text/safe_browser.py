@@ -6,8 +6,8 @@ returning None from `loadResource` makes QTextDocument read the file on its own
 enough: Qt's image handler, given bytes it cannot decode, loads the file by name (verified with
 PySide6 6.12: a 400-pixel PNG still appeared). So images get a 1x1 transparent placeholder and
 every other resource an empty QByteArray; links only open http/https URLs in the system browser,
-and `copy:N` anchors copy a code block. The Markdown renderer emits no <img> or <link> at all;
-this is the second line of defence.
+`copy:N` anchors copy a code block and `source:N` anchors (a reply's citations) are reported.
+The Markdown renderer emits no <img> or <link> at all; this is the second line of defence.
 """
 
 from __future__ import annotations
@@ -32,7 +32,13 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QFrame, QSizePolicy, QTextBrowser, QToolTip, QWidget
 
-from ui.text.markdown_render import COPY_SCHEME, code_blocks, is_safe_link, render
+from ui.text.markdown_render import (
+    COPY_SCHEME,
+    SOURCE_SCHEME,
+    code_blocks,
+    is_safe_link,
+    render,
+)
 
 
 @cache
@@ -46,10 +52,12 @@ class SafeBrowser(QTextBrowser):
     """Shows Markdown or plain text; its height always fits the content, so it never scrolls."""
 
     codeCopied = Signal(int)
+    sourceClicked = Signal(int)  # a citation [N] of the reply's sources
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._markdown = ""
+        self.citations = 0  # the reply's sources, whose [N] become links (set before rendering)
         self._streaming = False  # a reply still being written: a cursor shows where it goes on
         self._height_limit: int | None = None  # a long message shown collapsed
         self.setOpenLinks(False)
@@ -71,10 +79,11 @@ class SafeBrowser(QTextBrowser):
     def set_markdown(self, text: str, dark: bool, streaming: bool = False) -> None:
         self._markdown = text
         self._streaming = streaming
-        self.setHtml(render(text, dark, streaming))
+        self.setHtml(render(text, dark, streaming, self.citations))
 
     def set_plain_text(self, text: str) -> None:
         self._markdown = ""
+        self.citations = 0  # the reply's sources, whose [N] become links (set before rendering)
         self._streaming = False
         self.setPlainText(text)
 
@@ -140,6 +149,8 @@ class SafeBrowser(QTextBrowser):
     def _on_anchor_clicked(self, url: QUrl) -> None:
         if url.scheme() == COPY_SCHEME:
             self._copy_code_block(url.path())
+        elif url.scheme() == SOURCE_SCHEME and url.path().isdigit():
+            self.sourceClicked.emit(int(url.path()))
         elif is_safe_link(url.toString()):
             QDesktopServices.openUrl(url)
 

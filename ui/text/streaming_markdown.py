@@ -25,7 +25,11 @@ class StreamingMarkdown:
         self._frozen: list[SafeBrowser] = []  # the finished part of the reply
         self._frozen_text = ""  # and its source
 
-    def render(self, text: str, dark: bool, streaming: bool) -> None:
+    def render(self, text: str, dark: bool, streaming: bool, citations: int = 0) -> None:
+        """`citations`: the reply's sources, whose [N] become links (`body.sourceClicked`)."""
+        if citations != self._body.citations:
+            self.drop_frozen()
+            self._body.citations = citations
         if streaming:
             self._render_streaming(text, dark)
         else:
@@ -56,6 +60,8 @@ class StreamingMarkdown:
             segment = SafeBrowser(self._layout.parentWidget())
             segment.setObjectName("MessageBody")
             segment.setAccessibleName(self._body.accessibleName())
+            segment.citations = self._body.citations
+            segment.sourceClicked.connect(self._body.sourceClicked)
             segment.set_markdown(text[done:cut], dark)
             self._layout.insertWidget(self._layout.indexOf(self._body), segment)
             self._frozen.append(segment)

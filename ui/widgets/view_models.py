@@ -71,6 +71,21 @@ class ToolCallView:
 
 
 @dataclass(frozen=True)
+class SourceView:
+    """A knowledge excerpt a reply's turn read: `number` as the model read it ([1], [2]…), where
+    it came from, its text, and `state`: "current", "changed" (the file changed since), "gone"
+    (no longer in the index) or "unknown" (no index to compare with)."""
+
+    number: int
+    collection: str
+    path: str
+    page: int | None
+    heading: str
+    text: str
+    state: str = "current"
+
+
+@dataclass(frozen=True)
 class MessageView:
     """One message on the active path, with its place among its siblings (1-based index)."""
 
@@ -105,6 +120,8 @@ class MessageView:
     # "tool", "duration_s", "chars", "cut", "failure", "edited").
     tool_calls: tuple[ToolCallView, ...] = ()
     tool_name: str | None = None
+    # A reply whose turn read knowledge: the sources it may cite, shown under it.
+    sources: tuple[SourceView, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from app.chat.knowledge.sources import ReplySources
 from app.images.store import ImageError, ImageStore, StoredImage, is_image_record
+from app.knowledge.excerpts import is_excerpt_record
 from app.mcp.tool_info import ToolLabel
 from app.store.conversations import DEFAULT_TITLE
 from ui.widgets.view_models import (
@@ -23,6 +25,7 @@ from ui.widgets.view_models import (
     ImageView,
     MessageView,
     SearchHit,
+    SourceView,
     ToolCallView,
 )
 
@@ -41,12 +44,15 @@ def message_views(
     images: ImageStore,
     tools: Mapping[str, ToolLabel] | None = None,
     reply_label: ReplyLabel | None = None,
+    sources: Mapping[int, ReplySources] | None = None,
 ) -> list[MessageView]:
     """The active path as MessageViews, each with its `index/count` among its siblings, its
     images found in `images`, its calls' tools named as `tools` says (by call id; else by
-    the name the model called) and, for a reply whose versions several models wrote, its
-    model named by `reply_label`."""
+    the name the model called), for a reply whose versions several models wrote, its
+    model named by `reply_label`, and for a reply whose turn read knowledge, its `sources`
+    (by the reply's id)."""
     tools = tools or {}
+    sources = sources or {}
     children: dict[int | None, list[int]] = defaultdict(list)
     models: dict[int, str | None] = {}
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
@@ -71,7 +77,7 @@ def message_views(
                 attachments=tuple(
                     AttachmentView.from_record(item)
                     for item in message.attachments
-                    if not is_image_record(item)
+                    if not is_image_record(item) and not is_excerpt_record(item)
                 ),
                 images=tuple(
                     image_view(item, images)
@@ -83,9 +89,27 @@ def message_views(
                 model_name=_model_name(message, siblings, models, reply_label),
                 tool_calls=tuple(_call_view(call, tools) for call in message.tool_calls),
                 tool_name=message.tool_name,
+                sources=source_views(sources.get(message.id)),
             )
         )
     return views
+
+
+def source_views(found: ReplySources | None) -> tuple[SourceView, ...]:
+    if found is None:
+        return ()
+    return tuple(
+        SourceView(
+            s.number,
+            s.excerpt.collection,
+            s.excerpt.path,
+            s.excerpt.page,
+            s.excerpt.heading,
+            s.excerpt.text,
+            s.state.value,
+        )
+        for s in found.sources
+    )
 
 
 def _call_view(call: dict[str, Any], tools: Mapping[str, ToolLabel]) -> ToolCallView:

@@ -38,6 +38,7 @@ from ui.window.conversation_files import ConversationFiles
 from ui.window.conversation_views import message_views, title_from
 from ui.window.history_import import HistoryImport
 from ui.window.knowledge_commands import KnowledgeCommands
+from ui.window.knowledge_features import KnowledgeFeatures
 from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
 from ui.window.model_status_presenter import ModelStatusPresenter
@@ -132,6 +133,7 @@ class MainWindow(QMainWindow):
         self.compare = CompareFeatures(self)
         self.model_compare = ModelCompare(self)  # after `compare`: it extends reply menus
         self.tools = ToolFeatures(self)
+        self.knowledge = KnowledgeFeatures(self)  # after `tools`: a choice refreshes its button
         self.replay = ReplayFeatures(self)  # each reply's Details and Replay
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
@@ -263,6 +265,7 @@ class MainWindow(QMainWindow):
             self.composer.clear_attachments()  # a draft's files belong to its chat
             self.composer_extras.refresh_model_controls()
             self.tools.conversation_shown()
+            self.knowledge.conversation_shown()
             self.token_counter.restart()
             self.composer.edit.setFocus()
             self.models.use_conversation_model(conversation_id, conversation.model_id)
@@ -303,7 +306,8 @@ class MainWindow(QMainWindow):
             self.show_notice(str(exc))
             return
         tools = self.controller.tools.call_labels(self._cid, path)
-        views = message_views(path, tree, self.store.images, tools, self.model_compare.reply_label)
+        label, sources = self.model_compare.reply_label, self.controller.knowledge.sources(path)
+        views = message_views(path, tree, self.store.images, tools, label, sources)
         self.chat_view.set_messages(self.stream.with_streamed_text(views))
 
     @Slot(int)

@@ -101,6 +101,7 @@ class SettingsCommands(QObject):
             draft_for=preferences.draft_model_for,
             detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
+            collections=self._controller.knowledge.names(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         dialog.clearSavedRequested.connect(self.clear_saved_caches)

@@ -52,4 +52,6 @@ class TokenCounter(QObject):
     @Slot(object)
     def _on_count(self, count: TokenCount) -> None:
         if count.conversation_id == self._window.current_conversation_id:
-            self._window.composer.set_token_info(count.count, count.context_length, count.overflow)
+            self._window.composer.set_token_info(
+                count.count, count.context_length, count.overflow, count.knowledge_tokens
+            )

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from PySide6.QtCore import QObject, Slot
 
+from app.chat.knowledge.choice import chat_collections
 from app.chat.tools.choice import CHAT_KEY, chat_servers, server_label, tools_off_reason
 from app.chat.tools.payloads import CallLimit, CallSettled, ToolCallCard, ToolWait
 from app.chat.tools.session import approval_text
@@ -103,7 +104,8 @@ class ToolFeatures(QObject):
                 remote = is_remote(conversation.model_id)
         reason = tools_off_reason(window.controller.model_info, remote)
         allowed = chat_servers(params, window.controller.preferences.default_tool_servers)
-        infos = [self.session.builtin_info(), *self.session.server_infos()]
+        reads = bool(chat_collections(params)) and window.controller.knowledge.base is not None
+        infos = [self.session.builtin_info(reads), *self.session.server_infos()]
         choices = [
             ServerChoice(
                 i.name,

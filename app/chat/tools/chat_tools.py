@@ -25,6 +25,7 @@ from app.store.conversations import Store, StoreError
 from app.store.records import Message
 
 if TYPE_CHECKING:
+    from app.chat.knowledge.tools import KnowledgeTools
     from app.generation.worker_events import ModelLoaded
 
 
@@ -37,10 +38,11 @@ class ChatTools(QObject):
         continue_reply: Callable[[int, int], bool],
         data_dir: Path,
         loop: Callable[[], asyncio.AbstractEventLoop | None] = app_loop,
+        knowledge: KnowledgeTools | None = None,
         parent: QObject | None = None,
     ) -> None:
         """`continue_reply(conversation_id, parent_id)` starts the model's reply below the last
-        result of a round of calls."""
+        result of a round of calls; `knowledge` adds the knowledge tools."""
         super().__init__(parent)
         self._store = store
         self._preferences = preferences
@@ -54,7 +56,7 @@ class ChatTools(QObject):
         )
         self.flow = ToolFlow(
             store,
-            ToolRunner(store, lambda: self.session.running_servers, loop),
+            ToolRunner(store, lambda: self.session.running_servers, loop, knowledge),
             self.session.approvals,
             continue_reply,
             max_calls=lambda: preferences.max_tool_calls,

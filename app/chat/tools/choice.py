@@ -1,6 +1,7 @@
 """Which tools a chat offers its model: the servers the chat allows (its own choice, kept in its
 params, else the default from Preferences), and only tools that are ready now, in a stable order
-so the prompt that lists them never changes by itself.
+so the prompt that lists them never changes by itself. The built-in knowledge tools go only to a
+chat that reads knowledge.
 
 Whether the model can take tools at all is the worker's to say (it reads the chat template):
 it reports the tool-call format with the model's info, as plain text, or None.
@@ -11,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from app.chat.knowledge.choice import chat_collections
+from app.chat.knowledge.tools import TOOL_NAMES as KNOWLEDGE_TOOL_NAMES
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.tool_info import ToolInfo
 
@@ -34,7 +37,13 @@ def chat_tools(
     available: Iterable[ToolInfo], params: dict[str, Any], default: Iterable[str] | None
 ) -> list[ToolInfo]:
     allowed = chat_servers(params, default)
-    return [t for t in available if allowed is None or t.server in allowed]
+    reads = bool(chat_collections(params))
+    return [
+        t
+        for t in available
+        if (allowed is None or t.server in allowed)
+        and (reads or t.server != BUILTIN_SERVER or t.name not in KNOWLEDGE_TOOL_NAMES)
+    ]
 
 
 def tools_off_reason(model_info: ModelLoaded | None, remote: bool = False) -> str | None:

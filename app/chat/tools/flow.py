@@ -280,7 +280,7 @@ class ToolFlow(QObject):
                 this.run = None
                 self._store_result(this, result)
 
-        turn.run = self.runner.start(turn.tool, turn.call["arguments"], done)
+        turn.run = self.runner.start(turn.tool, turn.call["arguments"], done, turn.conversation_id)
 
     def _store_result(self, turn: ToolTurn, result: ToolResult) -> None:
         call = turn.call

@@ -1,5 +1,6 @@
 """Running one approved tool call off the GUI thread's way: on the app's asyncio loop (Qt's own,
-through qasync), through the MCP servers or, for `search_conversations`, the store. The window
+through qasync), through the MCP servers or, for the built-in tools, the store
+(`search_conversations`) or the knowledge index (`app.chat.knowledge.tools`). The window
 never waits: the result comes back through a callback on the loop's thread, and a run can be
 cancelled at any time (the call's task is cancelled, and the server told so by the SDK).
 
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QTimer
 
+from app.chat.knowledge.tools import TOOL_NAMES as KNOWLEDGE_TOOL_NAMES
 from app.mcp.builtin_search import SEARCH_TOOL, search_conversations
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.results import ToolFailure, ToolResult
@@ -23,6 +25,7 @@ from app.mcp.tool_info import ToolInfo
 from app.store.conversations import Store
 
 if TYPE_CHECKING:
+    from app.chat.knowledge.tools import KnowledgeTools
     from app.mcp.servers import ToolServers  # the MCP SDK loads with the first server
 
 BUILTIN_TOOLS: tuple[ToolInfo, ...] = (SEARCH_TOOL,)
@@ -63,18 +66,22 @@ class ToolRunner:
         store: Store,
         servers: Callable[[], ToolServers | None],
         loop: Callable[[], asyncio.AbstractEventLoop | None] = app_loop,
+        knowledge: KnowledgeTools | None = None,
     ) -> None:
         """`servers()`: the MCP servers (None while none was ever started); `loop()`: the
-        asyncio loop to run calls on (None while there is none yet)."""
+        asyncio loop to run calls on (None while there is none yet); `knowledge`: the
+        knowledge tools (offered while there is an index)."""
         self._store = store
         self._servers = servers
         self._loop = loop
+        self._knowledge = knowledge
 
     def available(self) -> list[ToolInfo]:
         """The built-in tools, then those of the servers ready now (server, then name)."""
         servers = self._servers()
         ready = servers.tools() if servers is not None else []
-        return [*BUILTIN_TOOLS, *ready]
+        knowledge = self._knowledge.available() if self._knowledge is not None else []
+        return [*BUILTIN_TOOLS, *knowledge, *ready]
 
     def find(self, model_name: str) -> ToolInfo | None:
         """The tool a model called by its model-facing name."""
@@ -85,15 +92,17 @@ class ToolRunner:
         tool: ToolInfo,
         arguments: dict[str, Any],
         on_done: Callable[[ToolResult], None],
+        conversation_id: int | None = None,
     ) -> ToolRun:
-        """Run the call; `on_done` gets its result (an error one on failure or cancel) on the
-        loop's thread, never before this returns."""
+        """Run the call (for the chat `conversation_id`, whose knowledge the knowledge tools
+        read); `on_done` gets its result (an error one on failure or cancel) on the loop's
+        thread, never before this returns."""
         loop = self._loop()
         started = time.monotonic()
         if loop is None:
             QTimer.singleShot(0, lambda: on_done(ToolResult(NO_LOOP_TEXT, ToolFailure.SERVER)))
             return ToolRun(None)
-        task = loop.create_task(self._call(tool, arguments))
+        task = loop.create_task(self._call(tool, arguments, conversation_id))
 
         def finished(done: asyncio.Task[ToolResult]) -> None:
             if done.cancelled():
@@ -112,9 +121,13 @@ class ToolRunner:
         task.add_done_callback(finished)
         return ToolRun(task)
 
-    async def _call(self, tool: ToolInfo, arguments: dict[str, Any]) -> ToolResult:
+    async def _call(
+        self, tool: ToolInfo, arguments: dict[str, Any], conversation_id: int | None
+    ) -> ToolResult:
         if tool.server == BUILTIN_SERVER:
             await asyncio.sleep(0)  # the result always arrives after `start` returned
+            if self._knowledge is not None and tool.name in KNOWLEDGE_TOOL_NAMES:
+                return await self._knowledge.call(tool.name, arguments, conversation_id)
             return search_conversations(self._store, arguments)
         servers = self._servers()
         if servers is None:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from app.chat.knowledge.tools import KNOWLEDGE_TOOLS
 from app.chat.tools.choice import server_label
 from app.mcp.approvals import APPROVALS_NAME, Approval, ToolApprovals
 from app.mcp.config import BUILTIN_SERVER, CONFIG_NAME, McpConfig, load_config, save_config
@@ -155,14 +156,19 @@ class ToolSession(QObject):
             )
         return infos
 
-    def builtin_info(self) -> ServerInfo:
+    def builtin_info(self, knowledge: bool = False) -> ServerInfo:
+        """The built-in tools as the tools button lists them; `knowledge`: with the knowledge
+        tools (a chat that reads knowledge)."""
         return ServerInfo(
             BUILTIN_SERVER,
             server_label(BUILTIN_SERVER),
             ServerStatus.READY,
             "",
             True,
-            ("search_conversations",),
+            (
+                "search_conversations",
+                *(tuple(t.name for t in KNOWLEDGE_TOOLS) if knowledge else ()),
+            ),
             None,
             (),
             False,
