@@ -30,6 +30,7 @@ from app.knowledge.pause import PauseGate
 from app.knowledge.records import SyncReport
 from app.operations.knowledge_activity import KnowledgeActivity
 from app.operations.knowledge_folders import KnowledgeFailure, KnowledgeFolders
+from app.settings import Preferences
 from bench.cli import description, positive_int
 from bench.knowledge_gui import STALL_MS, Probe, _gap_row, _probed, write_folder
 from bench.table import table
@@ -45,7 +46,7 @@ def run(folder: Path, files: int) -> list[tuple[str, ...]]:
     written = write_folder(folder / "notes", files)
     folders = KnowledgeFolders(folder / "data" / "knowledge.db", gate=PauseGate())
     activity = KnowledgeActivity(folders)
-    page = KnowledgePage(activity)
+    page = KnowledgePage(activity, folder / "models", Preferences(folder / "settings.ini"))
     page.resize(1000, 620)
     page.show()
     render_ms: list[float] = []

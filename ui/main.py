@@ -32,13 +32,14 @@ from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
 from app.chat.controller import ChatController, ModelResolver
-from app.generation.knowledge_index import IndexKnowledge, default_embedder
+from app.generation.knowledge_index import IndexKnowledge
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
 from app.knowledge.pause import app_pause_gate
 from app.logs import configure_logging
 from app.operations.knowledge_activity import KnowledgeActivity
+from app.operations.knowledge_embedder import shared_embedder
 from app.operations.knowledge_folders import KnowledgeFolders
 from app.operations.knowledge_pause import pause_while_generating
 from app.paths import APP_NAME, AppPaths
@@ -55,6 +56,8 @@ from ui.window.main_window import MainWindow
 
 if TYPE_CHECKING:
     import asyncio
+
+    from app.knowledge.embedder import Embedder
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -197,11 +200,14 @@ def launch(
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     connections = Connections(paths.data_dir)
     controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)
-    # What chats read of the knowledge folders (nothing is opened while there are none).
-    controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, default_embedder()))
-    window = MainWindow(
-        controller, paths, preferences, knowledge_folders(paths, worker, controller)
+    # Index runs and the chat's searches use one embedder: the model the preference names.
+    embedder = shared_embedder(
+        lambda: Preferences(paths.settings_file).knowledge_embedder, paths.models_dir, worker
     )
+    # What chats read of the knowledge folders (nothing is opened while there are none).
+    controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, embedder))
+    knowledge = knowledge_folders(paths, worker, embedder, controller)
+    window = MainWindow(controller, paths, preferences, knowledge)
     add_log_folder_action(window, paths.logs_dir)
     add_connections_action(window, window.menu_actions.library, connections)
     if instance is not None:
@@ -225,14 +231,18 @@ def launch(
 
 
 def knowledge_folders(
-    paths: AppPaths, worker: InferenceWorker, owner: QObject
+    paths: AppPaths,
+    worker: InferenceWorker,
+    embedder: Callable[[], Embedder | None],
+    owner: QObject,
 ) -> KnowledgeActivity:
     """The app's knowledge folders, kept current from start to quit (indexed in the background,
     watched, rescanned), whose index runs wait while a reply is generating. The app owns them,
     not a window or a page: a page closed, or opened later, changes nothing about indexing."""
     gate = app_pause_gate()
     pause_while_generating(gate, worker)
-    return KnowledgeActivity(KnowledgeFolders(paths.knowledge_database, gate=gate, parent=owner))
+    folders = KnowledgeFolders(paths.knowledge_database, embedder, gate=gate, parent=owner)
+    return KnowledgeActivity(folders)
 
 
 def main(argv: list[str] | None = None) -> int:

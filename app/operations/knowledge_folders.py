@@ -18,15 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QFileSystemWatcher, QObject, QTimer, Signal
 
-from app.knowledge.embedder import Embedder
-from app.knowledge.index import KnowledgeIndex
 from app.knowledge.pause import PauseGate
 from app.knowledge.records import IndexProgress, KnowledgeError, SyncReport
-from app.operations.knowledge import add_folder, index_folder, remove_folder
 from app.operations.operation import Failure, FailureKind, JobContext, Operation
+
+if TYPE_CHECKING:
+    from app.knowledge.embedder import Embedder
 
 RESCAN_S = 300.0
 # Files arrive in bursts (a copy, a checkout): one run a moment after the last change.
@@ -45,6 +46,8 @@ class KnowledgeFailure:
 
 def _folder_names(database: Path) -> Callable[[JobContext[None]], list[str]]:
     def job(_context: JobContext[None]) -> list[str]:
+        from app.knowledge.index import KnowledgeIndex
+
         with KnowledgeIndex.open(database) as index:
             return [collection.name for collection in index.collections()]
 
@@ -66,7 +69,8 @@ class _Pending:
 
 class KnowledgeFolders(QObject):
     """Create on the GUI thread with the index's file (`AppPaths.knowledge_database`);
-    `embedder()` gives the embedder each run uses (None: BM25 alone)."""
+    `embedder()` gives the embedder each run uses (None: BM25 alone), asked on the run's
+    thread."""
 
     progressed = Signal(IndexProgress)
     synced = Signal(SyncReport)
@@ -156,21 +160,7 @@ class KnowledgeFolders(QObject):
 
     def add(self, name: str, root: Path, follow_links: bool = False) -> None:
         self._held.discard(name)
-        self._ask(
-            _Pending(
-                name,
-                _Kind.ADD,
-                lambda: add_folder(
-                    self,
-                    self.database,
-                    name,
-                    root,
-                    follow_links=follow_links,
-                    embedder=self._embedder(),
-                    gate=self._gate,
-                ),
-            )
-        )
+        self._ask(_Pending(name, _Kind.ADD, lambda: self._addition(name, root, follow_links)))
 
     def remove(self, name: str) -> None:
         """Remove folder `name`'s index (never its files): runs asked for it are dropped, one
@@ -180,7 +170,7 @@ class KnowledgeFolders(QObject):
         if self._running is not None and self._running[0] == name:
             self._running[1].cancel()
         self._unwatch(name)
-        removal = _Pending(name, _Kind.REMOVE, lambda: remove_folder(self, self.database, name))
+        removal = _Pending(name, _Kind.REMOVE, lambda: self._removal(name))
         self._queue.insert(0, removal)
         self._next()
 
@@ -193,12 +183,35 @@ class KnowledgeFolders(QObject):
             self._running[1].cancel()
         self.queueChanged.emit()
 
+    # The runs' module (the index, numpy) is imported when the first run starts, not with the
+    # window: the app's folders are made before it shows.
+
+    def _addition(self, name: str, root: Path, follow_links: bool) -> Operation:
+        from app.operations.knowledge import add_folder
+
+        return add_folder(
+            self,
+            self.database,
+            name,
+            root,
+            follow_links=follow_links,
+            embedder_from=self._embedder,
+            gate=self._gate,
+        )
+
+    def _removal(self, name: str) -> Operation:
+        from app.operations.knowledge import remove_folder
+
+        return remove_folder(self, self.database, name)
+
     def _index(self, name: str, retry: bool) -> Operation:
+        from app.operations.knowledge import index_folder
+
         return index_folder(
             self,
             self.database,
             name,
-            embedder=self._embedder(),
+            embedder_from=self._embedder,
             gate=self._gate,
             retry_failed=retry,
         )

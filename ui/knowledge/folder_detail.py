@@ -6,6 +6,8 @@ for by its signals; the page does the rest."""
 
 from __future__ import annotations
 
+import re
+
 from PySide6.QtCore import Qt, Signal, SignalInstance
 from PySide6.QtWidgets import (
     QFormLayout,
@@ -17,6 +19,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.library.embedded_model import EMBEDDER_NAME
 from app.operations.knowledge_activity import FolderActivity
 from app.operations.knowledge_overview import FolderOverview
 from ui.knowledge.failure_list import FailureList, NotIndexed
@@ -31,18 +34,27 @@ from ui.text.plain_text import plain_label
 from ui.widgets.theme import em, scale_font
 
 
-def search_line(folder: FolderOverview) -> str:
-    """How the folder is searched: by its text alone, or with vectors (and how many so far)."""
+def model_name(model_id: str) -> str:
+    """An embedding model's id as a person reads it: the built-in model by name, another by its
+    folder's name (the digest that ends an id tells versions apart, not models)."""
+    if model_id.startswith(EMBEDDER_NAME):
+        return "the built-in WordLlama"
+    return re.sub(r"-[0-9a-f]{12,}$", "", model_id)
+
+
+def search_line(folder: FolderOverview, text_only: bool) -> str:
+    """How the folder is searched: by its text alone (the preference, or no vectors made yet),
+    or with vectors (and how many so far)."""
     status = folder.status
     model = status.collection.embedding_model
-    if not model:
+    if text_only or not model:
         return "Text search (BM25)"
     if status.chunks and status.embedded_chunks < status.chunks:
         return (
-            f"Text search and vectors of {model} "
+            f"Text search and vectors of {model_name(model)} "
             f"({status.embedded_chunks:,} of {status.chunks:,} chunks so far)"
         )
-    return f"Text search and vectors of {model}"
+    return f"Text search and vectors of {model_name(model)}"
 
 
 def not_indexed(folder: FolderOverview, activity: FolderActivity) -> list[NotIndexed]:
@@ -145,7 +157,11 @@ class FolderDetail(QWidget):
         return button
 
     def show_folder(
-        self, folder: FolderOverview, activity: FolderActivity, waiting_for: str | None
+        self,
+        folder: FolderOverview,
+        activity: FolderActivity,
+        waiting_for: str | None,
+        text_only: bool,
     ) -> None:
         status = folder.status
         collection = status.collection
@@ -165,7 +181,8 @@ class FolderDetail(QWidget):
         self.files.setText(f"{status.files:,}")
         self.chunks.setText(f"{status.chunks:,}")
         self.failures.setText(f"{len(status.failed):,}")
-        self.search.setText(search_line(folder))
+        self.search.setText(search_line(folder, text_only))
+        self.search.setToolTip(status.collection.embedding_model or "")
         running = activity.running or activity.waiting
         self.reindex_button.setEnabled(not running)
         self.cancel_button.setEnabled(running)

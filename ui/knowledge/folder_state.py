@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import time
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from app.knowledge.records import CollectionState, IndexPhase, IndexProgress
 from app.operations.knowledge_activity import FolderActivity, RunEnd
-from app.operations.knowledge_overview import FolderOverview
+
+if TYPE_CHECKING:
+    from app.operations.knowledge_overview import FolderOverview
 
 
 class ShownState(Enum):

@@ -31,7 +31,9 @@ from app.operations.changes import Changes, app_changes
 from app.operations.knowledge_activity import KnowledgeActivity
 from app.operations.knowledge_folders import KnowledgeFailure
 from app.operations.knowledge_overview import FolderOverview, KnowledgeOverview, OverviewReader
+from app.settings import Preferences
 from ui.knowledge.add_folder_dialog import AddFolderDialog
+from ui.knowledge.embedding_choice import EmbeddingChoice, is_text_only
 from ui.knowledge.folder_detail import FolderDetail
 from ui.knowledge.folder_list import FolderRow, folder_list
 from ui.knowledge.folder_state import ShownState, progress_fraction, shown_state
@@ -49,8 +51,8 @@ EMPTY = (
     "keeps the index current as files change, and never changes your files."
 )
 NOTE = (
-    "Indexing runs in the background, pauses while a reply is generating, and goes on "
-    "when this page is closed."
+    "Indexing runs in the background, pauses while a reply is generating, and goes on when "
+    "this page is closed. Your files are only read, never changed."
 )
 
 
@@ -63,13 +65,20 @@ def adding_overview(name: str, root: Path) -> FolderOverview:
 class KnowledgePage(QDialog):
     shown = Signal()  # the figures of the index were shown anew (tests wait on it)
 
-    def __init__(self, activity: KnowledgeActivity, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        activity: KnowledgeActivity,
+        models_dir: Path,
+        preferences: Preferences,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self.setObjectName("KnowledgePage")
         self.setWindowTitle("Knowledge")
         self.setAccessibleName("Knowledge")
         self.activity = activity
         self.folders = activity.folders
+        self.preferences = preferences
         self.overview = KnowledgeOverview(())
         self._read_at = float("-inf")
         self._select_next: str | None = None
@@ -103,13 +112,15 @@ class KnowledgePage(QDialog):
         close = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         close.rejected.connect(self.reject)
 
+        self.embedding = EmbeddingChoice(models_dir, preferences.knowledge_embedder)
         top = QHBoxLayout()
         top.addWidget(self.add_folder_button)
         top.addWidget(self.add_file_button)
-        top.addSpacing(em(self, 1))
-        top.addWidget(note, 1)
+        top.addStretch(1)
+        top.addWidget(self.embedding)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
+        layout.addWidget(note)
         layout.addWidget(self.problem)
         layout.addLayout(panes, 1)
         layout.addWidget(close)
@@ -124,6 +135,7 @@ class KnowledgePage(QDialog):
         self._settle.timeout.connect(self.reader.read)
         self.add_folder_button.clicked.connect(self.ask_add_folder)
         self.add_file_button.clicked.connect(self.ask_add_file)
+        self.embedding.chosen.connect(self.choose_embedding)
         self.folder_list.selectedName.connect(lambda _name: self._render())
         self.detail.reindexRequested.connect(self.reindex)
         self.detail.cancelRequested.connect(self.folders.cancel)
@@ -187,7 +199,8 @@ class KnowledgePage(QDialog):
         self.pages.setCurrentWidget(self.detail if chosen is not None else self.empty)
         self.folder_list.setVisible(bool(folders))
         if chosen is not None:
-            self.detail.show_folder(chosen, self.activity.of(name), self.folders.running)
+            text_only = is_text_only(self.preferences.knowledge_embedder)
+            self.detail.show_folder(chosen, self.activity.of(name), self.folders.running, text_only)
 
     def _on_activity(self, name: str) -> None:
         self._render()
@@ -240,6 +253,13 @@ class KnowledgePage(QDialog):
         self.show_problem("")
         self._select_next = name
         self.activity.add(name, root, follow_links)
+
+    def choose_embedding(self, setting: str) -> None:
+        """Every folder searched with the model `setting` names from now on: each is indexed
+        again in the background, which makes that model's vectors (search goes on meanwhile)."""
+        self.preferences.knowledge_embedder = setting
+        self.folders.sync_all()
+        self._render()
 
     def reindex(self, name: str) -> None:
         self.show_problem("")

@@ -1,5 +1,5 @@
-"""Showing a person's file or folder in the system's file manager, from a button or a menu
-(never from a link inside rendered text)."""
+"""Opening a person's file with the system's handler, or showing it (or a folder) in the file
+manager: from a button or a menu, never from a link inside rendered text."""
 
 from __future__ import annotations
 
@@ -8,6 +8,11 @@ from pathlib import Path
 
 from PySide6.QtCore import QProcess, QUrl
 from PySide6.QtGui import QDesktopServices
+
+
+def open_file(path: str) -> bool:
+    """Open `path` with the system's handler for it."""
+    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
 
 
 def reveal_file(path: str) -> bool:

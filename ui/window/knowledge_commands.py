@@ -23,6 +23,8 @@ from ui.window.window_host import ChatWindow
 if TYPE_CHECKING:
     from PySide6.QtWidgets import QStatusBar
 
+    from app.paths import AppPaths
+    from app.settings import Preferences
     from ui.knowledge.knowledge_page import KnowledgePage
 
 # Folders are indexed at start once the window is up and the model has begun to load.
@@ -30,6 +32,9 @@ START_DELAY_MS = 3000
 
 
 class KnowledgePageHost(ChatWindow, Protocol):
+    paths: AppPaths
+    preferences: Preferences
+
     def statusBar(self) -> QStatusBar: ...
 
 
@@ -62,7 +67,10 @@ class KnowledgeCommands(QObject):
         from ui.knowledge.knowledge_page import KnowledgePage
 
         if self.page is None:
-            self.page = KnowledgePage(self.activity, self._window.window())
+            window = self._window
+            self.page = KnowledgePage(
+                self.activity, window.paths.models_dir, window.preferences, window.window()
+            )
         else:
             self.page.refresh()
         self.page.show()

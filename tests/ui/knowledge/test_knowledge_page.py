@@ -21,9 +21,11 @@ from app.knowledge.pause import PauseGate
 from app.operations.knowledge import add_folder
 from app.operations.knowledge_activity import KnowledgeActivity
 from app.operations.knowledge_folders import KnowledgeFolders
-from tests.app.knowledge.documents import encrypted_pdf_bytes, write
+from app.settings import Preferences
+from tests.app.knowledge.documents import HashEmbedder, encrypted_pdf_bytes, write
 from tests.ui.window_harness import OFFSCREEN_NOISE, click_in_next_message_box
 from ui.knowledge.add_folder_dialog import name_problem
+from ui.knowledge.embedding_choice import is_text_only
 from ui.knowledge.folder_state import ShownState
 from ui.knowledge.knowledge_page import KnowledgePage
 
@@ -38,9 +40,16 @@ class Knowledge:
         self.qtbot = qtbot
         self.tmp_path = tmp_path
         self.gate = PauseGate()
-        self.folders = KnowledgeFolders(tmp_path / "data" / "knowledge.db", gate=self.gate)
+        self.preferences = Preferences(tmp_path / "data" / "settings.ini")
+        # The vectors of a test model while the preference asks for any; none for text alone.
+        embedder = HashEmbedder()
+        self.folders = KnowledgeFolders(
+            tmp_path / "data" / "knowledge.db",
+            lambda: None if is_text_only(self.preferences.knowledge_embedder) else embedder,
+            gate=self.gate,
+        )
         self.activity = KnowledgeActivity(self.folders)
-        self.page = KnowledgePage(self.activity)
+        self.page = KnowledgePage(self.activity, tmp_path / "models", self.preferences)
         qtbot.addWidget(self.page)
         self.page.show()
 
@@ -97,6 +106,25 @@ def test_a_folder_added_shows_its_progress_paused_by_a_reply_then_its_figures_an
     detail.failure_list.copy_all()
     copied = QGuiApplication.clipboard().text().splitlines()
     assert f"{root.resolve() / 'locked.pdf'}\t{reasons['locked.pdf']}" in copied
+    assert detail.search.text() == "Text search and vectors of test-hash-64"
+
+
+def test_choosing_text_search_alone_indexes_every_folder_again_and_says_so(
+    knowledge: Knowledge,
+) -> None:
+    page, folders = knowledge.page, knowledge.folders
+    page.add("Papers", knowledge.folder("Papers", files=1))
+    knowledge.wait_shown("Papers", ShownState.UP_TO_DATE)
+    ended: list[object] = []
+    folders.synced.connect(ended.append)
+    combo = page.embedding.combo
+    assert page.embedding.setting == "builtin", "the default the evaluation supports"
+    combo.setCurrentIndex(combo.findData("none"))
+    combo.activated.emit(combo.currentIndex())
+
+    assert knowledge.preferences.knowledge_embedder == "none"
+    knowledge.qtbot.waitUntil(lambda: len(ended) == 1, timeout=TIMEOUT_MS)
+    assert page.detail.search.text() == "Text search (BM25)"
 
 
 def test_cancel_stops_indexing_keeps_what_was_read_and_holds_off_rescans_until_re_index(
