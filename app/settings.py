@@ -1,7 +1,7 @@
 """App preferences that are not per conversation: cache budgets, the default overflow policy,
-theme, window state, the local server, each model's draft model and image detail, the
-knowledge a new chat reads and how much of a turn its excerpts may take, and the embedding
-model of knowledge folders.
+how chats are summarised, theme, window state, the local server, each model's draft model and
+image detail, the embedding model of knowledge folders, the knowledge a new chat reads and how
+much of a turn its excerpts may take.
 
 Stored with QSettings in an INI file inside the data folder, so `--data-dir` isolates them too.
 """
@@ -9,6 +9,7 @@ Stored with QSettings in an INI file inside the data folder, so `--data-dir` iso
 from __future__ import annotations
 
 import json
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Literal, SupportsIndex, SupportsInt
 
@@ -21,7 +22,7 @@ Theme = Literal["system", "light", "dark"]
 THEMES: tuple[Theme, ...] = ("system", "light", "dark")
 # What a chat does when it outgrows the model's context: the engine's policies
 # (`inference.context_fit.OVERFLOW_POLICIES`, which app may not import before MLX loads).
-OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop")
+OVERFLOW_POLICIES = ("truncate_middle", "rolling", "stop", "summarise")
 DEFAULT_OVERFLOW = "truncate_middle"
 # The shortest context length a chat may set (`inference.context_fit.MIN_CONTEXT_LIMIT`).
 MIN_CONTEXT_LENGTH = 256
@@ -32,6 +33,23 @@ CPU_FLOAT32_POLICIES = ("auto", "always", "never")
 # The image detail a model may be given: the longest edge, in pixels, each image is shown at
 # (the engine's "detail"; without one, the model's processor sizes images its own way).
 IMAGE_DETAILS = (512, 768, 1024, 1536, 2048)
+
+
+@dataclass(frozen=True, slots=True)
+class SummarySettings:
+    """How chats are summarised into compacted branches (`app.compaction`): the last turns
+    kept word for word below a summary, the share of the context at which "Summarise older
+    turns" acts, whether it then summarises before the next reply (else it proposes to), and
+    the library model that writes summaries (None: the chat's own)."""
+
+    keep_turns: int = 2
+    threshold: float = 0.8
+    automatic: bool = False
+    model_id: str | None = None
+
+
+KEEP_TURNS_RANGE = (0, 10)
+THRESHOLD_RANGE = (0.5, 0.95)
 
 
 def chat_context_length(model_context: int | None, params: dict[str, Any]) -> int | None:
@@ -55,6 +73,13 @@ def _int(value: object) -> int:
     if isinstance(value, str | bytes | bytearray | SupportsInt | SupportsIndex):
         return int(value)
     raise TypeError(f"{value!r} is not a number")
+
+
+def _clamp[N: (int, float)](value: object, low: N, high: N, default: N) -> N:
+    """`value` within [low, high] when it is a number of `default`'s kind, else `default`."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return type(default)(min(max(value, low), high))
 
 
 class Preferences:
@@ -100,6 +125,24 @@ class Preferences:
                 f"Unknown overflow policy {value!r}; choose one of {', '.join(OVERFLOW_POLICIES)}."
             )
         self._qs.setValue("chat/overflow", value)
+
+    @property
+    def summaries(self) -> SummarySettings:
+        """How chats are summarised; a value out of range (hand-edited file) is brought in."""
+        saved = self._json_object("chat/summaries")
+        default = SummarySettings()
+        keep, share = saved.get("keep_turns"), saved.get("threshold")
+        model = saved.get("model_id")
+        return SummarySettings(
+            keep_turns=_clamp(keep, *KEEP_TURNS_RANGE, default.keep_turns),
+            threshold=float(_clamp(share, *THRESHOLD_RANGE, default.threshold)),
+            automatic=saved.get("automatic") is True,
+            model_id=model if isinstance(model, str) and model else None,
+        )
+
+    @summaries.setter
+    def summaries(self, value: SummarySettings) -> None:
+        self._qs.setValue("chat/summaries", json.dumps(asdict(value)))
 
     @property
     def cpu_float32(self) -> str:

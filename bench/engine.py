@@ -21,6 +21,9 @@ of ratios; the sections (bench/sections/):
   tokens/s, time to first token after an attachment, peak memory.
 * vision: a follow-up in a chat with an image against mlx-vlm from scratch, encoder calls per
   later turn, memory per image (a random Qwen2.5-VL, or --vision-model).
+* knowledge: a follow-up in a chat whose every turn read knowledge excerpts (CPython's reference
+  topics, indexed by the app's own index) against mlx-lm from scratch, with and without the
+  follow-up's own retrieval.
 """
 
 from __future__ import annotations
@@ -35,7 +38,17 @@ if __package__ in (None, ""):  # run as a script: make the repo's packages impor
 
 from bench.cli import description, positive_int
 from bench.default_model import default_model
-from bench.sections import caching, cpu, draft, lookup, passes, prefill, tools, vision
+from bench.sections import (
+    caching,
+    cpu,
+    draft,
+    knowledge,
+    lookup,
+    passes,
+    prefill,
+    tools,
+    vision,
+)
 from bench.table import table
 from inference import LoadedModel, load_model
 
@@ -49,6 +62,7 @@ SECTIONS: dict[str, Section] = {
     "tools": tools.rows,
     "cpu": cpu.rows,
     "vision": vision.rows,
+    "knowledge": knowledge.rows,
 }
 
 
@@ -105,6 +119,18 @@ def parser() -> argparse.ArgumentParser:
         "--vision-model",
         type=Path,
         help="vision: an MLX vision model folder (default: a random Qwen2.5-VL)",
+    )
+    parse.add_argument(
+        "--knowledge-budget",
+        type=positive_int,
+        default=512,
+        help="knowledge: the tokens of excerpts each turn may take",
+    )
+    parse.add_argument(
+        "--knowledge-turns",
+        type=positive_int,
+        default=10,
+        help="knowledge: the turns (each reading knowledge) before the follow-up",
     )
     parse.add_argument(
         "--cpu-every-form",

@@ -140,7 +140,7 @@ def fill(database: Path, chunks: int, embedder: RandomEmbedder) -> list[str]:
             ]
             vectors = embedder.embed_documents([row[4] for row in rows])
             conn.executemany(
-                "INSERT INTO vectors (chunk, model, vector) VALUES (?, ?, ?)",
+                "INSERT INTO vectors (chunk, model, collection, vector) VALUES (?, ?, 1, ?)",
                 [(i, embedder.model_id, to_blob(v)) for i, v in zip(ids, vectors, strict=True)],
             )
         conn.execute("COMMIT")

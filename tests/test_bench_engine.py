@@ -108,3 +108,28 @@ def test_the_vision_section_reuses_the_image_and_matches_mlx_vlm(
     assert follow_up[3].endswith("x") and "DIFFER" not in follow_up[3]
     assert float(follow_up[3].rstrip("x")) < 1.0  # the cached follow-up beats from scratch
     assert calls[1] == "0 0 0"
+
+
+def test_the_knowledge_section_reads_each_turn_once_and_matches_mlx_lm(
+    llama_path: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from bench.sections import knowledge
+
+    monkeypatch.setattr(knowledge, "WORKDIR", tmp_path)
+    monkeypatch.setattr(knowledge, "TOPIC_LIMIT", 12)
+    engine.main(
+        [
+            *("--model", str(llama_path), "--only", "knowledge", "--runs", "1"),
+            *("--knowledge-budget", "400", "--knowledge-turns", "3"),
+        ]
+    )
+    follow_up, _waited, tokens = _table_rows(capsys.readouterr().out, "knowledge")
+    assert follow_up[3].endswith("x") and "DIFFER" not in follow_up[3]
+    assert float(follow_up[3].rstrip("x")) < 1.0  # the cached follow-up beats from scratch
+    computed, prompt = map(int, re.findall(r"\d+", tokens[1]))
+    excerpts = int(re.findall(r"\d+", tokens[2])[1])
+    # Every turn read excerpts, and the follow-up computed only what follows the cached turns.
+    assert excerpts > 3 * 100 and computed < prompt - excerpts // 2

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from inference.engine.request import CancelFlag
     from inference.engine.variants import _AllSet
     from tests.app.knowledge.documents import HashEmbedder
+    from ui.window.compaction_features import CompactionHost
     from ui.window.compare_features import CompareHost
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
@@ -124,6 +125,10 @@ def _tool_host(window: MainWindow) -> ToolHost:
 
 
 def _stream_host(window: MainWindow) -> StreamHost:
+    return window
+
+
+def _compaction_host(window: MainWindow) -> CompactionHost:
     return window
 
 

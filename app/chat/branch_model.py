@@ -105,6 +105,13 @@ class BranchModels:
         self._followed.emit(followed)
         return followed
 
+    def load(self, model_id: str) -> None:
+        """Load the library model `model_id` back unless it is the main one (another model ran
+        in its place for a while: a summary's own model)."""
+        info = self._library_model(model_id)
+        if info is not None:
+            self._load(info)
+
     def _library_model(self, model_id: str) -> ModelInfo | None:
         if self._setup.models_dir is None:
             return None

@@ -5,15 +5,17 @@ A straight run of messages (each with exactly one reply below it) is one outline
 message whose parent has several versions (or at the root) and ends at the last message before
 the next fork or at a leaf; its children are the runs that start at that fork's versions. Per
 node: its first words, how many versions its first message has, whether it lies on the active
-path, and the messages from the root to its end (for the cache state and the switch). Plain
+path, what it summarises when it is a compacted branch, and the messages from the root to its
+end (for the cache state and the switch). Plain
 values only, built on the GUI thread from the store's rows (no MLX).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.store.compaction_records import covered_ids, stands_for
 from app.store.conversations import Message
 
 FIRST_WORDS = 8
@@ -30,6 +32,8 @@ class OutlineNode:
     messages: int  # messages in the run
     on_active_path: bool
     children: list[OutlineNode] = field(default_factory=list)
+    # A compacted branch (its first message a summary): what it summarises, in words.
+    summarises: str = ""
 
 
 def first_words(text: str, count: int = FIRST_WORDS) -> str:
@@ -43,6 +47,7 @@ def build_outline(messages: Sequence[Message], active_ids: set[int]) -> list[Out
     """The outline of a conversation's `messages` (any order), the runs on the active path
     (`active_ids`: the ids from the root to the active leaf) marked."""
     children: dict[int | None, list[Message]] = {}
+    by_id = {m.id: m for m in messages}
     for message in sorted(messages, key=lambda m: m.id):
         children.setdefault(message.parent_id, []).append(message)
 
@@ -59,6 +64,7 @@ def build_outline(messages: Sequence[Message], active_ids: set[int]) -> list[Out
             version=version,
             messages=count,
             on_active_path=start.id in active_ids,
+            summarises=summarised(start, by_id) if start.role == "summary" else "",
         )
 
     roots: list[OutlineNode] = []
@@ -72,6 +78,18 @@ def build_outline(messages: Sequence[Message], active_ids: set[int]) -> list[Out
             if below:
                 pending.append((node.children, below))
     return roots
+
+
+def summarised(summary: Message, by_id: Mapping[int, Message]) -> str:
+    """What a compacted branch's summary stands for: "12 messages, “Plan a trip…” to “Which
+    month?”, 3,410 tokens" (its ends by their first words, while the tree has them)."""
+    covers = covered_ids(summary)
+    ends = [by_id[i] for i in (covers[:1] + covers[-1:]) if i in by_id]
+    span = f", “{first_words(ends[0].content, 4)}” to “{first_words(ends[-1].content, 4)}”"
+    tokens = stands_for(summary)
+    return f"{len(covers)} messages{span if ends else ''}" + (
+        f", {tokens:,} tokens" if tokens is not None else ""
+    )
 
 
 def walk(nodes: Sequence[OutlineNode]) -> list[OutlineNode]:

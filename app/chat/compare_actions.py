@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from PySide6.QtCore import QObject, Signal
 
-from app.chat.message_actions import BUSY_MESSAGE
+from app.chat.message_actions import BUSY_MESSAGE, AnswerTurn
 from app.chat.store_guard import guarded
 from app.generation.compare_plan import (
     CompareModel,
@@ -75,9 +75,11 @@ class CompareActions(QObject):
         is_busy: Callable[[], bool],
         save_draft: Callable[[int, str], bool],
         end_tool_loop: Callable[[int], None],
+        answer_turn: AnswerTurn = lambda _cid, _message_id, then: then(),
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
+        self._answer_turn = answer_turn
         self._store = store
         self._worker = worker
         self._is_busy = is_busy
@@ -125,7 +127,8 @@ class CompareActions(QObject):
         models: Sequence[CompareModel],
         blind: bool,
     ) -> bool:
-        """Add the person's message under the active leaf and ask `models` to answer it."""
+        """Add the person's message under the active leaf, retrieve the knowledge the chat reads
+        for it, and ask `models` to answer it."""
         if not text.strip() and not holds_image(attachments):
             self.notice.emit("Type a message first.")
             return False
@@ -142,7 +145,9 @@ class CompareActions(QObject):
             return False
         self._save_draft(conversation_id, "")  # sent: a restart must not offer it again
         self.conversationsChanged.emit()
-        return self._start(conversation_id, user.id, plan, blind)
+        return self._answer_turn(
+            conversation_id, user.id, lambda: self._start(conversation_id, user.id, plan, blind)
+        )
 
     def answer(self, message_id: int, models: Sequence[CompareModel], blind: bool) -> bool:
         """Ask `models` about a message already sent (a reply: the message it answers); their

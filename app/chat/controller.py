@@ -2,14 +2,13 @@
 
 It lives on the GUI thread and is the one object the window talks to: every change to a conversation
 goes through it, so its change signals and the worker's caches stay in step with the store. It is
-composed of the model session (`app.generation.model_session`: which model is loaded, and its
-status), the reply being generated (`app.generation.reply_generation`), the composer's token counts
-(`app.chat.prompt_counts`, as `counts`), a conversation's life (`app.chat.conversation_actions`),
-the person's actions on messages (`app.chat.message_actions`), Compare's
-(`app.chat.compare_actions`) and knowledge (`app.chat.knowledge`, as `knowledge`). These parts
-know no controller: each is given what it works with (the store, the worker, callables) and
-says what changed by its own signals, connected here to the controller's of the same names.
-This module keeps the window's one API over the parts.
+composed of the model session (`app.generation.model_session`), the reply being generated
+(`app.generation.reply_generation`), the composer's token counts (`app.chat.prompt_counts`, as
+`counts`), a conversation's life (`app.chat.conversation_actions`), the person's actions on
+messages (`app.chat.message_actions`, with compaction's, `compaction`), Compare's
+(`app.chat.compare_actions`) and knowledge (`app.chat.knowledge`, as `knowledge`). These know no
+controller: each is given what it works with and says what changed by its own signals, connected
+to the controller's of the same names.
 
 A conversation whose model id is `remote:<connection>/<model>` (see `app.remote.connections`) gets
 its replies from that server through `app.remote.backend`, whatever model the worker holds.
@@ -80,9 +79,8 @@ class ChatController(QObject):
         connections: Connections | None = None,
         models_dir: Path | None = None,
     ) -> None:
-        """`models_dir` is the library, where a new chat's default model must still be found
-        and draft models are found (without it, new chats use the loaded model and replies
-        guess ahead from the conversation only)."""
+        """`models_dir` is the library, where new chats' default, draft and summary models are
+        found (without it, new chats use the loaded model, which guesses ahead alone)."""
         super().__init__()
         self.store = store
         self.worker = worker
@@ -181,9 +179,13 @@ class ChatController(QObject):
             save_draft=self._conversations.save_draft,
             tool_schemas=self.tools.schemas,
             end_tool_loop=self.tools.end_loop,
+            image_detail=self.image_detail,
+            request_ids=worker.next_request_id,
             answer_turn=self.knowledge.turns.answer,
             parent=self,
         )
+        self.compaction = compaction = self._messages.compaction  # app.compaction: summaries
+        self._relay(compaction, "busyChanged", "streamUpdated", "prefillProgress")
         self._compare = CompareActions(
             store,
             worker,
@@ -192,12 +194,13 @@ class ChatController(QObject):
             is_busy=self.is_busy,
             save_draft=self._conversations.save_draft,
             end_tool_loop=self.tools.end_loop,
+            answer_turn=self.knowledge.turns.answer,
             parent=self,
         )
-        for part in (self._conversations, self._messages, self._compare):
+        for part in (self._conversations, self._messages, self._compare, self.compaction):
             self._relay(part, "notice", "conversationsChanged", "conversationChanged")
         self._conversations.conversationOpened.connect(self.conversationOpened)
-        self._reply_writers = (self._generation, self.variants, self.compare, self.knowledge.turns)
+        self._reply_writers = (self._generation, self.variants, self.compare, self.compaction)
         self.tool_flow, self.tool_session = self.tools.flow, self.tools.session
         self._generation.toolCallsMade.connect(self.tool_flow.reply_finished)
         self.tool_flow.conversationChanged.connect(self.conversationChanged)
@@ -216,8 +219,7 @@ class ChatController(QObject):
         return self._session.last_model_status
 
     def start(self) -> None:
-        """Resolve and load the start-up model in the background (the window is already up);
-        say what became of replies a previous run could not save."""
+        """Load the start-up model in the background and report replies left unsaved last run."""
         if self.store.recovery_report:
             self.notice.emit(self.store.recovery_report)
         self._session.start()
@@ -234,9 +236,8 @@ class ChatController(QObject):
         self._session.set_disk_budget(budget_bytes)
 
     def clear_saved_caches(self, on_done: Callable[[bool], None] | None = None) -> None:
-        """Delete the loaded model's saved cache files, and its caches in memory, which idle time
-        would otherwise save again at once; `on_done(True)` once done, `on_done(False)` when no
-        model is loaded to say which files are its own."""
+        """Delete the loaded model's saved caches, on disk and in memory (idle time would save them
+        again); `on_done(True)` once done, `on_done(False)` when no model names its files."""
         self._session.clear_saved_caches(on_done)
 
     def image_detail(self, model_id: str | None = None) -> int | None:
@@ -309,10 +310,10 @@ class ChatController(QObject):
 
     # ---- messages (app.chat.message_actions) ------------------------------------------------
     def is_busy(self) -> bool:
-        return any(part.is_busy() for part in self._reply_writers)
+        return any(part.is_busy() for part in (*self._reply_writers, self.knowledge.turns))
 
     def streaming_message_id(self) -> int | None:
-        return self._generation.streaming_message_id()
+        return self._generation.streaming_message_id() or self.compaction.streaming_message_id()
 
     def send(
         self, conversation_id: int, text: str, attachments: list[dict[str, Any]] | None = None
@@ -368,7 +369,7 @@ class ChatController(QObject):
 
     def stop(self) -> None:
         """Stop the replies being written now; their text so far is kept, marked as stopped."""
-        for part in self._reply_writers:
+        for part in (*self._reply_writers, self.knowledge.turns):
             part.stop()
 
     def shutdown(self, timeout_s: float = 2.0) -> bool:
@@ -376,14 +377,13 @@ class ChatController(QObject):
         self.closing.emit()
         self.stop()
         joined = self.worker.shutdown(timeout_s)
-        for part in (self._generation, self.variants, self.compare):
+        for part in self._reply_writers:
             part.save_after_shutdown()
         self.store.close()
         return joined
 
     # ---- internals ----------------------------------------------------------------------------
-    def _relay(self, part: QObject, *names: str) -> None:
-        """Connect each of `part`'s signals `names` to the controller's of the same name."""
+    def _relay(self, part: QObject, *names: str) -> None:  # signals to the same-named ones here
         for name in names:
             getattr(part, name).connect(getattr(self, name))
 

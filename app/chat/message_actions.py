@@ -24,6 +24,7 @@ from PySide6.QtCore import QObject, Signal
 
 from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
+from app.compaction.compactor import Compaction, CompactionSetup
 from app.generation.model_session import ModelState
 from app.generation.think_settings import template_kwargs
 from app.images.store import is_image_record
@@ -76,11 +77,28 @@ class MessageActions(QObject):
         save_draft: Callable[[int, str], bool],
         tool_schemas: Callable[[int, bool], list[dict[str, Any]]],
         end_tool_loop: Callable[[int], None],
+        image_detail: Callable[[str | None], int | None],
+        request_ids: Callable[[], int],
         answer_turn: AnswerTurn = lambda _cid, _message_id, then: then(),
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
         self._answer_turn = answer_turn
+        setup = CompactionSetup(
+            worker,
+            remote,
+            preferences,
+            session,
+            models_dir,
+            is_busy,
+            remote_model,
+            image_detail,
+            self.continue_after_tools,
+            branches.load,
+            generation.ended,
+        )
+        # *Summarise up to Here*, `/compact`, and summaries before a reply (app.compaction).
+        self.compaction = Compaction(store, setup, request_ids, self)
         self._store = store
         self._worker = worker
         self._remote = remote
@@ -103,7 +121,9 @@ class MessageActions(QObject):
     ) -> bool:
         """Add the person's message (with the files attached to it, as `attachmentReady` gave
         them) under the active leaf, retrieve the knowledge the chat reads for it, and generate
-        a reply to it."""
+        a reply to it (`/compact`: summarise)."""
+        if (compacting := self.compaction.command(conversation_id, text)) is not None:
+            return compacting
         if not text.strip() and not holds_image(attachments):
             self.notice.emit("Type a message first.")
             return False
@@ -126,8 +146,15 @@ class MessageActions(QObject):
         self._save_draft(conversation_id, "")  # sent: a restart must not offer it again
         self.conversationsChanged.emit()
         return self._answer_turn(
-            conversation_id, user.id, lambda: self._start_reply(conversation_id, user.id)
+            conversation_id, user.id, lambda: self._reply_to_new(conversation_id, user.id)
         )
+
+    def _reply_to_new(self, conversation_id: int, message_id: int) -> bool:
+        """The reply to the person's new message, its knowledge kept on it: on a compacted
+        branch when older turns are summarised first (the copy keeps its excerpts)."""
+        if self.compaction.takes_turn(conversation_id, message_id):
+            return True  # answered on the compacted branch once it is made
+        return self._start_reply(conversation_id, message_id)
 
     def regenerate(self, message_id: int) -> bool:
         """A new sibling reply to the same message; the old reply stays one click away."""
@@ -186,6 +213,8 @@ class MessageActions(QObject):
         if not new_text.strip() and not holds_image(kept):
             self.notice.emit("An edited message cannot be empty.")
             return False
+        if original.role == "summary":
+            return self.compaction.edit(message_id, new_text)
         if original.role != "user":
             self.notice.emit("Only your own messages can be edited.")
             return False
@@ -287,7 +316,8 @@ class MessageActions(QObject):
         return True
 
     def continue_after_tools(self, conversation_id: int, parent_id: int) -> bool:
-        """The model goes on below the results of its tool calls."""
+        """The model goes on below the results of its tool calls (or answers `parent_id`, a
+        message of a compacted branch or of the full chat)."""
         return self._can_generate(conversation_id) and self._start_reply(conversation_id, parent_id)
 
     def _draft_model(self, params: dict[str, Any], model_id: str | None) -> Path | None:

@@ -50,6 +50,7 @@ class ModelStatus:
     context_length: int | None = None
     weights_form: str = ""
     blas: str = ""
+    matrix_layout: str = ""
     vision: bool = False
 
 
@@ -158,6 +159,7 @@ class ModelSession(QObject):
                 context_length=info.context_length,
                 weights_form=info.weights_form,
                 blas=info.blas,
+                matrix_layout=info.matrix_layout,
                 vision=info.vision,
             )
         )

@@ -18,8 +18,14 @@ from typing import Any
 from app.generation.attachments import with_attachments
 from app.generation.knowledge_block import with_knowledge
 from app.images.store import ImageStore, is_image_record
+from app.store.compaction_records import path_summary
 from app.store.conversations import Store
 from app.store.records import Message
+
+# What the model reads ahead of a compacted branch's summary.
+SUMMARY_INTRO = (
+    "The conversation so far has been summarised; the earlier messages are not shown. Summary:"
+)
 
 # The image detail a model is given (its id; None: no model named), as Preferences keeps it
 # per model: the longest edge in pixels, None for what the model's processor takes.
@@ -88,14 +94,25 @@ def prompt_messages(
 ) -> list[dict]:
     """The chat messages for the model: the conversation's system prompt, if any, then `path`
     (a message's images and attached files ahead of its text; a reply's answer without its
-    reasoning, as reasoning templates drop earlier thoughts themselves)."""
+    reasoning, as reasoning templates drop earlier thoughts themselves). A compacted branch's
+    summary goes in the system message, after the system prompt: it stands where the earlier
+    turns stood, and any template that takes a system prompt takes it, user and assistant
+    still alternating after it."""
     system = store.get_conversation(conversation_id).system_prompt
+    if (summary := path_summary(path)) is not None:
+        system, path = summary_system(system, summary.content), path[1:]
     messages = [{"role": "system", "content": system}] if system.strip() else []
     messages += [
         chat_message(m, message_content(m.content, m.attachments, store.images, detail))
         for m in path
     ]
     return messages
+
+
+def summary_system(system: str, summary: str) -> str:
+    """The system message of a compacted branch: the chat's system prompt, then its summary."""
+    told = f"{SUMMARY_INTRO}\n\n{summary.strip()}"
+    return f"{system.rstrip()}\n\n{told}" if system.strip() else told
 
 
 def missing_image(store: Store, path: list[Message]) -> str | None:

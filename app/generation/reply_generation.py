@@ -27,13 +27,10 @@ from app.generation.prompt_messages import ImageDetailFor, missing_image, no_det
 from app.generation.reply_events import ContextFull, ReplyPrefill, StreamUpdate
 from app.generation.worker import GenerationRequest
 from app.generation.worker_errors import FailureKind, WorkerFailure
-from app.generation.worker_events import (
-    GenerationFinished,
-    PrefillProgress,
-    TokensReady,
-)
+from app.generation.worker_events import GenerationFinished, PrefillProgress, TokensReady
 from app.library.draft_choice import with_draft
 from app.qt_signal import QtSignal
+from app.store.compaction_records import summary_stats
 from app.store.conversations import NotFoundError, Store, StoreError
 from app.store.records import Status
 from app.store.reply_writer import ReplyWriter
@@ -79,6 +76,7 @@ class _Reply:
     # Each prompt message's id (None: the system prompt): what the engine's dropped indexes were.
     prompt_ids: list[int | None] = field(default_factory=list)
     called_tools: bool = False  # it ended with tool calls, stored with it
+    summary: dict[str, Any] = field(default_factory=dict)  # app.store.compaction_records
 
 
 class ReplyGeneration(QObject):
@@ -169,6 +167,7 @@ class ReplyGeneration(QObject):
             backend,
             prompt_ids=[*system, *(m.id for m in path), *([None] if continued else [])],
             continued=continued,
+            summary=summary_stats(path),
         )
         if refused is None:
             request = GenerationRequest(
@@ -284,7 +283,8 @@ class ReplyGeneration(QObject):
                     self._drop_empty(reply)
                 else:
                     status = "stopped" if finished.finish_reason == "cancelled" else "complete"
-                    stats = {**finished.stats, "finish_reason": finished.finish_reason}
+                    stats = {**finished.stats, **reply.summary}
+                    stats["finish_reason"] = finished.finish_reason
                     dropped = [reply.prompt_ids[i] for i in finished.dropped_messages]
                     if dropped:
                         stats["dropped_message_ids"] = [i for i in dropped if i is not None]

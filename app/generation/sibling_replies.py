@@ -20,6 +20,7 @@ from typing import Any
 
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, QTimer, Signal
 
+from app.store.compaction_records import summary_stats
 from app.store.conversations import Store, StoreError
 from app.store.records import Status
 from app.store.reply_writer import ReplyWriter
@@ -174,6 +175,9 @@ class SiblingReplies(QObject):
 
     def _write_end(self, sibling: Sibling, status: Status, stats: dict | None, **kw: Any) -> None:
         sibling.done = True
+        if stats is not None:  # on a compacted branch: the earlier tokens its summary stands for
+            with contextlib.suppress(StoreError):
+                stats = {**stats, **summary_stats(self.store.path_to(sibling.message_id)[:-1])}
         try:
             sibling.writer.finish(status, stats=stats, **kw)
         except StoreError as exc:

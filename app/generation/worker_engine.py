@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 
 _log = logging.getLogger(__name__)
+# In the caches folder: the matrix layout measured for each CPU, BLAS and model shape.
+LAYOUT_MEMORY = "cpu-layout.json"
 
 
 class EngineLike(Protocol):
@@ -105,12 +107,18 @@ def default_engine_factory(
     progress: Callable[[str, int, int], None],
     cache_dir: Path | None = None,
     cpu_float32: Callable[[], str] | None = None,
+    layout: str = "auto",
+    layout_forced_by: str = "",
 ) -> tuple[EngineLike, ModelLoaded]:
     """Load an MLX model folder and build an Engine (runs on the worker thread); with
-    `cache_dir`, its caches are saved there and found again after a restart. `cpu_float32`
-    reads the preference for float32 weights on the CPU at each load ("auto" without it)."""
+    `cache_dir`, its caches are saved there and found again after a restart, and the matrix
+    layout measured for this machine is remembered beside them (`LAYOUT_MEMORY`). `cpu_float32`
+    reads the preference for float32 weights on the CPU at each load ("auto" without it);
+    `layout` ("auto", "transposed", "stored") forces a matrix layout, `layout_forced_by` saying
+    who asks for it."""
     from inference import Engine, load_model
     from inference.cpu.fast_blas import in_use, outcome, report_once
+    from inference.cpu.layout_choice import LayoutRequest
     from inference.loading.identity import model_identity
     from inference.prompt.reasoning import ReasoningFormat
     from inference.prompt.template_switches import template_switches
@@ -118,7 +126,8 @@ def default_engine_factory(
 
     progress("Loading weights", 0, 1)
     policy = cpu_float32() if cpu_float32 else "auto"
-    model = load_model(path, policy)
+    memory = cache_dir / LAYOUT_MEMORY if cache_dir is not None else None
+    model = load_model(path, policy, LayoutRequest(layout, memory, layout_forced_by))
     progress("Loading weights", 1, 1)
     report_once(_log)
     engine = Engine(model, cache_dir=cache_dir)
@@ -133,6 +142,7 @@ def default_engine_factory(
         cpu_float32=policy,
         blas=outcome().describe(),
         blas_in_use=in_use(),
+        matrix_layout=model.matrix_layout.describe(),
         reasons=ReasoningFormat.of(model.tokenizer) is not None,
         think_switch=switches.think,
         effort_switch=switches.effort,

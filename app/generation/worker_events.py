@@ -38,6 +38,9 @@ class ModelLoaded:
     cpu_float32: str = "auto"  # the policy it loaded under: a draft model follows it
     blas: str = ""  # which BLAS MLX uses on the CPU, in words
     blas_in_use: bool = False
+    # How its float32 matrices lie on the CPU and whether that was measured or forced, in words
+    # ("" where no layout applies: a GPU, quantized weights).
+    matrix_layout: str = ""
     reasons: bool = False  # its replies may begin with reasoning
     # The chat-template switches it reads (`enable_thinking`, `reasoning_effort`; None: none)
     # and the effort levels it takes.

@@ -27,6 +27,7 @@ from app.importers.sources import Member
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
 from app.knowledge.excerpts import is_excerpt_record
 from app.store import export as store_export
+from app.store.compaction_records import remap_compaction
 from app.store.records import StoreError
 
 FORMAT = "branchwise"
@@ -70,11 +71,12 @@ def convert(raw: Any, where: str) -> ImportedConversation:
     source = v.opt_obj(data.get("source"), f"{where}.source")
     source_format = v.text(source.get("format"), f"{where}.source.format") or FORMAT
     source_id = v.ident(source.get("id"), f"{where}.source.id") or _identity(record)
-    ids = {}
+    ids = {
+        m.id: v.ident(raw.get("source_id"), f"{where}: message {m.id}.source_id") or str(m.id)
+        for raw, m in zip(raw_messages, record.messages, strict=True)
+    }
     messages = []
-    for raw_message, m in zip(raw_messages, record.messages, strict=True):
-        given = v.ident(raw_message.get("source_id"), f"{where}: message {m.id}.source_id")
-        ids[m.id] = given or str(m.id)
+    for m in record.messages:
         messages.append(
             ImportedMessage(
                 ids[m.id],
@@ -98,6 +100,7 @@ def convert(raw: Any, where: str) -> ImportedConversation:
                 tool_calls=m.tool_calls,
                 tool_call_id=m.tool_call_id,
                 tool_name=m.tool_name,
+                compaction=remap_compaction(m.compaction, ids),  # ids: the source ids
             )
         )
     tool_use.check_answers(messages, warnings)

@@ -12,8 +12,9 @@ from typing import Any, Literal
 from app.images.data_urls import is_data_url, parse_data_url
 from app.images.store import ImageError
 
-# "tool": a tool's result, which only Branchwise's own exports hold.
-ImportedRole = Literal["user", "assistant", "tool"]
+# "tool": a tool's result, and "summary": a compacted branch's summary, which only Branchwise's
+# own exports hold.
+ImportedRole = Literal["user", "assistant", "tool", "summary"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +73,9 @@ class ImportedMessage:
     tool_calls: tuple[dict[str, Any], ...] = ()
     tool_call_id: str | None = None
     tool_name: str | None = None
+    # Branchwise's own exports: a summary's or a kept turn's record
+    # (`app.store.compaction_records`), its message ids given as the file's source ids.
+    compaction: dict[str, Any] = field(default_factory=dict)
     # Branchwise's own exports: the knowledge excerpts retrieved for a user message, as the
     # store keeps them (app.knowledge.excerpts), kept after its files so the turn renders as it
     # did.

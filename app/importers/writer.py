@@ -25,6 +25,7 @@ from typing import Any
 
 from app.images.store import ImageError, ImageStore
 from app.importers.tree import ImportedAttachment, ImportedConversation, ImportedMessage
+from app.store.compaction import write_compaction
 from app.store.conversations import Store
 from app.store.provenance import imported_provenance
 from app.store.records import (
@@ -290,6 +291,7 @@ def _insert_messages(
     times: dict[str, float] = {}
     fallback = conversation.created_at or time.time()
     added = 0
+    compacted: list[ImportedMessage] = []
     for message, row in zip(conversation.messages, rows, strict=True):
         parent_time = times.get(message.parent_id or "", fallback)
         times[message.source_id] = message.created_at or parent_time
@@ -314,6 +316,8 @@ def _insert_messages(
             ),
         ).fetchone()
         added += 1
+        compacted += [message] if message.compaction else []  # mapped once all are in
+    write_compaction(db, [(ids[m.source_id], m.compaction) for m in compacted], ids)
     leaf = conversation.active_leaf_id
     if added:
         (active,) = db.execute(

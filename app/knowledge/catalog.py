@@ -124,8 +124,7 @@ def status(conn: sqlite3.Connection, name: str) -> CollectionStatus:
             (found.id,),
         ).fetchone()
         (embedded,) = conn.execute(
-            "SELECT count(*) FROM vectors AS v JOIN chunks AS c ON c.id = v.chunk"
-            " JOIN documents AS d ON d.id = c.document WHERE d.collection = ? AND v.model = ?",
+            "SELECT count(*) FROM vectors WHERE collection = ? AND model = ?",
             (found.id, found.embedding_model or ""),
         ).fetchone()
         failed = conn.execute(
@@ -136,20 +135,35 @@ def status(conn: sqlite3.Connection, name: str) -> CollectionStatus:
     return CollectionStatus(found, files, chunks, embedded, tuple(map(tuple, failed)))
 
 
+_DOCUMENT_COLUMNS = (
+    "SELECT d.path, d.format, d.size, d.state, d.failure, d.chars, d.text_sha256,"
+    " (SELECT count(*) FROM chunks AS c WHERE c.document = d.id) FROM documents AS d"
+)
+
+
+def _document(row: tuple[Any, ...]) -> DocumentInfo:
+    path, fmt, size, state, failure, chars, digest, chunks = row
+    return DocumentInfo(path, fmt, size, DocumentState(state), failure, chunks, chars, digest)
+
+
 def documents(conn: sqlite3.Connection, name: str) -> list[DocumentInfo]:
     """The folder's documents by path: indexed ones, and those that failed or hold no text."""
     found = collection(conn, name)
     with sqlite_errors():
         rows = conn.execute(
-            "SELECT d.path, d.format, d.size, d.state, d.failure, d.chars, d.text_sha256,"
-            " (SELECT count(*) FROM chunks AS c WHERE c.document = d.id)"
-            " FROM documents AS d WHERE d.collection = ? ORDER BY d.path",
-            (found.id,),
+            f"{_DOCUMENT_COLUMNS} WHERE d.collection = ? ORDER BY d.path", (found.id,)
         ).fetchall()
-    return [
-        DocumentInfo(path, fmt, size, DocumentState(state), failure, chunks, chars, digest)
-        for path, fmt, size, state, failure, chars, digest, chunks in rows
-    ]
+    return [_document(row) for row in rows]
+
+
+def document(conn: sqlite3.Connection, name: str, path: str) -> DocumentInfo | None:
+    """The document at `path` in folder `name`, or None when the index has none there."""
+    found = collection(conn, name)
+    with sqlite_errors():
+        row = conn.execute(
+            f"{_DOCUMENT_COLUMNS} WHERE d.collection = ? AND d.path = ?", (found.id, path)
+        ).fetchone()
+    return None if row is None else _document(row)
 
 
 def document_text(

@@ -116,7 +116,7 @@ def _write(
         (state.value, reason, chunker.sha256, chunker.length, document_id),
     )
     if kept:
-        _reattach(conn, document_id, kept)
+        _reattach(conn, collection_id, document_id, kept)
     catalog.changed(conn, collection_id)
     return Written(state, count, reason)
 
@@ -188,13 +188,16 @@ def _vectors_by_text(
 
 
 def _reattach(
-    conn: sqlite3.Connection, document_id: int, kept: dict[str, list[tuple[str, bytes]]]
+    conn: sqlite3.Connection,
+    collection_id: int,
+    document_id: int,
+    kept: dict[str, list[tuple[str, bytes]]],
 ) -> None:
     rows = conn.execute("SELECT id, text FROM chunks WHERE document = ?", (document_id,))
     conn.executemany(
-        "INSERT OR IGNORE INTO vectors (chunk, model, vector) VALUES (?, ?, ?)",
+        "INSERT OR IGNORE INTO vectors (chunk, model, collection, vector) VALUES (?, ?, ?, ?)",
         [
-            (chunk_id, model, vector)
+            (chunk_id, model, collection_id, vector)
             for chunk_id, text in rows.fetchall()
             for model, vector in kept.get(text, ())
         ],

@@ -61,9 +61,10 @@ def embed_missing(
             ) from error
         with transaction(conn):
             conn.executemany(
-                "INSERT OR REPLACE INTO vectors (chunk, model, vector) VALUES (?, ?, ?)",
+                "INSERT OR REPLACE INTO vectors (chunk, model, collection, vector)"
+                " VALUES (?, ?, ?, ?)",
                 [
-                    (cid, model, to_blob(vector))
+                    (cid, model, collection_id, to_blob(vector))
                     for (cid, _), vector in zip(rows, vectors, strict=True)
                 ],
             )
@@ -73,9 +74,8 @@ def embed_missing(
         done(len(rows), waited)
     with transaction(conn):
         dropped = conn.execute(
-            "DELETE FROM vectors WHERE model != ? AND chunk IN (SELECT c.id FROM chunks AS c"
-            " JOIN documents AS d ON d.id = c.document WHERE d.collection = ?)",
-            (model, collection_id),
+            "DELETE FROM vectors WHERE collection = ? AND model != ?",
+            (collection_id, model),
         ).rowcount
         if dropped:
             catalog.changed(conn, collection_id)

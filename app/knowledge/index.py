@@ -96,6 +96,11 @@ class KnowledgeIndex:
     def documents(self, name: str) -> list[DocumentInfo]:
         return catalog.documents(self._db(), name)
 
+    def document(self, name: str, path: str) -> DocumentInfo | None:
+        """The document at `path` in folder `name` as indexed now (None if it is not): its
+        `text_sha256` against an excerpt's `document_sha256` says whether it changed since."""
+        return catalog.document(self._db(), name, path)
+
     def read_document(self, name: str, path: str, start: int = 0, end: int | None = None) -> str:
         """The extracted text of the document at `path` (absolute, as listed), or characters
         `start` to `end` of it: what excerpts' spans point into."""

@@ -44,6 +44,12 @@ class Scan:
     files: dict[str, FoundFile]
     skipped: tuple[tuple[str, str], ...]
     folders: tuple[str, ...]  # every folder listed, shallowest first (for a watcher)
+    # Folders that could not be listed: what the index has from them is not taken for gone.
+    unlisted: tuple[str, ...] = ()
+
+    def may_hold(self, path: str) -> bool:
+        """Whether `path` may still be there, unseen, in a folder that could not be listed."""
+        return any(path.startswith(folder + os.sep) for folder in self.unlisted)
 
 
 def scan_folder(root: Path, follow_links: bool, cancel: CancelFlag) -> Scan:
@@ -59,7 +65,12 @@ def scan_folder(root: Path, follow_links: bool, cancel: CancelFlag) -> Scan:
         return _single_file(root, root_stat)
     walk = _Walk(follow_links, cancel)
     walk.run(str(root), root_stat)
-    return Scan(walk.files, tuple(walk.skipped[:MAX_SKIPPED_LISTED]), tuple(walk.folders))
+    return Scan(
+        walk.files,
+        tuple(walk.skipped[:MAX_SKIPPED_LISTED]),
+        tuple(walk.folders),
+        tuple(walk.unlisted),
+    )
 
 
 def found_file(path: Path) -> FoundFile | None:
@@ -90,6 +101,7 @@ class _Walk:
         self.files: dict[str, FoundFile] = {}
         self.skipped: list[tuple[str, str]] = []
         self.folders: list[str] = []
+        self.unlisted: list[str] = []
 
     def run(self, root: str, root_stat: os.stat_result) -> None:
         self._seen.add((root_stat.st_dev, root_stat.st_ino))
@@ -108,6 +120,7 @@ class _Walk:
                 continue  # removed meanwhile: nothing left to index there
             except OSError as error:
                 self.skipped.append((folder, f"Could not be listed: {error.strerror or error}."))
+                self.unlisted.append(folder)
                 continue
             for entry in sorted(listed, key=lambda e: e.name):
                 if entry.name.startswith(".") or entry.name in _LEFT_OUT_FOLDERS:

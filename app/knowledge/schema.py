@@ -73,12 +73,15 @@ CREATE TRIGGER chunk_search_delete AFTER DELETE ON chunks BEGIN
 END;
 
 CREATE TABLE vectors (
-    chunk  INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
-    model  TEXT    NOT NULL,
-    vector BLOB    NOT NULL,  -- float16, little-endian
+    chunk      INTEGER NOT NULL REFERENCES chunks(id) ON DELETE CASCADE,
+    model      TEXT    NOT NULL,
+    -- The chunk's folder, repeated here: a folder's vectors of a model are read by one index
+    -- scan, not a join through chunks and documents.
+    collection INTEGER NOT NULL,
+    vector     BLOB    NOT NULL,  -- float16, little-endian
     PRIMARY KEY (chunk, model)
 ) WITHOUT ROWID;
-CREATE INDEX vectors_by_model ON vectors(model, chunk);
+CREATE INDEX vectors_by_folder ON vectors(collection, model, chunk);
 """
 
 MIGRATIONS: tuple[Migration, ...] = (_V1,)

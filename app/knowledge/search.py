@@ -6,7 +6,11 @@ both lists rank well beats one that only one list loves, and no score scale has 
 The text query matches any of the question's words (the passage answering a question rarely
 holds all of them), common English words left out; bm25 does the ranking. The words are
 quoted by the conversation search's own query builder (`app.store.search`), so nothing a person
-types is read as FTS5 syntax.
+types is read as FTS5 syntax. bm25 scores every chunk a query matches before it can sort them,
+so chunks holding every word are ranked first (a query of specific words matches few chunks
+and costs little), then chunks holding any. In a large index a word found in more than a tenth
+of the chunks is left out of that second query (its weight in bm25 is small, and its matches
+would cost most of the time), keeping at least the two rarest words.
 """
 
 from __future__ import annotations
@@ -25,6 +29,10 @@ from app.store.search import fts_any_query
 RRF_K = 60
 # Each list contributes this many candidates to the fusion.
 CANDIDATES = 50
+# From this many chunks on, words in more than COMMON_SHARE of them are left out of a query.
+PRUNE_FROM_CHUNKS = 20_000
+COMMON_SHARE = 0.1
+MIN_KEPT = 2  # words kept however common (the rarest)
 
 # Left out of the any-word query: they match nearly every chunk and say nothing.
 STOPWORDS = frozenset(
@@ -47,18 +55,46 @@ STOPWORDS = frozenset(
 def bm25_ranked(
     conn: sqlite3.Connection, collection_ids: Sequence[int], query: str, limit: int
 ) -> list[int]:
-    """Chunk ids matching any word of `query`, best bm25 first."""
+    """Chunk ids matching all words of `query`, then those matching any, best bm25 first in
+    each."""
     match = fts_any_query(query, STOPWORDS)
     if match is None:
         return []
+    collections = json.dumps(list(collection_ids))
     with sqlite_errors():
-        rows = conn.execute(
-            "SELECT f.rowid FROM chunk_search AS f JOIN chunks AS c ON c.id = f.rowid"
-            " JOIN documents AS d ON d.id = c.document WHERE chunk_search MATCH ?"
-            " AND d.collection IN (SELECT value FROM json_each(?)) ORDER BY f.rank LIMIT ?",
-            (match, json.dumps(list(collection_ids)), limit),
-        ).fetchall()
+        ranked = _ranked(conn, match.replace(" OR ", " AND "), collections, limit)
+        if len(ranked) < limit:
+            seen = set(ranked)
+            more = _ranked(conn, _selective(conn, match), collections, limit)
+            ranked += [chunk_id for chunk_id in more if chunk_id not in seen]
+    return ranked[:limit]
+
+
+def _ranked(conn: sqlite3.Connection, match: str, collections: str, limit: int) -> list[int]:
+    rows = conn.execute(
+        "SELECT f.rowid FROM chunk_search AS f JOIN chunks AS c ON c.id = f.rowid"
+        " JOIN documents AS d ON d.id = c.document WHERE chunk_search MATCH ?"
+        " AND d.collection IN (SELECT value FROM json_each(?)) ORDER BY f.rank LIMIT ?",
+        (match, collections, limit),
+    ).fetchall()
     return [chunk_id for (chunk_id,) in rows]
+
+
+def _selective(conn: sqlite3.Connection, match: str) -> str:
+    """`match` (quoted phrases joined by OR) without the words too common to be worth ranking."""
+    phrases = match.split(" OR ")  # a phrase is one word: it holds no space
+    (chunks,) = conn.execute("SELECT coalesce(max(id), 0) FROM chunks").fetchone()
+    if chunks < PRUNE_FROM_CHUNKS or len(phrases) < 2:
+        return match
+    found = {
+        phrase: conn.execute(
+            "SELECT count(*) FROM chunk_search WHERE chunk_search MATCH ?", (phrase,)
+        ).fetchone()[0]
+        for phrase in phrases
+    }
+    rarest = sorted(phrases, key=found.__getitem__)
+    kept = [p for p in rarest if found[p] <= chunks * COMMON_SHARE]
+    return " OR ".join(kept if len(kept) >= MIN_KEPT else rarest[:MIN_KEPT])
 
 
 def vector_ranked(

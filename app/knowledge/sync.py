@@ -191,7 +191,11 @@ class _Run:
             or (known[path].size, known[path].mtime_ns) != (found.size, found.mtime_ns)
         )
         self._tally.unchanged = len(scan.files) - len(todo)
-        missing = {path: row for path, row in known.items() if path not in scan.files}
+        missing = {
+            path: row
+            for path, row in known.items()
+            if path not in scan.files and not scan.may_hold(path)
+        }
         moved_from = {(row.size, row.sha256): row for row in missing.values()}
         self._meter.files_total = len(todo)
         self._meter.start_phase(IndexPhase.READING, sum(scan.files[p].size for p in todo))

@@ -16,6 +16,28 @@ DEFAULT_LIMIT = 5
 MAX_LIMIT = 20
 SNIPPET_CHARS = 300
 
+# What the built-in tools are: they read the person's data and reach nothing outside.
+READ_ONLY = {"read_only_hint": True, "open_world_hint": False}
+
+
+def search_schema(query: str, found: str, default: int, most: int) -> dict[str, Any]:
+    """The arguments of a built-in search: a `query` (`query` says what it is), and how many
+    `found` to return at most (`limit`, 1 to `most`, `default` when not given)."""
+    return {
+        "type": "object",
+        "properties": {
+            "query": {"type": "string", "description": query},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "maximum": most,
+                "description": f"how many {found} to return (default {default})",
+            },
+        },
+        "required": ["query"],
+    }
+
+
 SEARCH_TOOL = ToolInfo(
     BUILTIN_SERVER,
     "search_conversations",
@@ -23,21 +45,9 @@ SEARCH_TOOL = ToolInfo(
         "Search the user's earlier conversations with you (every branch of every chat) for "
         "words. Returns the best matches with the chat's title and an excerpt."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "the words to look for"},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "description": f"how many matches to return (default {DEFAULT_LIMIT})",
-            },
-        },
-        "required": ["query"],
-    },
+    input_schema=search_schema("the words to look for", "matches", DEFAULT_LIMIT, MAX_LIMIT),
     title="Search conversations",
-    annotations={"read_only_hint": True, "open_world_hint": False},
+    annotations=READ_ONLY,
 )
 
 

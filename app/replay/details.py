@@ -65,6 +65,14 @@ _RECORDED_LABELS = (
 )
 
 
+def _weights_form(origin: dict[str, Any]) -> str | None:
+    """The weights' form, with how their float32 matrices lay where that was recorded."""
+    form, layout = item(origin, "model.form"), item(origin, "model.layout")
+    if not (form and layout):
+        return form
+    return f"{form}, matrices {'transposed' if 'transposed' in layout else 'as stored'}"
+
+
 def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     seed = origin.get("seed")
     seed_text = (
@@ -88,7 +96,7 @@ def _recorded_rows(origin: dict[str, Any]) -> tuple[tuple[str, str], ...]:
         item(origin, "model.name"),
         item(origin, "model.path"),
         item(origin, "model.weights_digest"),
-        item(origin, "model.form"),
+        _weights_form(origin),
         origin.get("template_digest"),
         _sampling(origin.get("sampling") or {}),
         seed_text,

@@ -1,6 +1,7 @@
 """What a replay sends: the reply's prompt rebuilt from the tree as it is now (the system
-prompt, the path above the reply with its images and files), and the settings, tools and model
-its provenance recorded. Nothing here writes to the store."""
+prompt, the path above the reply with its images and files; for a compacted branch's summary,
+the path it covers and the request it answered), and the settings, tools and model its
+provenance recorded. Nothing here writes to the store."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from app.generation.prompt_messages import missing_image, prompt_messages
+from app.store.compaction_records import covered_ids
 from app.store.conversations import Store
 from app.store.provenance import is_replayable, item
+from app.store.records import Message, StoreError
 
 
 class ReplayError(Exception):
@@ -38,7 +41,8 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
     an imported reply, its model or an image gone) and StoreError for an unknown id."""
     reply = store.get_message(message_id)
     recorded = reply.provenance
-    if reply.role != "assistant" or reply.parent_id is None:
+    summary = reply.role == "summary"
+    if not summary and (reply.role != "assistant" or reply.parent_id is None):
         raise ReplayError(f"Message {message_id} is not a reply.")
     if recorded.get("imported_from"):
         raise ReplayError(
@@ -57,7 +61,7 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
             f"The model {name} that wrote reply {message_id} is missing: {model_path} is no "
             "longer in the library."
         )
-    path = store.path_to(message_id)[:-1]
+    path = summarised_path(store, reply) if summary else store.path_to(message_id)[:-1]
     refused = missing_image(store, path)
     if refused is not None:
         raise ReplayError(refused)
@@ -65,6 +69,8 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
     messages = prompt_messages(
         store, reply.conversation_id, path, detail if isinstance(detail, int) else None
     )
+    if summary:  # written as the next reply of the path it covers, asked for in these words
+        messages.append({"role": "user", "content": reply.compaction.get("instruction", "")})
     continued = recorded.get("continued")
     if continued:
         messages.append({"role": "assistant", "content": continued})
@@ -101,3 +107,18 @@ def plan_replay(store: Store, message_id: int) -> ReplayPlan:
         recorded=recorded,
         notes=tuple(notes),
     )
+
+
+def summarised_path(store: Store, summary: Message) -> list[Message]:
+    """The path a compacted branch's summary was written for, as the tree holds it now;
+    ReplayError when its messages are no longer that path (one was deleted)."""
+    covers = covered_ids(summary)
+    try:
+        path = store.path_to(covers[-1]) if covers else []
+    except StoreError:
+        path = []
+    if not covers or [m.id for m in path] != covers:
+        raise ReplayError(
+            f"Summary {summary.id} cannot be written again: messages it summarised were deleted."
+        )
+    return path

@@ -71,7 +71,8 @@ class Replays(QObject):
         its id, or None when the reply is gone (said through `failed`)."""
         try:
             original = self.store.get_message(outcome.message_id)
-            assert original.parent_id is not None, "a replayed message is a reply"
+            if original.parent_id is None:  # a summary: edit it to keep another version
+                raise StoreError("A replayed summary is compared, not kept: edit the summary.")
             reply = self.store.begin_reply(
                 original.conversation_id, original.parent_id, original.model_id, original.params
             )

@@ -73,10 +73,14 @@ def _engine_for(
 ) -> tuple[EngineLike, dict[str, Any] | None]:
     """The engine at hand, with what its model was at load, when it runs the recorded folder
     and the folder has not changed since (else its weights in memory are not the file's); or
-    one loaded for this replay, its weights in the form recorded (float32 on the CPU or as
-    stored) so the replay computes what the reply computed (its identity then read anew)."""
+    one loaded for this replay, its weights in the form and matrix layout recorded (float32 on
+    the CPU or as stored; transposed or not) so the replay computes what the reply computed (its
+    identity then read anew). A reply recorded before layouts were recorded names none."""
+    from inference.cpu.weight_layout import AS_STORED, TRANSPOSED
     from inference.loading.identity import unchanged_on_disk
 
+    recorded = plan.recorded.get("model") or {}
+    layout = recorded.get("layout")
     current = getattr(engine, "model", None)
     if (
         engine is not None
@@ -84,12 +88,16 @@ def _engine_for(
         and loaded is not None
         and _same(current.path, plan.model_path)
         and unchanged_on_disk(loaded, plan.model_path)
+        and layout in (None, current.matrix_layout.layout)
     ):
         return engine, loaded
-    form = str((plan.recorded.get("model") or {}).get("form") or "")
-    policy = "always" if form.startswith("float32 (") else "never"
+    policy = "always" if str(recorded.get("form") or "").startswith("float32 (") else "never"
     fresh, _info = default_engine_factory(
-        plan.model_path, lambda _stage, _done, _total: None, cpu_float32=lambda: policy
+        plan.model_path,
+        lambda _stage, _done, _total: None,
+        cpu_float32=lambda: policy,
+        layout={TRANSPOSED: "transposed", AS_STORED: "stored"}.get(str(layout), "auto"),
+        layout_forced_by="the replayed reply's record",
     )
     return fresh, None
 

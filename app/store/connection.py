@@ -155,6 +155,7 @@ def message_from_row(row: tuple[Any, ...]) -> Message:
         call_id,
         tool_name,
         origin,
+        compaction,
     ) = row
     loaded = () if attachments == "[]" else tuple(json.loads(attachments))
     tool_calls = () if calls == "[]" else tuple(json.loads(calls))
@@ -177,6 +178,7 @@ def message_from_row(row: tuple[Any, ...]) -> Message:
         tool_call_id=call_id,
         tool_name=tool_name,
         provenance=_loads(origin),
+        compaction=_loads(compaction),
     )
 
 

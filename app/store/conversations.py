@@ -34,6 +34,11 @@ transaction; any failure raises `StoreError` with a message written for the pers
     switch_to_sibling(message_id) -> Message   # the new active leaf
     delete_message(message_id) -> Message | None   # subtree gone; returns new active leaf
 
+    begin_summary(conv_id, record, model_id=None, params=None) -> Message   # a compacted
+                                      # branch's summary, "streaming", a new root (compaction)
+    keep_turns(summary_id) / edit_summary(summary_id, text) / graft(messages, onto_id)
+    abandon_summary(summary_id, back_to) / set_compaction(message_id, record)
+
     get_message(id) / children(id) / siblings(id) -> (list, index) / active_path(conv_id)
     all_messages(conv_id)             # the whole tree, parents first
     search(query, limit=50) -> list[SearchHit]  # plain typed text; hit.spans holds
@@ -50,8 +55,8 @@ the order does not depend on the wall clock. Rows left "streaming" by a crash be
 
 The store is built in layers, each a module: `app.store.connection` (the connection, transactions,
 lookups by id), `app.store.tree` (the message tree and its SQL), `app.store.replies` (the
-streaming-reply lifecycle) and this one (opening and closing, conversations, search, export and
-import).
+streaming-reply lifecycle), `app.store.compaction` (compacted branches) and this one (opening
+and closing, conversations, search, export and import).
 """
 
 from __future__ import annotations
@@ -64,6 +69,7 @@ from typing import Any
 
 from app.store import export as store_export
 from app.store import search as store_search
+from app.store.compaction import CompactedBranches, write_compaction
 from app.store.connection import CONVERSATION_COLUMNS, conversation_from_row
 from app.store.database_file import open_database
 from app.store.export_images import image_records, images_json, keep_images
@@ -79,7 +85,6 @@ from app.store.records import (
     check_text,
     dump_mapping,
 )
-from app.store.replies import StreamingReplies
 from app.store.reply_writer import ReplyWriter
 
 __all__ = [
@@ -107,7 +112,7 @@ class _Unset(Enum):
 UNSET = _Unset.UNSET
 
 
-class Store(StreamingReplies):
+class Store(CompactedBranches):
     """Use `Store.open(path)`."""
 
     @classmethod
@@ -358,6 +363,9 @@ class Store(StreamingReplies):
             for m in record.messages:
                 parent = None if m.parent_id is None else new_ids[m.parent_id]
                 new_ids[m.id] = self._insert_copy(db, new_id, parent, m, m.status, m.visit)
+            # A summary names messages that are not its parents: mapped once all are in.
+            compacted = [(new_ids[m.id], m.compaction) for m in record.messages if m.compaction]
+            write_compaction(db, compacted, new_ids)
             # The file's active leaf, or the leaf last visited below it (a hand-edited file may
             # name an inner message); the visit counts come from the file as they are.
             leaf_id = (

@@ -2,12 +2,13 @@
 
 JSON (`FORMAT`, version `EXPORT_VERSION`) holds the whole tree losslessly:
 
-    {"format": "branchwise-conversation", "version": 6, "exported_at": 1700000000.0,
+    {"format": "branchwise-conversation", "version": 7, "exported_at": 1700000000.0,
      "conversation": {"title", "created_at", "updated_at", "system_prompt", "model_id",
                       "params", "pinned", "archived", "active_leaf_id"},
      "messages": [{"id", "parent_id", "role", "content", "created_at", "status", "model_id",
                    "params", "stats", "error", "visit", "reasoning", "attachments",
-                   "trace", "tool_calls", "tool_call_id", "tool_name", "provenance"}, ...],
+                   "trace", "tool_calls", "tool_call_id", "tool_name", "provenance",
+                   "compaction"}, ...],
      "images": {sha256: base64 of the bytes, ...}}
 
 Version 2 added a reply's `reasoning` and a message's `attachments` ({"name", "size",
@@ -19,11 +20,15 @@ attachments ({"kind": "image", "name", "size", "sha256", "width", "height", "for
 "tokens"}) and their bytes in `"images"` (`app.store.export_images`); an image whose bytes the
 file lacks keeps its record. Version 5 added a reply's `provenance` (app.store.provenance):
 restored as it was, so a replay after an import compares with the original reply's tokens.
-Version 6 added the knowledge excerpts retrieved for a user message, among its attachments
+Version 6 added compacted branches: the `summary` role and each message's `compaction`
+(`app.store.compaction_records`: a summary with the ids of the messages it covers and keeps, a
+kept turn with the id it copies), ids of the file that an import maps to its new ones.
+Version 7 added the knowledge excerpts retrieved for a user message, among its attachments
 ({"kind": "knowledge", ...}: `app.knowledge.excerpts.Excerpt.as_record`), so the turn renders
 after an import exactly as it did. In Markdown a reply's calls and each tool result
 are folded blocks. Markdown holds the active path,
-for reading: a reply's reasoning as a folded, quoted block ahead of its answer, each
+for reading: a compacted branch's summary as a section of its own, saying what it stands for,
+a reply's reasoning as a folded, quoted block ahead of its answer, each
 attached file and each knowledge excerpt as a folded block of its text, and each image as a
 line naming it.
 
@@ -46,6 +51,7 @@ from typing import Any, TypeGuard, cast
 from app.images.store import is_image_record
 from app.knowledge.excerpts import Excerpt, is_excerpt_record
 from app.sizes import format_size
+from app.store.compaction_records import check_compaction, covered_ids, stands_for
 from app.store.export_images import images_from_json
 from app.store.records import (
     Conversation,
@@ -62,7 +68,7 @@ from app.store.records import (
 )
 
 FORMAT = "branchwise-conversation"
-EXPORT_VERSION = 6
+EXPORT_VERSION = 7
 _STATUS_NOTES = {
     "streaming": "still being written",
     "stopped": "stopped",
@@ -200,6 +206,9 @@ def to_markdown(
         if message.role == "tool":
             lines += _tool_result(message)
             continue
+        if message.role == "summary":
+            lines += _summary(message)
+            continue
         heading = "User" if message.role == "user" else "Assistant"
         if message.role == "assistant" and message.model_id:
             heading += f" ({names.get(message.model_id, message.model_id)})"
@@ -257,6 +266,20 @@ def _folded(summary: str, body: list[str]) -> list[str]:
     ]
 
 
+def _summary(message: Message) -> list[str]:
+    """A compacted branch's summary: what it stands for, then its text, as the model read it."""
+    count = len(covered_ids(message))
+    tokens = stands_for(message)
+    about = f", about {tokens:,} tokens" if tokens else ""
+    edited = "; edited by hand" if message.compaction.get("edited") else ""
+    note = (
+        f"*This branch goes on from a summary of {count} earlier messages{about}{edited}; "
+        "the full conversation is kept beside it.*"
+    )
+    status = [f"*({_STATUS_NOTES[message.status]})*", ""] if message.status in _STATUS_NOTES else []
+    return ["## Summary of the earlier conversation", "", note, "", message.content, "", *status]
+
+
 def _tool_result(message: Message) -> list[str]:
     what = "failed" if message.status == "error" else "result"
     return _folded(f"Tool {what}: {message.tool_name or 'tool'}", _fenced(message.content))
@@ -309,6 +332,7 @@ def _message(raw: object, where: str, seen: set[int]) -> MessageRecord:
         tool_call_id=check_optional_text(item.get("tool_call_id"), f"{where}.tool_call_id"),
         tool_name=check_optional_text(item.get("tool_name"), f"{where}.tool_name"),
         provenance=_json_mapping(item.get("provenance"), f"{where}.provenance"),
+        compaction=check_compaction(item.get("compaction"), f"{where}.compaction"),
     )
 
 

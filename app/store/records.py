@@ -12,7 +12,9 @@ from typing import Any, Literal, cast, get_args
 from app.knowledge.excerpts import Excerpt, is_excerpt_record
 from app.store.message_checks import MessageFieldError, as_dict, check_choice
 
-Role = Literal["user", "assistant", "tool"]
+# "summary": a summary of an earlier path, the first message of a compacted branch
+# (`app.store.compaction`).
+Role = Literal["user", "assistant", "tool", "summary"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 ROLES: frozenset[str] = frozenset(get_args(Role))
 STATUSES: frozenset[str] = frozenset(get_args(Status))
@@ -83,6 +85,8 @@ class MessageFields:
     tool_name: str | None = None
     # A reply's provenance as `app.store.provenance` writes it ({} when not recorded).
     provenance: dict[str, Any] = field(default_factory=dict[str, Any])
+    # A summary's record, or a kept turn's copy_of (`app.store.compaction`; {} for the rest).
+    compaction: dict[str, Any] = field(default_factory=dict[str, Any])
 
 
 @dataclass(frozen=True, slots=True)

@@ -155,7 +155,8 @@ class StreamingReplies(ToolMessages):
             except Exception:
                 # Whatever refused it (a full disk, or a bug), the text must outlive this run.
                 _log.exception("Reply %s could not be saved at close", writer.message_id)
-                unsaved.append(_unsaved(writer))
+                if writer.message.parent_id is not None:  # a summary answers none: written again
+                    unsaved.append(_unsaved(writer))
         self._writers.clear()
         if unsaved:
             target = reply_recovery.recovery_path(self.path)

@@ -164,6 +164,20 @@ ALTER TABLE messages ADD COLUMN provenance TEXT NOT NULL DEFAULT '{}';
 """
 
 
+def _v7_summaries(conn: sqlite3.Connection) -> None:
+    """Compaction as a branch (`app.store.compaction`): a `summary` role (a CHECK constraint,
+    so the table is rebuilt; every row keeps its id) for a summary of an earlier path, and a
+    message's `compaction` record as JSON: for a summary, the messages it covers and keeps and
+    the tokens it stands for; for a kept turn, the message it copies."""
+    rebuild_table(
+        conn,
+        "messages",
+        "CHECK (role IN ('user', 'assistant', 'tool'))",
+        "CHECK (role IN ('user', 'assistant', 'tool', 'summary'))",
+    )
+    conn.execute("ALTER TABLE messages ADD COLUMN compaction TEXT NOT NULL DEFAULT '{}'")
+
+
 # A step is SQL text, or a function for what SQL alone cannot say (a table rebuilt from its
 # stored definition). Either runs inside the migration's transaction, foreign keys off.
 Migration = str | Callable[[sqlite3.Connection], None]
@@ -175,6 +189,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     _V4_IMPORTS,
     _v5_tool_messages,
     _V6_PROVENANCE,
+    _v7_summaries,
 )
 
 

@@ -274,8 +274,8 @@ class MessageTree(StoreRows):
         (new_id,) = db.execute(
             "INSERT INTO messages (conversation_id, parent_id, role, content, created_at, status,"
             " model_id, params, stats, error, visit, reasoning, attachments, trace, tool_calls,"
-            " tool_call_id, tool_name, provenance)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            " tool_call_id, tool_name, provenance, compaction)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             (
                 conversation_id,
                 parent_id,
@@ -296,6 +296,7 @@ class MessageTree(StoreRows):
                 message.tool_call_id,
                 message.tool_name,
                 json.dumps(message.provenance, ensure_ascii=False, sort_keys=True),
+                json.dumps(message.compaction, ensure_ascii=False, sort_keys=True),
             ),
         ).fetchone()
         return int(new_id)

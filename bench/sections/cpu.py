@@ -9,6 +9,10 @@ tokens/s), then reports its peak resident memory. Sides alternate run by run and
 of each is compared. `--cpu-every-form` adds the two mixed rows (each change alone); a
 llama.cpp row on the same GGUF appears where `llama_cpp` happens to be importable.
 
+The float32 side runs with the matrix layout its load measured and chose
+(inference/cpu/layout_choice.py); two more rows force each layout (BRANCHWISE_CPU_LAYOUT) and a
+ratio row compares the choice with the faster of the two, measured in the same run.
+
 Where the environment chooses OpenBLAS's kernels (OPENBLAS_CORETYPE, with OPENBLAS_L2_SIZE: some
 machines set them so that old OpenBLAS builds do not crash), one more row runs the fast form
 with both unset in that child alone, as a person's machine would run it; the table says which
@@ -34,6 +38,7 @@ from bench.conversation import STORY, SYSTEM
 from bench.sections.prefill import SENTENCE, prompt
 from inference import Engine, LoadedModel, SamplingParams, load_model
 from inference.cpu.fast_blas import ENV, arithmetic
+from inference.cpu.layout_choice import ENV as LAYOUT_ENV
 
 REPO = Path(__file__).resolve().parents[2]
 HEADER = (
@@ -45,11 +50,18 @@ HEADER = (
     "weights",
     "BLAS",
 )
-# (row label, load policy, BLAS): the first is today's form, the last the fast one.
-TODAY = ("today: as stored, bundled BLAS", "never", "bundled")
-FAST = ("float32, OpenBLAS", "always", "fast")
-MIXED = [("as stored, OpenBLAS", "never", "fast"), ("float32, bundled BLAS", "always", "bundled")]
-OWN_KERNELS = ("float32, OpenBLAS choosing its kernels", "always", "own kernels")
+# (row label, load policy, BLAS, matrix layout): the first is today's form, FAST the fast one.
+TODAY = ("today: as stored, bundled BLAS", "never", "bundled", "auto")
+FAST = ("float32, OpenBLAS, layout measured", "always", "fast", "auto")
+MIXED = [
+    ("as stored, OpenBLAS", "never", "fast", "auto"),
+    ("float32, bundled BLAS", "always", "bundled", "auto"),
+]
+LAYOUTS = [
+    ("float32, OpenBLAS, matrices as stored", "always", "fast", "stored"),
+    ("float32, OpenBLAS, matrices transposed", "always", "fast", "transposed"),
+]
+OWN_KERNELS = ("float32, OpenBLAS choosing its kernels", "always", "own kernels", "auto")
 KERNEL_VARIABLES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
@@ -64,6 +76,7 @@ class Side:
     peak_bytes: int  # the child's peak resident memory
     weights: str  # their form and size
     blas: str  # the kernels the BLAS ran
+    layout: str  # how the float32 matrices lay, and why
 
 
 def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int) -> Side:
@@ -84,11 +97,12 @@ def measure(path: Path, policy: str, attachment_tokens: int, decode_tokens: int)
         peak_bytes=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
         weights=f"{loaded.weights_form}, {loaded.weights_bytes / 1e6:.0f} MB",
         blas=arithmetic(),
+        layout=loaded.matrix_layout.describe(),
     )
 
 
-def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> Side:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def run_side(path: Path, policy: str, blas: str, layout: str, args: argparse.Namespace) -> Side:
+    env = {**os.environ, "PYTHONPATH": str(REPO), LAYOUT_ENV: layout}
     if blas == "bundled":
         env[ENV] = "bundled"
     else:
@@ -117,11 +131,17 @@ def run_side(path: Path, policy: str, blas: str, args: argparse.Namespace) -> Si
 
 def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]:
     chosen = any(os.environ.get(name) for name in KERNEL_VARIABLES)
-    sides = [TODAY, *(MIXED if args.cpu_every_form else []), FAST, *([OWN_KERNELS] * chosen)]
+    sides = [
+        TODAY,
+        *(MIXED if args.cpu_every_form else []),
+        FAST,
+        *LAYOUTS,
+        *([OWN_KERNELS] * chosen),
+    ]
     best: dict[str, Side] = {}
     for _ in range(args.runs):
-        for label, policy, blas in sides:
-            figures = run_side(loaded.path, policy, blas, args)
+        for label, policy, blas, layout in sides:
+            figures = run_side(loaded.path, policy, blas, layout, args)
             kept = best.setdefault(label, figures)
             best[label] = replace(
                 kept,
@@ -129,9 +149,15 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
                 decode_tps=max(kept.decode_tps, figures.decode_tps),
                 ttft_s=min(kept.ttft_s, figures.ttft_s),
             )
-    table: list[tuple[str, ...]] = [HEADER, *(_row(label, best[label]) for label, _, _ in sides)]
+    table: list[tuple[str, ...]] = [HEADER, *(_row(s[0], best[s[0]]) for s in sides)]
     today = best[TODAY[0]]
     table.append(_ratios("fast over today (goal: ≥10x prompt, ≥2x decode)", best[FAST[0]], today))
+    faster = max((best[s[0]] for s in LAYOUTS), key=lambda side: side.decode_tps)
+    table.append(
+        _ratios(
+            "measured layout over the faster forced one (goal ≥0.95x decode)", best[FAST[0]], faster
+        )
+    )
     if chosen:
         table.append(_ratios("its own kernels over today", best[OWN_KERNELS[0]], today))
     reference = _llama_cpp_row(args)
@@ -143,8 +169,8 @@ def rows(loaded: LoadedModel, args: argparse.Namespace) -> list[tuple[str, ...]]
 def _ratios(label: str, fast: Side, today: Side) -> tuple[str, ...]:
     return (
         label,
-        f"{fast.prompt_tps / today.prompt_tps:.1f}x",
-        f"{fast.decode_tps / today.decode_tps:.1f}x",
+        f"{fast.prompt_tps / today.prompt_tps:.2f}x",
+        f"{fast.decode_tps / today.decode_tps:.2f}x",
         f"{today.ttft_s / fast.ttft_s:.1f}x sooner",
         f"{fast.peak_bytes / today.peak_bytes:.1f}x",
         "",
@@ -159,7 +185,7 @@ def _row(label: str, figures: Side) -> tuple[str, ...]:
         f"{figures.decode_tps:.1f}",
         f"{figures.ttft_s:.1f} s",
         f"{figures.peak_bytes / 2**20:.0f} MiB",
-        figures.weights,
+        f"{figures.weights}; {figures.layout or 'no float32 matrix'}",
         figures.blas,
     )
 

@@ -142,6 +142,16 @@ def threads() -> int:
     return max(1, len(os.sched_getaffinity(0)) // 2)
 
 
+def thread_count() -> int | None:
+    """The threads the fast BLAS computes a product with (None with the bundled BLAS)."""
+    if _library is None or not outcome().loaded:
+        return None
+    try:
+        return int(_library.openblas_get_num_threads())
+    except AttributeError:
+        return None
+
+
 def arithmetic() -> str:
     """What computes MLX's float32 products, without the thread count (which changes no
     result): "OpenBLAS 0.3.33, Cooperlake kernels", or the bundled BLAS. Other kernels round

@@ -27,6 +27,7 @@ from mlx.utils import tree_flatten
 from mlx_lm.models.switch_layers import QuantizedSwitchLinear
 from mlx_lm.utils import dequantize_model
 
+from inference.cpu.layout_choice import NOT_APPLICABLE, LayoutChoice, LayoutRequest, choose_layout
 from inference.cpu.weight_layout import transpose_for_blas
 
 POLICIES = ("auto", "always", "never")
@@ -105,14 +106,18 @@ def to_float32(model: nn.Module, config: dict[str, Any]) -> str:
     return f"float32 (from {before})"
 
 
-def apply_policy(model: nn.Module, config: dict[str, Any], policy: str) -> str:
-    """The weights' form after `policy`: converted where it says so, else as stored. On the
-    CPU, float32 matrices are then laid out for BLAS (`weight_layout`)."""
+def apply_policy(
+    model: nn.Module, config: dict[str, Any], policy: str, layout: LayoutRequest
+) -> tuple[str, LayoutChoice]:
+    """The weights' form after `policy` (converted where it says so, else as stored), and the
+    layout of its float32 matrices: on the CPU the faster one for this machine (`layout_choice`),
+    carried out by `weight_layout`."""
     convert = should_convert(policy, model)
     form = to_float32(model, config) if convert else stored_form(model, config)
-    if on_cpu():
+    choice = choose_layout(model, layout) if on_cpu() else NOT_APPLICABLE
+    if choice.transposed:
         transpose_for_blas(model)
-    return form
+    return form, choice
 
 
 def _dtype_name(dtype: mx.Dtype) -> str:

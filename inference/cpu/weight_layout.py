@@ -1,14 +1,13 @@
-"""Float32 weight matrices kept transposed on the CPU: replies decode about 1.3x faster.
+"""Float32 weight matrices kept transposed on the CPU, where that decodes faster.
 
 A linear layer computes `x @ weight.T` with `weight` stored (out, in), row after row, and MLX
-hands that product to `cblas_sgemm` with the weight marked transposed. For one input row (every
-decode step) OpenBLAS then spends most of the product copying the weight into packed panels
-(`sgemm_itcopy` took 29% of a decode step's samples here, the multiply kernel itself 19%). Kept
-as the transposed view of an (in, out) array, the same `weight.T` is a plain row-major matrix
-that BLAS streams as it lies: SmolLM2 in float32 decoded 14.8 -> 18.5 tokens/s on OpenBLAS's
-Haswell kernels and 19.7 -> 26.0 on its Cooperlake ones, with the bundled BLAS 13 -> 19,
-prompts as fast as before (one process, sides alternated). Every layer still sees the same
-shape and values; only the strides differ, so mlx-lm's model code runs unchanged.
+hands that product to `cblas_sgemm` with the weight marked transposed. Kept as the transposed
+view of an (in, out) array, the same `weight.T` is a plain row-major matrix that BLAS streams as
+it lies. Which of the two runs faster for one input row differs between CPUs (with the same
+OpenBLAS kernels, the transposed form decoded SmolLM2 about 1.3x faster on an AMD Zen 5 VM and
+about 1.3x slower on an AMD Zen 4 one), so `layout_choice` measures it at load and this module
+only carries it out. Every layer still sees the same shape and values; only the
+strides differ, so mlx-lm's model code runs unchanged.
 
 The tied embedding (a model without an `lm_head`) is the output projection too, so it is
 turned as well; looking up a prompt's rows in it then reads strided memory, about 10 us per
@@ -31,12 +30,18 @@ def transpose_for_blas(model: nn.Module) -> int:
     changed = 0
     for module in _product_modules(model):
         weight = module["weight"]
-        if weight.ndim != 2 or weight.dtype != mx.float32 or _column_major(weight):
+        if not _lies_as_stored(weight):
             continue
         module["weight"] = mx.contiguous(weight.T).T
         mx.eval(module["weight"])  # pyright: ignore[reportUnknownMemberType]  # mlx stub: eval(*args) untyped
         changed += 1
     return changed
+
+
+def stored_matrices(model: nn.Module) -> list[mx.array]:
+    """The float32 matrices a product reads (as `transpose_for_blas` picks them) that still lie
+    as stored."""
+    return [m["weight"] for m in _product_modules(model) if _lies_as_stored(m["weight"])]
 
 
 def layout(model: nn.Module) -> str:
@@ -57,6 +62,10 @@ def _product_modules(model: nn.Module) -> list[nn.Module]:
         for _, module in model.named_modules()
         if type(module) in kinds and isinstance(module.get("weight"), mx.array)
     ]
+
+
+def _lies_as_stored(weight: mx.array) -> bool:
+    return weight.ndim == 2 and weight.dtype == mx.float32 and not _column_major(weight)
 
 
 def _column_major(array: mx.array) -> bool:

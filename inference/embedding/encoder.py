@@ -29,6 +29,7 @@ from mlx_lm.utils import load_tokenizer
 from numpy.typing import NDArray
 
 from inference.cpu.float32_weights import DEFAULT_POLICY, apply_policy
+from inference.cpu.layout_choice import LayoutRequest
 from inference.embedding.attention import BothWays
 from inference.embedding.bert import Bert, BertArgs
 from inference.embedding.folder import (
@@ -125,6 +126,11 @@ def check_embedding_folder(path: str | Path) -> int:
     return weights
 
 
+# An embedding model's products read many rows at once, where the layout a decode step's one-row
+# products are measured for (inference.cpu.layout_choice) makes no difference worth a copy.
+_AS_STORED = LayoutRequest("stored", forced_by="an embedding model, whose products read many rows")
+
+
 def _build(folder: Path, cpu_float32: str, lazy: bool) -> MlxEmbedder:
     spec = read_embedding_folder(folder)
     config = read_json_object(folder / "config.json") or {}
@@ -140,7 +146,7 @@ def _build(folder: Path, cpu_float32: str, lazy: bool) -> MlxEmbedder:
         else:
             model = _decoder(spec, config, lazy)
             if not lazy:
-                apply_policy(model, config, cpu_float32)
+                apply_policy(model, config, cpu_float32, _AS_STORED)
             network = _Decoder(model.model, spec.bidirectional)
         dense = [_dense_step(step) for step in spec.dense]
     except ModelLoadError:

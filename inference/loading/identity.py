@@ -27,7 +27,7 @@ _PACKAGES = {"branchwise": "branchwise", "mlx": "mlx", "mlx_lm": "mlx-lm"}
 
 
 def model_identity(loaded: LoadedModel) -> dict[str, Any]:
-    """{"model": {"name", "path", "weights_digest", "files_digest", "form"},
+    """{"model": {"name", "path", "weights_digest", "files_digest", "form", "layout"},
     "template_digest", "versions"}."""
     return {
         "model": {
@@ -36,6 +36,8 @@ def model_identity(loaded: LoadedModel) -> dict[str, Any]:
             "weights_digest": weights_digest(loaded.path),
             "files_digest": files_digest(loaded.path),
             "form": loaded.weights_form,
+            # Transposed or as stored: the matrices' strides change BLAS's rounding.
+            "layout": loaded.matrix_layout.layout,
         },
         "template_digest": template_digest(loaded.tokenizer.chat_template),
         "versions": versions(),

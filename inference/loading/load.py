@@ -19,6 +19,7 @@ from mlx_lm.utils import load_model as load_mlx_model
 from mlx_lm.utils import load_tokenizer
 
 from inference.cpu.float32_weights import DEFAULT_POLICY, POLICIES, apply_policy
+from inference.cpu.layout_choice import MEASURE_HERE, NOT_APPLICABLE, LayoutChoice, LayoutRequest
 from inference.errors import ModelLoadError
 from inference.loading.folder_check import check_before_load
 from inference.loading.model_files import (
@@ -51,6 +52,8 @@ class LoadedModel:
     weights_bytes: int
     # How the weights run: "float32 (from 4-bit)", "4-bit", "bfloat16"... (inference.cpu).
     weights_form: str = ""
+    # How its float32 matrices lie on the CPU, and why (inference.cpu.layout_choice).
+    matrix_layout: LayoutChoice = NOT_APPLICABLE
     # The vision parts when the model reads images (inference.vision), else None; a vision
     # model loaded as text only says why in `text_only_reason`.
     vision: VisionSupport | None = field(default=None, repr=False)
@@ -67,11 +70,14 @@ def unsupported_message(model_type: str) -> str:
     return f"The model type '{model_type}' is not supported by mlx-lm {metadata.version('mlx-lm')}."
 
 
-def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedModel:
+def load_model(
+    path: str | Path, cpu_float32: str = DEFAULT_POLICY, layout: LayoutRequest = MEASURE_HERE
+) -> LoadedModel:
     """Load the MLX model folder at `path` (config.json, safetensors, tokenizer).
 
     `cpu_float32` ("auto", "always", "never") says when the weights become float32 on MLX's
-    CPU backend (inference.cpu.float32_weights).
+    CPU backend (inference.cpu.float32_weights); `layout` how their matrices are laid out there
+    (measured, remembered or forced: inference.cpu.layout_choice).
 
     Raises ModelLoadError with a message for the person using the app when the folder is
     missing, incomplete, corrupt, of a type mlx-lm does not know, or needs remote code.
@@ -111,7 +117,7 @@ def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedMod
             _adopt_processor_template(tokenizer, folder)
         else:
             model, config = load_mlx_model(folder, get_model_classes=get_model_classes)
-        form = apply_policy(model, config, cpu_float32)
+        form, matrix_layout = apply_policy(model, config, cpu_float32, layout)
     except Exception as error:  # mlx, safetensors and transformers raise many kinds.
         raise ModelLoadError(f"The model in {folder} could not be loaded: {error}") from error
     check_template(tokenizer, f"The chat template of {folder.name}")
@@ -124,6 +130,7 @@ def load_model(path: str | Path, cpu_float32: str = DEFAULT_POLICY) -> LoadedMod
         context_length=context_length(config),
         weights_bytes=sum(a.nbytes for _, a in tree_flatten(model.parameters())),
         weights_form=form,
+        matrix_layout=matrix_layout,
         vision=vision,
         text_only_reason=reason or "",
     )

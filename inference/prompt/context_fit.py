@@ -6,7 +6,10 @@ tokens. When it does not, the policy chooses:
 - ``truncate_middle``: keep the system prompt and the first turn, drop whole turns from the
   middle (oldest first), keep the latest;
 - ``rolling``: keep the system prompt, drop the oldest turns;
-- ``stop``: refuse with a clear message (the app offers to continue in a new chat).
+- ``stop``: refuse with a clear message (the app offers to continue in a new chat);
+- ``summarise``: the app summarises older turns into a compacted branch before the context
+  fills (`app.compaction`); a prompt that outgrows it all the same (the person declined, or
+  one message is that long) leaves whole turns from the middle out, as ``truncate_middle``.
 
 A chat may also set a context length below the model's (`chat_context`): the policies then act
 at that limit exactly as they would for a model with that context.
@@ -24,8 +27,8 @@ from typing import Any, Literal
 
 from inference.errors import ContextOverflowError, PromptError
 
-Overflow = Literal["truncate_middle", "rolling", "stop"]
-OVERFLOW_POLICIES: tuple[Overflow, ...] = ("truncate_middle", "rolling", "stop")
+Overflow = Literal["truncate_middle", "rolling", "stop", "summarise"]
+OVERFLOW_POLICIES: tuple[Overflow, ...] = ("truncate_middle", "rolling", "stop", "summarise")
 # The shortest context a chat may set: a system prompt, a question and a reply still fit.
 MIN_CONTEXT_LIMIT = 256
 
@@ -82,7 +85,7 @@ def fit_messages(
             "turns be left out (the chat's overflow setting)."
         )
     turns = _turns(messages)
-    keep_first = 1 if policy == "truncate_middle" else 0
+    keep_first = 0 if policy == "rolling" else 1
     droppable = turns[keep_first : len(turns) - 1]
 
     def without(k: int) -> tuple[list[dict[str, Any]], list[int]]:

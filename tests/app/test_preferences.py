@@ -56,3 +56,18 @@ def test_a_models_image_detail_is_kept_and_only_offered_sizes_are_read(tmp_path:
     path.write_text('[models]\nimage_detail="{\\"a\\": 700, \\"b\\": true, \\"c\\": \\"512\\"}"\n')
     damaged = Preferences(path)
     assert [damaged.image_detail_for(m) for m in "abc"] == [None, None, None]
+
+
+def test_the_knowledge_new_chats_read_and_its_budget_survive_a_restart(tmp_path: Path) -> None:
+    path = tmp_path / "settings.ini"
+    preferences = Preferences(path)
+    assert preferences.default_knowledge == [] and preferences.knowledge_budget_tokens == 0
+    preferences.default_knowledge = ["Papers", "Manuals"]
+    preferences.knowledge_budget_tokens = 3000
+    preferences.sync()
+    again = Preferences(path)
+    assert again.default_knowledge == ["Papers", "Manuals"]
+    assert again.knowledge_budget_tokens == 3000
+    path.write_text('[knowledge]\ndefault_collections="{not json"\nbudget_tokens=lots\n')
+    damaged = Preferences(path)
+    assert damaged.default_knowledge == [] and damaged.knowledge_budget_tokens == 0

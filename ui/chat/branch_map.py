@@ -1,11 +1,12 @@
 """The branch map: a side panel outlining the open conversation's branch points.
 
 Not a mind map: an indented outline where each line is a straight run of messages (collapsed),
-so even a conversation of hundreds of turns stays readable. Per line: the first words, which
-version it is of how many, the tokens on its path, where that path is cached (in memory, on
-disk, not cached) and the estimated time to the first token if the person continues there. The
-current path is bold and marked. Click or Enter switches to that branch; arrows move; every line
-has an accessible name that says all of this in words.
+so even a conversation of hundreds of turns stays readable. Per line: the first words (a
+compacted branch: what its summary stands for), which version it is of how many, the tokens on
+its path, where that path is cached (in memory, on disk, not cached) and the estimated time to
+the first token if the person continues there. The current path is bold and marked. Click or
+Enter switches to that branch; arrows move; every line has an accessible name that says all of
+this in words.
 """
 
 from __future__ import annotations
@@ -103,6 +104,8 @@ class BranchMapTree(QTreeWidget):
         # The version first: a narrow panel cuts the end of the line, never which one it is.
         version = f"{node.version}/{node.versions} · " if node.versions > 1 else ""
         run = f" · {node.messages} messages" if node.messages > 1 else ""
+        if node.summarises:  # a compacted branch: what it stands for before its own words
+            return f"{mark}{version}Summary of {node.summarises}{run}"
         return f"{mark}{version}{node.label}{run}"
 
     def _fill(self, item: QTreeWidgetItem, node: OutlineNode, state: BranchState | None) -> None:
@@ -116,8 +119,9 @@ class BranchMapTree(QTreeWidget):
         item.setText(3, first)
         where = "current branch, " if node.on_active_path else ""
         versions = f"version {node.version} of {node.versions}, " if node.versions > 1 else ""
+        what = f"summary of {node.summarises}" if node.summarises else f"{node.role}: {node.label}"
         spoken = (
-            f"{where}{node.role}: {node.label}; {versions}{node.messages} messages; "
+            f"{where}{what}; {versions}{node.messages} messages; "
             f"{tokens} tokens, {cache}, first token {first}"
         )
         item.setData(0, Qt.ItemDataRole.AccessibleTextRole, spoken)

@@ -15,6 +15,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, Qt, QTimer, Signal, Slot
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from ui.chat.message_widget import MessageWidget
+from ui.chat.summary_message import SummaryWidget
 from ui.widgets.icons import themed_icon
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import MessageView
@@ -252,7 +253,8 @@ class ChatView(QScrollArea):
         self._build_timer.start()
 
     def _create(self, view: MessageView) -> MessageWidget:
-        widget = MessageWidget(view, self._column)
+        kind = SummaryWidget if view.role == "summary" else MessageWidget
+        widget = kind(view, self._column)
         widget.set_model_sight(*self._sight)
         widget.editSubmitted.connect(self.editSubmitted)
         widget.editImagesRequested.connect(self.editImagesRequested)

@@ -1,6 +1,7 @@
-"""The row under a message: its action buttons (copy and delete; edit on the person's messages;
-continue and regenerate on replies), the `‹ n/m ›` switcher once the message has versions, and a
-reply's stats line, each shown or hidden to suit the message's state.
+"""The row under a message: its action buttons (copy and delete; edit on the person's messages
+and on summaries; continue and regenerate on replies; summarise up to here), the `‹ n/m ›`
+switcher once the message has versions, and a reply's (or summary's) stats line, each shown or
+hidden to suit the message's state.
 
 The message widget connects the buttons; this row only builds them and decides what shows.
 """
@@ -22,6 +23,8 @@ from ui.widgets.visibility import set_shown
 # of the person's messages, for ui.window.model_compare.
 DETAILS_BUTTON = "replyDetails"
 COMPARE_BUTTON = "compareModels"
+# *Summarise up to Here*, on every message but a summary, for ui.window.compaction_features.
+SUMMARISE_BUTTON = "summariseHere"
 
 
 class MessageToolbar(QWidget):
@@ -40,12 +43,19 @@ class MessageToolbar(QWidget):
         self.delete_button: QToolButton | None = None
         self.details_button: QToolButton | None = None
         self.compare_button: QToolButton | None = None
+        self.summarise_button: QToolButton | None = None
         self.stats_label: QLabel | None = None
         self.copy_button = message_action("copy", "Copy message")
         if role != "system":
             self.delete_button = message_action("trash", "Delete message and the replies below it")
+        if role in ("user", "assistant"):
+            self.summarise_button = message_action(
+                "fold", "Summarise up to here: a new branch goes on from a summary of the chat"
+            )
+            self.summarise_button.setProperty(SUMMARISE_BUTTON, True)
         if role == "user":
-            assert self.delete_button is not None  # every role but "system" has one
+            # Every role but "system" has a delete button; these two have a summarise one.
+            assert self.delete_button is not None and self.summarise_button is not None
             self.edit_button = message_action("edit", "Edit message")
             self.compare_button = message_action("columns", "Compare with other models")
             self.compare_button.setProperty(COMPARE_BUTTON, True)
@@ -53,19 +63,26 @@ class MessageToolbar(QWidget):
             self._tools.addWidget(self.copy_button)
             self._tools.addWidget(self.compare_button)
             self._tools.addWidget(self.edit_button)
+            self._tools.addWidget(self.summarise_button)
             self._tools.addWidget(self.delete_button)
             return
         self._tools.addWidget(self.copy_button)
-        if role == "assistant":
+        if role == "summary":  # the person may write their own version of it
+            self.edit_button = message_action("edit", "Edit summary: a new version beside it")
+            self._tools.addWidget(self.edit_button)
+        if role in ("assistant", "summary"):
             assert self.delete_button is not None  # every role but "system" has one
-            self.regenerate_button = message_action("regenerate", "Regenerate reply")
-            self.continue_button = message_action(
-                "chevron-right", "Continue: write more of this reply"
-            )
-            self.continue_button.setText("Continue")
-            self.continue_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+            if role == "assistant":
+                self.regenerate_button = message_action("regenerate", "Regenerate reply")
+                self.continue_button = message_action(
+                    "chevron-right", "Continue: write more of this reply"
+                )
+                self.continue_button.setText("Continue")
+                self.continue_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
             self.details_button = message_action(
-                "file-text", "Details: where this reply came from, and Replay"
+                "file-text",
+                f"Details: where this {'reply' if role == 'assistant' else role} came from, "
+                "and Replay",
             )
             self.details_button.setProperty(DETAILS_BUTTON, True)
             self.stats_label = QLabel()
@@ -75,10 +92,15 @@ class MessageToolbar(QWidget):
             scale_font(self.stats_label, 0.85)
             self.stats_label.setAccessibleName("Reply statistics")
             self.stats_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-            self._tools.addWidget(self.continue_button)
-            self._tools.addWidget(self.regenerate_button)
-            self._tools.addWidget(self.details_button)
-            self._tools.addWidget(self.delete_button)
+            for button in (
+                self.continue_button,
+                self.regenerate_button,
+                self.summarise_button,
+                self.details_button,
+                self.delete_button,
+            ):
+                if button is not None:
+                    self._tools.addWidget(button)
             self._tools.addSpacing(em(parent, 0.5))
             self._tools.addWidget(self.stats_label, 1)
         # Takes the room only while the stats line is hidden (stretch 0 loses to 1).
@@ -99,6 +121,7 @@ class MessageToolbar(QWidget):
             self.compare_button,
             self.edit_button,
             self.regenerate_button,
+            self.summarise_button,
             self.details_button,
             self.delete_button,
         )
@@ -126,6 +149,9 @@ class MessageToolbar(QWidget):
                     f"Written by {view.model_label} in the app it was imported from; "
                     "continuing uses your chosen local model"
                 )
+            elif not stats_text and view.kept_copy:
+                stats_text = "kept word for word from the full chat"
+                tip = "A turn the summary keeps as it was: the full chat has the original"
             elif view.model_name and not streaming:
                 # Its versions were written by several models: say which wrote this one.
                 stats_text = " · ".join(p for p in (view.model_name, stats_text) if p)

@@ -46,17 +46,16 @@ _ROLES = {
     "assistant": ("AssistantMessage", "AssistantBubble", "Assistant reply"),
     "system": ("SystemMessage", "SystemBubble", "System prompt"),
     "tool": ("ToolMessage", "ToolBubble", "Tool result"),
+    "summary": ("SummaryMessage", "SummaryBubble", "Summary of the earlier conversation"),
 }
 # A user bubble never takes more of the row than this, like the chat apps people know.
 _BUBBLE_SHARE = 0.8
 
 
 class MessageWidget(QFrame):
-    """Shows one MessageView; `set_content` re-renders only this message while it streams.
-
-    A chat opens with many of these at once, so parts most messages never need (the `‹ n/m ›`
-    control, the status badge, the editor) are only built when a message needs them.
-    """
+    """Shows one MessageView; `set_content` re-renders only this message while it streams. Parts
+    most messages never need (the `‹ n/m ›` control, the status badge, the editor) are built
+    only when a message needs them: a chat opens with many of these at once."""
 
     editSubmitted = Signal(str, str, list)  # message id, new text, its images (ImageViews)
     editImagesRequested = Signal(str, list)  # message id, image paths its editor adds
@@ -206,9 +205,9 @@ class MessageWidget(QFrame):
     def start_editing(
         self, draft: str | None = None, images: Sequence[ImageView] | None = None
     ) -> None:
-        """Open the inline editor on a user message, with `draft` and `images` in it if given
-        (e.g. an edit the window could not save), else the message's own text and images."""
-        if self._view.role != "user" or self._editor is not None:
+        """Open the inline editor on a user message (or a summary), with `draft` and `images` in
+        it if given (e.g. an edit the window could not save), else the message's own."""
+        if self._view.role not in ("user", "summary") or self._editor is not None:
             return
         shown = self._view.images if images is None else images
         self._editor = InlineEditor(self._view.content, shown, draft, self._sight)

@@ -29,6 +29,8 @@ def format_stats(stats: Mapping[str, float]) -> str:
             parts.append(f"{cached:,} reused ({cached - disk:,} from memory, {disk:,} from disk)")
         else:
             parts.append(f"{cached:,} reused from cache")
+    if stats.get("summary_of_tokens"):  # on a compacted branch
+        parts.append(f"a summary stands for {int(stats['summary_of_tokens']):,} earlier tokens")
     return " · ".join(parts)
 
 
@@ -45,6 +47,7 @@ def stats_details(stats: Mapping[str, float]) -> str:
         ("ttft_s", "Time to first token: {:.2f} s"),
         ("drafted_tokens", "Drafted ahead (speculative decoding): {:,.0f} tokens"),
         ("accepted_tokens", "Drafted tokens the model agreed with: {:,.0f}"),
+        ("summary_of_tokens", "Earlier tokens the branch's summary stands for: {:,.0f}"),
     )
     lines = [text.format(stats[key]) for key, text in labels if key in stats]
     if stats.get("finish_reason") == "context":

@@ -65,10 +65,16 @@ class SiblingDiffDialog(QDialog):
     """Two versions side by side; `old_label`/`new_label` say which (e.g. "Version 1 of 3")."""
 
     def __init__(
-        self, old: str, new: str, old_label: str, new_label: str, parent: QWidget | None = None
+        self,
+        old: str,
+        new: str,
+        old_label: str,
+        new_label: str,
+        parent: QWidget | None = None,
+        title: str = "Compare Versions",
     ) -> None:
         super().__init__(parent)
-        self.setWindowTitle("Compare Versions")
+        self.setWindowTitle(title)
         self.setAccessibleName("Compare two versions of a reply")
         dark = is_dark(self.palette())
         removed, added = ("#5c1d1d", "#1d4a2a") if dark else ("#ffd7d5", "#ccf2d4")
@@ -81,13 +87,13 @@ class SiblingDiffDialog(QDialog):
             (new_label, right, added, False),
         ):
             column = QVBoxLayout()
-            title = QLabel(label)
-            title.setStyleSheet(f"color:{colors_for(dark).muted};")
+            heading = QLabel(label)
+            heading.setStyleSheet(f"color:{colors_for(dark).muted};")
             pane = QTextBrowser()
             pane.setOpenLinks(False)
             pane.setAccessibleName(label)
             pane.setHtml(pieces_html(pieces, colour, strike))
-            column.addWidget(title)
+            column.addWidget(heading)
             column.addWidget(pane)
             columns.addLayout(column)
             self.panes.append(pane)

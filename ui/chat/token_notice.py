@@ -10,6 +10,8 @@ NEAR_CONTEXT_SHARE = 0.9
 _LEFT_OUT = {
     "truncate_middle": "turns from the middle of the chat are left out of the model's view",
     "rolling": "the oldest turns are left out of the model's view",
+    "summarise": "turns from the middle are left out of the model's view until older turns "
+    "are summarised",
 }
 TOKENS_TIP = "Tokens the model will read for this message, against its context window"
 KNOWLEDGE_TIP = (

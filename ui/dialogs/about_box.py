@@ -1,5 +1,5 @@
 """Help › About: what Branchwise is, which version this is, and how the loaded model runs
-(the weights' form and the BLAS MLX uses, from the worker's model info)."""
+(the weights' form, the BLAS MLX uses and how its matrices lie, from the worker's model info)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ def app_version() -> str:
 
 
 def runtime_lines(model_info: ModelLoaded | None) -> list[str]:
-    """How the loaded model runs: its weights' form and memory, and the BLAS MLX uses."""
+    """How the loaded model runs: its weights' form and memory, the BLAS MLX uses and the
+    layout of its float32 matrices (measured or forced)."""
     if model_info is None:
         return ["No model is loaded."]
     lines = []
@@ -31,6 +32,8 @@ def runtime_lines(model_info: ModelLoaded | None) -> list[str]:
         lines.append(f"Weights: {form}, {model_info.weights_bytes / 1e6:,.0f} MB")
     if blas := model_info.blas:
         lines.append(f"BLAS: {blas}")
+    if layout := model_info.matrix_layout:
+        lines.append(f"Float32 matrices: {layout}")
     return lines
 
 

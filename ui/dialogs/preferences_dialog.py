@@ -1,7 +1,8 @@
 """App preferences: the memory and disk budgets for layer caches, "Clear saved caches", what a
 chat does by default once it outgrows the model's context, the theme, each model's default draft
 model and image detail (`ui.forms.model_defaults`), the local server (tab "General"), what new
-chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`) and tool use (tab "Tools",
+chats start with (tab "New chats", `ui.dialogs.new_chat_defaults`), how long chats are
+summarised (tab "Summaries", `ui.dialogs.summaries_page`) and tool use (tab "Tools",
 `ui.dialogs.tools_page`)."""
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ from PySide6.QtWidgets import (
 
 from app.library.cpu_weights import cpu_backend
 from app.server.config import ServerConfig, ServerConfigError
+from app.settings import SummarySettings
 from app.sizes import format_bytes
 from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
+from ui.dialogs.summaries_page import SummariesPage
 from ui.forms.model_defaults import ModelDefaults
 from ui.forms.overflow_choice import overflow_box
 from ui.widgets.theme import THEME_MODES, ThemeMode, em
@@ -70,6 +73,7 @@ class PreferencesDialog(QDialog):
         draft_for: Callable[[str], str | None] = lambda _model: None,
         detail_for: Callable[[str], int | None] = lambda _model: None,
         tools_page: ToolsPage | None = None,
+        summaries: SummarySettings | None = None,
         collections: Sequence[str] = (),
     ) -> None:
         """`new_chats` are the defaults new chats start with now; `models` the library, to
@@ -170,10 +174,13 @@ class PreferencesDialog(QDialog):
         self.tabs.addTab(self.general, "General")
         self.tabs.addTab(self.new_chats_page, "New chats")
         self.tabs.setTabToolTip(1, "The model, system prompt, sampling and knowledge of new chats")
+        self.summaries_page = SummariesPage(summaries or SummarySettings(), models)
+        self.tabs.addTab(self.summaries_page, "Summaries")
+        self.tabs.setTabToolTip(2, "How a long chat is summarised into a new branch")
         self.tools_page = tools_page  # ui.dialogs.tools_page, filled and followed by the window
         if tools_page is not None:
             self.tabs.addTab(tools_page, "Tools")
-            self.tabs.setTabToolTip(2, "MCP servers, remembered approvals, the call limit")
+            self.tabs.setTabToolTip(3, "MCP servers, remembered approvals, the call limit")
         layout = QVBoxLayout(self)
         layout.addWidget(self.tabs)
         layout.addWidget(self.server_error)
@@ -253,6 +260,9 @@ class PreferencesDialog(QDialog):
 
     def new_chats(self) -> ChatDefaults:
         return self.new_chats_page.defaults()
+
+    def summaries(self) -> SummarySettings:
+        return self.summaries_page.settings()
 
     def draft_defaults(self) -> dict[str, str | None]:
         """The default draft models the person changed: {model: draft, None for none}."""

@@ -12,6 +12,7 @@ OVERFLOW_LABELS = {
     "truncate_middle": "Leave out the middle",
     "rolling": "Leave out the oldest",
     "stop": "Stop at the limit",
+    "summarise": "Summarise older turns",
 }
 OVERFLOW_TIPS = {
     "truncate_middle": "Keep the system prompt, the first exchange and the latest ones; leave "
@@ -19,6 +20,8 @@ OVERFLOW_TIPS = {
     "rolling": "Keep the system prompt and the latest turns; leave the oldest turns out of the "
     "model's view (they stay in the chat, dimmed)",
     "stop": "Leave nothing out: at the limit the model stops and offers to continue in a new chat",
+    "summarise": "Near the limit, summarise older turns into a new branch and go on there; the "
+    "full chat stays one click away (Preferences › Summaries sets when and how)",
 }
 
 

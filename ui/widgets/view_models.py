@@ -12,7 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal
 
-Role = Literal["system", "user", "assistant", "tool"]
+Role = Literal["system", "user", "assistant", "tool", "summary"]
 Status = Literal["complete", "streaming", "stopped", "error", "interrupted"]
 
 _NO_STATS: Mapping[str, float] = MappingProxyType({})
@@ -71,6 +71,20 @@ class ToolCallView:
 
 
 @dataclass(frozen=True)
+class SummaryView:
+    """What a compacted branch's summary stands for: how many earlier messages it covers
+    (from `first` to `last`, their first words), the tokens they took (None: not counted), the
+    messages kept word for word below it, and whether the person edited it."""
+
+    covered: int
+    stands_for: int | None
+    kept: int
+    first: str
+    last: str
+    edited: bool = False
+
+
+@dataclass(frozen=True)
 class SourceView:
     """A knowledge excerpt a reply's turn read: `number` as the model read it ([1], [2]…), where
     it came from, its text, and `state`: "current", "changed" (the file changed since), "gone"
@@ -120,6 +134,11 @@ class MessageView:
     # "tool", "duration_s", "chars", "cut", "failure", "edited").
     tool_calls: tuple[ToolCallView, ...] = ()
     tool_name: str | None = None
+    # A compacted branch's summary (role "summary"), and a turn it keeps word for word (a copy
+    # of one of the full chat's messages); `compacted`: a message of a compacted branch.
+    summary: SummaryView | None = None
+    kept_copy: bool = False
+    compacted: bool = False
     # A reply whose turn read knowledge: the sources it may cite, shown under it.
     sources: tuple[SourceView, ...] = ()
 

@@ -14,10 +14,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from app.chat.branch_outline import first_words
 from app.chat.knowledge.sources import ReplySources
 from app.images.store import ImageError, ImageStore, StoredImage, is_image_record
 from app.knowledge.excerpts import is_excerpt_record
 from app.mcp.tool_info import ToolLabel
+from app.store.compaction_records import copy_of, covered_ids, kept_ids, path_summary, stands_for
 from app.store.conversations import DEFAULT_TITLE
 from ui.widgets.view_models import (
     AttachmentView,
@@ -26,6 +28,7 @@ from ui.widgets.view_models import (
     MessageView,
     SearchHit,
     SourceView,
+    SummaryView,
     ToolCallView,
 )
 
@@ -55,10 +58,13 @@ def message_views(
     sources = sources or {}
     children: dict[int | None, list[int]] = defaultdict(list)
     models: dict[int, str | None] = {}
+    by_id: dict[int, Message] = {}
     for message in tree:  # parents first, ids ascending: the order store.siblings uses
         children[message.parent_id].append(message.id)
+        by_id[message.id] = message
         models[message.id] = message.model_id if message.role == "assistant" else None
     left_out = _left_out(path)
+    compacted = path_summary(path) is not None
     views = []
     for message in path:
         siblings = children[message.parent_id]
@@ -89,6 +95,9 @@ def message_views(
                 model_name=_model_name(message, siblings, models, reply_label),
                 tool_calls=tuple(_call_view(call, tools) for call in message.tool_calls),
                 tool_name=message.tool_name,
+                summary=summary_view(message, by_id) if message.role == "summary" else None,
+                kept_copy=copy_of(message) is not None,
+                compacted=compacted,
                 sources=source_views(sources.get(message.id)),
             )
         )
@@ -121,7 +130,8 @@ def _call_view(call: dict[str, Any], tools: Mapping[str, ToolLabel]) -> ToolCall
 def _model_label(message: Message) -> str:
     """A finished reply without statistics was not written here (an import): its model is a
     label only (e.g. "gpt-4o"), shown where the statistics line goes."""
-    if message.role == "assistant" and message.status == "complete" and not message.stats:
+    written_here = bool(message.stats) or copy_of(message) is not None  # a copy has none
+    if message.role == "assistant" and message.status == "complete" and not written_here:
         return message.model_id or ""
     return ""
 
@@ -138,6 +148,22 @@ def _model_name(
     if len({models.get(i) for i in siblings} - {None}) < 2:
         return ""
     return reply_label(message.id, message.model_id)
+
+
+def summary_view(summary: Message, by_id: Mapping[int, Message]) -> SummaryView:
+    """What a summary stands for, its covered messages named by their first words (those
+    deleted since by none)."""
+    covers = covered_ids(summary)
+    ends = [by_id.get(i) for i in (covers[:1] + covers[-1:])]
+    first, last = (first_words(m.content, 6) if m is not None else "" for m in ends or [None, None])
+    return SummaryView(
+        len(covers),
+        stands_for(summary),
+        len(kept_ids(summary)),
+        first,
+        last,
+        bool(summary.compaction.get("edited")),
+    )
 
 
 def image_view(record: dict[str, Any], images: ImageStore) -> ImageView:

@@ -32,6 +32,7 @@ from ui.sidebar.sidebar import Sidebar
 from ui.widgets.theme import THEME_MODES, ThemeMode, apply_theme, em
 from ui.window.actions import build_actions, build_menus
 from ui.window.branch_commands import BranchCommands
+from ui.window.compaction_features import CompactionFeatures
 from ui.window.compare_features import CompareFeatures
 from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
@@ -135,6 +136,7 @@ class MainWindow(QMainWindow):
         self.tools = ToolFeatures(self)
         self.knowledge = KnowledgeFeatures(self)  # after `tools`: a choice refreshes its button
         self.replay = ReplayFeatures(self)  # each reply's Details and Replay
+        self.compaction = CompactionFeatures(self)  # summaries: compacted branches
         self.stream.set_busy(False)
         self.model_status.show_status(controller.last_model_status)
         set_first_size(self)

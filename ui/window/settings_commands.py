@@ -101,6 +101,7 @@ class SettingsCommands(QObject):
             draft_for=preferences.draft_model_for,
             detail_for=preferences.image_detail_for,
             tools_page=self._window.tools.preferences_page(),
+            summaries=preferences.summaries,
             collections=self._controller.knowledge.names(),
         )
         dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
@@ -116,6 +117,7 @@ class SettingsCommands(QObject):
         if disk_budget is not None:
             self._controller.set_disk_budget(disk_budget)
         self._preferences.overflow_policy = dialog.overflow_policy()
+        self._preferences.summaries = dialog.summaries()
         self._preferences.cpu_float32 = dialog.cpu_float32_policy()
         dialog.new_chats().save_to(self._preferences)
         for model_id, draft_id in dialog.draft_defaults().items():

@@ -63,7 +63,11 @@ class StatusPanel(QWidget):
             context = status.context_length
             self.model_label.setText(status.model_id or "Model ready")
             self._weights_form = status.weights_form
-            facts = (("Weights", status.weights_form), ("BLAS", status.blas))
+            facts = (
+                ("Weights", status.weights_form),
+                ("BLAS", status.blas),
+                ("Matrices", status.matrix_layout),
+            )
             runs = [f"{name}: {value}" for name, value in facts if value]
             self.model_label.setToolTip(
                 "\n".join(

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from app.generation.knowledge_block import excerpt_entry
 from app.generation.knowledge_retrieval import DocumentInfo, KnowledgeBase, estimate_tokens
+from app.mcp.builtin_search import READ_ONLY, search_schema
 from app.mcp.config import BUILTIN_SERVER
 from app.mcp.results import CHARS_PER_TOKEN, MAX_RESULT_CHARS, ToolFailure, ToolResult
 from app.mcp.tool_info import ToolInfo
@@ -28,7 +29,6 @@ DEFAULT_LIMIT = 8
 MAX_LIMIT = 20
 # A part of a document read whole: within one result's cap, with room for its heading.
 PART_CHARS = MAX_RESULT_CHARS - 1000
-_READ_ONLY = {"read_only_hint": True, "open_world_hint": False}
 _BAD = ToolFailure.BAD_ARGUMENTS
 
 SEARCH_TOOL = ToolInfo(
@@ -38,21 +38,9 @@ SEARCH_TOOL = ToolInfo(
         "Search the user's documents (the knowledge collections this chat reads) for a query. "
         "Returns the best excerpts, numbered, each with its collection, file and page."
     ),
-    input_schema={
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "what to look for, in words"},
-            "limit": {
-                "type": "integer",
-                "minimum": 1,
-                "maximum": MAX_LIMIT,
-                "description": f"how many excerpts to return at most (default {DEFAULT_LIMIT})",
-            },
-        },
-        "required": ["query"],
-    },
+    input_schema=search_schema("what to look for, in words", "excerpts", DEFAULT_LIMIT, MAX_LIMIT),
     title="Search knowledge",
-    annotations=_READ_ONLY,
+    annotations=READ_ONLY,
 )
 READ_TOOL = ToolInfo(
     BUILTIN_SERVER,
@@ -69,7 +57,7 @@ READ_TOOL = ToolInfo(
         },
     },
     title="Read document",
-    annotations=_READ_ONLY,
+    annotations=READ_ONLY,
 )
 KNOWLEDGE_TOOLS: tuple[ToolInfo, ...] = (SEARCH_TOOL, READ_TOOL)
 TOOL_NAMES = frozenset(tool.name for tool in KNOWLEDGE_TOOLS)

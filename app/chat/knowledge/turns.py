@@ -96,13 +96,14 @@ class KnowledgeTurns(QObject):
             self.notice.emit(str(exc))
             return False
         collections = chat_collections(params)
-        if base is None or not collections:
-            return then()
+        previous = previous_user_text([(m.role, m.content) for m in path])
+        if base is None or not collections or not (path[-1].content + previous).strip():
+            return then()  # nothing to read, or no words to search for (a picture alone)
         context = params.get("context_length")
         ask = TurnQuery(
             collections,
             path[-1].content,
-            previous_user_text([(m.role, m.content) for m in path]),
+            previous,
             self._budget_setting(),
             context if isinstance(context, int) and not isinstance(context, bool) else None,
             local=self._remote_model(conversation_id) is None,

@@ -42,9 +42,9 @@ def setup(
 ) -> Iterator[tuple[ChatController, FakeKnowledge]]:
     store = Store.open(tmp_path / "chat.sqlite3")
     worker = InferenceWorker()
-    ctl = ChatController(
-        store, worker, Preferences(tmp_path / "settings.ini"), lambda _p: llama_path
-    )
+    preferences = Preferences(tmp_path / "settings.ini")
+    preferences.default_knowledge = ["Notes"]  # what new chats read
+    ctl = ChatController(store, worker, preferences, lambda _p: llama_path)
     knowledge = FakeKnowledge({"Notes": {GUIDE: PARIS, "/docs/rome.md": ROME}})
     ctl.knowledge.set_base(knowledge)
     with qtbot.waitSignal(worker.modelLoaded, timeout=60000):
@@ -173,8 +173,9 @@ def test_stop_while_searching_keeps_the_message_and_starts_no_reply(qtbot, setup
     assert any("the index is locked" in n for n in notices)
     assert ctl.store.active_path(cid)[-1].status == "complete"
 
-    # A chat that reads no knowledge never asks the index.
+    # A new chat reads Preferences' default; one that reads nothing never asks the index.
     quiet = ctl.new_conversation()
+    assert ctl.store.get_conversation(quiet).params["knowledge"] == ["Notes"]
     ctl.update_settings(quiet, params={k: v for k, v in GREEDY.items() if k != "knowledge"})
     asked = len(knowledge.retrievals)
     _reply(qtbot, ctl, lambda: ctl.send(quiet, "Hello"))

@@ -85,6 +85,9 @@ def test_retrieval_fits_the_budget_merges_neighbours_and_gives_small_files_whole
     assert "Section 4" in manual.text and "Section 5" in manual.text, "neighbours merged"
     full = index.read_document("kb", manual.path)
     assert manual.document_sha256 == hashlib.sha256(full.encode()).hexdigest()
+    current = index.document("kb", manual.path)
+    assert current is not None and current.text_sha256 == manual.document_sha256
+    assert index.document("kb", str(folder / "nothing.md")) is None
     assert full == (folder / "manual.md").read_text(), "the chunks give the text back"
 
     tight = index.retrieve(
@@ -136,3 +139,21 @@ def test_a_new_embedder_embeds_again_while_search_goes_on(
     with closing(sqlite3.connect(index.path)) as conn:
         models = {row[0] for row in conn.execute("SELECT DISTINCT model FROM vectors")}
     assert models == {"new"}, "the old model's vectors are dropped once the new ones are all in"
+
+
+def test_the_vectors_in_memory_follow_the_index(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "kb"
+    write(folder / "old.txt", "Otters float on their backs.")
+    embedder = HashEmbedder()
+    index.add("kb", folder)
+    index.sync("kb", embedder=embedder)
+    assert Path(index.search(["kb"], "zzz", embedder=embedder)[0].path).name == "old.txt"
+    write(folder / "new.txt", "Puffins nest in burrows.")
+    (folder / "old.txt").unlink()
+    index.sync("kb", embedder=embedder)
+    puffins = embedder.embed_documents(["Puffins nest in burrows."])[0]
+    monkeypatch.setattr(embedder, "embed_query", lambda text: puffins)
+    hits = index.search(["kb"], "zzz", embedder=embedder)
+    assert [Path(hit.path).name for hit in hits] == ["new.txt"], "added read, removed dropped"

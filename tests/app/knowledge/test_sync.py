@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from app.knowledge import document_writer, sync
+from app.knowledge import document_writer, scanning, sync
 from app.knowledge.index import KnowledgeIndex
 from app.knowledge.parsing import formats
 from app.knowledge.parsing.blocks import Block
@@ -287,3 +287,26 @@ def test_progress_counts_files_and_chunks_and_ends_done(
     last = seen[-1]
     assert (last.files_done, last.files_total, last.chunks, last.failures) == (3, 3, 3, 0)
     assert (last.embedded, last.to_embed, last.seconds_left) == (3, 3, 0.0)
+
+
+def test_what_a_folder_that_cannot_be_listed_held_is_kept(
+    tmp_path: Path, index: KnowledgeIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "docs"
+    write(folder / "open" / "a.txt", "Anemones.")
+    write(folder / "locked" / "b.txt", "Barnacles.")
+    index.add("docs", folder)
+    index.sync("docs")
+    listing = os.scandir
+
+    def refused(path: str) -> Any:
+        if path.endswith("locked"):
+            raise PermissionError(13, "Permission denied")
+        return listing(path)
+
+    monkeypatch.setattr(scanning.os, "scandir", refused)
+    report = index.sync("docs")
+    assert report.removed == 0 and report.skipped == (
+        (str(folder / "locked"), "Could not be listed: Permission denied."),
+    )
+    assert index.search(["docs"], "barnacles"), "kept while its folder cannot be listed"

@@ -7,6 +7,7 @@ from __future__ import annotations
 from app.replay.details import UNKNOWN, reply_details
 from app.store.provenance import imported_provenance
 from app.store.records import Message
+from inference.cpu.weight_layout import TRANSPOSED
 from tests.app.store.test_store_provenance import ORIGIN
 
 
@@ -33,6 +34,10 @@ def test_a_recorded_reply_shows_each_item_and_can_be_replayed() -> None:
     assert details.replayable and details.why_not is None
     assert rows["Model"] == "llama" and rows["Library path"] == "/models/llama"
     assert rows["Weights form"] == "float32 (from 4-bit)"
+    transposed = {**ORIGIN, "model": {**ORIGIN["model"], "layout": TRANSPOSED}}
+    assert dict(reply_details(_reply(transposed)).rows)["Weights form"] == (
+        "float32 (from 4-bit), matrices transposed"
+    )
     assert rows["Seed"] == "1234 (drawn for this reply)"
     assert rows["Tools offered"] == "get_weather"
     assert rows["Context"] == "4096 tokens (the model's), overflow: rolling"

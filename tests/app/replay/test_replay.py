@@ -197,3 +197,28 @@ def test_a_stopped_reply_replays_as_far_as_it_went(qtbot, controller: ChatContro
     assert plan.params["max_tokens"] == 5 and "stopped after 5 tokens" in plan.notes[0]
     outcome = run_replay(plan)
     assert outcome.identical, outcome.summary()
+
+
+def test_a_replay_computes_in_the_matrix_layout_its_reply_was_computed_in(
+    qtbot, controller: ChatController, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The layout is measured per machine (and may be forced), so a replay loads the model in
+    the layout recorded, whatever BRANCHWISE_CPU_LAYOUT now says."""
+    import app.replay.run as replay_run
+    from inference.cpu.weight_layout import AS_STORED
+
+    reply = reply_to(qtbot, controller, GREEDY)
+    assert reply.provenance["model"]["layout"] == AS_STORED
+    monkeypatch.setenv("BRANCHWISE_CPU_LAYOUT", "transposed")
+    asked: list[str] = []
+    real = replay_run.default_engine_factory
+
+    def spy(path: Path, progress, **kwargs):  # type: ignore[no-untyped-def]
+        asked.append(kwargs["layout"])
+        engine, info = real(path, progress, **kwargs)
+        assert "forced by the replayed reply's record" in info.matrix_layout
+        return engine, info
+
+    monkeypatch.setattr(replay_run, "default_engine_factory", spy)
+    outcome = run_replay(plan_replay(controller.store, reply.id))
+    assert asked == ["stored"] and outcome.identical, outcome.summary()

@@ -16,6 +16,7 @@ from app.store.conversations import Store
 from app.store.records import InvalidInputError
 from tests.app.importers.helpers import write_json
 from tests.app.importers.samples import chatgpt_conversation
+from tests.app.store.test_store_compaction import without_summaries
 
 ORIGIN = {
     "model": {
@@ -72,7 +73,7 @@ def test_provenance_that_would_not_load_back_is_refused(store: Store) -> None:
 def test_the_export_and_import_restore_it(store: Store) -> None:
     cid, _ = _chat_with_reply(store)
     exported = store.export_json(cid)
-    assert exported["version"] == 5
+    assert exported["version"] == 6
     copy = store.import_json(exported)
     assert store.active_path(copy.id)[-1].provenance == ORIGIN
     # A fork is the same reply: it keeps where it came from.
@@ -121,6 +122,7 @@ def test_an_older_database_gains_the_column_empty_after_a_backup(tmp_path: Path)
         _, reply_id = _chat_with_reply(store)
     with sqlite3.connect(path) as conn:  # back to schema 5: no provenance column
         conn.execute("ALTER TABLE messages DROP COLUMN provenance")
+        without_summaries(conn)
         conn.execute("PRAGMA user_version = 5")
     with Store.open(path) as store:
         assert store.get_message(reply_id).provenance == {}

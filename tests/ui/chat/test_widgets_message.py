@@ -79,14 +79,22 @@ def test_actions_match_the_role(make: Make) -> None:
     reply = make(role="assistant", content="Answer")
 
     delete = "Delete message and the replies below it"
+    summarise = "Summarise up to here: a new branch goes on from a summary of the chat"
     assert set(_buttons(user)) == {
         "Copy message",
         "Compare with other models",
         "Edit message",
+        summarise,
         delete,
     }
     details = "Details: where this reply came from, and Replay"
-    assert set(_buttons(reply)) == {"Copy message", "Regenerate reply", details, delete}
+    assert set(_buttons(reply)) == {
+        "Copy message",
+        "Regenerate reply",
+        summarise,
+        details,
+        delete,
+    }
     for button in _buttons(user).values():
         assert button.toolTip()
 
