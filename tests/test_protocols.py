@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from ui.window.composer_extras import ExtrasHost
     from ui.window.conversation_files import FilesHost
     from ui.window.history_import import ImportHost
+    from ui.window.knowledge_commands import KnowledgePageHost
     from ui.window.knowledge_features import KnowledgeHost
     from ui.window.main_window import MainWindow
     from ui.window.model_compare import ModelCompareHost
@@ -135,6 +136,10 @@ def _import_host(window: MainWindow) -> ImportHost:
 
 
 def _settings_host(window: MainWindow) -> SettingsHost:
+    return window
+
+
+def _knowledge_page_host(window: MainWindow) -> KnowledgePageHost:
     return window
 
 

@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -36,9 +36,11 @@ from app.generation.knowledge_index import IndexKnowledge
 from app.generation.worker import InferenceWorker, default_engine_factory
 from app.gui_relay import GuiRelay
 from app.gui_thread_gc import collect_on_gui_thread
-from app.knowledge.embedder_choice import PreferredEmbedder
 from app.knowledge.pause import app_pause_gate
 from app.logs import configure_logging
+from app.operations.knowledge_activity import KnowledgeActivity
+from app.operations.knowledge_embedder import shared_embedder
+from app.operations.knowledge_folders import KnowledgeFolders
 from app.operations.knowledge_pause import pause_while_generating
 from app.paths import APP_NAME, AppPaths
 from app.remote.connections import Connections
@@ -50,10 +52,13 @@ from ui.text.plain_text import show_message
 from ui.widgets.theme import apply_theme
 from ui.window.actions import add_log_folder_action
 from ui.window.found_models_offer import offer_found_models
+from ui.window.knowledge_commands import START_DELAY_MS
 from ui.window.main_window import MainWindow
 
 if TYPE_CHECKING:
     import asyncio
+
+    from app.knowledge.embedder import Embedder
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -193,16 +198,17 @@ def launch(
             cpu_float32=lambda: Preferences(paths.settings_file).cpu_float32,
         )
     )
-    # Knowledge folders are indexed in the background only while no reply is generating.
-    pause_while_generating(app_pause_gate(), worker)
     resolver = model_resolver(paths.models_dir, preferences.model_id, worker.relay, args.model)
     connections = Connections(paths.data_dir)
     controller = ChatController(store, worker, preferences, resolver, connections, paths.models_dir)
-    # What chats read of the knowledge folders (nothing is opened while there are none), with
-    # the embedding model Preferences chose for them.
-    embedder = PreferredEmbedder(lambda: preferences.knowledge_embedder, paths.models_dir, worker)
+    # Index runs and the chat's searches use one embedder: the model the preference names.
+    embedder = shared_embedder(
+        lambda: Preferences(paths.settings_file).knowledge_embedder, paths.models_dir, worker
+    )
+    # What chats read of the knowledge folders (nothing is opened while there are none).
     controller.knowledge.set_base(IndexKnowledge(paths.knowledge_database, embedder))
-    window = MainWindow(controller, paths, preferences)
+    knowledge = knowledge_folders(paths, worker, embedder, controller)
+    window = MainWindow(controller, paths, preferences, knowledge)
     add_log_folder_action(window, paths.logs_dir)
     add_connections_action(window, window.menu_actions.library, connections)
     if instance is not None:
@@ -228,7 +234,23 @@ def launch(
     # Model work starts once the event loop runs, after the first paint: the worker's MLX
     # imports would otherwise compete with the window for the CPU and the GIL.
     QTimer.singleShot(0, controller.start)
+    QTimer.singleShot(START_DELAY_MS, window.knowledge_folders.start)
     return Launched(app, window, controller, instance)
+
+
+def knowledge_folders(
+    paths: AppPaths,
+    worker: InferenceWorker,
+    embedder: Callable[[], Embedder | None],
+    owner: QObject,
+) -> KnowledgeActivity:
+    """The app's knowledge folders, kept current from start to quit (indexed in the background,
+    watched, rescanned), whose index runs wait while a reply is generating. The app owns them,
+    not a window or a page: a page closed, or opened later, changes nothing about indexing."""
+    gate = app_pause_gate()
+    pause_while_generating(gate, worker)
+    folders = KnowledgeFolders(paths.knowledge_database, embedder, gate=gate, parent=owner)
+    return KnowledgeActivity(folders)
 
 
 def main(argv: list[str] | None = None) -> int:

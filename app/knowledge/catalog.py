@@ -76,6 +76,17 @@ def remove_collection(conn: sqlite3.Connection, name: str) -> None:
         conn.execute("DELETE FROM collections WHERE id = ?", (found.id,))
 
 
+def retry_failures(conn: sqlite3.Connection, name: str) -> None:
+    """Make the folder's failed documents look changed, so the next index run reads them
+    again (a run passes over a file whose size and modification time are as recorded)."""
+    found = collection(conn, name)
+    with transaction(conn):
+        conn.execute(
+            "UPDATE documents SET mtime_ns = -1 WHERE collection = ? AND state = 'failed'",
+            (found.id,),
+        )
+
+
 def set_state(
     conn: sqlite3.Connection, collection_id: int, state: CollectionState, synced: bool = False
 ) -> None:

@@ -89,6 +89,10 @@ class KnowledgeIndex:
     def status(self, name: str) -> CollectionStatus:
         return catalog.status(self._db(), name)
 
+    def retry_failures(self, name: str) -> None:
+        """Have the next `sync` read again the files of folder `name` that failed."""
+        catalog.retry_failures(self._db(), name)
+
     def documents(self, name: str) -> list[DocumentInfo]:
         return catalog.documents(self._db(), name)
 

@@ -10,7 +10,8 @@ apps (the preview, the import, its undo, sorting dropped files: `chat_history`),
 library (imports, conversions, downloads and the look before one: `models`), the models other
 apps hold (the scan, adding one: `found_models`) and knowledge folders (adding, indexing,
 removing: `knowledge`; the pause while a reply generates: `knowledge_pause`; keeping them
-current while the app runs: `knowledge_folders`).
+current while the app runs: `knowledge_folders`; what they are doing, remembered for the views:
+`knowledge_activity`; their figures read off the GUI thread: `knowledge_overview`).
 
 May import: `PySide6.QtCore`, `app.gui_relay`, `app.importers`, `app.store`, `app.library`,
 `app.discovery`, `app.knowledge`, `app.qt_signal` (the type of a signal in a protocol), and

@@ -27,6 +27,7 @@ from app.operations.changes import Changes
 from app.operations.operation import JobContext, Operation
 
 _KNOWLEDGE_CHANGED = Changes(knowledge=True)
+
 IndexRun = Operation[SyncReport, IndexProgress]
 
 
@@ -36,7 +37,7 @@ def _index(
     name: str,
     description: str,
     prepare: Callable[[KnowledgeIndex], object],
-    embedder: Embedder | None,
+    embedder: Callable[[], Embedder | None],
     gate: PauseGate | None,
 ) -> IndexRun:
     def job(context: JobContext[IndexProgress]) -> SyncReport:
@@ -46,7 +47,7 @@ def _index(
         return index_folder_run(
             database,
             name,
-            embedder=embedder,
+            embedder=embedder(),
             cancel=context.cancel_event,
             gate=waits_at,
             progress=context.report,
@@ -69,16 +70,19 @@ def add_folder(
     *,
     follow_links: bool = False,
     embedder: Embedder | None = None,
+    embedder_from: Callable[[], Embedder | None] | None = None,
     gate: PauseGate | None = None,
 ) -> IndexRun:
-    """Add the knowledge folder `name` over `root` (a folder or one file) and index it."""
+    """Add the knowledge folder `name` over `root` (a folder or one file) and index it, with
+    `embedder`, or the one `embedder_from()` gives on the run's thread (making an embedder
+    loads a model's files, which the GUI thread, where runs start, must not wait for)."""
     return _index(
         owner,
         database,
         name,
         f"Adding {name}",
         lambda index: index.add(name, root, follow_links),
-        embedder,
+        embedder_from or (lambda: embedder),
         gate,
     )
 
@@ -89,10 +93,21 @@ def index_folder(
     name: str,
     *,
     embedder: Embedder | None = None,
+    embedder_from: Callable[[], Embedder | None] | None = None,
     gate: PauseGate | None = None,
+    retry_failed: bool = False,
 ) -> IndexRun:
-    """Index what is new or changed in the knowledge folder `name`."""
-    return _index(owner, database, name, f"Indexing {name}", lambda _index: None, embedder, gate)
+    """Index what is new or changed in the knowledge folder `name` (embedders as `add_folder`
+    takes them); with `retry_failed`, read again the files that could not be read last time
+    although they have not changed (a file whose permissions were fixed, a share that was
+    slow)."""
+
+    def prepare(index: KnowledgeIndex) -> None:
+        if retry_failed:
+            index.retry_failures(name)
+
+    source = embedder_from or (lambda: embedder)
+    return _index(owner, database, name, f"Indexing {name}", prepare, source, gate)
 
 
 def remove_folder(owner: QObject, database: Path, name: str) -> Operation[None, None]:

@@ -11,15 +11,14 @@ rendered text.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import QProcess, Qt, QTimer, QUrl
-from PySide6.QtGui import QDesktopServices
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
 from ui.text.plain_text import literal, menu_text, plain_label
+from ui.widgets.file_places import open_file, reveal_file
 from ui.widgets.fold_toggle import fold_toggle, show_fold
 from ui.widgets.theme import em, scale_font
 from ui.widgets.view_models import SourceView
@@ -35,18 +34,6 @@ _STATE_TIPS = {
     "shown here. A new message reads the file as it is now.",
     "gone": "The knowledge no longer holds this file (deleted, moved, or its folder removed).",
 }
-
-
-def open_file(path: str) -> bool:
-    """Open `path` with the system's handler for it."""
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(path))
-
-
-def reveal_file(path: str) -> bool:
-    """Show `path` in its folder: selected in the Finder on macOS, else the folder opened."""
-    if sys.platform == "darwin":
-        return QProcess.startDetached("/usr/bin/open", ["-R", path])[0]
-    return QDesktopServices.openUrl(QUrl.fromLocalFile(str(Path(path).parent)))
 
 
 def source_title(source: SourceView) -> str:

@@ -40,6 +40,7 @@ MessageIdRole = Qt.ItemDataRole.UserRole + 4
 SpansRole = Qt.ItemDataRole.UserRole + 5  # a search result's snippet as (text, is_match) pieces
 MatchCountRole = Qt.ItemDataRole.UserRole + 6
 GroupRole = Qt.ItemDataRole.UserRole + 7  # the heading above a row that starts a date group
+WarningRole = Qt.ItemDataRole.UserRole + 8  # True: the second line warns (the warning colour)
 
 ModelIndex = QModelIndex | QPersistentModelIndex
 

@@ -22,6 +22,7 @@ from ui.sidebar.list_models import (
     PinnedRole,
     SecondLineRole,
     SpansRole,
+    WarningRole,
 )
 from ui.sidebar.project_groups import CollapsedRole, InProjectRole, ProjectIdRole, paint_heading
 from ui.text.search_snippet import matches_text, paint_snippet
@@ -30,7 +31,8 @@ from ui.widgets.theme import colors_for, is_dark
 
 
 class RowDelegate(QStyledItemDelegate):
-    """A rounded row: a title, an optional muted second line, and a pin on pinned rows."""
+    """A rounded row: a title, an optional muted second line (in the warning colour where it
+    warns), and a pin on pinned rows."""
 
     def sizeHint(self, option: QStyleOptionViewItem, index: ModelIndex) -> QSize:
         metrics = option.fontMetrics
@@ -118,7 +120,7 @@ class RowDelegate(QStyledItemDelegate):
             paint_snippet(painter, second_rect, spans, option.font, (colors.muted, colors.accent))
         elif second:
             painter.setFont(option.font)
-            painter.setPen(QColor(colors.muted))
+            painter.setPen(QColor(colors.warning if index.data(WarningRole) else colors.muted))
             second_rect = inner.adjusted(0, metrics.lineSpacing(), 0, 0)
             painter.drawText(
                 second_rect, Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignTop, str(second)

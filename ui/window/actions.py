@@ -25,6 +25,7 @@ _THEME_LABELS = {"system": "Follow the System", "light": "Light", "dark": "Dark"
 class WindowActions:
     new_chat: QAction
     library: QAction
+    knowledge: QAction
     import_gguf: QAction
     import_folder: QAction
     download: QAction
@@ -105,6 +106,13 @@ def build_actions(window: QMainWindow, slots: dict[str, Callable[[], object]]) -
             slots["library"],
             "Ctrl+Shift+L",
             "See, rename and delete models, and add new ones",
+        ),
+        knowledge=_action(
+            window,
+            "&Knowledge…",
+            slots["knowledge"],
+            "Ctrl+Shift+K",
+            "Folders of documents that chats can read: add, index, remove",
         ),
         import_gguf=_action(
             window,
@@ -257,6 +265,8 @@ def build_menus(bar: QMenuBar, a: WindowActions) -> None:
         a.import_gguf,
         a.import_folder,
         a.download,
+        None,
+        a.knowledge,
         None,
         a.export,
         a.import_conversation,

@@ -3,11 +3,10 @@ status bar, the menus, and the wiring between these widgets and the chat control
 
 The window holds no conversation state of its own beyond which conversation is open: it renders
 the store's active path, turns the widgets' requests into controller intents, and re-renders
-when the controller says something changed. Its parts, each given the window: how a streaming
-reply shows (`StreamPresenter`), how the model's state shows (`ModelStatusPresenter`), the
-composer's token count (`TokenCounter`), the sidebar's commands (`SidebarCommands`), the branch
-commands (`BranchCommands`), export and import (`ConversationFiles`) and the settings and
-preferences dialogs (`SettingsCommands`); its layout is built by `window_layout`.
+when the controller says something changed. Its parts, each given the window, live beside it in
+`ui/window/`: the stream, the model's state, the token count, the sidebar's, branch, file and
+settings commands, and one object per capability (Compare, tools, knowledge, summaries, voice,
+projects and presets); its layout is built by `window_layout`.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from ui.window.composer_extras import ComposerExtras
 from ui.window.conversation_files import ConversationFiles
 from ui.window.conversation_views import message_views, title_from
 from ui.window.history_import import HistoryImport
+from ui.window.knowledge_commands import KnowledgeCommands
 from ui.window.knowledge_features import KnowledgeFeatures
 from ui.window.model_compare import ModelCompare
 from ui.window.model_picker import ModelPicker
@@ -53,16 +53,12 @@ from ui.window.stream_presenter import StreamPresenter
 from ui.window.token_counter import TokenCounter
 from ui.window.tool_features import ToolFeatures
 from ui.window.voice_features import VoiceFeatures
-from ui.window.window_layout import (
-    chat_splitter,
-    restore_geometry,
-    save_geometry,
-    set_first_size,
-)
+from ui.window.window_layout import chat_splitter, restore_geometry, save_geometry, set_first_size
 
 # The dialogs are imported when first used: the window must be on screen fast.
 if TYPE_CHECKING:
     from app.chat.controller import ChatController
+    from app.operations.knowledge_activity import KnowledgeActivity
     from app.paths import AppPaths
     from app.settings import Preferences
     from ui.dialogs.conversation_settings import ConversationSettingsDialog
@@ -81,6 +77,7 @@ class MainWindow(QMainWindow):
         controller: ChatController,
         paths: AppPaths,
         preferences: Preferences,
+        knowledge: KnowledgeActivity,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -118,6 +115,7 @@ class MainWindow(QMainWindow):
         self.token_counter = TokenCounter(self)
         self.settings_commands = SettingsCommands(self)
         self.projects = ProjectCommands(self)
+        self.knowledge_folders = KnowledgeCommands(self, knowledge)  # the Knowledge page
 
         self.menu_actions = build_actions(self, self._action_slots())
         build_menus(self.menuBar(), self.menu_actions)
@@ -149,6 +147,7 @@ class MainWindow(QMainWindow):
         slots: dict[str, Any] = {
             "new_chat": self.new_chat,
             "library": self.open_library,
+            "knowledge": self.knowledge_folders.open_page,
             "import_gguf": lambda: self.open_library().ask_import_gguf(),
             "import_folder": lambda: self.open_library().ask_import_folder(),
             "download": lambda: self.open_library().ask_download(),
@@ -230,6 +229,7 @@ class MainWindow(QMainWindow):
             self.stream.stop()
             self.voice.shutdown()
             self.token_counter.stop()
+            self.knowledge_folders.stop()
             save_geometry(self, self.splitter, self.preferences)
             try:
                 self.controller.purge_deleted()

@@ -308,6 +308,7 @@ def test_menus_use_standard_keys_and_every_control_is_named(
         window.open_settings()
         window.open_preferences()
         window.open_library()
+        window.knowledge_folders.open_page()
         set_params(app, SHORT)
         send_and_wait(qtbot, app, "Hello")
         for top in [window, *QApplication.topLevelWidgets()]:
