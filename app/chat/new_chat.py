@@ -1,8 +1,8 @@
 """What a new chat starts with: Preferences' defaults, a preset's settings over them (the
 project's default preset, else the default preset for new chats), and a project's model and
-tools over those; the knowledge it reads is Preferences' default. Where no preset applies, the
-model's own defaults (what its source app gave it: Ollama's system prompt, stop words and
-parameters) fill what Preferences leave at Branchwise's defaults.
+tools over those; the knowledge it reads is its project's, else Preferences' default. Where no
+preset applies, the model's own defaults (what its source app gave it: Ollama's system prompt,
+stop words and parameters) fill what Preferences leave at Branchwise's defaults.
 
 The order is what a person expects: a project is the most specific choice, then its preset,
 then the app-wide defaults, then the model's. A preset or project that no longer exists counts
@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from app.chat.knowledge.choice import CHAT_KEY as KNOWLEDGE_KEY
 from app.chat.knowledge.choice import with_knowledge_of
 from app.chat.presets.bundle import PresetSettings
 from app.chat.tools.choice import CHAT_KEY
@@ -98,6 +99,8 @@ def new_chat(
     if project is not None and project.tool_servers is not None:
         params = {**params, CHAT_KEY: list(project.tool_servers)}
     params = with_knowledge_of(params, preferences.default_params)
+    if project is not None and project.knowledge:  # a project's chats read its knowledge
+        params = {**params, KNOWLEDGE_KEY: list(project.knowledge)}
     named = [project.model_id if project else None, settings.model_id if settings else None]
     model_id = next((m for m in named if m and models.usable(m)), None) or models.default()
     if settings is None:

@@ -22,8 +22,7 @@ class ProjectFields:
     model_id: str | None = None  # a library model's folder name, or a remote model id
     preset_id: int | None = None  # the preset its new chats start from
     tool_servers: tuple[str, ...] | None = None  # None: what Preferences gives new chats
-    # Knowledge collections its chats read by default (by name; see docs/ARCHITECTURE.md,
-    # "Projects and presets", for how the knowledge feature takes them).
+    # Knowledge collections its new chats read (by name; app.chat.new_chat gives them to them).
     knowledge: tuple[str, ...] = ()
 
 

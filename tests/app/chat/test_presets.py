@@ -106,7 +106,13 @@ def test_new_chats_start_from_the_default_preset_or_their_projects(
     )
     preferences.default_preset_id = coding.id
     project = store.create_project(
-        ProjectFields("Novel", "Chapters.", preset_id=writing.id, tool_servers=("notes",))
+        ProjectFields(
+            "Novel",
+            "Chapters.",
+            preset_id=writing.id,
+            tool_servers=("notes",),
+            knowledge=("Drafts", "Research"),
+        )
     )
 
     def made(project_id: int | None, own: ModelDefaults | None = None):
@@ -125,6 +131,8 @@ def test_new_chats_start_from_the_default_preset_or_their_projects(
         writing.id,
     )
     assert inside.params[CHAT_KEY] == ["notes"] and inside.project_id == project.id
+    assert inside.params["knowledge"] == ["Drafts", "Research"]  # the project's knowledge
+    assert "knowledge" not in loose.params
     # A preset deleted since counts as none chosen: Preferences' defaults apply.
     store.delete_preset(coding.id)
     assert made(None).params == new_chat_params(preferences.default_params)
