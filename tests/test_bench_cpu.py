@@ -1,6 +1,7 @@
 """bench/engine.py's cpu section: today's form and the fast one, each in its own process, side
-by side in one table, on a 4-bit tiny llama, each row naming the BLAS kernels it ran; where the
-environment forces OpenBLAS's kernels, one more row runs OpenBLAS's own choice."""
+by side in one table, on a 4-bit tiny llama, each row naming the BLAS kernels it ran and how its
+float32 matrices lay; the two layouts forced beside the measured one, with their ratio; where
+the environment forces OpenBLAS's kernels, one more row runs OpenBLAS's own choice."""
 
 from __future__ import annotations
 
@@ -32,8 +33,16 @@ def test_the_cpu_section_compares_the_stored_form_on_the_bundled_blas_with_float
         ]
     )
     rows = _table_rows(capsys.readouterr().out, "cpu")
-    assert [row[0] for row in rows[:2]] == ["today: as stored, bundled BLAS", "float32, OpenBLAS"]
+    assert [row[0] for row in rows[:4]] == [
+        "today: as stored, bundled BLAS",
+        "float32, OpenBLAS, layout measured",
+        "float32, OpenBLAS, matrices as stored",
+        "float32, OpenBLAS, matrices transposed",
+    ]
     assert rows[0][-2].startswith("4-bit, ") and rows[1][-2].startswith("float32 (from 4-bit), ")
+    assert rows[0][-2].endswith("; no float32 matrix")
+    assert rows[2][-2].endswith("as stored (forced by BRANCHWISE_CPU_LAYOUT=stored)")
+    assert rows[3][-2].endswith("transposed for BLAS (forced by BRANCHWISE_CPU_LAYOUT=transposed)")
     assert rows[0][-1] == BUNDLED
     assert rows[1][-1].startswith("OpenBLAS 0.3") and rows[1][-1].endswith(" kernels")
     for row in rows[:2]:
@@ -42,5 +51,6 @@ def test_the_cpu_section_compares_the_stored_form_on_the_bundled_blas_with_float
     forced = any(os.environ.get(name) for name in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"))
     assert ("float32, OpenBLAS choosing its kernels" in labels) == forced
     assert ("its own kernels over today" in labels) == forced
-    ratio = next(row for row in rows if row[0].startswith("fast over today"))
-    assert ratio[1].endswith("x") and ratio[2].endswith("x")
+    for label in ("fast over today", "measured layout over the faster forced one"):
+        ratio = next(row for row in rows if row[0].startswith(label))
+        assert ratio[1].endswith("x") and ratio[2].endswith("x")

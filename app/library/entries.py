@@ -19,7 +19,7 @@ import psutil
 
 from app.library.cpu_weights import running_weights_bytes
 from app.library.entry_metadata import DEFAULTS_KEY, read_metadata, write_metadata
-from app.library.model_check import LibraryError, validate_folder
+from app.library.model_check import LibraryError, read_json, validate_folder
 from app.library.model_facts import (
     CHAT_TEMPLATE_KEY,
     parameter_count,
@@ -118,7 +118,9 @@ def describe(folder: Path) -> ModelInfo:
         except LibraryError as error:
             problem = str(error)
     speech_file = None if missing else speech_weights(path)
-    speech = is_speech_config(config) or (not config and speech_file is not None)
+    # A Whisper config names no model type the chat checks know, so it fails them: read it as
+    # it is. A damaged chat model's config is no Whisper one, whatever weight file it has.
+    speech = is_speech_config(config or _lenient_config(path)) and speech_file is not None
     if missing:
         weights = []
     elif speech:
@@ -148,6 +150,13 @@ def describe(folder: Path) -> ModelInfo:
         else None,
         defaults=ModelDefaults.from_metadata(meta.get(DEFAULTS_KEY)),
     )
+
+
+def _lenient_config(path: Path) -> dict[str, Any]:
+    try:
+        return read_json(path / "config.json") or {}
+    except LibraryError:
+        return {}
 
 
 def _exists(path: Path) -> bool:
