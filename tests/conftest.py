@@ -209,6 +209,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 LONGEST_FIRST = (  # by CPU seconds in a whole run (2 December: 102, 49, 38, 31, 24, 22, ... 16)
     "tests/test_package.py",
     "tests/app/importers/test_big_export.py",
+    "tests/inference/importing/test_gguf_families.py",
+    "tests/ui/window/test_window_voice.py",
     "tests/inference/engine/test_engine_transparency.py",
     "tests/inference/cpu/test_float32_weights.py",
     "tests/app/library/test_library.py",
