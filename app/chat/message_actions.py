@@ -26,6 +26,7 @@ from app.chat.image_attach import model_sight
 from app.chat.store_guard import guarded
 from app.compaction.compactor import Compaction, CompactionSetup
 from app.generation.model_session import ModelState
+from app.generation.reply_events import BUSY_MESSAGE
 from app.generation.think_settings import template_kwargs
 from app.images.store import is_image_record
 from app.library.draft_choice import chosen_draft, library_path
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from app.settings import Preferences
     from app.store.conversations import Store
 
-BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to finish."
 # (conversation_id, user message id, start its reply): the knowledge retrieved for a new user
 # message is kept on it before its reply starts (app.chat.knowledge.turns).
 AnswerTurn = Callable[[int, int, Callable[[], bool]], bool]

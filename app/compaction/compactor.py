@@ -32,7 +32,7 @@ from app.compaction.tokens import ContextUse, context_use, counter, is_due, summ
 from app.compaction.writer import summary_writer
 from app.generation.model_session import ModelState
 from app.generation.prompt_messages import missing_image, prompt_messages
-from app.generation.reply_events import ReplyPrefill, StreamUpdate
+from app.generation.reply_events import BUSY_MESSAGE, ReplyPrefill, StreamUpdate
 from app.generation.reply_generation import DEFAULT_PARAMS, ReplyBackend
 from app.generation.think_settings import template_kwargs
 from app.generation.worker_requests import RequestModel
@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from app.settings import Preferences
     from app.store.conversations import Store
 
-BUSY = "A reply is still being written. Stop it (Esc) or wait for it to finish."
 COMMAND = "/compact"
 
 
@@ -124,7 +123,7 @@ class Compaction(QObject):
         """A compacted branch of the path up to `message_id` (*Summarise up to Here*); False,
         with a notice saying why, when it cannot start."""
         if self._setup.is_busy():
-            self.notice.emit(BUSY)
+            self.notice.emit(BUSY_MESSAGE)
             return False
         try:
             message = self.store.get_message(message_id)
@@ -174,7 +173,7 @@ class Compaction(QObject):
     def edit(self, summary_id: int, text: str) -> bool:
         """The person's own version of a summary, as a sibling with the same kept turns."""
         if self._setup.is_busy():
-            self.notice.emit(BUSY)
+            self.notice.emit(BUSY_MESSAGE)
             return False
         if not text.strip():
             self.notice.emit("A summary cannot be empty.")
@@ -191,7 +190,7 @@ class Compaction(QObject):
         """The question reply `reply_id` answers on a compacted branch, asked of the full chat
         (unless it was already), then both answers shown side by side (`compared`)."""
         if self._setup.is_busy():
-            self.notice.emit(BUSY)
+            self.notice.emit(BUSY_MESSAGE)
             return False
         try:
             turn = full_chat_turn(self.store, reply_id)

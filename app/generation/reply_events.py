@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# Why a second reply is refused while one is written (the chat's actions and compaction's).
+BUSY_MESSAGE = "A reply is still being written. Stop it (Esc) or wait for it to finish."
+
 
 @dataclass(frozen=True, slots=True)
 class StreamUpdate:

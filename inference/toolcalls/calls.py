@@ -152,7 +152,9 @@ class Scan:
 @dataclass(frozen=True)
 class Block:
     """Markup between `open` and `close` (or one of `also`, other endings the family writes, like
-    DSML's self-closing invoke `/>`). An item's body is read by `read` (a missing close means the
+    DSML's self-closing invoke `/>`, handed to `read` at the end of the body it ends, so the
+    reader can tell a self-closed item from a value that holds the ending). An item's body is
+    read by `read` (a missing close means the
     call was cut short); a section's body holds `items` (a missing close is tolerated, its items
     each have their own). `trail`: a marker that may follow an item and belongs to it (a
     Qwen3-Coder `</tool_call>` after a `<function=…>` written without its opener). `lenient`
@@ -212,8 +214,9 @@ def _item(text: str, start: int, block: Block, scan: Scan) -> int:
         if read is None:
             continue
         for end, marker in candidates:
+            kept = marker if marker in block.also else ""
             try:
-                calls = read(text[body:end])
+                calls = read(text[body:end] + kept)
             except Exception:  # untrusted text through json/ast/mlx-lm: any error: unreadable
                 continue
             if calls:

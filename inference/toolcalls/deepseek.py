@@ -68,10 +68,12 @@ def _invoke(body: str, tools: Tools) -> list[Found]:
     if head is None:
         raise ValueError("an invoke names its function")
     name = head.group(1)
-    if head.end() == len(body):  # self-closing: <｜DSML｜invoke name="submit"/>
+    rest = body[head.end() :]
+    if rest == "/>":  # self-closing: <｜DSML｜invoke name="submit"/>
         return [found(name)]
-    if body[head.end()] != ">":
-        raise ValueError("an invoke's head ends with >")
+    if not rest.startswith(">") or rest.endswith("/>"):
+        # A `/>` after the head's `>` is inside a value: the invoke goes on to its close.
+        raise ValueError("an invoke's head ends with > and the invoke with its close")
     pos = head.end() + 1
     if body[pos:].lstrip().startswith("{"):  # V4.1's reference reader takes a JSON body too
         return [found(name, json.loads(body[pos:]))]

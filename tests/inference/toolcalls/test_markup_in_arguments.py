@@ -125,6 +125,19 @@ def test_deepseek_v4_self_closing_and_v41_spaced_calls() -> None:
     ]
 
 
+def test_a_deepseek_value_holding_a_self_closing_end_is_read_whole() -> None:
+    """A value may quote DSML, `/>` included: the invoke that holds it goes on to its own close
+    (found by the round-trip property test: the value ended the call early)."""
+    value = "</｜DSML｜ parameter>/>"
+    text = (
+        '<｜DSML｜tool_calls>\n<｜DSML｜invoke name="A">\n<｜DSML｜parameter name="A" '
+        f'string="true">{value}</｜DSML｜parameter>\n</｜DSML｜invoke>\n</｜DSML｜tool_calls>'
+    )
+    reply = parse_reply(text, "deepseek")
+    assert [(c.name, c.arguments) for c in reply.tool_calls] == [("A", {"A": value})]
+    assert reply.malformed == []
+
+
 def test_values_typed_by_the_schema_any_of_included() -> None:
     tools = [
         {
