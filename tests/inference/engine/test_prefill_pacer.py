@@ -36,14 +36,16 @@ def test_the_first_chunk_is_the_smallest_and_chunks_grow_to_the_maximum_on_a_fas
     assert sizes == [MIN_TOKENS, 64, 256, 512, 512, 512, 512]  # at most 4x per chunk
 
 
-def test_chunks_take_about_a_quarter_second_on_a_slow_machine() -> None:
+def test_chunks_take_about_three_quarters_of_a_second_on_a_slow_machine() -> None:
     pacer = PrefillPacer(512)
     for _ in range(5):
         size = pacer.next_chunk()
-        pacer.record(size, size / 40)  # 40 tokens/s, the slow machine in the issue
-    assert pacer.next_chunk() == MIN_TOKENS  # 10 tokens would be a quarter second: 16 at least
-    pacer.record(MIN_TOKENS, MIN_TOKENS / 200)
-    assert pacer.next_chunk() == 50  # faster now: 200 tokens/s x 0.25 s
+        pacer.record(size, size / 10)  # 10 tokens/s: a very slow machine
+    assert pacer.next_chunk() == MIN_TOKENS  # 7 tokens would take 0.75 s: 16 at least
+    pacer.record(MIN_TOKENS, MIN_TOKENS / 40)
+    assert pacer.next_chunk() == 30  # faster now: 40 tokens/s x 0.75 s
+    pacer.record(30, 30 / 200)
+    assert pacer.next_chunk() == 120  # 200 tokens/s would be 150: at most 4x the last chunk
 
 
 def test_a_chunk_cut_short_never_shrinks_the_pace() -> None:
@@ -84,8 +86,9 @@ def llama(tiny_models_dir: Path) -> LoadedModel:
 
 
 # A cancel's latency with paced chunks over the same cancel with fixed 512-token chunks, as the
-# engine prefilled before the pacer, in the same run (measured 0.04-0.05x: 0.07 s against
-# 1.6 s, the rest of a 2.6 s chunk); a quarter of it still tells the pacer from no pacer.
+# engine prefilled before the pacer, in the same run. At 10 ms a token a fixed chunk takes 5.1 s,
+# so a cancel 1 s in waits 4.1 s; a paced chunk takes about 0.75 s, so even a cancel just after
+# one began waits under a fifth of that: a quarter tells the pacer from no pacer.
 MAX_PACED_OVER_FIXED = 0.25
 
 
@@ -93,8 +96,8 @@ MAX_PACED_OVER_FIXED = 0.25
 def test_a_cancel_during_a_long_prefill_on_a_slow_machine_lands_far_sooner_than_with_fixed_chunks(
     llama: LoadedModel,
 ) -> None:
-    # 5 ms a token: a fixed 512-token chunk takes 2.6 s; the prompt takes about 3.5 s.
-    slow = dataclasses.replace(llama, model=_SlowModel(llama.model, 0.005))
+    # 10 ms a token: a fixed 512-token chunk takes 5.1 s; the prompt takes about 7 s.
+    slow = dataclasses.replace(llama, model=_SlowModel(llama.model, 0.010))
     ids = slow.tokenizer.apply_chat_template(LONG, add_generation_prompt=True)[:-1]
     assert len(ids) > 600
 
