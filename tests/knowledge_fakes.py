@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from app.generation.knowledge_retrieval import DocumentInfo
+from app.knowledge.context import ExcerptContext, ExcerptPlace, MissingContext, no_context
 from app.knowledge.excerpts import Excerpt, Retrieval
 
 _WORD = re.compile(r"\w+")
@@ -60,6 +61,18 @@ class FakeKnowledge:
     def current_digests(self, documents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         held = {(name, p): t for name, docs in self.collections.items() for p, t in docs.items()}
         return {key: digest(held[key]) for key in documents if key in held}
+
+    def excerpt_context(self, place: ExcerptPlace) -> ExcerptContext:
+        """The excerpt's page (its offsets count from the page's start here), or the whole
+        document; why not, as the index says it."""
+        text = self.collections.get(place.collection, {}).get(place.path)
+        if text is None:
+            return no_context(MissingContext.GONE)
+        if digest(text) != place.document_sha256:
+            return no_context(MissingContext.CHANGED)
+        pages = text.split("\f")
+        page = pages[place.page - 1] if place.page is not None else text
+        return ExcerptContext(page, place.start, place.end, place.page is not None)
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]:
         return [

@@ -2,10 +2,10 @@
 folder) as the chat and the local server read it (`KnowledgeBase`).
 
 A connection to the index belongs to the thread that opened it, and this is asked from two: the
-GUI thread (the collections, the digests of a chat's sources) and the inference worker (a turn's
-retrieval, the knowledge tools); each opens its own on first use. Nothing is opened, and nothing
-of the index is imported, while no index file exists: a person who never added a folder pays
-nothing. A chat's sources are compared with the index one indexed lookup each.
+GUI thread (the collections, the digests of a chat's sources, a source's page) and the inference
+worker (a turn's retrieval, the knowledge tools); each opens its own on first use. Nothing is
+opened, and nothing of the index is imported, while no index file exists: a person who never
+added a folder pays nothing. A chat's sources are compared with the index one indexed lookup each.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from app.generation.knowledge_retrieval import CountTokens, DocumentInfo
 from app.knowledge.excerpts import Excerpt, Retrieval
 
 if TYPE_CHECKING:
+    from app.knowledge.context import ExcerptContext, ExcerptPlace
     from app.knowledge.embedder import Embedder
     from app.knowledge.index import KnowledgeIndex
 
@@ -76,6 +77,14 @@ class IndexKnowledge:
             if document is not None:
                 found[name, path] = document.text_sha256
         return found
+
+    def excerpt_context(self, place: ExcerptPlace) -> ExcerptContext:
+        from app.knowledge.context import MissingContext, no_context
+
+        index = self._index()
+        if index is None:
+            return no_context(MissingContext.NO_INDEX)
+        return index.excerpt_context(place)
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]:
         from app.knowledge.records import DocumentState

@@ -20,6 +20,7 @@ from app.knowledge.excerpts import Excerpt, Retrieval
 
 if TYPE_CHECKING:
     from app.generation.worker_engine import EngineLike
+    from app.knowledge.context import ExcerptContext, ExcerptPlace
 
 # Without the model's context (a remote model, or none loaded), a turn's excerpts take at most
 # this many tokens; otherwise a quarter of the chat's context (a setting overrides both).
@@ -42,11 +43,12 @@ class DocumentInfo:
 
 
 class KnowledgeBase(Protocol):
-    """What the chat needs of the knowledge index. `collection_names` and `current_digests`
-    are asked on the GUI thread (fast lookups); `retrieve`, `documents` and
-    `document_excerpts` on the inference worker thread. Unknown collection names are skipped,
-    never an error: a chat may name one removed since. An index that cannot be read raises
-    its own error (`app.knowledge.records.KnowledgeError`), which the caller says."""
+    """What the chat needs of the knowledge index. `collection_names`, `current_digests` and
+    `excerpt_context` are asked on the GUI thread (fast, indexed lookups); `retrieve`,
+    `documents` and `document_excerpts` on the inference worker thread. Unknown collection
+    names are skipped, never an error: a chat may name one removed since. An index that cannot
+    be read raises its own error (`app.knowledge.records.KnowledgeError`), which the caller
+    says."""
 
     def collection_names(self) -> list[str]: ...
 
@@ -62,6 +64,11 @@ class KnowledgeBase(Protocol):
     def current_digests(self, documents: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str]:
         """The digest of each (collection, path)'s text as indexed now; a document no longer
         indexed there is left out."""
+        ...
+
+    def excerpt_context(self, place: ExcerptPlace) -> ExcerptContext:
+        """An old turn's excerpt in its page (or the text around it) as indexed now, or why
+        not (`ExcerptContext.missing`): for the window, on the GUI thread."""
         ...
 
     def documents(self, collections: Sequence[str]) -> list[DocumentInfo]: ...

@@ -9,11 +9,12 @@ vectors per embedding model. An index run (`sync`: the folder listed by `scannin
 written by `document_writer`, vectors by `embedding_run`) is incremental, resumable, reports
 its progress (`progress_meter`) and waits at a pause gate while a reply generates (`pause`).
 Search fuses BM25 with exact vector search in memory (`search`, `vectors`); `retrieval` budgets
-what a turn is given in the chat model's tokens. `index.KnowledgeIndex` is what the app and the
-command line (`cli`, `branchwise knowledge`) use; an embedding model is anything that fills the
-`embedder.Embedder` protocol: the built-in one (`builtin_embedder`, numpy), a library model on
-the inference worker (`worker_embedder`), or none (BM25 alone), as the preference chooses
-(`embedder_choice`).
+what a turn is given in the chat model's tokens; `context` finds an old turn's excerpt again in
+its page, or the text around it, for the window to show it in place. `index.KnowledgeIndex` is
+what the app and the command line (`cli`, `branchwise knowledge`) use; an embedding model is
+anything that fills the `embedder.Embedder` protocol: the built-in one (`builtin_embedder`,
+numpy), a library model on the inference worker (`worker_embedder`), or none (BM25 alone), as
+the preference chooses (`embedder_choice`).
 
 May import: `app.sizes`, `app.paths`, `app.kept_files`, `app.store` (the database file's opening
 and migrations, and the FTS5 query builder), `app.library` (the built-in embedding model's files,

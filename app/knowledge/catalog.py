@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -190,9 +191,18 @@ def spans_text(conn: sqlite3.Connection, document_id: int, start: int, end: int)
         " AND span_end > ? AND span_start < ? ORDER BY seq",
         (document_id, start, end),
     )
+    return merged_spans(rows, start, end)
+
+
+def merged_spans(chunks: Iterable[tuple[int, int, str]], start: int, end: int) -> str:
+    """Characters `start` to `end` of a document's text from its (span_start, span_end, text)
+    chunks in order. Each chunk's text is the document's text at its span (the chunker cuts
+    exact spans) and consecutive ones touch or overlap, so the overlap is taken from the chunk
+    before and skipped in the next: no character is repeated. A gap between chunks (never cut by
+    the chunker) is left out, so the result is then shorter than `end - start`."""
     pieces: list[str] = []
     at = start
-    for span_start, span_end, text in rows:
+    for span_start, span_end, text in chunks:
         if span_end > at:
             pieces.append(text[max(at - span_start, 0) : end - span_start])
             at = span_end

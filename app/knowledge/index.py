@@ -20,6 +20,7 @@ from types import TracebackType
 from typing import Self
 
 from app.knowledge import catalog, retrieval, scanning, search, sync
+from app.knowledge.context import ExcerptContext, ExcerptPlace, excerpt_context
 from app.knowledge.database import open_knowledge_database
 from app.knowledge.document_writer import record_failure
 from app.knowledge.embedder import Embedder
@@ -105,6 +106,11 @@ class KnowledgeIndex:
         """The extracted text of the document at `path` (absolute, as listed), or characters
         `start` to `end` of it: what excerpts' spans point into."""
         return catalog.document_text(self._db(), name, path, start, end)
+
+    def excerpt_context(self, place: ExcerptPlace) -> ExcerptContext:
+        """The page (or the text around it) of the excerpt at `place`, as indexed now; an index
+        that cannot be read, or that no longer holds that text, says why instead of raising."""
+        return excerpt_context(self._db(), place)
 
     # -- indexing ------------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ from ui.chat.trace_section import TraceSection
 from ui.text.safe_browser import SafeBrowser
 from ui.text.streaming_markdown import StreamingMarkdown
 from ui.widgets.theme import em, is_dark, scale_font
-from ui.widgets.view_models import ImageView, MessageView
+from ui.widgets.view_models import ImageView, MessageView, SourceView
 from ui.widgets.visibility import set_shown
 
 # Per role: the frame's and bubble's object names (theme.qss styles them), the spoken name.
@@ -64,6 +64,7 @@ class MessageWidget(QFrame):
     continueRequested = Signal(str)  # a stopped or cut-off reply: write more of it
     siblingRequested = Signal(str, int)
     deleteRequested = Signal(str)
+    sourceShowRequested = Signal(SourceView)  # Show was clicked on one of its sources
 
     def __init__(self, view: MessageView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -305,6 +306,7 @@ class MessageWidget(QFrame):
         if had is None and self.sources is not None:
             self._layout.insertWidget(self._layout.indexOf(self._toolbar), self.sources)
             self.body.sourceClicked.connect(self.sources.show_source)
+            self.sources.showRequested.connect(self.sourceShowRequested)
 
     def _render_body(self, streaming: bool) -> None:
         text = self._view.content

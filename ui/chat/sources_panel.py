@@ -1,8 +1,9 @@
 """A reply's sources under it: the knowledge excerpts its turn read, folded to one line
 ("Sources · 3") that unfolds to one row per source: its number as the model cites it, the file,
 page and collection, "changed since" when the file changed after the turn, the excerpt's start,
-and *Open* (the file, with the system's handler) and *Reveal* (its folder). A citation `[N]`
-clicked in the reply unfolds the list and marks that source.
+*Show* (the excerpt in its page, in the app: `showRequested`, answered by the window with a
+`source_dialog.SourceDialog`), *Open* (the file, with the system's handler) and *Reveal* (its
+folder). A citation `[N]` clicked in the reply unfolds the list and marks that source.
 
 Excerpts come from the person's documents and citations from the model: shown as plain text,
 and a file is opened only from these buttons, through QDesktopServices, never from a link inside
@@ -14,9 +15,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from ui.chat.source_dialog import show_tip
 from ui.text.plain_text import literal, menu_text, plain_label
 from ui.widgets.file_places import open_file, reveal_file
 from ui.widgets.fold_toggle import fold_toggle, show_fold
@@ -53,6 +55,8 @@ def excerpt_start(text: str) -> str:
 
 
 class SourceRow(QFrame):
+    showRequested = Signal(SourceView)  # Show was clicked
+
     def __init__(self, source: SourceView, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.source = source
@@ -67,6 +71,9 @@ class SourceRow(QFrame):
         self.state.setToolTip(_STATE_TIPS.get(source.state, ""))
         self.state.setVisible(source.state in _STATES)
         found = Path(source.path).exists()
+        # Shown from the index, so also for a file gone since (the excerpt kept, and why).
+        self.show_button = self._button("Show", show_tip(source), True)
+        self.show_button.clicked.connect(lambda: self.showRequested.emit(source))
         self.open_button = self._button("Open", "Open the file", found)
         self.reveal_button = self._button("Reveal", "Show the file in its folder", found)
         self.open_button.clicked.connect(lambda: open_file(source.path))
@@ -81,6 +88,7 @@ class SourceRow(QFrame):
         head.setSpacing(em(self, 0.5))
         head.addWidget(title, 1)
         head.addWidget(self.state)
+        head.addWidget(self.show_button)
         head.addWidget(self.open_button)
         head.addWidget(self.reveal_button)
         layout = QVBoxLayout(self)
@@ -107,6 +115,8 @@ class SourceRow(QFrame):
 
 
 class SourcesPanel(QFrame):
+    showRequested = Signal(SourceView)  # a row's Show was clicked
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("SourcesPanel")
@@ -137,6 +147,7 @@ class SourcesPanel(QFrame):
             row.deleteLater()
         self.rows = [SourceRow(source, self) for source in self._sources]
         for row in self.rows:
+            row.showRequested.connect(self.showRequested)
             self._list.addWidget(row)
         changed = sum(1 for s in self._sources if s.state in _STATES)
         count = len(self._sources)

@@ -39,6 +39,7 @@ class ThemeColors:
     inline_code_bg: str
     danger: str
     warning: str
+    mark: str  # behind found text (a source's excerpt in its page): the text colour stays
     pygments_style: str
 
 
@@ -60,6 +61,7 @@ LIGHT = ThemeColors(
     inline_code_bg="#eceef2",
     danger="#c62828",
     warning="#a15c00",
+    mark="#fbe9a6",
     pygments_style="xcode",
 )
 
@@ -81,6 +83,7 @@ DARK = ThemeColors(
     inline_code_bg="#33353b",
     danger="#ff7b72",
     warning="#e3b341",
+    mark="#5b4a1a",
     pygments_style="github-dark",
 )
 

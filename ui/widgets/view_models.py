@@ -88,7 +88,9 @@ class SummaryView:
 class SourceView:
     """A knowledge excerpt a reply's turn read: `number` as the model read it ([1], [2]…), where
     it came from, its text, and `state`: "current", "changed" (the file changed since), "gone"
-    (no longer in the index) or "unknown" (no index to compare with)."""
+    (no longer in the index) or "unknown" (no index to compare with). `start` and `end` are its
+    span in the document's extracted text, `document_sha256` that text's digest when it was read:
+    where the index finds it again, to show it in its page."""
 
     number: int
     collection: str
@@ -97,6 +99,9 @@ class SourceView:
     heading: str
     text: str
     state: str = "current"
+    start: int = 0
+    end: int = 0
+    document_sha256: str = ""
 
 
 @dataclass(frozen=True)

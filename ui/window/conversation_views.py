@@ -118,6 +118,9 @@ def source_views(found: ReplySources | None) -> tuple[SourceView, ...]:
             s.excerpt.heading,
             s.excerpt.text,
             s.state.value,
+            s.excerpt.start,
+            s.excerpt.end,
+            s.excerpt.document_sha256,
         )
         for s in found.sources
     )

@@ -3,18 +3,20 @@ menu lists the index's collections afresh each time it opens, so one added on th
 shows at once), the person's choice written into the chat's params (the token meter and the
 tools button follow it), and "Searching the knowledge…" on the person's message while its
 retrieval runs. A reply's sources are part of its view (`MessageView.sources`), shown by the
-message itself."""
+message itself; a source's *Show* opens it in its page as the index holds it (`SourceDialog`)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from PySide6.QtCore import QObject, Slot
+from PySide6.QtCore import QObject, Qt, Slot
 
 from app.chat.knowledge.choice import CHAT_KEY, chat_collections
 from app.chat.knowledge.turns import KnowledgeSearch
 from app.store.conversations import StoreError
 from ui.chat.message_widget import MessageWidget
+from ui.chat.source_dialog import SourceDialog, place_of
+from ui.widgets.view_models import SourceView
 from ui.window.window_host import ChatPane
 
 if TYPE_CHECKING:
@@ -79,7 +81,18 @@ class KnowledgeFeatures(QObject):
 
     @Slot(object)
     def _on_message_widget(self, widget: MessageWidget) -> None:
-        """A message shown anew while its retrieval still runs (a re-render) says so again."""
+        """Its sources' Show answered here; a message shown anew while its retrieval still runs
+        (a re-render) says so again."""
+        widget.sourceShowRequested.connect(self.show_source)
         search = self._searching
         if search is not None and widget.view.id == str(search.message_id):
             widget.set_progress_note(SEARCHING)
+
+    @Slot(object)
+    def show_source(self, source: SourceView) -> SourceDialog:
+        """The source's excerpt in its page, read from the index now (a few indexed queries)."""
+        context = self._window.controller.knowledge.excerpt_context(place_of(source))
+        dialog = SourceDialog(source, context, self._window.window())
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog

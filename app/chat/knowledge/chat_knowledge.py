@@ -1,6 +1,7 @@
 """Knowledge as the chat controller composes it: the index (set once the app has opened it; until
 then, and without one, chats read nothing), the retrieval for each new user message (`turns`),
-each reply's sources for the window (`sources`) and the knowledge tools (`tools`)."""
+each reply's sources for the window (`sources`) and a source read in its page
+(`app.knowledge.context`), and the knowledge tools (`tools`)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from app.chat.knowledge.choice import chat_budget, chat_collections
 from app.chat.knowledge.sources import ReplySources, reply_sources
 from app.chat.knowledge.tools import KnowledgeTools
 from app.chat.knowledge.turns import KnowledgeTurns
+from app.knowledge.context import ExcerptContext, ExcerptPlace, MissingContext, no_context
 from app.knowledge.records import KnowledgeError
 from app.store.conversations import StoreError
 
@@ -80,3 +82,14 @@ class ChatKnowledge(QObject):
         """Each reply on `path` that used knowledge, by id: its turn's sources as the window
         shows them, each compared with what the index holds now."""
         return reply_sources(path, self._base)
+
+    def excerpt_context(self, place: ExcerptPlace) -> ExcerptContext:
+        """A source's page (or the text around it) as the index holds it now, for the window to
+        show it in place; why not, when the index cannot give it (none, unreadable, the file
+        changed or gone)."""
+        if self._base is None:
+            return no_context(MissingContext.NO_INDEX)
+        try:
+            return self._base.excerpt_context(place)
+        except KnowledgeError as exc:  # the index's file could not be opened
+            return no_context(MissingContext.UNREADABLE, str(exc))

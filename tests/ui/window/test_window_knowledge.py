@@ -1,8 +1,8 @@
 """Knowledge in the window: the composer's button chooses what the chat reads (and the meter
 counts what it may bring), the person's message says it is searching, each reply that read
 knowledge lists its sources under it, a citation `[N]` in the reply opens its source, *Open*
-and *Reveal* reach the system's handler through Qt (never a `file:` link in the text), and a
-file changed since says so on the old turn."""
+and *Reveal* reach the system's handler through Qt (never a `file:` link in the text), *Show*
+opens the excerpt in its document, and a file changed since says so on the old turn."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from PySide6.QtCore import QUrl
 from tests.knowledge_fakes import FakeKnowledge
 from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app, scripted_worker
 from ui.chat import sources_panel
+from ui.chat.source_dialog import SourceDialog
 from ui.window.knowledge_features import SEARCHING
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
@@ -82,6 +83,12 @@ def test_sources_under_a_reply_and_citations_that_open_them(
         panel.rows[0].open_button.click()
         panel.rows[0].reveal_button.click()
         assert opened == [("open", str(guide)), ("reveal", str(guide))]
+        # Show: the excerpt marked in its document, as the index holds it now.
+        panel.rows[1].show_button.click()
+        dialog = window.findChildren(SourceDialog)[-1]
+        assert dialog.text.toPlainText() == guide.read_text() and not dialog.notice.isVisible()
+        assert dialog.marked_span() == (31, 62)
+        dialog.close()
         # The user message shows no chip for its excerpts: they are the reply's sources.
         user = window.chat_view.message_widget(str(app.store.active_path(cid)[0].id))
         assert user is not None and user.chips is None
@@ -93,3 +100,7 @@ def test_sources_under_a_reply_and_citations_that_open_them(
         panel = window.chat_view.message_widget(str(reply.id)).sources
         assert panel is not None and panel.toggle.text() == "Sources · 2 · 2 changed since"
         assert panel.rows[0].state.text() == "changed since"
+        panel.rows[0].show_button.click()  # the excerpt the reply read, and why only it
+        dialog = window.findChildren(SourceDialog)[-1]
+        assert dialog.text.toPlainText() == "The Seine runs through Paris."
+        assert dialog.notice.text().startswith("The file has changed since this reply read it")
