@@ -1,7 +1,8 @@
 """Per-conversation settings: the preset they come from (filling the form from one, or saving it
 as one), the model (from the library), the system prompt, the sampling parameters, the context
-length and speculation (with the draft model). The dialog only collects values; the window
-applies them through the controller."""
+length, speculation (with the draft model) and how much of a message its knowledge excerpts may
+take (which knowledge it reads is the composer's Knowledge button). The dialog only collects
+values; the window applies them through the controller."""
 
 from __future__ import annotations
 
@@ -25,17 +26,20 @@ from PySide6.QtWidgets import (
 )
 
 from app.chat.controller import DEFAULT_PARAMS
+from app.chat.knowledge.choice import BUDGET_KEY, chat_budget
 from app.chat.presets.bundle import PresetSettings
 from app.library.draft_choice import DRAFT_MODEL_KEY
 from app.remote.connections import is_remote
 from app.settings import DEFAULT_OVERFLOW
 from ui.forms.context_length_field import ContextLengthField
 from ui.forms.draft_model_choice import DraftModelBox
+from ui.forms.knowledge_budget import budget_box
 from ui.forms.model_choices import add_remote_models, fill_models
 from ui.forms.overflow_choice import overflow_box
 from ui.forms.preset_choice import PresetChoice
 from ui.forms.sampling_fields import SamplingFields, add_hinted_row
 from ui.text.plain_text import plain_label
+from ui.widgets.scrolling_form import open_at_full_height, scrolling_form
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
@@ -131,6 +135,7 @@ class ConversationSettingsDialog(QDialog):
         self.draft_model.setEnabled(self.speculation.isChecked())
         self.speculation.toggled.connect(self.draft_model.setEnabled)
 
+        self.knowledge_budget = budget_box(chat_budget(params))
         self.preset = PresetChoice(presets, conversation.preset_id)
         self.preset.chosen.connect(self._fill_from_preset)
         self.preset.saveRequested.connect(self.presetSaveRequested)
@@ -151,6 +156,7 @@ class ConversationSettingsDialog(QDialog):
             self.draft_model: add_hinted_row(form, "Draft model", self.draft_model),
         }
         self._drafting_tips = {field: field.toolTip() for field in self._drafting_rows}
+        add_hinted_row(form, "Knowledge per message", self.knowledge_budget)
         self.set_models(models, current_model)
         self.model_box.currentIndexChanged.connect(self._show_context_hint)
         self.model_box.currentIndexChanged.connect(self._show_drafts)
@@ -179,10 +185,12 @@ class ConversationSettingsDialog(QDialog):
         intro.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addLayout(form)
+        fields = scrolling_form(form, self)
+        layout.addWidget(fields, 1)
         layout.addWidget(self.error)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 26))
+        open_at_full_height(self, fields)
 
     def accept(self) -> None:
         """Refuse a context length the engine could not use, saying why, instead of closing."""
@@ -227,17 +235,24 @@ class ConversationSettingsDialog(QDialog):
         self.context_length.set_limit(None)
         self.overflow.setCurrentIndex(self.overflow.findData(self._default_overflow))
         self.speculation.setChecked(defaults["speculation"] != "off")
+        self.knowledge_budget.setValue(chat_budget(defaults))
         self._own_draft = False
         self._show_drafts()
 
     def settings(self) -> ConversationSettings:
         seed = self.seed.value()
+        budget = self.knowledge_budget.value()  # 0: a quarter of the context, kept as no key
         params = {
-            **{k: v for k, v in self._other_params.items() if k != DRAFT_MODEL_KEY},
+            **{
+                k: v
+                for k, v in self._other_params.items()
+                if k not in (DRAFT_MODEL_KEY, BUDGET_KEY)
+            },
             **self.sampling.values(),
             "seed": None if seed < 0 else seed,
             "overflow": self.overflow.currentData(),
             **self._speculation(),
+            **({BUDGET_KEY: budget} if budget > 0 else {}),
         }
         params.pop("context_length", None)
         limit = self.context_length.limit()
@@ -276,6 +291,7 @@ class ConversationSettingsDialog(QDialog):
         policy = params.get("overflow", self._default_overflow)
         self.overflow.setCurrentIndex(max(0, self.overflow.findData(policy)))
         self.speculation.setChecked(params.get("speculation") != "off")
+        self.knowledge_budget.setValue(chat_budget(params))
         self._own_draft = DRAFT_MODEL_KEY in params
         if settings.model_id is not None and self.model_box.findData(settings.model_id) >= 0:
             self.model_box.setCurrentIndex(self.model_box.findData(settings.model_id))

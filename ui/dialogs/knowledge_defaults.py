@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFormLayout, QListWidget, QListWidgetItem, QSpinBox
+from PySide6.QtWidgets import QFormLayout, QListWidget, QListWidgetItem
 
 from app.chat.knowledge.choice import (
     BUDGET_KEY,
@@ -18,11 +18,9 @@ from app.chat.knowledge.choice import (
     chat_collections,
     knowledge_params,
 )
+from ui.forms.knowledge_budget import budget_box
 from ui.forms.sampling_fields import add_hinted_row
 from ui.widgets.theme import em
-
-QUARTER = "A quarter of the chat's context"
-_MAX_BUDGET = 262_144
 
 
 class KnowledgeFields:
@@ -48,15 +46,7 @@ class KnowledgeFields:
             empty.setFlags(Qt.ItemFlag.NoItemFlags)
             self.collections.addItem(empty)
         self.collections.setMaximumHeight(em(self.collections, 6))
-        self.budget = QSpinBox()
-        self.budget.setRange(0, _MAX_BUDGET)
-        self.budget.setSingleStep(256)
-        self.budget.setSuffix(" tokens")
-        self.budget.setSpecialValueText(QUARTER)
-        self.budget.setValue(budget)
-        self.budget.setToolTip(
-            "The most a message's knowledge excerpts take of the prompt, in the chat model's tokens"
-        )
+        self.budget = budget_box(budget)
 
     def add_to(self, form: QFormLayout) -> None:
         add_hinted_row(form, "Knowledge", self.collections)

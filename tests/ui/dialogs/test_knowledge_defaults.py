@@ -12,8 +12,8 @@ from app.chat.new_chat import ChatModels, new_chat
 from app.library.entries import ModelDefaults
 from app.settings import Preferences
 from app.store.conversations import Store
-from ui.dialogs.knowledge_defaults import QUARTER
 from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
+from ui.forms.knowledge_budget import QUARTER
 
 
 def test_the_knowledge_new_chats_read_is_chosen_and_kept(qtbot, tmp_path: Path) -> None:
