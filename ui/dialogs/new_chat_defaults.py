@@ -19,6 +19,7 @@ from ui.dialogs.knowledge_defaults import KnowledgeFields
 from ui.forms.model_choices import fill_models
 from ui.forms.sampling_fields import SamplingFields, add_hinted_row
 from ui.text.plain_text import plain_label
+from ui.widgets.scrolling_form import scrolling_form
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
@@ -109,8 +110,8 @@ class NewChatDefaultsPage(QWidget):
         self.knowledge.add_to(form)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addLayout(form)
-        layout.addStretch(1)
+        self.fields = scrolling_form(form, self)
+        layout.addWidget(self.fields, 1)
 
     def defaults(self) -> ChatDefaults:
         """The choices made here. Only sampling values that differ from Branchwise's own are

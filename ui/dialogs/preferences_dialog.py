@@ -38,6 +38,7 @@ from ui.dialogs.new_chat_defaults import ChatDefaults, NewChatDefaultsPage
 from ui.dialogs.summaries_page import SummariesPage
 from ui.forms.model_defaults import ModelDefaults
 from ui.forms.overflow_choice import overflow_box
+from ui.widgets.scrolling_form import open_at_full_height
 from ui.widgets.theme import THEME_MODES, ThemeMode, em
 
 if TYPE_CHECKING:
@@ -193,6 +194,7 @@ class PreferencesDialog(QDialog):
         layout.addWidget(self.server_error)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 22))
+        open_at_full_height(self, self.new_chats_page.fields)  # the longest page
 
     def _server_group(self, enabled: bool, config: ServerConfig) -> QGroupBox:
         group = QGroupBox("Serve this model to other apps (OpenAI-compatible API)")

@@ -6,7 +6,9 @@ settings need about 900 pixels; a 1080p screen's two thirds is 720)."""
 from __future__ import annotations
 
 from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import QDialog, QFormLayout, QFrame, QScrollArea, QWidget
+from PySide6.QtWidgets import QDialog, QFormLayout, QFrame, QScrollArea, QVBoxLayout, QWidget
+
+from ui.widgets.theme import em
 
 _SCREEN_SHARE = 0.9  # of the screen's free height a dialog opens at, at most
 
@@ -29,9 +31,11 @@ def scrolling_form(form: QFormLayout, parent: QWidget) -> QScrollArea:
     """`form` in a frameless scroll area that scrolls only vertically."""
     content = QWidget()
     content.setObjectName("ScrollingFormContent")
-    content.setLayout(form)
+    column = QVBoxLayout(content)
     # The labels line up with what is above the form; a little room before the scroll bar.
-    form.setContentsMargins(0, 0, form.spacing() if form.spacing() > 0 else 6, 0)
+    column.setContentsMargins(0, 0, em(content, 0.5), 0)
+    column.addLayout(form)
+    column.addStretch(1)  # a screen with room to spare leaves it below the form, not between rows
     area = _FormScroller(parent)
     area.setObjectName("ScrollingForm")
     area.setWidget(content)
@@ -51,7 +55,9 @@ def open_at_full_height(dialog: QDialog, area: QScrollArea) -> None:
     margins = layout.contentsMargins() if layout is not None else dialog.contentsMargins()
     sides = margins.left() + margins.right()
     bar = area.verticalScrollBar().sizeHint().width()
-    width = max(dialog.minimumWidth(), content.sizeHint().width() + bar + sides)
+    width = max(
+        dialog.minimumWidth(), dialog.sizeHint().width(), content.sizeHint().width() + bar + sides
+    )
     inner = width - bar - sides
     needed = content.heightForWidth(inner) if content.hasHeightForWidth() else -1
     form = needed if needed > 0 else content.sizeHint().height()

@@ -11,6 +11,7 @@ import pytest
 from app.library.entries import rename_model
 from app.paths import AppPaths
 from tests.ui.screenshots.test_screenshots import _save
+from tests.ui.squeezed import squeezed_rows
 from tests.ui.window.test_window_new_chat_defaults import _library
 from tests.ui.window_harness import OFFSCREEN_NOISE, running_app
 
@@ -55,8 +56,12 @@ def test_screenshots_of_new_chat_defaults_the_context_length_and_the_model_picke
             window.set_theme(theme)
             dialog = window.open_preferences()
             dialog.tabs.setCurrentWidget(dialog.new_chats_page)
-            dialog.resize(dialog.sizeHint().expandedTo(dialog.minimumSizeHint()))
-            dialog.resize(max(dialog.width(), 640), max(dialog.height(), 420))
+            qtbot.wait(20)
+            assert squeezed_rows(dialog) == []  # at the size it opens at: scrolled, not squeezed
+            dialog.resize(
+                max(dialog.width(), 640), 760
+            )  # the whole form, as a tall screen shows it
+            qtbot.wait(20)
             _save(dialog, f"preferences-{theme}")
             dialog.tabs.setCurrentWidget(dialog.general)
             _save(dialog, f"preferences-general-{theme}")
