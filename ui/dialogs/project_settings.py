@@ -29,6 +29,7 @@ from app.store.project_records import ProjectFields
 from ui.forms.model_choices import fill_models
 from ui.forms.sampling_fields import add_hinted_row
 from ui.text.plain_text import plain_label
+from ui.widgets.scrolling_form import open_at_full_height, scrolling_form
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
@@ -155,9 +156,11 @@ class ProjectSettingsDialog(QDialog):
         intro.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        layout.addLayout(form)
+        fields = scrolling_form(form, self)
+        layout.addWidget(fields, 1)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 32))
+        open_at_full_height(self, fields)
         self._check_name()
 
     def fields(self) -> ProjectFields:

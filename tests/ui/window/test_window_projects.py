@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.store.project_records import ProjectFields
+from tests.ui.squeezed import squeezed_rows
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     ScriptedEngine,
@@ -37,6 +38,11 @@ def test_a_project_from_new_chat_to_deletion_and_undo(qtbot, tmp_path: Path) -> 
         # The empty chat open before is not kept; the new one is in the project's group.
         assert [c.id for c in store.list_conversations()] == [chat]
         assert window.header.project_marker.text() == "Project “Garden”"
+        settings = window.projects.open_settings(project.id)
+        assert settings is not None
+        qtbot.waitExposed(settings)
+        assert squeezed_rows(settings) == []  # the form scrolls rather than squeeze its hints
+        settings.reject()
         send_and_wait(qtbot, app, "When do I plant tomatoes?")
         assert engine.prompts[-1][0] == {"role": "system", "content": "Answer as a gardener."}
 
