@@ -1,11 +1,10 @@
 """Compaction in the window (issue 47): *Summarise up to Here* on a message, the summary folded
 under what it stands for, `‹ 2/2 ›` back to the full chat, the notice, the proposal, an edit, the
-branch map's line, and `/compact` typed in the message box. With BRANCHWISE_SCREENS set to a
-folder, the states are also saved there as pictures (light and dark) for a person to look at."""
+branch map's line, and `/compact` typed in the message box. The states are saved as pictures
+(light and dark) into tests/screenshots/ for a person to look at."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QToolButton, QWidget
 
 from app.compaction.events import SummaryProposal
+from tests.ui.screenshots.test_screenshots import _save
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
     ScriptedEngine,
@@ -46,11 +46,8 @@ FULL = "Day one: Ribeira and a francesinha; day two: the Douro train to Pinhão;
 
 
 def _shot(qtbot, widget: QWidget, name: str) -> None:
-    folder = os.environ.get("BRANCHWISE_SCREENS")
-    if folder:
-        qtbot.wait(100)  # laid out and painted as a person sees it
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert widget.grab().save(str(Path(folder) / f"{name}.png"))
+    qtbot.wait(50)  # laid out and painted as a person sees it
+    _save(widget, name)
 
 
 def test_summarise_up_to_here_in_the_window(qtbot, tmp_path: Path) -> None:
