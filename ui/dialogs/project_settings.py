@@ -156,11 +156,11 @@ class ProjectSettingsDialog(QDialog):
         intro.setWordWrap(True)
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
-        fields = scrolling_form(form, self)
-        layout.addWidget(fields, 1)
+        scroller = scrolling_form(form, self)
+        layout.addWidget(scroller, 1)
         layout.addWidget(buttons)
         self.setMinimumWidth(em(self, 32))
-        open_at_full_height(self, fields)
+        open_at_full_height(self, scroller)
         self._check_name()
 
     def fields(self) -> ProjectFields:
