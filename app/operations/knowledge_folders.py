@@ -48,6 +48,8 @@ def _folder_names(database: Path) -> Callable[[JobContext[None]], list[str]]:
     def job(_context: JobContext[None]) -> list[str]:
         from app.knowledge.index import KnowledgeIndex
 
+        if not database.exists():  # no folder ever added: no index to make at every start
+            return []
         with KnowledgeIndex.open(database) as index:
             return [collection.name for collection in index.collections()]
 

@@ -108,6 +108,11 @@ def test_folders_are_kept_current_and_removed_without_their_files(
     folders.synced.connect(synced.append)
     folders.removed.connect(removed.append)
     folders.failed.connect(failed.append)
+    listed: list[list[str]] = []
+    monkeypatch.setattr(folders, "_sync_each", listed.append)
+    folders.sync_all()  # at start, before any folder was added: nothing to index, nothing made
+    qtbot.waitUntil(lambda: listed == [[]], timeout=TIMEOUT_MS)
+    assert not (tmp_path / "knowledge.db").exists()
 
     folders.add("docs", folder)
     folders.sync("docs")  # asked while the addition runs: waits for it
