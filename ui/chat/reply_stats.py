@@ -12,7 +12,8 @@ def format_stats(stats: Mapping[str, float]) -> str:
     a reply that filled the model's context says "context full"."""
     parts = []
     if "generated_tokens" in stats:
-        parts.append(f"{int(stats['generated_tokens']):,} tokens")
+        generated = int(stats["generated_tokens"])
+        parts.append(f"{generated:,} token{'' if generated == 1 else 's'}")
     if stats.get("finish_reason") == "context":
         parts.append("context full")
     if "decode_tps" in stats:

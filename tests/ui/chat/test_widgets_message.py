@@ -229,6 +229,7 @@ def test_stats_line_under_a_finished_reply() -> None:
     assert format_stats({"generated_tokens": 1200, "ttft_s": 12.34}) == (
         "1,200 tokens · 12.3 s to first token"
     )
+    assert format_stats({"generated_tokens": 1}) == "1 token"  # not "1 tokens"
 
 
 def test_stats_line_says_which_prompt_tokens_came_from_memory_and_from_disk() -> None:

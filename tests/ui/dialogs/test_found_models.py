@@ -1,6 +1,7 @@
 """Find Models on This Computer (issue 45, item 1): the scan runs off the GUI thread and lists
 each model with its app, format, size, architecture and whether it can run (or why not); Add
-links a folder in place, and the row then says it is in the library."""
+links a folder in place, and the row then says it is in the library. Screenshots of the list,
+light and dark (found-models-*)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtWidgets import QApplication
 
 from app.discovery.locations import standard_locations
 from tests.fake_stores import FakeHome, build_home
+from tests.ui.screenshots.test_screenshots import _save, settle
 from tests.ui.window_harness import OFFSCREEN_NOISE
 from ui.dialogs.found_models import FoundModelsDialog
 from ui.dialogs.found_rows import COLUMNS
+from ui.widgets.theme import apply_theme
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -43,6 +47,7 @@ def _rows(dialog: FoundModelsDialog) -> dict[str, list[str]]:
 def test_the_scan_lists_models_and_add_links_one_in_place(
     qtbot, fake: FakeHome, tmp_path: Path
 ) -> None:
+    apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]  # as the app runs
     models = tmp_path / "models"
     models.mkdir()
     dialog = FoundModelsDialog(
@@ -59,6 +64,12 @@ def test_the_scan_lists_models_and_add_links_one_in_place(
     assert rows["broken:7b"][5].startswith("No: its model file")
     assert rows["encoder"][5].startswith("No: its architecture 'bert'")
     assert "can be added" in dialog.state.text()
+    dialog.resize(max(dialog.width(), 960), max(dialog.height(), 440))
+    for theme in ("light", "dark"):  # what it found, each runnable or why not
+        apply_theme(QApplication.instance(), theme)  # type: ignore[arg-type]
+        settle()
+        _save(dialog, f"found-models-{theme}")
+    apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]
 
     names = list(rows)
     dialog.table.selectRow(names.index("broken:7b"))

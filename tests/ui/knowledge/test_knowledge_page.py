@@ -3,7 +3,8 @@ and watcher, a pause gate the test holds as a generating reply would): adding a 
 seeing its progress, its figures and its failures with reasons (copyable); cancelling, which
 keeps automatic runs away until Re-index; removing, which asks and leaves the files; a folder
 that went away shown offline with its index kept; a duplicate name refused before anything
-runs; and the page following changes made elsewhere, and indexing going on once it is closed."""
+runs; and the page following changes made elsewhere, and indexing going on once it is closed.
+Screenshots of a folder's figures and failures, light and dark (knowledge-page-*)."""
 
 from __future__ import annotations
 
@@ -23,11 +24,13 @@ from app.operations.knowledge_activity import KnowledgeActivity
 from app.operations.knowledge_folders import KnowledgeFolders
 from app.settings import Preferences
 from tests.app.knowledge.documents import HashEmbedder, encrypted_pdf_bytes, write
+from tests.ui.screenshots.test_screenshots import _save, settle
 from tests.ui.window_harness import OFFSCREEN_NOISE, click_in_next_message_box
 from ui.knowledge.add_folder_dialog import name_problem
 from ui.knowledge.embedding_choice import is_text_only
 from ui.knowledge.folder_state import ShownState
 from ui.knowledge.knowledge_page import KnowledgePage
+from ui.widgets.theme import apply_theme, em
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -80,6 +83,7 @@ def knowledge(qtbot: Any, tmp_path: Path) -> Iterator[Knowledge]:
 def test_a_folder_added_shows_its_progress_paused_by_a_reply_then_its_figures_and_failures(
     knowledge: Knowledge,
 ) -> None:
+    apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]  # as the app runs
     root = knowledge.folder("Papers")
     write(root / "locked.pdf", encrypted_pdf_bytes(["Secret"], "hunter2"))
     write(root / "blob.txt", bytes(range(256)) * 8)
@@ -107,6 +111,15 @@ def test_a_folder_added_shows_its_progress_paused_by_a_reply_then_its_figures_an
     copied = QGuiApplication.clipboard().text().splitlines()
     assert f"{root.resolve() / 'locked.pdf'}\t{reasons['locked.pdf']}" in copied
     assert detail.search.text() == "Text search and vectors of test-hash-64"
+    tree = detail.failure_list.tree  # each name whole, with a gap before its reason
+    widest = max(tree.fontMetrics().horizontalAdvance(name) for name in reasons)
+    assert tree.columnWidth(0) >= widest + em(tree, 0.9)
+    page.resize(900, 640)
+    for theme in ("light", "dark"):  # its figures and failures, as File › Knowledge… shows them
+        apply_theme(QApplication.instance(), theme)  # type: ignore[arg-type]
+        settle()
+        _save(page, f"knowledge-page-{theme}")
+    apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]
 
 
 def test_choosing_text_search_alone_indexes_every_folder_again_and_says_so(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from tests.paths import ROOT
 from tests.ui.window_harness import (
@@ -26,6 +26,7 @@ from tests.ui.window_harness import (
     scripted_worker,
     send_and_wait,
 )
+from ui.window.main_window import MainWindow
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
 
@@ -53,12 +54,34 @@ REPLIES = [
 
 
 def _save(widget: QWidget, name: str) -> QImage:
+    return _save_image(widget.grab().toImage(), name)
+
+
+def _save_image(image: QImage, name: str) -> QImage:
+    """A picture composed by the test (e.g. a window with its open menu drawn over it)."""
     SHOTS.mkdir(parents=True, exist_ok=True)
-    image = widget.grab().toImage()
     path = SHOTS / f"{name}.png"
     assert image.save(str(path))
     _assert_real_picture(QImage(str(path)), name)
     return image
+
+
+def settle() -> None:
+    """Run what waits for the event loop (the layouts a resize, a restyle or a new chat asked
+    for): a layout asks its parent's in turn, so one pass, or a qWait that one slow pass
+    outlasts, leaves nested layouts half done (a reply's toolbar squashed in the picture)."""
+    for _ in range(6):
+        QApplication.processEvents()
+
+
+def _save_light_and_dark(window: MainWindow, shots: dict[str, QWidget]) -> None:
+    """Each widget in both themes (`name`-light, `name`-dark), `window` left light."""
+    for theme in ("light", "dark"):
+        window.set_theme(theme)
+        settle()
+        for name, widget in shots.items():
+            _save(widget, f"{name}-{theme}")
+    window.set_theme("light")
 
 
 def _assert_real_picture(image: QImage, name: str) -> None:

@@ -2,7 +2,8 @@
 counts what it may bring), the person's message says it is searching, each reply that read
 knowledge lists its sources under it, a citation `[N]` in the reply opens its source, *Open*
 and *Reveal* reach the system's handler through Qt (never a `file:` link in the text), *Show*
-opens the excerpt in its document, and a file changed since says so on the old turn."""
+opens the excerpt in its document, and a file changed since says so on the old turn.
+Screenshots of a reply's sources unfolded, light and dark (sources-*)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 from PySide6.QtCore import QUrl
 
 from tests.knowledge_fakes import FakeKnowledge
+from tests.ui.screenshots.test_screenshots import _save_light_and_dark
 from tests.ui.window_harness import OFFSCREEN_NOISE, ScriptedEngine, running_app, scripted_worker
 from ui.chat import sources_panel
 from ui.chat.source_dialog import SourceDialog
@@ -80,6 +82,8 @@ def test_sources_under_a_reply_and_citations_that_open_them(
         assert "source:9" not in html and "file:" not in html
         widget.body.anchorClicked.emit(QUrl("source:2"))
         assert panel.expanded and panel.rows[1].property("marked") is True
+        window.resize(1100, 760)  # the panel unfolded, the cited source marked
+        _save_light_and_dark(window, {"sources": window})
         panel.rows[0].open_button.click()
         panel.rows[0].reveal_button.click()
         assert opened == [("open", str(guide)), ("reveal", str(guide))]

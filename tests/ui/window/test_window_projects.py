@@ -1,15 +1,21 @@
 """Projects and presets in the window, as a person uses them: New chat inside a project (its
 instructions in the prompt the model gets, its name under the title), moving chats by the
 sidebar, deleting a project keeping its chats or with them, each undone by Edit › Undo; the
-composer's preset picker giving a chat a preset, then showing it drifted."""
+composer's preset picker giving a chat a preset, then showing it drifted. Screenshots, light and
+dark: the sidebar with a project (sidebar-projects-*), its settings (project-settings-*), the
+preset picker open on a chat that drifted (preset-picker-*)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from PySide6.QtCore import QPoint
+from PySide6.QtGui import QImage, QPainter
+from PySide6.QtWidgets import QToolButton, QWidget
 
 from app.store.project_records import ProjectFields
+from tests.ui.screenshots.test_screenshots import _save_image, _save_light_and_dark, settle
 from tests.ui.squeezed import squeezed_rows
 from tests.ui.window_harness import (
     OFFSCREEN_NOISE,
@@ -21,6 +27,32 @@ from tests.ui.window_harness import (
 )
 
 pytestmark = pytest.mark.qt_log_ignore(*OFFSCREEN_NOISE)
+
+
+def _with_menu_open(window: QWidget, button: QToolButton) -> QImage:
+    """The window with the button's menu open above it, as a person sees it (a popup is a
+    window of its own: drawn over the window's picture where it opens)."""
+    menu = button.menu()
+    assert menu is not None
+    menu.ensurePolished()  # styled in the theme and laid out, never shown (no popup grab)
+    menu.adjustSize()
+    image = window.grab().toImage()
+    painter = QPainter(image)
+    painter.drawPixmap(button.mapTo(window, QPoint(0, -menu.height())), menu.grab())
+    painter.end()
+    return image
+
+
+def _with_loose_chats(app, other: int) -> None:
+    """The sidebar as a person's looks: the project's second chat and two outside it, titled
+    and with a message each (an empty chat is not kept once another opens)."""
+    store, controller = app.store, app.controller
+    controller.rename_conversation(other, "Compost bins")
+    store.append_message(other, None, "user", "Which compost bin suits a small yard?")
+    for title in ("Trip to Lisbon", "Python file reading"):
+        cid = store.create_conversation(title).id
+        store.append_message(cid, None, "user", f"A question about {title.lower()}.")
+    controller.conversationsChanged.emit()
 
 
 def test_a_project_from_new_chat_to_deletion_and_undo(qtbot, tmp_path: Path) -> None:
@@ -49,6 +81,15 @@ def test_a_project_from_new_chat_to_deletion_and_undo(qtbot, tmp_path: Path) -> 
         other = controller.new_conversation()
         window.sidebar.moveRequested.emit(str(other), str(project.id))
         assert set(store.project_chat_ids(project.id)) == {chat, other}
+        _with_loose_chats(app, other)
+        window.open_conversation(chat)
+        window.resize(1100, 760)
+        settings = window.projects.open_settings(project.id)
+        assert settings is not None
+        # Taller than the test screen's room (where it scrolls): the picture shows it all.
+        settings.resize(max(settings.width(), 640), 760)
+        _save_light_and_dark(window, {"sidebar-projects": window, "project-settings": settings})
+        settings.reject()
         window.sidebar.moveRequested.emit(str(other), "")
         assert store.project_chat_ids(project.id) == [chat]
 
@@ -96,6 +137,12 @@ def test_the_preset_picker_gives_a_chat_a_preset_and_shows_its_drift(qtbot, tmp_
         controller.update_settings(cid, params={**chat.params, "temperature": 0.9})
         assert button.text() == "Careful (changed)"
         assert "temperature 0.2 → 0.9" in button.toolTip()
+        window.resize(1100, 760)
+        for theme in ("light", "dark"):
+            window.set_theme(theme)
+            settle()
+            _save_image(_with_menu_open(window, button), f"preset-picker-{theme}")
+        window.set_theme("light")
         update = next(a for a in menu.actions() if a.text().startswith("Update “Careful”"))
         update.trigger()
         assert button.text() == "Careful"

@@ -3,7 +3,8 @@ and the virtual microphone (tests.virtual_mic): dictation from the composer's mi
 the words in the message box and sends nothing; an audio file added to the message is offered
 for transcription; a reply's speaker reads it aloud with the built-in voice and gives the
 button back; Preferences › Voice keeps what was chosen; a voice conversation ends the person's
-turn after a pause, sends, reads the reply with the microphone closed, and listens again."""
+turn after a pause, sends, reads the reply with the microphone closed, and listens again.
+Screenshots of the microphone recording, its level and time beside it (dictation-*)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from app.library.install import import_folder
 from app.paths import AppPaths
 from app.voice.voice_settings import VoiceSettings
 from tests.tiny_whisper import spoken
+from tests.ui.screenshots.test_screenshots import _save_light_and_dark
 from tests.ui.window_harness import (
     SHORT,
     click_in_next_message_box,
@@ -66,6 +68,9 @@ def test_dictation_puts_the_words_in_the_message_box_and_sends_nothing(
         voice.recorder().levelChanged.connect(lambda _level: shown.append(voice.mic.meter.fraction))
         wav = write_wav(tmp_path / "said.wav", spoken("Testing."))
         player = play(virtual_mic, wav)
+        window.resize(1100, 760)  # the microphone recording, its level and time beside it
+        qtbot.waitUntil(lambda: voice.mic.meter.fraction > 0.3, timeout=TIMEOUT_MS)
+        _save_light_and_dark(window, {"dictation": window})
         qtbot.waitUntil(lambda: player.poll() is not None, timeout=TIMEOUT_MS)
         qtbot.waitUntil(lambda: voice.recorder().seconds() > 2.0, timeout=TIMEOUT_MS)
         assert voice.mic.time_label.text() == "0:02" and max(shown) > 0.3
