@@ -32,11 +32,14 @@ def found_table() -> QTableWidget:
     table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
     table.setSelectionMode(QAbstractItemView.SelectionMode.ExtendedSelection)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-    table.verticalHeader().hide()
-    table.setWordWrap(False)
+    rows = table.verticalHeader()
+    rows.hide()
+    # Why a model cannot run is the line a person reads most: it wraps onto more lines, whole,
+    # rather than end in an ellipsis; the other columns keep to their contents.
+    table.setWordWrap(True)
+    rows.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header = table.horizontalHeader()
-    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-    for column in range(1, len(COLUMNS) - 1):
+    for column in range(len(COLUMNS) - 1):
         header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
     header.setSectionResizeMode(len(COLUMNS) - 1, QHeaderView.ResizeMode.Stretch)
     return table

@@ -72,6 +72,12 @@ def test_the_scan_lists_models_and_add_links_one_in_place(
     apply_theme(QApplication.instance(), "light")  # type: ignore[arg-type]
 
     names = list(rows)
+    # Why a model cannot run is read whole: its cell wraps onto more lines, no ellipsis.
+    table = dialog.table
+    reason = table.item(names.index("encoder"), len(COLUMNS) - 1)
+    width = table.columnWidth(len(COLUMNS) - 1)
+    assert table.fontMetrics().horizontalAdvance(reason.text()) > width, "a long reason here"
+    assert table.wordWrap() and table.rowHeight(reason.row()) >= table.sizeHintForRow(reason.row())
     dialog.table.selectRow(names.index("broken:7b"))
     assert not dialog.add_button.isEnabled()  # nothing to add in a broken find
     dialog.table.selectRow(names.index("mlx-community/tiny-llama"))
