@@ -42,8 +42,8 @@ def test_the_settings_dialog_says_it_is_for_this_chat_and_explains_each_control(
         assert intro.text().startswith("These settings apply to this chat only.")
         hints = [label.text() for label in dialog.findChildren(QLabel, "FieldHint")]
         # The preset, the model, the system prompt, 7 sampling controls, the context length,
-        # the overflow policy, speculation and the draft model.
-        assert len(hints) == 14 and all(hints)
+        # the overflow policy, speculation, the draft model and the knowledge per message.
+        assert len(hints) == 15 and all(hints)
         assert "The longest reply, in tokens" in hints
         assert any(hint.startswith("The most tokens the model reads") for hint in hints)
         dialog.reject()
