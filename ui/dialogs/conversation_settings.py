@@ -21,7 +21,6 @@ from PySide6.QtWidgets import (
     QPlainTextEdit,
     QPushButton,
     QSpinBox,
-    QVBoxLayout,
     QWidget,
 )
 
@@ -33,13 +32,13 @@ from app.remote.connections import is_remote
 from app.settings import DEFAULT_OVERFLOW
 from ui.forms.context_length_field import ContextLengthField
 from ui.forms.draft_model_choice import DraftModelBox
+from ui.forms.form_dialog import lay_out_form_dialog
 from ui.forms.knowledge_budget import budget_box
 from ui.forms.model_choices import add_remote_models, fill_models
 from ui.forms.overflow_choice import overflow_box
 from ui.forms.preset_choice import PresetChoice
 from ui.forms.sampling_fields import SamplingFields, add_hinted_row
 from ui.text.plain_text import plain_label
-from ui.widgets.scrolling_form import open_at_full_height, scrolling_form
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
@@ -177,20 +176,11 @@ class ConversationSettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         defaults_button.clicked.connect(self.restore_defaults)
-        intro = plain_label(
+        intro = (
             "These settings apply to this chat only. New chats start from the defaults in "
             "Preferences."
         )
-        intro.setObjectName("SettingsIntro")
-        intro.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        fields = scrolling_form(form, self)
-        layout.addWidget(fields, 1)
-        layout.addWidget(self.error)
-        layout.addWidget(buttons)
-        self.setMinimumWidth(em(self, 26))
-        open_at_full_height(self, fields)
+        lay_out_form_dialog(self, intro, form, (self.error, buttons), 26)
 
     def accept(self) -> None:
         """Refuse a context length the engine could not use, saying why, instead of closing."""

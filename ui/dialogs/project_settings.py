@@ -26,10 +26,9 @@ from PySide6.QtWidgets import (
 )
 
 from app.store.project_records import ProjectFields
+from ui.forms.form_dialog import lay_out_form_dialog
 from ui.forms.model_choices import fill_models
 from ui.forms.sampling_fields import add_hinted_row
-from ui.text.plain_text import plain_label
-from ui.widgets.scrolling_form import open_at_full_height, scrolling_form
 from ui.widgets.theme import em
 
 if TYPE_CHECKING:
@@ -148,19 +147,11 @@ class ProjectSettingsDialog(QDialog):
         buttons.accepted.connect(self.accept)
         buttons.rejected.connect(self.reject)
         self.name.textChanged.connect(self._check_name)
-        intro = plain_label(
+        intro = (
             "A project's chats start with its instructions, model, preset and tools; chats "
             "move in and out from the sidebar."
         )
-        intro.setObjectName("SettingsIntro")
-        intro.setWordWrap(True)
-        layout = QVBoxLayout(self)
-        layout.addWidget(intro)
-        scroller = scrolling_form(form, self)
-        layout.addWidget(scroller, 1)
-        layout.addWidget(buttons)
-        self.setMinimumWidth(em(self, 32))
-        open_at_full_height(self, scroller)
+        lay_out_form_dialog(self, intro, form, (buttons,), 32)
         self._check_name()
 
     def fields(self) -> ProjectFields:
